@@ -1,0 +1,320 @@
+#include "configs/scenario_config.hpp"
+
+#include <filesystem>
+
+#include "configs/config_file.hpp"
+#include "configs/object_reader.hpp"
+#include "traces/generated_source.hpp"
+
+namespace meshsim::configs {
+namespace {
+
+using nlohmann::json;
+using engine::SimTime;
+using traces::ArrivalSpec;
+using traces::LengthSpec;
+
+const auto kPositive = [](double v) { return v > 0; };
+const auto kNonNegative = [](double v) { return v >= 0; };
+const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
+
+std::optional<ArrivalSpec::Kind> parse_arrival_kind(std::string_view name) {
+  if (name == "poisson") return ArrivalSpec::Kind::kPoisson;
+  if (name == "gamma") return ArrivalSpec::Kind::kGamma;
+  if (name == "diurnal") return ArrivalSpec::Kind::kDiurnal;
+  return std::nullopt;
+}
+
+std::string_view to_string(ArrivalSpec::Kind kind) {
+  switch (kind) {
+    case ArrivalSpec::Kind::kPoisson: return "poisson";
+    case ArrivalSpec::Kind::kGamma: return "gamma";
+    case ArrivalSpec::Kind::kDiurnal: return "diurnal";
+  }
+  return "?";
+}
+
+std::optional<LengthSpec::Kind> parse_length_kind(std::string_view name) {
+  if (name == "fixed") return LengthSpec::Kind::kFixed;
+  if (name == "uniform") return LengthSpec::Kind::kUniform;
+  if (name == "quantiles") return LengthSpec::Kind::kQuantiles;
+  return std::nullopt;
+}
+
+std::string_view to_string(LengthSpec::Kind kind) {
+  switch (kind) {
+    case LengthSpec::Kind::kFixed: return "fixed";
+    case LengthSpec::Kind::kUniform: return "uniform";
+    case LengthSpec::Kind::kQuantiles: return "quantiles";
+  }
+  return "?";
+}
+
+// Reads a duration given in seconds (or milliseconds) into SimTime.
+void read_seconds(ObjectReader& reader, std::string_view key, SimTime& out, double scale_to_s = 1.0,
+                  std::string_view what = "a non-negative number of seconds") {
+  double value = out.seconds() / scale_to_s;
+  const std::size_t before = reader.errors().count();
+  reader.read(key, value, what, kNonNegative);
+  if (reader.errors().count() == before) out = SimTime::from_seconds(value * scale_to_s);
+}
+
+void read_optional_seconds(ObjectReader& reader, std::string_view key, std::optional<SimTime>& out) {
+  if (!reader.has(key)) {
+    reader.raw(key);
+    return;
+  }
+  SimTime value = out.value_or(SimTime::zero());
+  read_seconds(reader, key, value);
+  out = value;
+}
+
+void read_length(ObjectReader& parent, std::string_view key, LengthSpec& spec) {
+  ObjectReader reader(parent.raw(key), parent.path_of(key), parent.errors());
+  reader.read_choice("kind", spec.kind, parse_length_kind, "'fixed', 'uniform', 'quantiles'");
+  const auto count_ok = [](std::uint64_t v) { return v >= 1 && v <= 10'000'000; };
+  reader.read("value", spec.value, "a token count in [1, 10000000]", count_ok);
+  reader.read("min", spec.min, "a token count in [1, 10000000]", count_ok);
+  reader.read("max", spec.max, "a token count in [1, 10000000]", count_ok);
+  if (const json* table = reader.raw("quantiles")) {
+    spec.quantiles.clear();
+    bool ok = table->is_array();
+    if (ok) {
+      for (const auto& point : *table) {
+        if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number()) {
+          ok = false;
+          break;
+        }
+        spec.quantiles.emplace_back(point[0].get<double>(), point[1].get<double>());
+      }
+    }
+    if (!ok) reader.fail("quantiles", "expected a list of [probability, tokens] pairs");
+  }
+}
+
+void read_generator(ObjectReader& reader, traces::GeneratorSpec& spec) {
+  reader.read("name", spec.name);
+  {
+    ObjectReader arrivals(reader.raw("arrivals"), reader.path_of("arrivals"), reader.errors());
+    auto& a = spec.arrivals;
+    arrivals.read_choice("kind", a.kind, parse_arrival_kind, "'poisson', 'gamma', 'diurnal'");
+    arrivals.read("rate_per_s", a.rate_per_s, "a positive rate", kPositive);
+    arrivals.read("cv", a.cv, "a positive coefficient of variation", kPositive);
+    arrivals.read("amplitude", a.amplitude, "a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; });
+    arrivals.read("period_s", a.period_s, "a positive number of seconds", kPositive);
+    arrivals.read("phase_rad", a.phase_rad);
+  }
+  read_length(reader, "prompt_tokens", spec.prompt_tokens);
+  read_length(reader, "output_tokens", spec.output_tokens);
+  reader.read_optional("requests", spec.requests, "a positive integer", kAtLeastOne);
+  read_optional_seconds(reader, "duration_s", spec.duration);
+}
+
+void parse_generator_at(ObjectReader& workload, const std::string& base_dir, traces::GeneratorSpec& spec) {
+  const json* node = workload.raw("generator");
+  if (node != nullptr && node->is_string()) {
+    // A path to a generator file, relative to the config file's folder.
+    std::filesystem::path path(node->get<std::string>());
+    if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
+    auto loaded = load_generator(path.lexically_normal().string());
+    if (!loaded) {
+      workload.fail("generator", loaded.error().message);
+      return;
+    }
+    spec = *loaded;
+    return;
+  }
+  ObjectReader reader(node, workload.path_of("generator"), workload.errors());
+  read_generator(reader, spec);
+}
+
+void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::WorkloadSpec& spec) {
+  ObjectReader reader(parent.raw("workload"), parent.path_of("workload"), parent.errors());
+  const bool has_trace = reader.has("trace");
+  const bool has_generator = reader.has("generator");
+  if (has_trace && has_generator) reader.fail("trace", "give either 'trace' or 'generator', not both");
+  if (has_trace) {
+    traces::TraceFileSpec file;
+    ObjectReader trace(reader.raw("trace"), reader.path_of("trace"), reader.errors());
+    trace.read("path", file.path);
+    if (file.path.empty()) trace.fail("path", "expected the path of a trace file");
+    std::filesystem::path path(file.path);
+    if (path.is_relative() && !file.path.empty()) file.path = (std::filesystem::path(base_dir) / path).lexically_normal().string();
+    trace.read_choice("format", file.format, traces::parse_trace_format, "'azure', 'mooncake', 'csv', 'jsonl'");
+    ObjectReader columns(trace.raw("columns"), trace.path_of("columns"), trace.errors());
+    columns.read("arrival", file.columns.arrival);
+    columns.read_choice("arrival_format", file.columns.arrival_format, traces::parse_time_format,
+                        "'s', 'ms', 'us', 'datetime'");
+    columns.read("prompt_tokens", file.columns.prompt_tokens);
+    columns.read("output_tokens", file.columns.output_tokens);
+    columns.read_optional("hash_ids", file.columns.hash_ids);
+    spec.source = file;
+  } else {
+    traces::GeneratorSpec generator;
+    if (has_generator) {
+      parse_generator_at(reader, base_dir, generator);
+    } else {
+      reader.raw("generator");
+      reader.fail("generator", "expected a workload: 'trace' (a file) or 'generator' (an object or a file)");
+    }
+    spec.source = generator;
+  }
+  reader.read("rate_scale", spec.rate_scale, "a positive factor", kPositive);
+  reader.read_optional("max_requests", spec.max_requests, "a positive integer", kAtLeastOne);
+  ObjectReader window(reader.raw("window"), reader.path_of("window"), reader.errors());
+  read_seconds(window, "start_s", spec.window_start);
+  read_optional_seconds(window, "end_s", spec.window_end);
+  if (spec.window_end && *spec.window_end <= spec.window_start) {
+    window.fail("end_s", "expected an end after start_s");
+  }
+}
+
+void parse_serving(ObjectReader& parent, cluster::FixedLatencyConfig& serving) {
+  ObjectReader reader(parent.raw("serving"), parent.path_of("serving"), parent.errors());
+  std::string model = "fixed_latency";
+  reader.read("model", model);
+  if (model != "fixed_latency") reader.fail("model", "expected 'fixed_latency', got '" + model + "'");
+  reader.read("instances", serving.instances, "a positive integer", kAtLeastOne);
+  reader.read("max_batch", serving.max_batch, "a positive integer", kAtLeastOne);
+  reader.read_optional("max_queue", serving.max_queue);
+  read_seconds(reader, "prefill_base_ms", serving.prefill_base, 1e-3, "a non-negative number of milliseconds");
+  reader.read("prefill_us_per_token", serving.prefill_us_per_token, "a non-negative number", kNonNegative);
+  read_seconds(reader, "time_per_output_token_ms", serving.time_per_output_token, 1e-3,
+               "a non-negative number of milliseconds");
+  reader.read_choice("routing", serving.routing, cluster::parse_routing, "'round_robin', 'least_loaded'");
+  reader.read("gpus_per_instance", serving.gpus_per_instance);
+  reader.read("cost_per_instance_hour", serving.cost_per_instance_hour, "a non-negative price", kNonNegative);
+}
+
+json length_to_json(const LengthSpec& spec) {
+  json out = {{"kind", to_string(spec.kind)}};
+  switch (spec.kind) {
+    case LengthSpec::Kind::kFixed: out["value"] = spec.value; break;
+    case LengthSpec::Kind::kUniform: out["min"] = spec.min; out["max"] = spec.max; break;
+    case LengthSpec::Kind::kQuantiles: {
+      json table = json::array();
+      for (const auto& [p, tokens] : spec.quantiles) table.push_back({p, tokens});
+      out["quantiles"] = table;
+      break;
+    }
+  }
+  return out;
+}
+
+json optional_json(const std::optional<SimTime>& time) {
+  return time ? json(time->seconds()) : json(nullptr);
+}
+
+}  // namespace
+
+Expected<traces::GeneratorSpec> load_generator(const std::string& path) {
+  auto tree = read_config_file(path);
+  if (!tree) return tree.error();
+  ConfigErrors errors(path);
+  traces::GeneratorSpec spec;
+  {
+    ObjectReader reader(&*tree, "", errors);
+    read_generator(reader, spec);
+  }
+  if (!errors.empty()) return Error{errors.to_string()};
+  return spec;
+}
+
+Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& file) {
+  ConfigErrors errors(file);
+  ScenarioConfig config;
+  const std::string base_dir = std::filesystem::path(file).parent_path().string();
+  {
+    ObjectReader reader(&tree, "", errors);
+    reader.read("name", config.name);
+    reader.read("seed", config.seed);
+    parse_workload(reader, base_dir, config.workload);
+    parse_serving(reader, config.serving);
+    ObjectReader slo(reader.raw("slo"), "slo", errors);
+    read_seconds(slo, "ttft_ms", config.replay.slo.ttft, 1e-3, "a non-negative number of milliseconds");
+    read_seconds(slo, "tbt_ms", config.replay.slo.tbt, 1e-3, "a non-negative number of milliseconds");
+    slo.finish();
+    ObjectReader run(reader.raw("run"), "run", errors);
+    read_optional_seconds(run, "until_s", config.replay.until);
+    read_seconds(run, "timeseries_interval_s", config.replay.timeseries_interval, 1.0,
+                 "a positive number of seconds");
+    if (config.replay.timeseries_interval <= SimTime::zero()) {
+      run.fail("timeseries_interval_s", "expected a positive number of seconds");
+    }
+  }
+  if (const auto* generator = std::get_if<traces::GeneratorSpec>(&config.workload.source); generator && errors.empty()) {
+    if (auto status = traces::validate(*generator); !status) {
+      errors.add("workload.generator", status.error().message);
+    }
+  }
+  if (!errors.empty()) return Error{errors.to_string()};
+  return config;
+}
+
+Expected<ScenarioConfig> load_scenario(const std::string& path) {
+  auto tree = read_config_file(path);
+  if (!tree) return tree.error();
+  return parse_scenario(*tree, path);
+}
+
+json to_json(const traces::GeneratorSpec& spec) {
+  const auto& a = spec.arrivals;
+  json arrivals = {{"kind", to_string(a.kind)}, {"rate_per_s", a.rate_per_s}};
+  if (a.kind == ArrivalSpec::Kind::kGamma) arrivals["cv"] = a.cv;
+  if (a.kind == ArrivalSpec::Kind::kDiurnal) {
+    arrivals["amplitude"] = a.amplitude;
+    arrivals["period_s"] = a.period_s;
+    arrivals["phase_rad"] = a.phase_rad;
+  }
+  return json{{"name", spec.name},
+              {"arrivals", arrivals},
+              {"prompt_tokens", length_to_json(spec.prompt_tokens)},
+              {"output_tokens", length_to_json(spec.output_tokens)},
+              {"requests", spec.requests ? json(*spec.requests) : json(nullptr)},
+              {"duration_s", optional_json(spec.duration)}};
+}
+
+json to_json(const ScenarioConfig& config) {
+  json workload;
+  if (const auto* file = std::get_if<traces::TraceFileSpec>(&config.workload.source)) {
+    const auto mapping = traces::preset_mapping(file->format, file->columns);
+    workload["trace"] = {{"path", file->path},
+                         {"format", traces::to_string(file->format)},
+                         {"columns",
+                          {{"arrival", mapping.arrival},
+                           {"arrival_format", traces::to_string(mapping.arrival_format)},
+                           {"prompt_tokens", mapping.prompt_tokens},
+                           {"output_tokens", mapping.output_tokens},
+                           {"hash_ids", mapping.hash_ids ? json(*mapping.hash_ids) : json(nullptr)}}}};
+  } else {
+    workload["generator"] = to_json(std::get<traces::GeneratorSpec>(config.workload.source));
+  }
+  workload["rate_scale"] = config.workload.rate_scale;
+  workload["max_requests"] = config.workload.max_requests ? json(*config.workload.max_requests) : json(nullptr);
+  workload["window"] = {{"start_s", config.workload.window_start.seconds()},
+                        {"end_s", optional_json(config.workload.window_end)}};
+  const auto& s = config.serving;
+  return json{
+      {"name", config.name},
+      {"seed", config.seed},
+      {"workload", workload},
+      {"serving",
+       {{"model", "fixed_latency"},
+        {"instances", s.instances},
+        {"max_batch", s.max_batch},
+        {"max_queue", s.max_queue ? json(*s.max_queue) : json(nullptr)},
+        {"prefill_base_ms", s.prefill_base.ms()},
+        {"prefill_us_per_token", s.prefill_us_per_token},
+        {"time_per_output_token_ms", s.time_per_output_token.ms()},
+        {"routing", cluster::to_string(s.routing)},
+        {"gpus_per_instance", s.gpus_per_instance},
+        {"cost_per_instance_hour", s.cost_per_instance_hour}}},
+      {"slo", {{"ttft_ms", config.replay.slo.ttft.ms()}, {"tbt_ms", config.replay.slo.tbt.ms()}}},
+      {"run",
+       {{"until_s", optional_json(config.replay.until)},
+        {"timeseries_interval_s", config.replay.timeseries_interval.seconds()}}}};
+}
+
+std::string default_scenario_path() { return MESHSIM_CONFIG_DIR "/scenarios/default.json"; }
+
+}  // namespace meshsim::configs

@@ -1,0 +1,118 @@
+#include "scheduler/resources.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::scheduler {
+namespace {
+
+std::int64_t to_milli(double amount) { return std::llround(amount * 1000.0); }
+
+std::string format_milli(std::int64_t milli) {
+  std::ostringstream out;
+  out << static_cast<double>(milli) / 1000.0;
+  return out.str();
+}
+
+}  // namespace
+
+ResourceVector ResourceVector::of(double cpu, double memory_mb, double gpu) {
+  ResourceVector v;
+  v.cpu_milli_ = to_milli(cpu);
+  v.memory_milli_ = to_milli(memory_mb);
+  v.gpu_milli_ = to_milli(gpu);
+  return v;
+}
+
+ResourceVector& ResourceVector::with_custom(const std::string& name, double amount) {
+  add_custom(name, to_milli(amount));
+  return *this;
+}
+
+std::int64_t ResourceVector::custom_milli(const std::string& name) const {
+  const auto it = std::lower_bound(custom_.begin(), custom_.end(), name,
+                                   [](const auto& entry, const std::string& key) { return entry.first < key; });
+  return it != custom_.end() && it->first == name ? it->second : 0;
+}
+
+void ResourceVector::add_custom(const std::string& name, std::int64_t milli) {
+  auto it = std::lower_bound(custom_.begin(), custom_.end(), name,
+                             [](const auto& entry, const std::string& key) { return entry.first < key; });
+  if (it != custom_.end() && it->first == name) {
+    it->second += milli;
+    if (it->second == 0) custom_.erase(it);
+  } else if (milli != 0) {
+    custom_.insert(it, {name, milli});
+  }
+}
+
+ResourceVector& ResourceVector::operator+=(const ResourceVector& other) {
+  cpu_milli_ += other.cpu_milli_;
+  memory_milli_ += other.memory_milli_;
+  gpu_milli_ += other.gpu_milli_;
+  for (const auto& [name, milli] : other.custom_) add_custom(name, milli);
+  return *this;
+}
+
+ResourceVector& ResourceVector::operator-=(const ResourceVector& other) {
+  cpu_milli_ -= other.cpu_milli_;
+  memory_milli_ -= other.memory_milli_;
+  gpu_milli_ -= other.gpu_milli_;
+  for (const auto& [name, milli] : other.custom_) add_custom(name, -milli);
+  return *this;
+}
+
+bool ResourceVector::fits_in(const ResourceVector& capacity) const {
+  return (capacity - *this).is_non_negative();
+}
+
+bool ResourceVector::is_non_negative() const {
+  if (cpu_milli_ < 0 || memory_milli_ < 0 || gpu_milli_ < 0) return false;
+  return std::all_of(custom_.begin(), custom_.end(), [](const auto& entry) { return entry.second >= 0; });
+}
+
+std::string ResourceVector::to_string() const {
+  std::string out = "cpu=" + format_milli(cpu_milli_) + " memory_mb=" + format_milli(memory_milli_) +
+                    " gpu=" + format_milli(gpu_milli_);
+  for (const auto& [name, milli] : custom_) out += " " + name + "=" + format_milli(milli);
+  return out;
+}
+
+Status ResourceLedger::reserve(const ResourceVector& amount) {
+  MESHSIM_CHECK(amount.is_non_negative(), "reserve: negative amount " + amount.to_string());
+  const ResourceVector free = available();
+  if (!amount.fits_in(free)) {
+    return Error{"insufficient resources: requested " + amount.to_string() + ", available " + free.to_string()};
+  }
+  reserved_ += amount;
+  return Ok{};
+}
+
+void ResourceLedger::commit(const ResourceVector& amount) {
+  MESHSIM_CHECK(amount.fits_in(reserved_), "commit: more than reserved: " + amount.to_string());
+  reserved_ -= amount;
+  used_ += amount;
+}
+
+void ResourceLedger::rollback(const ResourceVector& amount) {
+  MESHSIM_CHECK(amount.fits_in(reserved_), "rollback: more than reserved: " + amount.to_string());
+  reserved_ -= amount;
+}
+
+void ResourceLedger::release(const ResourceVector& amount) {
+  MESHSIM_CHECK(amount.fits_in(used_), "release: more than used: " + amount.to_string());
+  used_ -= amount;
+}
+
+Status ResourceLedger::resize(const ResourceVector& capacity) {
+  if (!(reserved_ + used_).fits_in(capacity)) {
+    return Error{"cannot shrink below what is reserved and used: " + (reserved_ + used_).to_string()};
+  }
+  capacity_ = capacity;
+  return Ok{};
+}
+
+}  // namespace meshsim::scheduler

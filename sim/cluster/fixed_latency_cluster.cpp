@@ -1,0 +1,141 @@
+#include "sim/cluster/fixed_latency_cluster.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+std::optional<Routing> parse_routing(std::string_view name) {
+  if (name == "round_robin") return Routing::kRoundRobin;
+  if (name == "least_loaded") return Routing::kLeastLoaded;
+  return std::nullopt;
+}
+
+std::string_view to_string(Routing routing) {
+  switch (routing) {
+    case Routing::kRoundRobin: return "round_robin";
+    case Routing::kLeastLoaded: return "least_loaded";
+  }
+  return "?";
+}
+
+FixedLatencyCluster::FixedLatencyCluster(engine::Simulation& sim, FixedLatencyConfig config,
+                                         RequestSink& sink)
+    : sim_(sim), config_(config), sink_(sink), instances_(config.instances) {
+  MESHSIM_CHECK(config_.instances > 0 && config_.max_batch > 0,
+                "FixedLatencyCluster needs at least one instance and one batch slot");
+  for (std::uint32_t i = 0; i < config_.instances; ++i) by_load_.emplace(0, i);
+  busy_accounted_until_ = sim_.now();
+}
+
+std::uint32_t FixedLatencyCluster::route() {
+  if (config_.routing == Routing::kRoundRobin) {
+    const std::uint32_t chosen = next_round_robin_;
+    next_round_robin_ = (next_round_robin_ + 1) % instances();
+    return chosen;
+  }
+  return by_load_.begin()->second;
+}
+
+void FixedLatencyCluster::set_load(std::uint32_t instance, std::int64_t delta) {
+  const Instance& in = instances_[instance];
+  const std::uint64_t load = in.queue.size() + in.running;
+  by_load_.erase({static_cast<std::uint64_t>(static_cast<std::int64_t>(load) - delta), instance});
+  by_load_.emplace(load, instance);
+}
+
+void FixedLatencyCluster::account_busy_time() {
+  busy_slot_us_ += static_cast<double>(running_) * static_cast<double>((sim_.now() - busy_accounted_until_).us());
+  busy_accounted_until_ = sim_.now();
+}
+
+double FixedLatencyCluster::busy_slot_us() {
+  account_busy_time();
+  return busy_slot_us_;
+}
+
+void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
+  RequestRecord record;
+  record.id = request.id;
+  record.arrival = sim_.now();
+  record.prompt_tokens = request.prompt_tokens;
+  record.output_tokens = request.output_tokens;
+  const std::uint32_t instance = route();
+  record.instance = instance;
+  Instance& in = instances_[instance];
+
+  if (in.running >= config_.max_batch && config_.max_queue && in.queue.size() >= *config_.max_queue) {
+    record.status = metrics::RequestStatus::kDropped;
+    sink_.on_request_finished(record);
+    return;
+  }
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back(record);
+    slot_used_.push_back(true);
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = record;
+    slot_used_[slot] = true;
+  }
+  if (in.running < config_.max_batch) {
+    start(instance, slot);
+  } else {
+    in.queue.push_back(slot);
+    ++queued_;
+  }
+  set_load(instance, +1);
+}
+
+void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
+  account_busy_time();
+  ++instances_[instance].running;
+  ++running_;
+  RequestRecord& record = slots_[slot];
+  const SimTime now = sim_.now();
+  const auto prefill_us = static_cast<std::int64_t>(
+      std::llround(config_.prefill_us_per_token * static_cast<double>(record.prompt_tokens)));
+  record.started = now;
+  record.first_token = now + config_.prefill_base + SimTime::from_us(prefill_us);
+  const std::int64_t decode_steps = static_cast<std::int64_t>(record.output_tokens) - 1;
+  record.finished = *record.first_token + SimTime::from_us(config_.time_per_output_token.us() * decode_steps);
+  record.tbt_mean = decode_steps > 0 ? config_.time_per_output_token : SimTime::zero();
+  record.tbt_max = record.tbt_mean;
+  sim_.schedule_at(*record.finished, *this, engine::EventPayload{slot, instance});
+}
+
+void FixedLatencyCluster::on_event(const engine::EventPayload& payload) {
+  const auto slot = static_cast<std::uint32_t>(payload.a);
+  const auto instance = static_cast<std::uint32_t>(payload.b);
+  account_busy_time();
+  Instance& in = instances_[instance];
+  --in.running;
+  --running_;
+  RequestRecord& record = slots_[slot];
+  record.status = metrics::RequestStatus::kCompleted;
+  sink_.on_request_finished(record);
+  slot_used_[slot] = false;
+  free_slots_.push_back(slot);
+  if (!in.queue.empty()) {
+    const std::uint32_t next = in.queue.front();
+    in.queue.pop_front();
+    --queued_;
+    start(instance, next);
+  }
+  set_load(instance, -1);
+}
+
+void FixedLatencyCluster::for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const {
+  std::vector<const RequestRecord*> live;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slot_used_[i]) live.push_back(&slots_[i]);
+  }
+  std::sort(live.begin(), live.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+  for (const auto* record : live) visit(*record);
+}
+
+}  // namespace meshsim::cluster

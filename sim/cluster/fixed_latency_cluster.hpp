@@ -1,0 +1,96 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/simulation.hpp"
+#include "sim/metrics/request_record.hpp"
+#include "traces/trace_request.hpp"
+
+namespace meshsim::cluster {
+
+using engine::SimTime;
+using metrics::RequestRecord;
+
+enum class Routing {
+  kRoundRobin,   // instances in turn
+  kLeastLoaded,  // fewest queued + running requests (ties: lowest index)
+};
+std::optional<Routing> parse_routing(std::string_view name);
+std::string_view to_string(Routing routing);
+
+// A deliberately simple serving model: each instance serves up to max_batch requests at
+// once; a request's prefill takes prefill_base + prompt_tokens * prefill_per_token, and
+// each further output token takes time_per_output_token. Requests beyond max_batch wait
+// in the instance's FIFO queue; beyond max_queue they are dropped (counted).
+struct FixedLatencyConfig {
+  std::uint32_t instances = 4;
+  std::uint32_t max_batch = 16;
+  std::optional<std::uint32_t> max_queue;  // per instance; none = unbounded
+  SimTime prefill_base = SimTime::from_ms(20);
+  double prefill_us_per_token = 100.0;
+  SimTime time_per_output_token = SimTime::from_ms(40);
+  Routing routing = Routing::kLeastLoaded;
+  std::uint32_t gpus_per_instance = 8;
+  double cost_per_instance_hour = 0.0;  // USD
+};
+
+// Where requests go when they leave the cluster (completed or dropped).
+class RequestSink {
+ public:
+  virtual void on_request_finished(const RequestRecord& record) = 0;
+
+ protected:
+  ~RequestSink() = default;
+};
+
+class FixedLatencyCluster final : private engine::EventHandler {
+ public:
+  FixedLatencyCluster(engine::Simulation& sim, FixedLatencyConfig config, RequestSink& sink);
+
+  // Routes an arriving request (at sim.now()) to an instance.
+  void submit(const traces::TraceRequest& request);
+
+  std::uint64_t queued() const { return queued_; }
+  std::uint64_t running() const { return running_; }
+  std::uint64_t in_flight() const { return queued_ + running_; }
+  std::uint32_t instances() const { return static_cast<std::uint32_t>(instances_.size()); }
+  const FixedLatencyConfig& config() const { return config_; }
+  // Busy request-slot time so far, in slot-microseconds (for utilisation).
+  double busy_slot_us();
+  // Visits the requests still queued or running, in id order.
+  void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const;
+
+ private:
+  struct Instance {
+    std::deque<std::uint32_t> queue;  // slots waiting
+    std::uint32_t running = 0;
+  };
+
+  void on_event(const engine::EventPayload& payload) override;
+  std::uint32_t route();
+  void start(std::uint32_t instance, std::uint32_t slot);
+  void set_load(std::uint32_t instance, std::int64_t delta);
+  void account_busy_time();
+
+  engine::Simulation& sim_;
+  FixedLatencyConfig config_;
+  RequestSink& sink_;
+  std::vector<Instance> instances_;
+  std::vector<RequestRecord> slots_;  // records of requests in the system
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<bool> slot_used_;
+  std::set<std::pair<std::uint64_t, std::uint32_t>> by_load_;  // (queued + running, instance)
+  std::uint32_t next_round_robin_ = 0;
+  std::uint64_t queued_ = 0;
+  std::uint64_t running_ = 0;
+  double busy_slot_us_ = 0.0;
+  SimTime busy_accounted_until_;
+};
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <limits>
+
+namespace meshsim::engine {
+
+// Simulated time in integer microseconds. Integer time makes ties exact and runs
+// reproducible (no epsilon comparisons); "no time" is std::optional<SimTime>, never -1.
+class SimTime {
+ public:
+  constexpr SimTime() = default;
+
+  static constexpr SimTime from_us(std::int64_t us) { return SimTime(us); }
+  static constexpr SimTime from_ms(std::int64_t ms) { return SimTime(ms * 1000); }
+  // Rounds to the nearest microsecond.
+  static constexpr SimTime from_seconds(double seconds) {
+    const double us = seconds * 1e6;
+    return SimTime(static_cast<std::int64_t>(us >= 0 ? us + 0.5 : us - 0.5));
+  }
+  static constexpr SimTime zero() { return SimTime(0); }
+  static constexpr SimTime max() { return SimTime(std::numeric_limits<std::int64_t>::max()); }
+
+  constexpr std::int64_t us() const { return us_; }
+  constexpr double seconds() const { return static_cast<double>(us_) * 1e-6; }
+  constexpr double ms() const { return static_cast<double>(us_) * 1e-3; }
+
+  constexpr auto operator<=>(const SimTime&) const = default;
+  constexpr SimTime operator+(SimTime o) const { return SimTime(us_ + o.us_); }
+  constexpr SimTime operator-(SimTime o) const { return SimTime(us_ - o.us_); }
+  constexpr SimTime& operator+=(SimTime o) {
+    us_ += o.us_;
+    return *this;
+  }
+
+ private:
+  constexpr explicit SimTime(std::int64_t us) : us_(us) {}
+  std::int64_t us_ = 0;
+};
+
+}  // namespace meshsim::engine

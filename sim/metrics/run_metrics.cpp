@@ -1,0 +1,46 @@
+#include "sim/metrics/run_metrics.hpp"
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::metrics {
+
+std::string_view to_string(RequestStatus status) {
+  switch (status) {
+    case RequestStatus::kCompleted: return "completed";
+    case RequestStatus::kDropped: return "dropped";
+    case RequestStatus::kInFlight: return "in_flight";
+  }
+  return "?";
+}
+
+void RunMetrics::on_finished(const RequestRecord& record) {
+  if (record.status == RequestStatus::kDropped) {
+    ++counts_.dropped;
+    return;
+  }
+  MESHSIM_CHECK(record.status == RequestStatus::kCompleted && record.finished && record.first_token &&
+                    record.started,
+                "on_finished: a completed request needs its start, first token and finish times");
+  ++counts_.completed;
+  MESHSIM_CHECK(counts_.completed + counts_.dropped <= counts_.arrived,
+                "on_finished: more requests finished than arrived");
+  const SimTime ttft = *record.ttft();
+  ttft_.add(ttft.seconds());
+  tbt_.add(record.tbt_mean.seconds());
+  e2e_.add(record.e2e()->seconds());
+  queueing_.add(record.queueing()->seconds());
+  const bool ttft_ok = ttft <= slo_.ttft;
+  const bool tbt_ok = record.tbt_mean <= slo_.tbt;
+  ttft_met_ += ttft_ok;
+  tbt_met_ += tbt_ok;
+  slo_met_ += ttft_ok && tbt_ok;
+  output_tokens_ += record.output_tokens;
+  prompt_tokens_ += record.prompt_tokens;
+}
+
+LatencySummary RunMetrics::summarize(const QuantileSketch& sketch) {
+  return LatencySummary{sketch.count(),         sketch.mean(),       sketch.quantile(0.5),
+                        sketch.quantile(0.9),   sketch.quantile(0.99), sketch.max()};
+}
+
+}  // namespace meshsim::metrics

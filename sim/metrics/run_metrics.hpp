@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/metrics/quantile_sketch.hpp"
+#include "sim/metrics/request_record.hpp"
+
+namespace meshsim::metrics {
+
+// Per-request service-level targets. A request meets its SLO when it completes with
+// TTFT <= ttft and mean TBT <= tbt.
+struct SloTargets {
+  SimTime ttft = SimTime::from_ms(1000);
+  SimTime tbt = SimTime::from_ms(100);
+};
+
+// Percentiles of one latency, in seconds.
+struct LatencySummary {
+  std::uint64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+// The request counts of a run. arrived == completed + dropped + in_flight, always.
+struct RequestCounts {
+  std::uint64_t arrived = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t in_flight = 0;
+};
+
+// One row of timeseries.csv: the interval [start, end) and the state at its end.
+struct TimeseriesRow {
+  SimTime start;
+  SimTime end;
+  std::uint64_t arrivals = 0;     // in the interval
+  std::uint64_t completions = 0;  // in the interval
+  std::uint64_t drops = 0;        // in the interval
+  std::uint64_t queued = 0;       // waiting at the end
+  std::uint64_t running = 0;      // being served at the end
+  std::uint32_t instances = 0;    // instances that exist at the end
+  double utilisation = 0.0;       // busy fraction of serving capacity over the interval
+  std::uint64_t output_tokens = 0;  // generated in the interval (by completed requests)
+};
+
+// Accumulates request outcomes into counts, latency sketches and SLO attainment, in
+// constant memory.
+class RunMetrics {
+ public:
+  explicit RunMetrics(SloTargets slo) : slo_(slo) {}
+
+  void on_arrival() { ++counts_.arrived; }
+  // A request leaving the system, completed or dropped.
+  void on_finished(const RequestRecord& record);
+  // Called once at the end for the requests still in the system.
+  void set_in_flight(std::uint64_t in_flight) { counts_.in_flight = in_flight; }
+
+  const RequestCounts& counts() const { return counts_; }
+  const SloTargets& slo() const { return slo_; }
+  LatencySummary ttft() const { return summarize(ttft_); }
+  LatencySummary tbt() const { return summarize(tbt_); }
+  LatencySummary e2e() const { return summarize(e2e_); }
+  LatencySummary queueing() const { return summarize(queueing_); }
+  // Fractions of completed requests meeting each target, and both.
+  double ttft_attainment() const { return fraction(ttft_met_); }
+  double tbt_attainment() const { return fraction(tbt_met_); }
+  double slo_attainment() const { return fraction(slo_met_); }
+  std::uint64_t output_tokens() const { return output_tokens_; }
+  std::uint64_t prompt_tokens() const { return prompt_tokens_; }
+
+ private:
+  static LatencySummary summarize(const QuantileSketch& sketch);
+  double fraction(std::uint64_t met) const {
+    return counts_.completed ? static_cast<double>(met) / static_cast<double>(counts_.completed) : 0.0;
+  }
+
+  SloTargets slo_;
+  RequestCounts counts_;
+  QuantileSketch ttft_, tbt_, e2e_, queueing_;
+  std::uint64_t ttft_met_ = 0, tbt_met_ = 0, slo_met_ = 0;
+  std::uint64_t output_tokens_ = 0, prompt_tokens_ = 0;
+};
+
+}  // namespace meshsim::metrics

@@ -1,0 +1,136 @@
+#include "sim/replay/replay.hpp"
+
+#include <utility>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::replay {
+
+Replay::Replay(engine::Simulation& sim, traces::RequestSource& source, cluster::FixedLatencyConfig cluster,
+               ReplayOptions options, ReplayObserver& observer)
+    : sim_(sim),
+      source_(source),
+      cluster_(sim, cluster, *this),
+      options_(options),
+      observer_(observer),
+      metrics_(options.slo),
+      sample_timer_(sim, *this, engine::EventPayload{kSample, 0}) {
+  MESHSIM_CHECK(options_.timeseries_interval > SimTime::zero(), "timeseries interval must be positive");
+}
+
+void Replay::read_next_arrival() {
+  auto next = source_.next();
+  if (!next) {
+    source_error_ = next.error();
+    source_done_ = true;
+    sim_.stop();
+    return;
+  }
+  if (!next->has_value()) {
+    source_done_ = true;
+    note_if_done();
+    return;
+  }
+  next_ = std::move(**next);
+  // Arrival offsets are relative to the replay's start.
+  sim_.schedule_at(next_->arrival, *this, engine::EventPayload{kArrival, 0});
+}
+
+void Replay::on_event(const engine::EventPayload& payload) {
+  if (payload.a == kSample) {
+    sample();
+    return;
+  }
+  metrics_.on_arrival();
+  ++row_.arrivals;
+  cluster_.submit(*next_);
+  next_.reset();
+  read_next_arrival();
+}
+
+void Replay::on_request_finished(const metrics::RequestRecord& record) {
+  metrics_.on_finished(record);
+  if (record.status == metrics::RequestStatus::kDropped) {
+    ++row_.drops;
+  } else {
+    ++row_.completions;
+    row_.output_tokens += record.output_tokens;
+  }
+  observer_.on_request(record);
+  note_if_done();
+}
+
+void Replay::note_if_done() {
+  if (done_at_ || !source_done_ || cluster_.in_flight() != 0) return;
+  done_at_ = sim_.now();
+  sample_timer_.cancel();
+}
+
+void Replay::emit_row(SimTime end) {
+  row_.end = end;
+  row_.queued = cluster_.queued();
+  row_.running = cluster_.running();
+  row_.instances = cluster_.instances();
+  const double busy = cluster_.busy_slot_us();
+  const double capacity = static_cast<double>(cluster_.instances()) * cluster_.config().max_batch *
+                          static_cast<double>((row_.end - row_.start).us());
+  row_.utilisation = capacity > 0 ? (busy - busy_at_row_start_) / capacity : 0.0;
+  busy_at_row_start_ = busy;
+  observer_.on_interval(row_);
+  row_ = metrics::TimeseriesRow{};
+  row_.start = end;
+}
+
+void Replay::sample() {
+  emit_row(sim_.now());
+  observer_.on_progress(source_.progress(), sim_.now());
+  // A final partial row closes the run (see run()).
+  sample_timer_.arm_after(options_.timeseries_interval);
+}
+
+Expected<ReplayResult> Replay::run() {
+  read_next_arrival();
+  sample_timer_.arm_after(options_.timeseries_interval);
+  sim_.set_periodic_hook(4096, [this](const engine::Simulation& s) {
+    observer_.on_progress(source_.progress(), s.now());
+  });
+  if (options_.until) {
+    sim_.run_until(*options_.until);
+  } else {
+    sim_.run();
+  }
+  if (source_error_) return *source_error_;
+  // A cancelled sampling event may have moved the clock past the last departure.
+  const SimTime end = done_at_.value_or(sim_.now());
+  if (row_.start < end || row_.arrivals + row_.completions + row_.drops > 0) emit_row(end);
+
+  // Requests still in the system are reported with only what had happened by the end.
+  std::uint64_t in_flight = 0;
+  cluster_.for_each_in_flight([&](const metrics::RequestRecord& live) {
+    metrics::RequestRecord record = live;
+    if (record.started && *record.started > end) record.started.reset();
+    if (record.first_token && *record.first_token > end) record.first_token.reset();
+    record.finished.reset();
+    record.tbt_mean = record.tbt_max = SimTime::zero();
+    ++in_flight;
+    observer_.on_request(record);
+  });
+  metrics_.set_in_flight(in_flight);
+  const auto& counts = metrics_.counts();
+  MESHSIM_CHECK(counts.arrived == counts.completed + counts.dropped + counts.in_flight,
+                "request counts do not add up");
+  observer_.on_progress(1.0, end);
+
+  ReplayResult result;
+  result.end_time = end;
+  result.events = sim_.events_processed();
+  result.busy_slot_seconds = cluster_.busy_slot_us() * 1e-6;
+  const auto& config = cluster_.config();
+  const double hours = end.seconds() / 3600.0;
+  result.capacity_slot_seconds = static_cast<double>(config.instances) * config.max_batch * end.seconds();
+  result.gpu_hours = static_cast<double>(config.instances) * config.gpus_per_instance * hours;
+  result.cost = static_cast<double>(config.instances) * config.cost_per_instance_hour * hours;
+  return result;
+}
+
+}  // namespace meshsim::replay

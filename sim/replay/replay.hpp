@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/cluster/fixed_latency_cluster.hpp"
+#include "sim/engine/timer.hpp"
+#include "sim/metrics/run_metrics.hpp"
+#include "traces/trace_request.hpp"
+
+namespace meshsim::replay {
+
+using engine::SimTime;
+
+struct ReplayOptions {
+  std::optional<SimTime> until;  // stop the clock here; later arrivals are not read
+  SimTime timeseries_interval = SimTime::from_seconds(10);
+  metrics::SloTargets slo;
+};
+
+// What a replay reports as it goes; the edges (files, terminal) implement it.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  // A request left the system (completed or dropped), or, at the end, is still in it.
+  virtual void on_request(const metrics::RequestRecord&) {}
+  virtual void on_interval(const metrics::TimeseriesRow&) {}
+  // Roughly every few thousand events: fraction of the workload read, in [0, 1].
+  virtual void on_progress(double /*fraction*/, SimTime /*now*/) {}
+};
+
+struct ReplayResult {
+  SimTime end_time;  // the clock when the replay stopped
+  std::uint64_t events = 0;
+  double busy_slot_seconds = 0.0;
+  double capacity_slot_seconds = 0.0;  // instances * max_batch * end_time
+  double gpu_hours = 0.0;
+  double cost = 0.0;                   // USD
+};
+
+// Streams requests from a source into a cluster on the simulation's clock, one arrival
+// event ahead (memory grows with requests in flight, not with trace length), and
+// measures the outcome.
+class Replay final : private engine::EventHandler, private cluster::RequestSink {
+ public:
+  Replay(engine::Simulation& sim, traces::RequestSource& source, cluster::FixedLatencyConfig cluster,
+         ReplayOptions options, ReplayObserver& observer);
+
+  // Runs to the end of the workload (or `until`). Errors come from the source.
+  Expected<ReplayResult> run();
+  const metrics::RunMetrics& metrics() const { return metrics_; }
+
+ private:
+  enum EventKind : std::uint64_t { kArrival, kSample };
+  void on_event(const engine::EventPayload& payload) override;
+  void on_request_finished(const metrics::RequestRecord& record) override;
+  void read_next_arrival();
+  void sample();
+  void emit_row(SimTime end);
+  // Called whenever the workload may have ended: stops sampling and notes the time.
+  void note_if_done();
+
+  engine::Simulation& sim_;
+  traces::RequestSource& source_;
+  cluster::FixedLatencyCluster cluster_;
+  ReplayOptions options_;
+  ReplayObserver& observer_;
+  metrics::RunMetrics metrics_;
+  engine::Timer sample_timer_;
+  std::optional<traces::TraceRequest> next_;  // the one request read ahead
+  bool source_done_ = false;
+  std::optional<SimTime> done_at_;  // when the last request left, if it has
+  std::optional<Error> source_error_;
+  metrics::TimeseriesRow row_;
+  double busy_at_row_start_ = 0.0;
+};
+
+}  // namespace meshsim::replay

@@ -1,0 +1,124 @@
+#include "configs/scenario_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "configs/config_file.hpp"
+
+namespace meshsim::configs {
+namespace {
+
+using nlohmann::json;
+using engine::SimTime;
+
+std::string parse_error(const std::string& text) {
+  auto result = parse_scenario(json::parse(text), "s.json");
+  return result ? "" : result.error().message;
+}
+
+TEST(ScenarioConfigTest, DefaultScenarioLoadsWithTheFittedGenerator) {
+  auto config = load_scenario(default_scenario_path());
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& generator = std::get<traces::GeneratorSpec>(config->workload.source);
+  EXPECT_EQ(generator.name, "azure-conv-2023");
+  EXPECT_EQ(generator.arrivals.kind, traces::ArrivalSpec::Kind::kGamma);
+  EXPECT_EQ(generator.prompt_tokens.kind, traces::LengthSpec::Kind::kQuantiles);
+  EXPECT_EQ(config->serving.instances, 4u);
+}
+
+TEST(ScenarioConfigTest, MissingKeysTakeDefaults) {
+  auto config = parse_scenario(json::parse(R"({"workload": {"generator": {"arrivals": {"rate_per_s": 2},
+      "prompt_tokens": {"value": 10}, "output_tokens": {"value": 5}, "requests": 100}}})"),
+                               "s.json");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->seed, 42u);
+  EXPECT_EQ(config->serving.max_batch, 16u);
+  EXPECT_EQ(config->replay.slo.ttft, SimTime::from_ms(1000));
+}
+
+TEST(ScenarioConfigTest, UnknownKeysAreErrorsNamingThePathAndTheKnownKeys) {
+  const auto error = parse_error(R"({"serving": {"instancez": 3}})");
+  EXPECT_NE(error.find("s.json: serving.instancez: unknown key (known keys here: "), std::string::npos) << error;
+  EXPECT_NE(error.find("instances"), std::string::npos);
+}
+
+TEST(ScenarioConfigTest, WrongTypesAndRangesNameTheKeyAndWhatWasExpected) {
+  EXPECT_NE(parse_error(R"({"serving": {"instances": "four"}})")
+                .find("s.json: serving.instances: expected a positive integer, got \"four\""),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"instances": 0}})").find("serving.instances: expected a positive integer, got 0"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"workload": {"rate_scale": -1}})").find("workload.rate_scale: expected a positive factor, got -1"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"routing": "random"}})")
+                .find("serving.routing: expected one of 'round_robin', 'least_loaded', got 'random'"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"seed": 1.5})").find("s.json: seed: expected a non-negative integer, got 1.5"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": 3})").find("s.json: serving: expected an object, got 3"), std::string::npos);
+}
+
+TEST(ScenarioConfigTest, AllProblemsAreReportedAtOnce) {
+  const auto error = parse_error(R"({"seed": -1, "slo": {"ttft_ms": "x"}, "bogus": 1})");
+  EXPECT_NE(error.find("seed:"), std::string::npos);
+  EXPECT_NE(error.find("slo.ttft_ms:"), std::string::npos);
+  EXPECT_NE(error.find("bogus: unknown key"), std::string::npos);
+}
+
+TEST(ScenarioConfigTest, TraceWorkloadsResolveRelativePathsAndColumnMappings) {
+  auto config = parse_scenario(json::parse(R"({"workload": {"trace": {"path": "t.csv", "format": "csv",
+      "columns": {"arrival": "ts", "arrival_format": "ms", "prompt_tokens": "in", "output_tokens": "out"}},
+      "window": {"start_s": 10, "end_s": 20}}})"),
+                               "/data/s.json");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& file = std::get<traces::TraceFileSpec>(config->workload.source);
+  EXPECT_EQ(file.path, "/data/t.csv");
+  EXPECT_EQ(file.columns.arrival_format, traces::TimeFormat::kMilliseconds);
+  EXPECT_EQ(config->workload.window_end, SimTime::from_seconds(20));
+  EXPECT_NE(parse_error(R"({"workload": {"window": {"start_s": 5, "end_s": 5}}})").find("workload.window.end_s"),
+            std::string::npos);
+}
+
+TEST(ScenarioConfigTest, YamlBecomesTheSameTree) {
+  auto tree = parse_yaml("seed: 7\nname: 'yaml run'\nserving:\n  instances: 2\n  routing: round_robin\n", "s.yaml");
+  ASSERT_TRUE(tree) << tree.error().message;
+  EXPECT_EQ(*tree, json::parse(R"({"seed": 7, "name": "yaml run", "serving": {"instances": 2, "routing": "round_robin"}})"));
+  auto quoted = parse_yaml("name: '42'\n", "s.yaml");
+  EXPECT_TRUE((*quoted)["name"].is_string());
+  auto broken = parse_yaml("a: [1, 2\n", "s.yaml");
+  ASSERT_FALSE(broken);
+  EXPECT_EQ(broken.error().message.rfind("s.yaml:", 0), 0u);
+}
+
+// Found by the config fuzzer: YAML takes bytes that are not UTF-8, and printing them in a
+// message (or in summary.json) used to throw from inside nlohmann::json::dump.
+TEST(ScenarioConfigTest, YamlThatIsNotUtf8IsAnErrorNamingTheLine) {
+  auto result = parse_yaml("name: ok\nseed: \"\x87\xff\"\n", "s.yaml");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message, "s.yaml:2:7: invalid YAML: text that is not UTF-8");
+  auto key = parse_yaml("\xc3\x28: 1\n", "s.yaml");
+  ASSERT_FALSE(key);
+  EXPECT_TRUE(parse_yaml("name: caf\xc3\xa9\n", "s.yaml"));
+}
+
+TEST(ScenarioConfigTest, JsonSyntaxErrorsNameLineAndColumn) {
+  const auto path = std::filesystem::temp_directory_path() / "meshsim_bad_config.json";
+  std::ofstream(path) << "{\n  \"seed\": 1,\n  \"name\": \n}\n";
+  auto result = load_scenario(path.string());
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message.rfind(path.string() + ":4:1: invalid JSON", 0), 0u) << result.error().message;
+}
+
+TEST(ScenarioConfigTest, ResolvedConfigRoundTrips) {
+  auto config = load_scenario(default_scenario_path());
+  ASSERT_TRUE(config);
+  const json resolved = to_json(*config);
+  auto again = parse_scenario(resolved, default_scenario_path());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(to_json(*again), resolved);
+}
+
+}  // namespace
+}  // namespace meshsim::configs

@@ -1,0 +1,69 @@
+#include "scheduler/resources.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace meshsim::scheduler {
+namespace {
+
+TEST(ResourceVectorTest, ArithmeticIsExactInMilliUnits) {
+  ResourceVector total;
+  // 0.1 added ten times is exactly 1 here, unlike in floating point.
+  for (int i = 0; i < 10; ++i) total += ResourceVector::of(0.1, 0.0, 0.1);
+  EXPECT_EQ(total, ResourceVector::of(1.0, 0.0, 1.0));
+  EXPECT_EQ(total.gpu_milli(), 1000);
+}
+
+TEST(ResourceVectorTest, FitsComparesEveryComponentIncludingCustom) {
+  auto capacity = ResourceVector::of(8, 1024, 8).with_custom("accelerator", 2);
+  EXPECT_TRUE(ResourceVector::of(8, 1024, 8).fits_in(capacity));
+  EXPECT_FALSE(ResourceVector::of(8.001, 0, 0).fits_in(capacity));
+  EXPECT_TRUE(ResourceVector::of(1, 1, 1).with_custom("accelerator", 2).fits_in(capacity));
+  EXPECT_FALSE(ResourceVector::of(1, 1, 1).with_custom("accelerator", 3).fits_in(capacity));
+  EXPECT_FALSE(ResourceVector::of(0, 0, 0).with_custom("tpu", 1).fits_in(capacity));
+}
+
+TEST(ResourceVectorTest, CustomResourcesCancelOutAndPrintSorted) {
+  auto v = ResourceVector::of(1, 2, 0.5).with_custom("b", 1).with_custom("a", 1);
+  EXPECT_EQ(v.to_string(), "cpu=1 memory_mb=2 gpu=0.5 a=1 b=1");
+  v -= ResourceVector().with_custom("a", 1);
+  EXPECT_EQ(v.custom_milli("a"), 0);
+  EXPECT_EQ(v.custom_milli_all().size(), 1u);
+}
+
+TEST(ResourceLedgerTest, ReserveCommitReleaseKeepsTheBooksBalanced) {
+  ResourceLedger ledger(ResourceVector::of(4, 100, 2));
+  ASSERT_TRUE(ledger.reserve(ResourceVector::of(3, 50, 1)));
+  EXPECT_EQ(ledger.available(), ResourceVector::of(1, 50, 1));
+  ledger.commit(ResourceVector::of(3, 50, 1));
+  EXPECT_EQ(ledger.used(), ResourceVector::of(3, 50, 1));
+  EXPECT_TRUE(ledger.reserved().is_zero());
+  ledger.release(ResourceVector::of(3, 50, 1));
+  EXPECT_EQ(ledger.available(), ledger.capacity());
+}
+
+TEST(ResourceLedgerTest, AFailedReserveChangesNothing) {
+  ResourceLedger ledger(ResourceVector::of(4, 100, 2));
+  ASSERT_TRUE(ledger.reserve(ResourceVector::of(2, 0, 0)));
+  const auto result = ledger.reserve(ResourceVector::of(3, 0, 0));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "insufficient resources: requested cpu=3 memory_mb=0 gpu=0, available cpu=2 memory_mb=100 gpu=2");
+  EXPECT_EQ(ledger.reserved(), ResourceVector::of(2, 0, 0));
+  ledger.rollback(ResourceVector::of(2, 0, 0));
+  EXPECT_TRUE(ledger.reserved().is_zero());
+}
+
+TEST(ResourceLedgerTest, OverdrawingIsABrokenInvariant) {
+  ResourceLedger ledger(ResourceVector::of(4, 100, 2));
+  EXPECT_THROW(ledger.commit(ResourceVector::of(1, 0, 0)), std::logic_error);
+  EXPECT_THROW(ledger.release(ResourceVector::of(1, 0, 0)), std::logic_error);
+  ASSERT_TRUE(ledger.reserve(ResourceVector::of(1, 0, 0)));
+  ledger.commit(ResourceVector::of(1, 0, 0));
+  EXPECT_FALSE(ledger.resize(ResourceVector::of(0.5, 100, 2)));
+  EXPECT_TRUE(ledger.resize(ResourceVector::of(1, 100, 2)));
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler

@@ -1,0 +1,163 @@
+#include "sim/replay/replay.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+
+#include "traces/csv_trace_reader.hpp"
+
+namespace meshsim::replay {
+namespace {
+
+using metrics::RequestRecord;
+using metrics::RequestStatus;
+
+class Collector final : public ReplayObserver {
+ public:
+  void on_request(const RequestRecord& record) override { records.push_back(record); }
+  void on_interval(const metrics::TimeseriesRow& row) override { rows.push_back(row); }
+  std::vector<RequestRecord> records;
+  std::vector<metrics::TimeseriesRow> rows;
+};
+
+// A trace of (seconds, prompt, output) rows in the generic CSV format.
+std::unique_ptr<traces::RequestSource> trace(const std::vector<std::tuple<double, int, int>>& rows) {
+  std::string text = "t,p,o\n";
+  for (const auto& [t, p, o] : rows) text += std::to_string(t) + "," + std::to_string(p) + "," + std::to_string(o) + "\n";
+  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
+  return std::make_unique<traces::CsvTraceReader>(std::make_unique<std::istringstream>(text), "test.csv",
+                                                  text.size(), mapping);
+}
+
+cluster::FixedLatencyConfig one_slot() {
+  cluster::FixedLatencyConfig config;
+  config.instances = 1;
+  config.max_batch = 1;
+  config.prefill_base = SimTime::from_ms(10);
+  config.prefill_us_per_token = 1000.0;  // 1 ms a prompt token
+  config.time_per_output_token = SimTime::from_ms(50);
+  return config;
+}
+
+TEST(ReplayTest, LatenciesFollowTheServingModelAndQueueingIsMeasured) {
+  engine::Simulation sim(1);
+  auto source = trace({{0.0, 100, 3}, {0.0, 10, 1}});
+  Collector collector;
+  Replay replay(sim, *source, one_slot(), ReplayOptions{}, collector);
+  auto result = replay.run();
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(collector.records.size(), 2u);
+  const RequestRecord& first = collector.records[0];
+  EXPECT_EQ(first.id, 0u);
+  EXPECT_EQ(*first.ttft(), SimTime::from_ms(110));     // 10 + 100 * 1
+  EXPECT_EQ(*first.e2e(), SimTime::from_ms(210));      // + 2 * 50
+  EXPECT_EQ(first.tbt_mean, SimTime::from_ms(50));
+  const RequestRecord& second = collector.records[1];
+  EXPECT_EQ(*second.queueing(), SimTime::from_ms(210));  // waited for the only slot
+  EXPECT_EQ(*second.ttft(), SimTime::from_ms(230));
+  EXPECT_EQ(second.tbt_mean, SimTime::zero());  // one output token: no gaps
+  EXPECT_EQ(result->end_time, SimTime::from_ms(230));
+  const auto& counts = replay.metrics().counts();
+  EXPECT_EQ(counts.arrived, 2u);
+  EXPECT_EQ(counts.completed, 2u);
+}
+
+TEST(ReplayTest, FullQueuesDropRequestsAndCountThem) {
+  engine::Simulation sim(1);
+  auto config = one_slot();
+  config.max_queue = 0;
+  auto source = trace({{0.0, 10, 1}, {0.0, 10, 1}, {1.0, 10, 1}});
+  Collector collector;
+  Replay replay(sim, *source, config, ReplayOptions{}, collector);
+  ASSERT_TRUE(replay.run());
+  const auto& counts = replay.metrics().counts();
+  EXPECT_EQ(counts.arrived, 3u);
+  EXPECT_EQ(counts.completed, 2u);
+  EXPECT_EQ(counts.dropped, 1u);
+  // The drop is reported when it happens, at arrival, before the first request completes.
+  EXPECT_EQ(collector.records[0].status, RequestStatus::kDropped);
+  EXPECT_EQ(collector.records[0].id, 1u);
+}
+
+TEST(ReplayTest, StoppingEarlyReportsRequestsInFlightWithoutLosingAny) {
+  engine::Simulation sim(1);
+  auto source = trace({{0.0, 10, 100}, {0.0, 10, 100}, {0.1, 10, 1}, {50.0, 10, 1}});
+  Collector collector;
+  ReplayOptions options;
+  options.until = SimTime::from_seconds(1);
+  Replay replay(sim, *source, one_slot(), options, collector);
+  auto result = replay.run();
+  ASSERT_TRUE(result);
+  const auto& counts = replay.metrics().counts();
+  EXPECT_EQ(counts.arrived, 3u);  // the request at 50 s had not arrived
+  EXPECT_EQ(counts.completed, 0u);
+  EXPECT_EQ(counts.in_flight, 3u);
+  ASSERT_EQ(collector.records.size(), 3u);
+  // The running request had its first token; the queued ones had not started.
+  EXPECT_TRUE(collector.records[0].first_token.has_value());
+  EXPECT_FALSE(collector.records[0].finished.has_value());
+  EXPECT_FALSE(collector.records[1].started.has_value());
+  EXPECT_EQ(collector.records[2].status, RequestStatus::kInFlight);
+  EXPECT_EQ(result->end_time, SimTime::from_seconds(1));
+}
+
+TEST(ReplayTest, TimeseriesRowsCoverTheRunAndAddUp) {
+  engine::Simulation sim(1);
+  std::vector<std::tuple<double, int, int>> rows;
+  for (int i = 0; i < 50; ++i) rows.emplace_back(i * 0.5, 10, 5);
+  auto source = trace(rows);
+  Collector collector;
+  ReplayOptions options;
+  options.timeseries_interval = SimTime::from_seconds(2);
+  cluster::FixedLatencyConfig config = one_slot();
+  config.max_batch = 4;
+  Replay replay(sim, *source, config, options, collector);
+  auto result = replay.run();
+  ASSERT_TRUE(result);
+  std::uint64_t arrivals = 0;
+  std::uint64_t completions = 0;
+  SimTime previous_end = SimTime::zero();
+  for (const auto& row : collector.rows) {
+    EXPECT_EQ(row.start, previous_end);
+    previous_end = row.end;
+    arrivals += row.arrivals;
+    completions += row.completions;
+    EXPECT_GE(row.utilisation, 0.0);
+    EXPECT_LE(row.utilisation, 1.0);
+  }
+  EXPECT_EQ(previous_end, result->end_time);
+  EXPECT_EQ(arrivals, 50u);
+  EXPECT_EQ(completions, 50u);
+}
+
+TEST(ReplayTest, RoundRobinAndLeastLoadedSpreadRequests) {
+  for (const auto routing : {cluster::Routing::kRoundRobin, cluster::Routing::kLeastLoaded}) {
+    engine::Simulation sim(1);
+    auto source = trace({{0.0, 10, 10}, {0.0, 10, 10}, {0.0, 10, 10}, {0.0, 10, 10}});
+    auto config = one_slot();
+    config.instances = 2;
+    config.routing = routing;
+    Collector collector;
+    Replay replay(sim, *source, config, ReplayOptions{}, collector);
+    ASSERT_TRUE(replay.run());
+    int on_first = 0;
+    for (const auto& r : collector.records) on_first += *r.instance == 0;
+    EXPECT_EQ(on_first, 2) << cluster::to_string(routing);
+  }
+}
+
+TEST(ReplayTest, ASourceErrorEndsTheRunWithThatError) {
+  engine::Simulation sim(1);
+  std::string text = "t,p,o\n0,1,1\n1,x,1\n";
+  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
+  traces::CsvTraceReader source(std::make_unique<std::istringstream>(text), "bad.csv", text.size(), mapping);
+  Collector collector;
+  Replay replay(sim, source, one_slot(), ReplayOptions{}, collector);
+  auto result = replay.run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message.rfind("bad.csv:3: column 'p'", 0), 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::replay

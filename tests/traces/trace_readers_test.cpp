@@ -1,0 +1,209 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+
+#include "traces/csv_trace_reader.hpp"
+#include "traces/jsonl_trace_reader.hpp"
+#include "traces/workload_source.hpp"
+
+namespace meshsim::traces {
+namespace {
+
+std::unique_ptr<RequestSource> azure(const std::string& text) {
+  return std::make_unique<CsvTraceReader>(std::make_unique<std::istringstream>(text), "azure.csv", text.size(),
+                                          preset_mapping(TraceFormat::kAzureCsv, {}));
+}
+
+std::unique_ptr<RequestSource> mooncake(const std::string& text) {
+  return std::make_unique<JsonlTraceReader>(std::make_unique<std::istringstream>(text), "mc.jsonl", text.size(),
+                                            preset_mapping(TraceFormat::kMooncakeJsonl, {}));
+}
+
+// Reads everything; returns the requests, or the error message.
+struct ReadAll {
+  std::vector<TraceRequest> requests;
+  std::string error;
+};
+ReadAll read_all(RequestSource& source) {
+  ReadAll out;
+  for (;;) {
+    auto next = source.next();
+    if (!next) {
+      out.error = next.error().message;
+      return out;
+    }
+    if (!next->has_value()) return out;
+    out.requests.push_back(**next);
+  }
+}
+
+const char* kAzure =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2023-11-16 18:15:46.6805900,374,44\n"
+    "2023-11-16 18:15:50.9951690,396,109\n"
+    "2023-11-16 18:15:50.9951690,879,55";  // no trailing newline, as in the real file
+
+TEST(AzureReaderTest, ReadsOffsetsFromTheFirstRowAndTokenCounts) {
+  auto source = azure(kAzure);
+  const auto all = read_all(*source);
+  ASSERT_EQ(all.error, "");
+  ASSERT_EQ(all.requests.size(), 3u);
+  EXPECT_EQ(all.requests[0].arrival, SimTime::zero());
+  EXPECT_EQ(all.requests[1].arrival.us(), 4'314'579);
+  EXPECT_EQ(all.requests[2].arrival, all.requests[1].arrival);
+  EXPECT_EQ(all.requests[1].prompt_tokens, 396u);
+  EXPECT_EQ(all.requests[1].output_tokens, 109u);
+  EXPECT_EQ(all.requests[2].id, 2u);
+  EXPECT_DOUBLE_EQ(source->progress(), 1.0);
+}
+
+TEST(AzureReaderTest, AcceptsCrLfBlankLinesAndReorderedColumns) {
+  auto source = azure("GeneratedTokens,TIMESTAMP,ContextTokens\r\n\r\n5,2023-11-16 00:00:01,7\r\n\n");
+  const auto all = read_all(*source);
+  ASSERT_EQ(all.error, "");
+  ASSERT_EQ(all.requests.size(), 1u);
+  EXPECT_EQ(all.requests[0].prompt_tokens, 7u);
+  EXPECT_EQ(all.requests[0].output_tokens, 5u);
+}
+
+TEST(AzureReaderTest, EmptyFileIsAnErrorSayingWhatWasExpected) {
+  auto source = azure("");
+  const auto all = read_all(*source);
+  EXPECT_EQ(all.error.rfind("azure.csv: the file is empty: expected a header line naming the columns 'TIMESTAMP'", 0), 0u)
+      << all.error;
+}
+
+TEST(AzureReaderTest, HeaderWithoutRowsIsAnError) {
+  auto source = azure("TIMESTAMP,ContextTokens,GeneratedTokens\n");
+  EXPECT_NE(read_all(*source).error.find("azure.csv: no requests in the file"), std::string::npos);
+}
+
+TEST(AzureReaderTest, MissingColumnIsNamedWithTheHeaderFound) {
+  auto source = azure("TIMESTAMP,ContextTokens\n2023-11-16 00:00:01,7\n");
+  EXPECT_EQ(read_all(*source).error,
+            "azure.csv:1: header: missing column 'GeneratedTokens' (the header has 'TIMESTAMP', 'ContextTokens')");
+}
+
+TEST(AzureReaderTest, NegativeCountGivesFileLineColumnAndExpectedForm) {
+  auto source = azure("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 00:00:01,7,5\n2023-11-16 00:00:02,-3,5\n");
+  const auto all = read_all(*source);
+  EXPECT_EQ(all.requests.size(), 1u);
+  EXPECT_EQ(all.error,
+            "azure.csv:3: column 'ContextTokens': expected a positive integer token count (at most 10000000), got '-3'");
+}
+
+TEST(AzureReaderTest, NonNumericCountIsAnError) {
+  auto source = azure("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 00:00:01,7,many\n");
+  EXPECT_EQ(read_all(*source).error,
+            "azure.csv:2: column 'GeneratedTokens': expected a positive integer token count (at most 10000000), got "
+            "'many'");
+}
+
+TEST(AzureReaderTest, BadTimestampAndWrongFieldCountAreErrors) {
+  auto bad_time = azure("TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,7,5\n");
+  EXPECT_EQ(read_all(*bad_time).error,
+            "azure.csv:2: column 'TIMESTAMP': expected a date-time 'YYYY-MM-DD HH:MM:SS[.fraction]', got 'yesterday'");
+  auto short_row = azure("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 00:00:01,7\n");
+  EXPECT_EQ(read_all(*short_row).error, "azure.csv:2: expected 3 fields as in the header, found 2");
+}
+
+TEST(AzureReaderTest, UnsortedTimestampsAreAnError) {
+  auto source = azure(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 00:00:02,7,5\n2023-11-16 00:00:01.5,7,5\n");
+  EXPECT_EQ(read_all(*source).error,
+            "azure.csv:3: timestamps must not decrease: this row is 500000 us earlier than the row before it");
+}
+
+TEST(AzureReaderTest, ErrorsAreSticky) {
+  auto source = azure("TIMESTAMP,ContextTokens,GeneratedTokens\nbad,1,1\n2023-11-16 00:00:01,7,5\n");
+  EXPECT_FALSE(source->next());
+  EXPECT_FALSE(source->next());
+}
+
+TEST(MooncakeReaderTest, ReadsMillisecondOffsetsAndKeepsHashIds) {
+  auto source = mooncake(
+      "{\"timestamp\": 0, \"input_length\": 6758, \"output_length\": 500, \"hash_ids\": [0, 1, 2]}\n"
+      "{\"timestamp\": 1500, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [0, 3]}\n");
+  const auto all = read_all(*source);
+  ASSERT_EQ(all.error, "");
+  ASSERT_EQ(all.requests.size(), 2u);
+  EXPECT_EQ(all.requests[1].arrival, SimTime::from_ms(1500));
+  EXPECT_EQ(all.requests[0].hash_ids, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_EQ(all.requests[1].hash_ids, (std::vector<std::uint64_t>{0, 3}));
+  EXPECT_EQ(all.requests[0].prompt_tokens, 6758u);
+}
+
+TEST(MooncakeReaderTest, MalformedJsonNamesLineAndColumn) {
+  auto source = mooncake("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}\n{\"timestamp\": 1,, }\n");
+  const auto all = read_all(*source);
+  EXPECT_EQ(all.error.rfind("mc.jsonl:2: column 17: expected a JSON object", 0), 0u) << all.error;
+}
+
+TEST(MooncakeReaderTest, MissingKeysWrongTypesAndEmptyFilesAreErrors) {
+  EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": 5}\n")).error,
+            "mc.jsonl:1: missing key 'output_length'");
+  EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": \"5\", \"output_length\": 5}\n")).error,
+            "mc.jsonl:1: key 'input_length': expected a positive integer token count (at most 10000000), got "
+            "'\"5\"'");
+  EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": -5, \"output_length\": 5}\n")).error,
+            "mc.jsonl:1: key 'input_length': expected a positive integer token count (at most 10000000), got '-5'");
+  EXPECT_EQ(read_all(*mooncake("[1, 2]\n")).error, "mc.jsonl:1: expected a JSON object, got '[1,2]'");
+  EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5, \"hash_ids\": [-1]}\n"))
+                .error,
+            "mc.jsonl:1: key 'hash_ids': expected non-negative integer block ids, got '-1'");
+  EXPECT_NE(read_all(*mooncake("\n\n")).error.find("mc.jsonl: no requests in the file"), std::string::npos);
+  EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 5, \"input_length\": 5, \"output_length\": 5}\n"
+                               "{\"timestamp\": 4, \"input_length\": 5, \"output_length\": 5}\n"))
+                .error,
+            "mc.jsonl:2: timestamps must not decrease: this row is 1000 us earlier than the row before it");
+}
+
+TEST(GenericReaderTest, CsvAndJsonlFollowTheColumnMapping) {
+  ColumnMapping mapping;
+  mapping.arrival = "t";
+  mapping.arrival_format = TimeFormat::kSeconds;
+  mapping.prompt_tokens = "in";
+  mapping.output_tokens = "out";
+  const std::string csv = "in,t,out,extra\n10,100.25,3,x\n20,101.0,4,\"y,z\"\n";
+  CsvTraceReader csv_reader(std::make_unique<std::istringstream>(csv), "g.csv", csv.size(), mapping);
+  auto a = read_all(csv_reader);
+  ASSERT_EQ(a.error, "");
+  ASSERT_EQ(a.requests.size(), 2u);
+  EXPECT_EQ(a.requests[1].arrival.us(), 750'000);
+  EXPECT_EQ(a.requests[1].prompt_tokens, 20u);
+
+  const std::string jsonl = "{\"t\": 3.0, \"in\": 1, \"out\": 2}\n{\"t\": 3.5, \"in\": 1, \"out\": 2}\n";
+  JsonlTraceReader jsonl_reader(std::make_unique<std::istringstream>(jsonl), "g.jsonl", jsonl.size(), mapping);
+  auto b = read_all(jsonl_reader);
+  ASSERT_EQ(b.error, "");
+  EXPECT_EQ(b.requests[1].arrival.us(), 500'000);
+}
+
+TEST(ShapedSourceTest, WindowRebasesAndRateScaleCompresses) {
+  std::string text = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  for (int s = 0; s < 10; ++s) text += "2023-11-16 00:00:0" + std::to_string(s) + ",1,1\n";
+  ShapedSource shaped(azure(text), SimTime::from_seconds(2), SimTime::from_seconds(6), 2.0, std::nullopt);
+  const auto all = read_all(shaped);
+  ASSERT_EQ(all.error, "");
+  ASSERT_EQ(all.requests.size(), 4u);  // seconds 2, 3, 4, 5
+  EXPECT_EQ(all.requests[0].id, 2u);
+  EXPECT_EQ(all.requests[0].arrival, SimTime::zero());
+  EXPECT_EQ(all.requests[3].arrival, SimTime::from_seconds(1.5));
+
+  ShapedSource limited(azure(text), SimTime::zero(), std::nullopt, 1.0, 3);
+  EXPECT_EQ(read_all(limited).requests.size(), 3u);
+}
+
+TEST(OpenWorkloadTest, MissingFileAndBadShapingAreErrors) {
+  WorkloadSpec spec;
+  spec.source = TraceFileSpec{"/nonexistent/trace.csv", TraceFormat::kAzureCsv, {}};
+  auto missing = open_workload(spec, 1);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "/nonexistent/trace.csv: cannot open the trace file");
+  spec.rate_scale = 0;
+  EXPECT_FALSE(open_workload(spec, 1));
+}
+
+}  // namespace
+}  // namespace meshsim::traces

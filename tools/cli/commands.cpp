@@ -1,0 +1,148 @@
+#include "tools/cli/commands.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <ostream>
+
+#include "configs/scenario_config.hpp"
+#include "sim/replay/replay.hpp"
+#include "tools/cli/run_outputs.hpp"
+#include "traces/trace_stats.hpp"
+#include "traces/workload_source.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const std::string& format_name) {
+  traces::TraceFileSpec spec;
+  spec.path = path;
+  std::string name = format_name;
+  if (name == "auto") {
+    const auto extension = std::filesystem::path(path).extension().string();
+    if (extension == ".csv") {
+      name = "azure";
+    } else if (extension == ".jsonl" || extension == ".json") {
+      name = "mooncake";
+    } else {
+      return Error{path + ": cannot tell the trace format from the extension '" + extension +
+                   "': pass --trace-format azure|mooncake (or use a config with a column mapping)"};
+    }
+  }
+  const auto format = traces::parse_trace_format(name);
+  if (!format || *format == traces::TraceFormat::kCsv || *format == traces::TraceFormat::kJsonl) {
+    return Error{"--trace-format: expected auto, azure or mooncake, got '" + name +
+                 "' (generic csv/jsonl traces need a column mapping in a config file)"};
+  }
+  spec.format = *format;
+  return spec;
+}
+
+}  // namespace
+
+int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
+  auto loaded = configs::load_scenario(config_path);
+  if (!loaded) {
+    err << "error: " << loaded.error().message << '\n';
+    return kExitBadInput;
+  }
+  configs::ScenarioConfig config = *loaded;
+  if (options.trace) {
+    auto spec = trace_file_spec(*options.trace, options.trace_format);
+    if (!spec) {
+      err << "error: " << spec.error().message << '\n';
+      return kExitBadInput;
+    }
+    config.workload.source = *spec;
+  }
+  if (options.seed) config.seed = *options.seed;
+  if (options.rate_scale) {
+    if (!(*options.rate_scale > 0)) {
+      err << "error: --rate-scale: expected a positive factor\n";
+      return kExitBadInput;
+    }
+    config.workload.rate_scale = *options.rate_scale;
+  }
+  if (options.until_s) {
+    if (!(*options.until_s >= 0)) {
+      err << "error: --until: expected a non-negative number of seconds\n";
+      return kExitBadInput;
+    }
+    config.replay.until = engine::SimTime::from_seconds(*options.until_s);
+  }
+
+  auto source = traces::open_workload(config.workload, config.seed);
+  if (!source) {
+    err << "error: " << source.error().message << '\n';
+    return kExitBadInput;
+  }
+  std::error_code mkdir_error;
+  std::filesystem::create_directories(options.out_dir, mkdir_error);
+  if (mkdir_error) {
+    err << "error: " << options.out_dir << ": cannot create the output folder: " << mkdir_error.message() << '\n';
+    return kExitOutputError;
+  }
+  RunFolderWriter writer(options.out_dir);
+  if (auto status = writer.open_status(); !status) {
+    err << "error: " << status.error().message << '\n';
+    return kExitOutputError;
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  engine::Simulation sim(config.seed);
+  replay::Replay replay(sim, **source, config.serving, config.replay, writer);
+  auto result = replay.run();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (!result) {
+    err << "\nerror: " << result.error().message << '\n';
+    return kExitBadInput;
+  }
+  const auto summary =
+      make_summary(configs::to_json(config), config.seed, (*source)->describe(), *result, replay.metrics());
+  if (auto status = writer.commit(summary); !status) {
+    err << "error: " << status.error().message << '\n';
+    return kExitOutputError;
+  }
+  if (!options.quiet) {
+    out << "meshsim replay: " << config.name << " on " << (*source)->describe() << " (seed " << config.seed << ")\n"
+        << format_summary_table(summary);
+    const double requests = static_cast<double>(replay.metrics().counts().arrived);
+    char line[160];
+    std::snprintf(line, sizeof line, "wall time   %.3f s (%.0f simulated requests/s, %.0f events/s)\n", wall_s,
+                  wall_s > 0 ? requests / wall_s : 0.0,
+                  wall_s > 0 ? static_cast<double>(result->events) / wall_s : 0.0);
+    out << line << "outputs     " << options.out_dir << "/{summary.json,requests.csv,timeseries.csv}\n";
+  }
+  return kExitOk;
+}
+
+int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto spec = trace_file_spec(options.trace, options.trace_format);
+  if (!spec) {
+    err << "error: " << spec.error().message << '\n';
+    return kExitBadInput;
+  }
+  auto source = traces::open_trace_file(*spec);
+  if (!source) {
+    err << "error: " << source.error().message << '\n';
+    return kExitBadInput;
+  }
+  auto stats = traces::summarize(**source);
+  if (!stats) {
+    err << "error: " << stats.error().message << '\n';
+    return kExitBadInput;
+  }
+  auto document = configs::to_json(traces::fit_generator(*stats, options.name));
+  char comment[400];
+  std::snprintf(comment, sizeof comment,
+                "Fitted by `meshsim fit-trace` to %s: %llu requests over %.1f s (%.3f req/s, inter-arrival CV "
+                "%.3f), mean prompt %.1f tokens, mean output %.1f tokens.",
+                std::filesystem::path(options.trace).filename().c_str(),
+                static_cast<unsigned long long>(stats->requests), stats->duration_s, stats->rate_per_s,
+                stats->interarrival_cv, stats->prompt_mean, stats->output_mean);
+  document["comment"] = comment;
+  out << document.dump(2) << '\n';
+  return kExitOk;
+}
+
+}  // namespace meshsim::cli

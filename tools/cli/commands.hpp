@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace meshsim::cli {
+
+// `meshsim replay`: command-line values; unset ones come from the config.
+struct ReplayCommandOptions {
+  std::string config_path;           // empty: the bundled default scenario
+  std::optional<std::string> trace;  // a trace file instead of the config's workload
+  std::string trace_format = "auto"; // auto: by extension (.csv azure, .jsonl mooncake)
+  std::string out_dir = "meshsim-out";
+  std::optional<std::uint64_t> seed;
+  std::optional<double> rate_scale;
+  std::optional<double> until_s;
+  bool quiet = false;                // no summary table
+};
+
+// Exit codes, so scripts can tell failures apart.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 2;   // a config, trace or option is wrong
+inline constexpr int kExitOutputError = 3;  // the run folder could not be written
+
+int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// `meshsim fit-trace`: summarises a trace and prints a generator fitted to it.
+struct FitCommandOptions {
+  std::string trace;
+  std::string trace_format = "auto";
+  std::string name = "fitted";
+};
+int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace meshsim::cli

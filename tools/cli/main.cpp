@@ -1,0 +1,43 @@
+// The meshsim command line: subcommands over the library. Exceptions (broken invariants)
+// are caught here, once.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "tools/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace meshsim::cli;
+  CLI::App app{"meshsim: a discrete-event simulator and RL testbed for GPU cluster scheduling"};
+  app.set_version_flag("--version", MESHSIM_VERSION);
+  app.require_subcommand(1);
+
+  ReplayCommandOptions replay;
+  auto* replay_cmd = app.add_subcommand("replay", "Replay a trace or generated workload through a scenario");
+  replay_cmd->add_option("--config", replay.config_path, "Scenario file (JSON or YAML); default: the bundled default")
+      ->check(CLI::ExistingFile);
+  replay_cmd->add_option("--trace", replay.trace, "Trace file to replay instead of the config's workload");
+  replay_cmd->add_option("--trace-format", replay.trace_format, "auto, azure or mooncake")->capture_default_str();
+  replay_cmd->add_option("--out", replay.out_dir, "Run folder for summary.json, requests.csv, timeseries.csv")
+      ->capture_default_str();
+  replay_cmd->add_option("--seed", replay.seed, "Random seed (overrides the config's)");
+  replay_cmd->add_option("--rate-scale", replay.rate_scale, "Multiply the arrival rate (2 = twice as fast)");
+  replay_cmd->add_option("--until", replay.until_s, "Stop at this simulated time, in seconds");
+  replay_cmd->add_flag("--quiet", replay.quiet, "Print no summary table");
+
+  FitCommandOptions fit;
+  auto* fit_cmd = app.add_subcommand("fit-trace", "Fit a workload generator to a trace and print it as JSON");
+  fit_cmd->add_option("--trace", fit.trace, "Trace file")->required();
+  fit_cmd->add_option("--trace-format", fit.trace_format, "auto, azure or mooncake")->capture_default_str();
+  fit_cmd->add_option("--name", fit.name, "Name of the generator")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
+    if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << '\n';
+    return 70;  // EX_SOFTWARE
+  }
+  return 1;
+}

@@ -1,0 +1,148 @@
+#include "tools/cli/run_outputs.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+
+namespace meshsim::cli {
+namespace {
+
+using nlohmann::json;
+
+// Fixed formats keep outputs byte-identical across runs.
+std::string seconds(const std::optional<engine::SimTime>& time) {
+  if (!time) return "";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6f", time->seconds());
+  return buffer;
+}
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+json latency_json(const metrics::LatencySummary& s) {
+  return json{{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+}
+
+}  // namespace
+
+RunFolderWriter::RunFolderWriter(const std::string& folder)
+    : folder_(folder),
+      requests_(folder + "/requests.csv"),
+      timeseries_(folder + "/timeseries.csv"),
+      summary_(folder + "/summary.json") {
+  requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,instance,queueing_s,ttft_s,"
+                        "tbt_mean_s,tbt_max_s,e2e_s,preemptions\n";
+  timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,utilisation,"
+                          "output_tokens\n";
+}
+
+Status RunFolderWriter::open_status() const {
+  for (const AtomicFile* file : {&requests_, &timeseries_, &summary_}) {
+    if (!file->is_open()) return Error{file->path() + ": cannot create the output file"};
+  }
+  return Ok{};
+}
+
+void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
+  const bool completed = r.status == metrics::RequestStatus::kCompleted;
+  auto& out = requests_.stream();
+  out << r.id << ',' << seconds(r.arrival) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
+      << metrics::to_string(r.status) << ',';
+  if (r.instance) out << *r.instance;
+  out << ',' << seconds(r.queueing()) << ',' << seconds(r.ttft()) << ','
+      << (completed ? seconds(r.tbt_mean) : "") << ',' << (completed ? seconds(r.tbt_max) : "") << ','
+      << seconds(r.e2e()) << ',' << r.preemptions << '\n';
+}
+
+void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
+  timeseries_.stream() << seconds(row.start) << ',' << seconds(row.end) << ',' << row.arrivals << ','
+                       << row.completions << ',' << row.drops << ',' << row.queued << ',' << row.running
+                       << ',' << row.instances << ',' << fixed(row.utilisation, 6) << ',' << row.output_tokens
+                       << '\n';
+}
+
+void RunFolderWriter::on_progress(double fraction, engine::SimTime now) { progress_.update(fraction, now); }
+
+Status RunFolderWriter::commit(const json& summary) {
+  progress_.finish();
+  // Replace, not throw, on bytes that are not UTF-8 (a trace path given on the command line).
+  summary_.stream() << summary.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+  for (AtomicFile* file : {&requests_, &timeseries_, &summary_}) {
+    if (auto status = file->commit(); !status) return status;
+  }
+  return Ok{};
+}
+
+json make_summary(const json& resolved_config, std::uint64_t seed, const std::string& workload_source,
+                  const replay::ReplayResult& result, const metrics::RunMetrics& metrics) {
+  const auto& counts = metrics.counts();
+  const double duration = result.end_time.seconds();
+  const auto per_second = [duration](double amount) { return duration > 0 ? amount / duration : 0.0; };
+  return json{
+      {"meshsim_version", MESHSIM_VERSION},
+      {"seed", seed},
+      {"workload_source", workload_source},
+      {"requests",
+       {{"arrived", counts.arrived},
+        {"completed", counts.completed},
+        {"dropped", counts.dropped},
+        {"in_flight", counts.in_flight}}},
+      {"latency_s",
+       {{"ttft", latency_json(metrics.ttft())},
+        {"tbt", latency_json(metrics.tbt())},
+        {"e2e", latency_json(metrics.e2e())},
+        {"queueing", latency_json(metrics.queueing())}}},
+      {"slo",
+       {{"ttft_target_s", metrics.slo().ttft.seconds()},
+        {"tbt_target_s", metrics.slo().tbt.seconds()},
+        {"ttft_attainment", metrics.ttft_attainment()},
+        {"tbt_attainment", metrics.tbt_attainment()},
+        {"attainment", metrics.slo_attainment()}}},
+      {"throughput",
+       {{"completed_per_s", per_second(static_cast<double>(counts.completed))},
+        {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}}},
+      {"utilisation", result.capacity_slot_seconds > 0 ? result.busy_slot_seconds / result.capacity_slot_seconds : 0.0},
+      {"cost", {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}}},
+      {"simulated_time_s", duration},
+      {"events", result.events},
+      {"config", resolved_config}};
+}
+
+std::string format_summary_table(const json& s) {
+  std::string out;
+  char line[256];
+  const auto& r = s["requests"];
+  std::snprintf(line, sizeof line, "requests    arrived %" PRIu64 "   completed %" PRIu64 "   dropped %" PRIu64
+                "   in flight %" PRIu64 "\n",
+                r["arrived"].get<std::uint64_t>(), r["completed"].get<std::uint64_t>(),
+                r["dropped"].get<std::uint64_t>(), r["in_flight"].get<std::uint64_t>());
+  out += line;
+  out += "latency (s)        mean       p50       p90       p99       max\n";
+  for (const char* name : {"ttft", "tbt", "e2e", "queueing"}) {
+    const auto& l = s["latency_s"][name];
+    std::snprintf(line, sizeof line, "  %-9s %9.4f %9.4f %9.4f %9.4f %9.4f\n", name, l["mean"].get<double>(),
+                  l["p50"].get<double>(), l["p90"].get<double>(), l["p99"].get<double>(), l["max"].get<double>());
+    out += line;
+  }
+  const auto& slo = s["slo"];
+  std::snprintf(line, sizeof line, "SLO         %.1f%% met (TTFT <= %.3f s: %.1f%%, TBT <= %.3f s: %.1f%%)\n",
+                100.0 * slo["attainment"].get<double>(), slo["ttft_target_s"].get<double>(),
+                100.0 * slo["ttft_attainment"].get<double>(), slo["tbt_target_s"].get<double>(),
+                100.0 * slo["tbt_attainment"].get<double>());
+  out += line;
+  std::snprintf(line, sizeof line, "throughput  %.2f req/s, %.1f output tokens/s; utilisation %.1f%%\n",
+                s["throughput"]["completed_per_s"].get<double>(), s["throughput"]["output_tokens_per_s"].get<double>(),
+                100.0 * s["utilisation"].get<double>());
+  out += line;
+  std::snprintf(line, sizeof line, "cost        %.2f GPU-hours, $%.2f over %.1f simulated s\n",
+                s["cost"]["gpu_hours"].get<double>(), s["cost"]["usd"].get<double>(),
+                s["simulated_time_s"].get<double>());
+  out += line;
+  return out;
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/replay/replay.hpp"
+#include "tools/cli/atomic_file.hpp"
+#include "tools/cli/progress_bar.hpp"
+
+namespace meshsim::cli {
+
+// Writes a replay's requests.csv and timeseries.csv as the run goes (streamed, so memory
+// does not grow with the trace) and drives the progress bar. Nothing appears under the
+// final names until commit().
+class RunFolderWriter final : public replay::ReplayObserver {
+ public:
+  explicit RunFolderWriter(const std::string& folder);
+
+  Status open_status() const;
+  void on_request(const metrics::RequestRecord& record) override;
+  void on_interval(const metrics::TimeseriesRow& row) override;
+  void on_progress(double fraction, engine::SimTime now) override;
+  // Writes summary.json and moves all three files into place.
+  Status commit(const nlohmann::json& summary);
+
+ private:
+  std::string folder_;
+  AtomicFile requests_;
+  AtomicFile timeseries_;
+  AtomicFile summary_;
+  ProgressBar progress_;
+};
+
+// The summary.json document of a finished replay.
+nlohmann::json make_summary(const nlohmann::json& resolved_config, std::uint64_t seed,
+                            const std::string& workload_source, const replay::ReplayResult& result,
+                            const metrics::RunMetrics& metrics);
+
+// A human-readable table of the summary, for the terminal.
+std::string format_summary_table(const nlohmann::json& summary);
+
+}  // namespace meshsim::cli

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what meshsim needs from Debian's packages (only what is missing), then
+# configures and builds into a build folder. Idempotent; run as root on a fresh machine.
+#   tools/setup.sh [--sanitize] [--build-dir DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=build
+cmake_args=(-DMESHSIM_WERROR=ON)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sanitize) build_dir=build-asan; cmake_args+=(-DMESHSIM_SANITIZE=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    --fuzz) build_dir=build-fuzz; cmake_args+=(-DMESHSIM_FUZZ=ON -DMESHSIM_BUILD_TESTS=OFF -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    --build-dir) build_dir="$2"; shift ;;
+    *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+packages=(build-essential cmake ninja-build ccache pkg-config
+  libeigen3-dev libtorch-dev nlohmann-json3-dev libspdlog-dev libbenchmark-dev libgtest-dev
+  libcli11-dev libyaml-cpp-dev)
+if [[ " ${cmake_args[*]} " == *MESHSIM_FUZZ=ON* ]]; then packages+=(clang libclang-rt-dev); fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$build_dir" -G Ninja "${cmake_args[@]}" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

@@ -1,0 +1,136 @@
+#include "traces/generated_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::traces {
+namespace {
+
+Status validate_length(const LengthSpec& spec, const std::string& field) {
+  switch (spec.kind) {
+    case LengthSpec::Kind::kFixed:
+      if (spec.value == 0) return Error{field + ".value: expected a positive token count"};
+      return Ok{};
+    case LengthSpec::Kind::kUniform:
+      if (spec.min == 0 || spec.max < spec.min) {
+        return Error{field + ": expected 0 < min <= max, got min " + std::to_string(spec.min) +
+                     " and max " + std::to_string(spec.max)};
+      }
+      return Ok{};
+    case LengthSpec::Kind::kQuantiles: {
+      const auto& q = spec.quantiles;
+      if (q.size() < 2 || q.front().first != 0.0 || q.back().first != 1.0) {
+        return Error{field + ".quantiles: expected at least two [p, tokens] points from p = 0 to p = 1"};
+      }
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        if (!(q[i].second >= 1.0)) return Error{field + ".quantiles[" + std::to_string(i) + "]: tokens must be >= 1"};
+        if (i > 0 && (q[i].first <= q[i - 1].first || q[i].second < q[i - 1].second)) {
+          return Error{field + ".quantiles[" + std::to_string(i) +
+                       "]: probabilities must increase and tokens must not decrease"};
+        }
+      }
+      return Ok{};
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status validate(const GeneratorSpec& spec) {
+  const auto& a = spec.arrivals;
+  if (!(a.rate_per_s > 0) || !std::isfinite(a.rate_per_s)) return Error{"arrivals.rate_per_s: expected a positive rate"};
+  if (a.kind == ArrivalSpec::Kind::kGamma && !(a.cv > 0)) return Error{"arrivals.cv: expected a positive coefficient of variation"};
+  if (a.kind == ArrivalSpec::Kind::kDiurnal) {
+    if (!(a.amplitude >= 0 && a.amplitude <= 1)) return Error{"arrivals.amplitude: expected a value in [0, 1]"};
+    if (!(a.period_s > 0)) return Error{"arrivals.period_s: expected a positive period"};
+  }
+  if (!spec.requests && !spec.duration) return Error{"expected a limit: 'requests' or 'duration_s'"};
+  if (auto s = validate_length(spec.prompt_tokens, "prompt_tokens"); !s) return s;
+  return validate_length(spec.output_tokens, "output_tokens");
+}
+
+std::uint32_t sample_length(const LengthSpec& spec, engine::Rng& rng) {
+  switch (spec.kind) {
+    case LengthSpec::Kind::kFixed:
+      return spec.value;
+    case LengthSpec::Kind::kUniform:
+      return spec.min + static_cast<std::uint32_t>(rng.uniform_int(std::uint64_t{spec.max} - spec.min + 1));
+    case LengthSpec::Kind::kQuantiles: {
+      const auto& q = spec.quantiles;
+      const double u = rng.uniform();
+      const auto upper = std::upper_bound(q.begin(), q.end(), u,
+                                          [](double p, const auto& point) { return p < point.first; });
+      const auto hi = upper == q.end() ? q.end() - 1 : upper;
+      const auto lo = hi - 1;
+      const double t = (u - lo->first) / (hi->first - lo->first);
+      const double tokens = lo->second + t * (hi->second - lo->second);
+      return static_cast<std::uint32_t>(std::max(1.0, std::round(tokens)));
+    }
+  }
+  return 1;
+}
+
+GeneratedSource::GeneratedSource(GeneratorSpec spec, std::uint64_t seed)
+    : spec_(std::move(spec)),
+      arrival_rng_(engine::derive_seed(seed, "workload.arrivals")),
+      length_rng_(engine::derive_seed(seed, "workload.lengths")) {
+  MESHSIM_CHECK(validate(spec_).has_value(), "GeneratedSource needs a validated spec");
+}
+
+double GeneratedSource::next_gap_s() {
+  const auto& a = spec_.arrivals;
+  switch (a.kind) {
+    case ArrivalSpec::Kind::kPoisson:
+      return arrival_rng_.exponential(a.rate_per_s);
+    case ArrivalSpec::Kind::kGamma: {
+      const double shape = 1.0 / (a.cv * a.cv);
+      return arrival_rng_.gamma(shape, 1.0 / (a.rate_per_s * shape));
+    }
+    case ArrivalSpec::Kind::kDiurnal: {
+      // Thinning (Lewis-Shedler): candidates at the peak rate, kept with rate(t) / peak.
+      const double peak = a.rate_per_s * (1.0 + a.amplitude);
+      double t = clock_s_;
+      for (;;) {
+        t += arrival_rng_.exponential(peak);
+        const double rate =
+            a.rate_per_s * (1.0 + a.amplitude * std::sin(2.0 * std::numbers::pi * t / a.period_s + a.phase_rad));
+        if (arrival_rng_.uniform() * peak <= rate) return t - clock_s_;
+      }
+    }
+  }
+  return 0.0;
+}
+
+Expected<std::optional<TraceRequest>> GeneratedSource::next() {
+  if (finished_ || (spec_.requests && generated_ >= *spec_.requests)) {
+    finished_ = true;
+    return std::optional<TraceRequest>();
+  }
+  // The first request arrives at 0, as a trace's first row does.
+  if (generated_ > 0) clock_s_ += next_gap_s();
+  const SimTime arrival = SimTime::from_seconds(clock_s_);
+  if (spec_.duration && arrival >= *spec_.duration) {
+    finished_ = true;
+    return std::optional<TraceRequest>();
+  }
+  TraceRequest request;
+  request.id = generated_++;
+  request.arrival = arrival;
+  request.prompt_tokens = sample_length(spec_.prompt_tokens, length_rng_);
+  request.output_tokens = sample_length(spec_.output_tokens, length_rng_);
+  return std::optional<TraceRequest>(std::move(request));
+}
+
+double GeneratedSource::progress() const {
+  if (finished_) return 1.0;
+  double fraction = 0.0;
+  if (spec_.requests) fraction = static_cast<double>(generated_) / static_cast<double>(*spec_.requests);
+  if (spec_.duration) fraction = std::max(fraction, clock_s_ / spec_.duration->seconds());
+  return std::min(1.0, fraction);
+}
+
+}  // namespace meshsim::traces

@@ -1,0 +1,79 @@
+#include "traces/line_trace_reader.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace meshsim::traces {
+
+LineTraceReader::LineTraceReader(std::unique_ptr<std::istream> input, std::string name,
+                                 std::uint64_t total_bytes)
+    : input_(std::move(input)), name_(std::move(name)), total_bytes_(total_bytes) {}
+
+double LineTraceReader::progress() const {
+  if (finished_) return 1.0;
+  if (total_bytes_ == 0) return 0.0;
+  return std::min(1.0, static_cast<double>(bytes_read_) / static_cast<double>(total_bytes_));
+}
+
+Error LineTraceReader::error_here(const std::string& what) const {
+  return Error{name_ + ":" + std::to_string(line_number_) + ": " + what};
+}
+
+bool LineTraceReader::read_line() {
+  while (std::getline(*input_, line_)) {
+    ++line_number_;
+    bytes_read_ += line_.size() + 1;
+    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    if (line_.find_first_not_of(" \t") != std::string::npos) return true;
+  }
+  return false;
+}
+
+Expected<std::optional<TraceRequest>> LineTraceReader::fail(Error error) {
+  error_ = error;
+  return error;
+}
+
+Expected<std::optional<TraceRequest>> LineTraceReader::next() {
+  if (error_) return *error_;
+  if (finished_) return std::optional<TraceRequest>();
+  if (!started_) {
+    started_ = true;
+    if (!input_ || !*input_) return fail(Error{name_ + ": cannot read the file"});
+    if (has_header()) {
+      if (!read_line()) {
+        return fail(Error{name_ + ": the file is empty: expected " + expected_content()});
+      }
+      if (auto status = parse_header(line_); !status) return fail(error_here(status.error().message));
+    }
+  }
+  if (!read_line()) {
+    if (input_->bad()) return fail(error_here("read error"));
+    if (rows_ == 0) {
+      return fail(Error{name_ + ": no requests in the file: expected " + expected_content()});
+    }
+    finished_ = true;
+    return std::optional<TraceRequest>();
+  }
+  row_.hash_ids.clear();
+  if (auto status = parse_row(line_, row_); !status) return fail(error_here(status.error().message));
+  if (!origin_us_) {
+    origin_us_ = row_.timestamp_us;
+    previous_us_ = row_.timestamp_us;
+  }
+  if (row_.timestamp_us < previous_us_) {
+    return fail(error_here("timestamps must not decrease: this row is " +
+                           std::to_string(previous_us_ - row_.timestamp_us) +
+                           " us earlier than the row before it"));
+  }
+  previous_us_ = row_.timestamp_us;
+  TraceRequest request;
+  request.id = rows_++;
+  request.arrival = SimTime::from_us(row_.timestamp_us - *origin_us_);
+  request.prompt_tokens = row_.prompt_tokens;
+  request.output_tokens = row_.output_tokens;
+  request.hash_ids = std::move(row_.hash_ids);
+  return std::optional<TraceRequest>(std::move(request));
+}
+
+}  // namespace meshsim::traces

@@ -1,0 +1,100 @@
+#include "traces/workload_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <utility>
+
+#include "traces/csv_trace_reader.hpp"
+#include "traces/generated_source.hpp"
+#include "traces/jsonl_trace_reader.hpp"
+
+namespace meshsim::traces {
+
+ShapedSource::ShapedSource(std::unique_ptr<RequestSource> inner, SimTime window_start,
+                           std::optional<SimTime> window_end, double rate_scale,
+                           std::optional<std::uint64_t> max_requests)
+    : inner_(std::move(inner)),
+      window_start_(window_start),
+      window_end_(window_end),
+      rate_scale_(rate_scale),
+      max_requests_(max_requests) {}
+
+Expected<std::optional<TraceRequest>> ShapedSource::next() {
+  if (finished_) return std::optional<TraceRequest>();
+  if (max_requests_ && emitted_ >= *max_requests_) {
+    finished_ = true;
+    return std::optional<TraceRequest>();
+  }
+  for (;;) {
+    auto next = inner_->next();
+    if (!next || !next->has_value()) {
+      if (next) finished_ = true;
+      return next;
+    }
+    TraceRequest& request = **next;
+    if (request.arrival < window_start_) continue;
+    if (window_end_ && request.arrival >= *window_end_) {
+      finished_ = true;  // sources are sorted: nothing later can fall inside
+      return std::optional<TraceRequest>();
+    }
+    const double offset_us = static_cast<double>((request.arrival - window_start_).us());
+    request.arrival = SimTime::from_us(static_cast<std::int64_t>(std::llround(offset_us / rate_scale_)));
+    ++emitted_;
+    return next;
+  }
+}
+
+double ShapedSource::progress() const {
+  if (finished_) return 1.0;
+  double fraction = inner_->progress();
+  if (max_requests_ && *max_requests_ > 0) {
+    fraction = std::max(fraction, static_cast<double>(emitted_) / static_cast<double>(*max_requests_));
+  }
+  return std::min(1.0, fraction);
+}
+
+Expected<std::unique_ptr<RequestSource>> open_trace_file(const TraceFileSpec& spec) {
+  auto file = std::make_unique<std::ifstream>(spec.path, std::ios::binary);
+  if (!*file) return Error{spec.path + ": cannot open the trace file"};
+  file->seekg(0, std::ios::end);
+  const auto size = static_cast<std::uint64_t>(std::max<std::streamoff>(0, file->tellg()));
+  file->seekg(0, std::ios::beg);
+  const ColumnMapping mapping = preset_mapping(spec.format, spec.columns);
+  switch (spec.format) {
+    case TraceFormat::kAzureCsv:
+    case TraceFormat::kCsv:
+      return std::unique_ptr<RequestSource>(
+          std::make_unique<CsvTraceReader>(std::move(file), spec.path, size, mapping));
+    case TraceFormat::kMooncakeJsonl:
+    case TraceFormat::kJsonl:
+      return std::unique_ptr<RequestSource>(
+          std::make_unique<JsonlTraceReader>(std::move(file), spec.path, size, mapping));
+  }
+  return Error{spec.path + ": unknown trace format"};
+}
+
+Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed) {
+  if (!(spec.rate_scale > 0) || !std::isfinite(spec.rate_scale)) {
+    return Error{"rate_scale: expected a positive factor, got " + std::to_string(spec.rate_scale)};
+  }
+  if (spec.window_end && *spec.window_end <= spec.window_start) {
+    return Error{"window: the end must be after the start"};
+  }
+  std::unique_ptr<RequestSource> inner;
+  if (const auto* file = std::get_if<TraceFileSpec>(&spec.source)) {
+    auto opened = open_trace_file(*file);
+    if (!opened) return opened.error();
+    inner = std::move(*opened);
+  } else {
+    const auto& generator = std::get<GeneratorSpec>(spec.source);
+    if (auto status = validate(generator); !status) {
+      return Error{"generator '" + generator.name + "': " + status.error().message};
+    }
+    inner = std::make_unique<GeneratedSource>(generator, seed);
+  }
+  return std::unique_ptr<RequestSource>(std::make_unique<ShapedSource>(
+      std::move(inner), spec.window_start, spec.window_end, spec.rate_scale, spec.max_requests));
+}
+
+}  // namespace meshsim::traces

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "sim/engine/sim_time.hpp"
+#include "traces/column_mapping.hpp"
+
+namespace meshsim::traces {
+
+using engine::SimTime;
+
+// A trace file and how to read it.
+struct TraceFileSpec {
+  std::string path;
+  TraceFormat format = TraceFormat::kAzureCsv;
+  ColumnMapping columns;  // used by the generic formats only
+};
+
+// How request arrivals are spread in time.
+struct ArrivalSpec {
+  enum class Kind {
+    kPoisson,  // exponential gaps at rate_per_s
+    kGamma,    // Gamma gaps with mean 1/rate_per_s and coefficient of variation cv (>1 is bursty)
+    kDiurnal,  // Poisson whose rate follows rate_per_s * (1 + amplitude * sin(2 pi t / period_s + phase))
+  };
+  Kind kind = Kind::kPoisson;
+  double rate_per_s = 1.0;
+  double cv = 1.0;
+  double amplitude = 0.5;         // in [0, 1]
+  double period_s = 86'400.0;     // one day
+  double phase_rad = 0.0;
+};
+
+// A distribution of token counts.
+struct LengthSpec {
+  enum class Kind {
+    kFixed,      // always `value`
+    kUniform,    // integers uniform in [min, max]
+    kQuantiles,  // an empirical inverse CDF: (probability, tokens) points from p = 0 to p = 1,
+                 // interpolated linearly (how fitted trace statistics are kept)
+  };
+  Kind kind = Kind::kFixed;
+  std::uint32_t value = 1;
+  std::uint32_t min = 1;
+  std::uint32_t max = 1;
+  std::vector<std::pair<double, double>> quantiles;
+};
+
+// A synthetic workload: arrivals, lengths, and when to stop (whichever limit comes first).
+struct GeneratorSpec {
+  std::string name = "generator";
+  ArrivalSpec arrivals;
+  LengthSpec prompt_tokens;
+  LengthSpec output_tokens;
+  std::optional<std::uint64_t> requests;
+  std::optional<SimTime> duration;
+};
+
+// Where requests come from, and what is done to their times.
+struct WorkloadSpec {
+  std::variant<TraceFileSpec, GeneratorSpec> source;
+  // Arrival offsets are cut to [window_start, window_end) on the source's own time axis,
+  // shifted so the window starts at 0, then divided by rate_scale (2.0 = twice the rate).
+  SimTime window_start = SimTime::zero();
+  std::optional<SimTime> window_end;
+  double rate_scale = 1.0;
+  std::optional<std::uint64_t> max_requests;
+};
+
+}  // namespace meshsim::traces
