@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/engine/enum_names.hpp"
+
 namespace meshsim::configs {
 
 // Collects every problem found in one config file, each naming its key path.
@@ -66,10 +68,9 @@ class ObjectReader {
     read(key, item, std::forward<Args>(args)...);
     out = item;
   }
-  // A string chosen from a fixed set; `parse` maps it to the enum.
-  template <typename E>
-  void read_choice(std::string_view key, E& out, std::optional<E> (*parse)(std::string_view),
-                   std::string_view accepted) {
+  // A string naming one of an enum's values.
+  template <typename E, std::size_t N>
+  void read_choice(std::string_view key, E& out, const EnumNames<E, N>& names) {
     std::string text;
     if (!has(key)) {
       mark(key);
@@ -78,10 +79,10 @@ class ObjectReader {
     const std::size_t before = error_count_;
     read(key, text);
     if (error_count_ != before) return;
-    if (auto parsed = parse(text)) {
+    if (auto parsed = names.parse(text)) {
       out = *parsed;
     } else {
-      fail(key, "expected one of " + std::string(accepted) + ", got '" + text + "'");
+      fail(key, "expected one of " + names.accepted() + ", got '" + text + "'");
     }
   }
 

@@ -18,37 +18,13 @@ const auto kPositive = [](double v) { return v > 0; };
 const auto kNonNegative = [](double v) { return v >= 0; };
 const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
 
-std::optional<ArrivalSpec::Kind> parse_arrival_kind(std::string_view name) {
-  if (name == "poisson") return ArrivalSpec::Kind::kPoisson;
-  if (name == "gamma") return ArrivalSpec::Kind::kGamma;
-  if (name == "diurnal") return ArrivalSpec::Kind::kDiurnal;
-  return std::nullopt;
-}
+constexpr EnumNames kArrivalKindNames{std::array{std::pair{ArrivalSpec::Kind::kPoisson, std::string_view("poisson")},
+                                                 std::pair{ArrivalSpec::Kind::kGamma, std::string_view("gamma")},
+                                                 std::pair{ArrivalSpec::Kind::kDiurnal, std::string_view("diurnal")}}};
 
-std::string_view to_string(ArrivalSpec::Kind kind) {
-  switch (kind) {
-    case ArrivalSpec::Kind::kPoisson: return "poisson";
-    case ArrivalSpec::Kind::kGamma: return "gamma";
-    case ArrivalSpec::Kind::kDiurnal: return "diurnal";
-  }
-  return "?";
-}
-
-std::optional<LengthSpec::Kind> parse_length_kind(std::string_view name) {
-  if (name == "fixed") return LengthSpec::Kind::kFixed;
-  if (name == "uniform") return LengthSpec::Kind::kUniform;
-  if (name == "quantiles") return LengthSpec::Kind::kQuantiles;
-  return std::nullopt;
-}
-
-std::string_view to_string(LengthSpec::Kind kind) {
-  switch (kind) {
-    case LengthSpec::Kind::kFixed: return "fixed";
-    case LengthSpec::Kind::kUniform: return "uniform";
-    case LengthSpec::Kind::kQuantiles: return "quantiles";
-  }
-  return "?";
-}
+constexpr EnumNames kLengthKindNames{std::array{std::pair{LengthSpec::Kind::kFixed, std::string_view("fixed")},
+                                                std::pair{LengthSpec::Kind::kUniform, std::string_view("uniform")},
+                                                std::pair{LengthSpec::Kind::kQuantiles, std::string_view("quantiles")}}};
 
 // Reads a duration given in seconds (or milliseconds) into SimTime.
 void read_seconds(ObjectReader& reader, std::string_view key, SimTime& out, double scale_to_s = 1.0,
@@ -71,7 +47,7 @@ void read_optional_seconds(ObjectReader& reader, std::string_view key, std::opti
 
 void read_length(ObjectReader& parent, std::string_view key, LengthSpec& spec) {
   ObjectReader reader(parent.raw(key), parent.path_of(key), parent.errors());
-  reader.read_choice("kind", spec.kind, parse_length_kind, "'fixed', 'uniform', 'quantiles'");
+  reader.read_choice("kind", spec.kind, kLengthKindNames);
   const auto count_ok = [](std::uint64_t v) { return v >= 1 && v <= 10'000'000; };
   reader.read("value", spec.value, "a token count in [1, 10000000]", count_ok);
   reader.read("min", spec.min, "a token count in [1, 10000000]", count_ok);
@@ -97,7 +73,7 @@ void read_generator(ObjectReader& reader, traces::GeneratorSpec& spec) {
   {
     ObjectReader arrivals(reader.raw("arrivals"), reader.path_of("arrivals"), reader.errors());
     auto& a = spec.arrivals;
-    arrivals.read_choice("kind", a.kind, parse_arrival_kind, "'poisson', 'gamma', 'diurnal'");
+    arrivals.read_choice("kind", a.kind, kArrivalKindNames);
     arrivals.read("rate_per_s", a.rate_per_s, "a positive rate", kPositive);
     arrivals.read("cv", a.cv, "a positive coefficient of variation", kPositive);
     arrivals.read("amplitude", a.amplitude, "a number in [0, 1]", [](double v) { return v >= 0 && v <= 1; });
@@ -140,11 +116,10 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
     if (file.path.empty()) trace.fail("path", "expected the path of a trace file");
     std::filesystem::path path(file.path);
     if (path.is_relative() && !file.path.empty()) file.path = (std::filesystem::path(base_dir) / path).lexically_normal().string();
-    trace.read_choice("format", file.format, traces::parse_trace_format, "'azure', 'mooncake', 'csv', 'jsonl'");
+    trace.read_choice("format", file.format, traces::kTraceFormatNames);
     ObjectReader columns(trace.raw("columns"), trace.path_of("columns"), trace.errors());
     columns.read("arrival", file.columns.arrival);
-    columns.read_choice("arrival_format", file.columns.arrival_format, traces::parse_time_format,
-                        "'s', 'ms', 'us', 'datetime'");
+    columns.read_choice("arrival_format", file.columns.arrival_format, traces::kTimeFormatNames);
     columns.read("prompt_tokens", file.columns.prompt_tokens);
     columns.read("output_tokens", file.columns.output_tokens);
     columns.read_optional("hash_ids", file.columns.hash_ids);
@@ -181,13 +156,13 @@ void parse_serving(ObjectReader& parent, cluster::FixedLatencyConfig& serving) {
   reader.read("prefill_us_per_token", serving.prefill_us_per_token, "a non-negative number", kNonNegative);
   read_seconds(reader, "time_per_output_token_ms", serving.time_per_output_token, 1e-3,
                "a non-negative number of milliseconds");
-  reader.read_choice("routing", serving.routing, cluster::parse_routing, "'round_robin', 'least_loaded'");
+  reader.read_choice("routing", serving.routing, cluster::kRoutingNames);
   reader.read("gpus_per_instance", serving.gpus_per_instance);
   reader.read("cost_per_instance_hour", serving.cost_per_instance_hour, "a non-negative price", kNonNegative);
 }
 
 json length_to_json(const LengthSpec& spec) {
-  json out = {{"kind", to_string(spec.kind)}};
+  json out = {{"kind", kLengthKindNames.name(spec.kind)}};
   switch (spec.kind) {
     case LengthSpec::Kind::kFixed: out["value"] = spec.value; break;
     case LengthSpec::Kind::kUniform: out["min"] = spec.min; out["max"] = spec.max; break;
@@ -259,7 +234,7 @@ Expected<ScenarioConfig> load_scenario(const std::string& path) {
 
 json to_json(const traces::GeneratorSpec& spec) {
   const auto& a = spec.arrivals;
-  json arrivals = {{"kind", to_string(a.kind)}, {"rate_per_s", a.rate_per_s}};
+  json arrivals = {{"kind", kArrivalKindNames.name(a.kind)}, {"rate_per_s", a.rate_per_s}};
   if (a.kind == ArrivalSpec::Kind::kGamma) arrivals["cv"] = a.cv;
   if (a.kind == ArrivalSpec::Kind::kDiurnal) {
     arrivals["amplitude"] = a.amplitude;
@@ -279,10 +254,10 @@ json to_json(const ScenarioConfig& config) {
   if (const auto* file = std::get_if<traces::TraceFileSpec>(&config.workload.source)) {
     const auto mapping = traces::preset_mapping(file->format, file->columns);
     workload["trace"] = {{"path", file->path},
-                         {"format", traces::to_string(file->format)},
+                         {"format", traces::kTraceFormatNames.name(file->format)},
                          {"columns",
                           {{"arrival", mapping.arrival},
-                           {"arrival_format", traces::to_string(mapping.arrival_format)},
+                           {"arrival_format", traces::kTimeFormatNames.name(mapping.arrival_format)},
                            {"prompt_tokens", mapping.prompt_tokens},
                            {"output_tokens", mapping.output_tokens},
                            {"hash_ids", mapping.hash_ids ? json(*mapping.hash_ids) : json(nullptr)}}}};
@@ -306,7 +281,7 @@ json to_json(const ScenarioConfig& config) {
         {"prefill_base_ms", s.prefill_base.ms()},
         {"prefill_us_per_token", s.prefill_us_per_token},
         {"time_per_output_token_ms", s.time_per_output_token.ms()},
-        {"routing", cluster::to_string(s.routing)},
+        {"routing", cluster::kRoutingNames.name(s.routing)},
         {"gpus_per_instance", s.gpus_per_instance},
         {"cost_per_instance_hour", s.cost_per_instance_hour}}},
       {"slo", {{"ttft_ms", config.replay.slo.ttft.ms()}, {"tbt_ms", config.replay.slo.tbt.ms()}}},

@@ -2,7 +2,8 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
+
+#include "sim/engine/enum_names.hpp"
 
 namespace meshsim::traces {
 
@@ -13,8 +14,10 @@ enum class TimeFormat {
   kMicroseconds,  // number of microseconds
   kDateTime,      // "YYYY-MM-DD HH:MM:SS[.fraction]" (also with 'T'), read as UTC
 };
-std::optional<TimeFormat> parse_time_format(std::string_view name);
-std::string_view to_string(TimeFormat format);
+inline constexpr EnumNames kTimeFormatNames{std::array{
+    std::pair{TimeFormat::kSeconds, std::string_view("s")}, std::pair{TimeFormat::kMilliseconds, std::string_view("ms")},
+    std::pair{TimeFormat::kMicroseconds, std::string_view("us")},
+    std::pair{TimeFormat::kDateTime, std::string_view("datetime")}}};
 
 // Which columns (CSV header names or JSON keys) hold the request fields. Arrival times
 // become offsets from the first request, whatever their origin.
@@ -33,8 +36,10 @@ enum class TraceFormat {
   kCsv,            // any CSV with a header, read through a ColumnMapping
   kJsonl,          // any JSON-lines file, read through a ColumnMapping
 };
-std::optional<TraceFormat> parse_trace_format(std::string_view name);
-std::string_view to_string(TraceFormat format);
+inline constexpr EnumNames kTraceFormatNames{std::array{
+    std::pair{TraceFormat::kAzureCsv, std::string_view("azure")},
+    std::pair{TraceFormat::kMooncakeJsonl, std::string_view("mooncake")},
+    std::pair{TraceFormat::kCsv, std::string_view("csv")}, std::pair{TraceFormat::kJsonl, std::string_view("jsonl")}}};
 
 // The mapping a format implies (the generic formats take the given one).
 ColumnMapping preset_mapping(TraceFormat format, const ColumnMapping& generic);

@@ -7,20 +7,6 @@
 
 namespace meshsim::cluster {
 
-std::optional<Routing> parse_routing(std::string_view name) {
-  if (name == "round_robin") return Routing::kRoundRobin;
-  if (name == "least_loaded") return Routing::kLeastLoaded;
-  return std::nullopt;
-}
-
-std::string_view to_string(Routing routing) {
-  switch (routing) {
-    case Routing::kRoundRobin: return "round_robin";
-    case Routing::kLeastLoaded: return "least_loaded";
-  }
-  return "?";
-}
-
 FixedLatencyCluster::FixedLatencyCluster(engine::Simulation& sim, FixedLatencyConfig config,
                                          RequestSink& sink)
     : sim_(sim), config_(config), sink_(sink), instances_(config.instances) {

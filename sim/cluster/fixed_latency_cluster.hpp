@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/engine/enum_names.hpp"
+
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/request_record.hpp"
 #include "traces/trace_request.hpp"
@@ -21,8 +23,8 @@ enum class Routing {
   kRoundRobin,   // instances in turn
   kLeastLoaded,  // fewest queued + running requests (ties: lowest index)
 };
-std::optional<Routing> parse_routing(std::string_view name);
-std::string_view to_string(Routing routing);
+inline constexpr EnumNames kRoutingNames{std::array{std::pair{Routing::kRoundRobin, std::string_view("round_robin")},
+                                                   std::pair{Routing::kLeastLoaded, std::string_view("least_loaded")}}};
 
 // A deliberately simple serving model: each instance serves up to max_batch requests at
 // once; a request's prefill takes prefill_base + prompt_tokens * prefill_per_token, and

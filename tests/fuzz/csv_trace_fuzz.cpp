@@ -6,18 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/fuzz/drain.hpp"
 #include "traces/csv_trace_reader.hpp"
-
-namespace {
-
-void drain(meshsim::traces::RequestSource& source) {
-  for (int i = 0; i < 100000; ++i) {
-    auto next = source.next();
-    if (!next || !next->has_value()) return;
-  }
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace meshsim::traces;

@@ -143,7 +143,7 @@ TEST(ReplayTest, RoundRobinAndLeastLoadedSpreadRequests) {
     ASSERT_TRUE(replay.run());
     int on_first = 0;
     for (const auto& r : collector.records) on_first += *r.instance == 0;
-    EXPECT_EQ(on_first, 2) << cluster::to_string(routing);
+    EXPECT_EQ(on_first, 2) << cluster::kRoutingNames.name(routing);
   }
 }
 

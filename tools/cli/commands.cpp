@@ -28,7 +28,7 @@ Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const s
                    "': pass --trace-format azure|mooncake (or use a config with a column mapping)"};
     }
   }
-  const auto format = traces::parse_trace_format(name);
+  const auto format = traces::kTraceFormatNames.parse(name);
   if (!format || *format == traces::TraceFormat::kCsv || *format == traces::TraceFormat::kJsonl) {
     return Error{"--trace-format: expected auto, azure or mooncake, got '" + name +
                  "' (generic csv/jsonl traces need a column mapping in a config file)"};

@@ -31,7 +31,12 @@ int main(int argc, char** argv) {
   fit_cmd->add_option("--trace-format", fit.trace_format, "auto, azure or mooncake")->capture_default_str();
   fit_cmd->add_option("--name", fit.name, "Name of the generator")->capture_default_str();
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; any usage error is bad input.
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
   try {
     if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
