@@ -138,6 +138,9 @@ Expected<json> read_config_file(const std::string& path) {
       }
     }
     return Error{path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": invalid JSON: " + e.what()};
+  } catch (const json::exception& e) {
+    // Valid syntax the parser still refuses, e.g. a number beyond double range.
+    return Error{path + ": invalid JSON: " + e.what()};
   }
 }
 

@@ -11,9 +11,17 @@ printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374
 printf 't,p,o\n1.5,"3",4\n' > build-fuzz/corpus/csv/seed2
 printf '{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}\n' > build-fuzz/corpus/jsonl/seed
 cp configs/scenarios/default.json build-fuzz/corpus/config/seed
+failed=()
 for pair in csv_trace_fuzz:csv jsonl_trace_fuzz:jsonl config_fuzz:config; do
   target="${pair%%:*}"; corpus="${pair##*:}"
   echo "== $target for ${seconds}s"
-  "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -max_len=4096 \
-    -artifact_prefix=build-fuzz/crashes/ "build-fuzz/corpus/$corpus" 2>&1 | tail -3
+  if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -max_len=4096 \
+      -artifact_prefix=build-fuzz/crashes/ "build-fuzz/corpus/$corpus" > "build-fuzz/$target.log" 2>&1; then
+    failed+=("$target")
+  fi
+  tail -n 3 "build-fuzz/$target.log"
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: findings in ${failed[*]} (inputs in build-fuzz/crashes/)" >&2
+  exit 1
+fi

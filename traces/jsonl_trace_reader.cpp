@@ -32,6 +32,9 @@ Status JsonlTraceReader::parse_row(const std::string& line, ParsedRow& row) {
   } catch (const json::parse_error& e) {
     return Error{"column " + std::to_string(e.byte) + ": expected a JSON object: " +
                  std::string(e.what())};
+  } catch (const json::exception& e) {
+    // Valid syntax the parser still refuses, e.g. a number beyond double range.
+    return Error{"expected a JSON object: " + std::string(e.what())};
   }
   if (!object.is_object()) return Error{"expected a JSON object, got " + shown(object)};
 

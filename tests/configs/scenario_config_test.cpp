@@ -111,6 +111,16 @@ TEST(ScenarioConfigTest, JsonSyntaxErrorsNameLineAndColumn) {
   EXPECT_EQ(result.error().message.rfind(path.string() + ":4:1: invalid JSON", 0), 0u) << result.error().message;
 }
 
+TEST(ScenarioConfigTest, NumbersBeyondDoubleRangeAreAnErrorNotACrash) {
+  const auto path = std::filesystem::temp_directory_path() / "meshsim_huge_number.json";
+  std::ofstream(path) << "{\"seed\": 1e999}\n";
+  auto result = load_scenario(path.string());
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message.find("invalid JSON: [json.exception.out_of_range.406] number overflow"),
+            std::string::npos)
+      << result.error().message;
+}
+
 TEST(ScenarioConfigTest, ResolvedConfigRoundTrips) {
   auto config = load_scenario(default_scenario_path());
   ASSERT_TRUE(config);

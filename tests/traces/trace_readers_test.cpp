@@ -140,6 +140,14 @@ TEST(MooncakeReaderTest, MalformedJsonNamesLineAndColumn) {
   EXPECT_EQ(all.error.rfind("mc.jsonl:2: column 17: expected a JSON object", 0), 0u) << all.error;
 }
 
+// Found by the JSONL fuzzer: a number beyond double range made the JSON parser throw
+// out_of_range, which escaped the reader.
+TEST(MooncakeReaderTest, NumbersBeyondDoubleRangeAreAnErrorNotACrash) {
+  const auto all = read_all(*mooncake("{\"timestamp\": 1E999, \"input_length\": 5, \"output_length\": 5}\n"));
+  EXPECT_EQ(all.error.rfind("mc.jsonl:1: expected a JSON object: [json.exception.out_of_range.406] number overflow", 0), 0u)
+      << all.error;
+}
+
 TEST(MooncakeReaderTest, MissingKeysWrongTypesAndEmptyFilesAreErrors) {
   EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": 5}\n")).error,
             "mc.jsonl:1: missing key 'output_length'");
