@@ -3,8 +3,12 @@
 #include <chrono>
 #include <filesystem>
 #include <ostream>
+#include <set>
+#include <tuple>
 
+#include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
+#include "sim/cluster/perf_profile.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "traces/trace_stats.hpp"
@@ -142,6 +146,49 @@ int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::os
                 stats->interarrival_cv, stats->prompt_mean, stats->output_mean);
   document["comment"] = comment;
   out << document.dump(2) << '\n';
+  return kExitOk;
+}
+
+int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto catalog = configs::load_catalog(options.catalog.empty() ? configs::default_catalog_folder() : options.catalog);
+  if (!catalog) {
+    err << "error: " << catalog.error().message << '\n';
+    return kExitBadInput;
+  }
+  auto rows = cluster::read_profile_csv(options.profile);
+  if (!rows) {
+    err << "error: " << rows.error().message << '\n';
+    return kExitBadInput;
+  }
+  std::vector<cluster::ProfileRow> dropped;
+  const auto kept = cluster::drop_non_monotonic(*rows, &dropped);
+  std::set<std::tuple<std::string, std::string, std::uint32_t>> deployments;
+  for (const auto& row : kept) deployments.emplace(row.model, row.hardware, row.tensor_parallel);
+  std::vector<configs::PerfFit> fits;
+  char line[200];
+  err << "deployment                          rows   prefill MAPE   decode MAPE\n";
+  for (const auto& [model, sku, tp] : deployments) {
+    const auto m = catalog->models.find(model);
+    const auto k = catalog->skus.find(sku);
+    if (m == catalog->models.end() || k == catalog->skus.end()) {
+      err << "skipped " << model << " on " << sku << ": not in the catalog (models.json / hardware.json)\n";
+      continue;
+    }
+    const auto group = cluster::select_rows(kept, model, sku, tp);
+    configs::PerfFit fit{model, sku, tp, cluster::fit_roofline(m->second, k->second, tp, group)};
+    const auto error = cluster::profile_error(cluster::RooflinePerfModel(m->second, k->second, tp, fit.factors), group);
+    std::snprintf(line, sizeof line, "%-34s %5zu %13.1f%% %12.1f%%\n",
+                  (model + " " + sku + " TP" + std::to_string(tp)).c_str(), error.rows, error.prefill_mape,
+                  error.decode_mape);
+    err << line;
+    fits.push_back(fit);
+  }
+  err << dropped.size() << " rows dropped as inconsistent (more prompts measured faster than fewer)\n";
+  const std::string comment = "Roofline factors fitted by `meshsim calibrate --profile " +
+                              std::filesystem::path(options.profile).filename().string() + "` (" +
+                              std::to_string(kept.size()) + " rows used, " + std::to_string(dropped.size()) +
+                              " inconsistent rows dropped). Regenerate rather than edit.";
+  out << configs::perf_fits_to_json(fits, comment).dump(2) << '\n';
   return kExitOk;
 }
 

@@ -34,4 +34,12 @@ struct FitCommandOptions {
 };
 int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::ostream& err);
 
+// `meshsim calibrate`: fits roofline factors to every deployment of a profile CSV whose
+// model and SKU the catalog knows; prints perf_fits.json on `out`, a MAPE table on `err`.
+struct CalibrateCommandOptions {
+  std::string profile;
+  std::string catalog;  // folder with hardware.json and models.json; empty: configs/
+};
+int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& out, std::ostream& err);
+
 }  // namespace meshsim::cli

@@ -31,6 +31,13 @@ int main(int argc, char** argv) {
   fit_cmd->add_option("--trace-format", fit.trace_format, "auto, azure or mooncake")->capture_default_str();
   fit_cmd->add_option("--name", fit.name, "Name of the generator")->capture_default_str();
 
+  CalibrateCommandOptions calibrate;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "Fit the roofline performance model to a profile CSV and print perf_fits.json");
+  calibrate_cmd->add_option("--profile", calibrate.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)")
+      ->required();
+  calibrate_cmd->add_option("--catalog", calibrate.catalog, "Folder with hardware.json and models.json");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -40,6 +47,7 @@ int main(int argc, char** argv) {
   try {
     if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
+    if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << '\n';
     return 70;  // EX_SOFTWARE

@@ -1,0 +1,100 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/cluster/hardware.hpp"
+#include "sim/engine/sim_time.hpp"
+
+namespace meshsim::cluster {
+
+using engine::SimTime;
+
+// One prefill pass: `sequences` prompts totalling `tokens`, with the sum of squared
+// prompt lengths (attention cost grows with the square of each prompt).
+struct PrefillWork {
+  std::uint64_t tokens = 0;
+  std::uint32_t sequences = 0;
+  double squared_tokens = 0.0;
+};
+
+// One decode iteration: `batch` sequences each producing one token, reading
+// `context_tokens` of KV cache in total.
+struct DecodeWork {
+  std::uint32_t batch = 0;
+  std::uint64_t context_tokens = 0;
+};
+
+// How long work takes on one serving instance (a model at a tensor-parallel degree on a
+// SKU). Implementations are pure functions of their inputs.
+class PerfModel {
+ public:
+  virtual ~PerfModel() = default;
+  virtual double prefill_ms(const PrefillWork& work) const = 0;
+  virtual double decode_ms(const DecodeWork& work) const = 0;
+};
+
+// The fitted factors of a roofline (configs/perf_fits.json; `meshsim calibrate` fits
+// them to a profile).
+struct RooflineFactors {
+  // prefill = overhead + max(weights / (tp * bandwidth),
+  //                          flops / (tp * peak * efficiency) * (1 + tokens / knee))
+  double prefill_overhead_ms = 30.0;
+  double prefill_efficiency = 0.4;
+  double prefill_knee_tokens = 50'000.0;  // efficiency halves at this many tokens in flight
+  // decode = overhead + (weights + KV read) / (tp * bandwidth * memory_efficiency)
+  //                   + flops / (tp * peak * compute_efficiency)
+  double decode_overhead_ms = 20.0;
+  double decode_memory_efficiency = 0.6;
+  double decode_compute_efficiency = 0.15;
+};
+
+// A roofline model: compute-bound prefill whose efficiency falls as the pass grows
+// (activation traffic), bandwidth-bound decode that reads the weights and every
+// sequence's KV cache (so it grows with context length), plus the arithmetic of the
+// batch, and fixed per-pass overheads (kernel launches, tensor-parallel all-reduces).
+class RooflinePerfModel final : public PerfModel {
+ public:
+  RooflinePerfModel(ModelSpec model, SkuSpec sku, std::uint32_t tensor_parallel, RooflineFactors factors);
+  double prefill_ms(const PrefillWork& work) const override;
+  double decode_ms(const DecodeWork& work) const override;
+
+ private:
+  ModelSpec model_;
+  SkuSpec sku_;
+  double tp_;
+  RooflineFactors f_;
+};
+
+// SplitwiseSim's table backend: a measured time per number of batch tokens, median of the
+// profile rows, interpolated linearly and extrapolated linearly beyond the ends.
+class PiecewiseLinear {
+ public:
+  PiecewiseLinear() = default;
+  // Points sorted by x, distinct x, at least two.
+  explicit PiecewiseLinear(std::vector<std::pair<double, double>> points);
+  double operator()(double x) const;
+  bool empty() const { return points_.empty(); }
+
+ private:
+  std::vector<std::pair<double, double>> points_;
+};
+
+class TablePerfModel final : public PerfModel {
+ public:
+  // prefill: ms by batch tokens (prompt_size * batch_size); decode: ms by batch size.
+  TablePerfModel(PiecewiseLinear prefill_by_tokens, PiecewiseLinear decode_by_batch)
+      : prefill_(std::move(prefill_by_tokens)), decode_(std::move(decode_by_batch)) {}
+  double prefill_ms(const PrefillWork& work) const override {
+    return prefill_(static_cast<double>(work.tokens));
+  }
+  // SplitwiseSim's table ignores context length: the time depends on the batch only.
+  double decode_ms(const DecodeWork& work) const override { return decode_(work.batch); }
+
+ private:
+  PiecewiseLinear prefill_;
+  PiecewiseLinear decode_;
+};
+
+}  // namespace meshsim::cluster
