@@ -37,7 +37,7 @@ void FixedLatencyCluster::account_busy_time() {
   busy_accounted_until_ = sim_.now();
 }
 
-double FixedLatencyCluster::busy_slot_us() {
+double FixedLatencyCluster::busy_unit_us() {
   account_busy_time();
   return busy_slot_us_;
 }

@@ -11,8 +11,7 @@
 #include "sim/engine/enum_names.hpp"
 
 #include "sim/engine/simulation.hpp"
-#include "sim/metrics/request_record.hpp"
-#include "traces/trace_request.hpp"
+#include "sim/cluster/serving_system.hpp"
 
 namespace meshsim::cluster {
 
@@ -42,31 +41,20 @@ struct FixedLatencyConfig {
   double cost_per_instance_hour = 0.0;  // USD
 };
 
-// Where requests go when they leave the cluster (completed or dropped).
-class RequestSink {
- public:
-  virtual void on_request_finished(const RequestRecord& record) = 0;
-
- protected:
-  ~RequestSink() = default;
-};
-
-class FixedLatencyCluster final : private engine::EventHandler {
+class FixedLatencyCluster final : public ServingSystem, private engine::EventHandler {
  public:
   FixedLatencyCluster(engine::Simulation& sim, FixedLatencyConfig config, RequestSink& sink);
 
-  // Routes an arriving request (at sim.now()) to an instance.
-  void submit(const traces::TraceRequest& request);
-
-  std::uint64_t queued() const { return queued_; }
-  std::uint64_t running() const { return running_; }
-  std::uint64_t in_flight() const { return queued_ + running_; }
-  std::uint32_t instances() const { return static_cast<std::uint32_t>(instances_.size()); }
-  const FixedLatencyConfig& config() const { return config_; }
-  // Busy request-slot time so far, in slot-microseconds (for utilisation).
-  double busy_slot_us();
-  // Visits the requests still queued or running, in id order.
-  void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const;
+  void submit(const traces::TraceRequest& request) override;
+  std::uint64_t queued() const override { return queued_; }
+  std::uint64_t running() const override { return running_; }
+  std::uint32_t instances() const override { return static_cast<std::uint32_t>(instances_.size()); }
+  // Capacity units are batch slots.
+  double busy_unit_us() override;
+  double capacity_units() const override { return static_cast<double>(config_.instances) * config_.max_batch; }
+  double gpus() const override { return static_cast<double>(config_.instances) * config_.gpus_per_instance; }
+  double cost_per_hour() const override { return config_.instances * config_.cost_per_instance_hour; }
+  void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
 
  private:
   struct Instance {

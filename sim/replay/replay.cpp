@@ -6,11 +6,11 @@
 
 namespace meshsim::replay {
 
-Replay::Replay(engine::Simulation& sim, traces::RequestSource& source, cluster::FixedLatencyConfig cluster,
+Replay::Replay(engine::Simulation& sim, traces::RequestSource& source, const ServingFactory& serving,
                ReplayOptions options, ReplayObserver& observer)
     : sim_(sim),
       source_(source),
-      cluster_(sim, cluster, *this),
+      cluster_(serving(sim, *this)),
       options_(options),
       observer_(observer),
       metrics_(options.slo),
@@ -43,7 +43,7 @@ void Replay::on_event(const engine::EventPayload& payload) {
   }
   metrics_.on_arrival();
   ++row_.arrivals;
-  cluster_.submit(*next_);
+  cluster_->submit(*next_);
   next_.reset();
   read_next_arrival();
 }
@@ -61,19 +61,18 @@ void Replay::on_request_finished(const metrics::RequestRecord& record) {
 }
 
 void Replay::note_if_done() {
-  if (done_at_ || !source_done_ || cluster_.in_flight() != 0) return;
+  if (done_at_ || !source_done_ || cluster_->in_flight() != 0) return;
   done_at_ = sim_.now();
   sample_timer_.cancel();
 }
 
 void Replay::emit_row(SimTime end) {
   row_.end = end;
-  row_.queued = cluster_.queued();
-  row_.running = cluster_.running();
-  row_.instances = cluster_.instances();
-  const double busy = cluster_.busy_slot_us();
-  const double capacity = static_cast<double>(cluster_.instances()) * cluster_.config().max_batch *
-                          static_cast<double>((row_.end - row_.start).us());
+  row_.queued = cluster_->queued();
+  row_.running = cluster_->running();
+  row_.instances = cluster_->instances();
+  const double busy = cluster_->busy_unit_us();
+  const double capacity = cluster_->capacity_units() * static_cast<double>((row_.end - row_.start).us());
   row_.utilisation = capacity > 0 ? (busy - busy_at_row_start_) / capacity : 0.0;
   busy_at_row_start_ = busy;
   observer_.on_interval(row_);
@@ -106,7 +105,7 @@ Expected<ReplayResult> Replay::run() {
 
   // Requests still in the system are reported with only what had happened by the end.
   std::uint64_t in_flight = 0;
-  cluster_.for_each_in_flight([&](const metrics::RequestRecord& live) {
+  cluster_->for_each_in_flight([&](const metrics::RequestRecord& live) {
     metrics::RequestRecord record = live;
     if (record.started && *record.started > end) record.started.reset();
     if (record.first_token && *record.first_token > end) record.first_token.reset();
@@ -124,12 +123,11 @@ Expected<ReplayResult> Replay::run() {
   ReplayResult result;
   result.end_time = end;
   result.events = sim_.events_processed();
-  result.busy_slot_seconds = cluster_.busy_slot_us() * 1e-6;
-  const auto& config = cluster_.config();
+  const double capacity_us = cluster_->capacity_units() * static_cast<double>(end.us());
+  result.utilisation = capacity_us > 0 ? cluster_->busy_unit_us() / capacity_us : 0.0;
   const double hours = end.seconds() / 3600.0;
-  result.capacity_slot_seconds = static_cast<double>(config.instances) * config.max_batch * end.seconds();
-  result.gpu_hours = static_cast<double>(config.instances) * config.gpus_per_instance * hours;
-  result.cost = static_cast<double>(config.instances) * config.cost_per_instance_hour * hours;
+  result.gpu_hours = cluster_->gpus() * hours;
+  result.cost = cluster_->cost_per_hour() * hours;
   return result;
 }
 

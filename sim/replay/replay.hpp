@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 
-#include "sim/cluster/fixed_latency_cluster.hpp"
+#include "sim/cluster/serving_system.hpp"
 #include "sim/engine/timer.hpp"
 #include "sim/metrics/run_metrics.hpp"
 #include "traces/trace_request.hpp"
@@ -32,18 +34,21 @@ class ReplayObserver {
 struct ReplayResult {
   SimTime end_time;  // the clock when the replay stopped
   std::uint64_t events = 0;
-  double busy_slot_seconds = 0.0;
-  double capacity_slot_seconds = 0.0;  // instances * max_batch * end_time
+  double utilisation = 0.0;  // busy fraction of serving capacity over the run
   double gpu_hours = 0.0;
-  double cost = 0.0;                   // USD
+  double cost = 0.0;         // USD
 };
+
+// Builds the serving system a replay drives, reporting to the replay's sink.
+using ServingFactory =
+    std::function<std::unique_ptr<cluster::ServingSystem>(engine::Simulation&, cluster::RequestSink&)>;
 
 // Streams requests from a source into a cluster on the simulation's clock, one arrival
 // event ahead (memory grows with requests in flight, not with trace length), and
 // measures the outcome.
 class Replay final : private engine::EventHandler, private cluster::RequestSink {
  public:
-  Replay(engine::Simulation& sim, traces::RequestSource& source, cluster::FixedLatencyConfig cluster,
+  Replay(engine::Simulation& sim, traces::RequestSource& source, const ServingFactory& serving,
          ReplayOptions options, ReplayObserver& observer);
 
   // Runs to the end of the workload (or `until`). Errors come from the source.
@@ -62,7 +67,7 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
 
   engine::Simulation& sim_;
   traces::RequestSource& source_;
-  cluster::FixedLatencyCluster cluster_;
+  std::unique_ptr<cluster::ServingSystem> cluster_;
   ReplayOptions options_;
   ReplayObserver& observer_;
   metrics::RunMetrics metrics_;

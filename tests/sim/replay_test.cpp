@@ -1,5 +1,7 @@
 #include "sim/replay/replay.hpp"
 
+#include "sim/cluster/fixed_latency_cluster.hpp"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -30,6 +32,12 @@ std::unique_ptr<traces::RequestSource> trace(const std::vector<std::tuple<double
                                                   text.size(), mapping);
 }
 
+ServingFactory fixed(cluster::FixedLatencyConfig config) {
+  return [config](engine::Simulation& sim, cluster::RequestSink& sink) {
+    return std::make_unique<cluster::FixedLatencyCluster>(sim, config, sink);
+  };
+}
+
 cluster::FixedLatencyConfig one_slot() {
   cluster::FixedLatencyConfig config;
   config.instances = 1;
@@ -44,7 +52,7 @@ TEST(ReplayTest, LatenciesFollowTheServingModelAndQueueingIsMeasured) {
   engine::Simulation sim(1);
   auto source = trace({{0.0, 100, 3}, {0.0, 10, 1}});
   Collector collector;
-  Replay replay(sim, *source, one_slot(), ReplayOptions{}, collector);
+  Replay replay(sim, *source, fixed(one_slot()), ReplayOptions{}, collector);
   auto result = replay.run();
   ASSERT_TRUE(result) << result.error().message;
   ASSERT_EQ(collector.records.size(), 2u);
@@ -69,7 +77,7 @@ TEST(ReplayTest, FullQueuesDropRequestsAndCountThem) {
   config.max_queue = 0;
   auto source = trace({{0.0, 10, 1}, {0.0, 10, 1}, {1.0, 10, 1}});
   Collector collector;
-  Replay replay(sim, *source, config, ReplayOptions{}, collector);
+  Replay replay(sim, *source, fixed(config), ReplayOptions{}, collector);
   ASSERT_TRUE(replay.run());
   const auto& counts = replay.metrics().counts();
   EXPECT_EQ(counts.arrived, 3u);
@@ -86,7 +94,7 @@ TEST(ReplayTest, StoppingEarlyReportsRequestsInFlightWithoutLosingAny) {
   Collector collector;
   ReplayOptions options;
   options.until = SimTime::from_seconds(1);
-  Replay replay(sim, *source, one_slot(), options, collector);
+  Replay replay(sim, *source, fixed(one_slot()), options, collector);
   auto result = replay.run();
   ASSERT_TRUE(result);
   const auto& counts = replay.metrics().counts();
@@ -112,7 +120,7 @@ TEST(ReplayTest, TimeseriesRowsCoverTheRunAndAddUp) {
   options.timeseries_interval = SimTime::from_seconds(2);
   cluster::FixedLatencyConfig config = one_slot();
   config.max_batch = 4;
-  Replay replay(sim, *source, config, options, collector);
+  Replay replay(sim, *source, fixed(config), options, collector);
   auto result = replay.run();
   ASSERT_TRUE(result);
   std::uint64_t arrivals = 0;
@@ -139,7 +147,7 @@ TEST(ReplayTest, RoundRobinAndLeastLoadedSpreadRequests) {
     config.instances = 2;
     config.routing = routing;
     Collector collector;
-    Replay replay(sim, *source, config, ReplayOptions{}, collector);
+    Replay replay(sim, *source, fixed(config), ReplayOptions{}, collector);
     ASSERT_TRUE(replay.run());
     int on_first = 0;
     for (const auto& r : collector.records) on_first += *r.instance == 0;
@@ -153,7 +161,7 @@ TEST(ReplayTest, ASourceErrorEndsTheRunWithThatError) {
   traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
   traces::CsvTraceReader source(std::make_unique<std::istringstream>(text), "bad.csv", text.size(), mapping);
   Collector collector;
-  Replay replay(sim, source, one_slot(), ReplayOptions{}, collector);
+  Replay replay(sim, source, fixed(one_slot()), ReplayOptions{}, collector);
   auto result = replay.run();
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message.rfind("bad.csv:3: column 'p'", 0), 0u);

@@ -9,6 +9,7 @@
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/cluster/perf_profile.hpp"
+#include "sim/cluster/fixed_latency_cluster.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "traces/trace_stats.hpp"
@@ -94,7 +95,10 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
 
   const auto wall_start = std::chrono::steady_clock::now();
   engine::Simulation sim(config.seed);
-  replay::Replay replay(sim, **source, config.serving, config.replay, writer);
+  const auto serving = [&config](engine::Simulation& s, cluster::RequestSink& sink) {
+    return std::make_unique<cluster::FixedLatencyCluster>(s, config.serving, sink);
+  };
+  replay::Replay replay(sim, **source, serving, config.replay, writer);
   auto result = replay.run();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!result) {

@@ -105,7 +105,7 @@ json make_summary(const json& resolved_config, std::uint64_t seed, const std::st
       {"throughput",
        {{"completed_per_s", per_second(static_cast<double>(counts.completed))},
         {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}}},
-      {"utilisation", result.capacity_slot_seconds > 0 ? result.busy_slot_seconds / result.capacity_slot_seconds : 0.0},
+      {"utilisation", result.utilisation},
       {"cost", {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}}},
       {"simulated_time_s", duration},
       {"events", result.events},

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "sim/metrics/request_record.hpp"
+#include "traces/trace_request.hpp"
+
+namespace meshsim::cluster {
+
+using metrics::RequestRecord;
+
+// Where requests go when they leave a serving system (completed or dropped).
+class RequestSink {
+ public:
+  virtual void on_request_finished(const RequestRecord& record) = 0;
+
+ protected:
+  ~RequestSink() = default;
+};
+
+// A simulated serving cluster as the replay sees it: requests go in at their arrival
+// time, records come out through a RequestSink, and its state can be sampled.
+class ServingSystem {
+ public:
+  virtual ~ServingSystem() = default;
+
+  // Routes a request arriving now.
+  virtual void submit(const traces::TraceRequest& request) = 0;
+
+  // Requests waiting (for a batch slot, KV memory or a KV transfer) and being served.
+  virtual std::uint64_t queued() const = 0;
+  virtual std::uint64_t running() const = 0;
+  std::uint64_t in_flight() const { return queued() + running(); }
+  virtual std::uint32_t instances() const = 0;
+
+  // Busy time so far summed over capacity units (batch slots or instances), in unit-us;
+  // utilisation over an interval is its increase / (capacity_units * interval).
+  virtual double busy_unit_us() = 0;
+  virtual double capacity_units() const = 0;
+  virtual double gpus() const = 0;
+  virtual double cost_per_hour() const = 0;  // USD, all servers
+
+  // Visits the requests still in the system, in id order.
+  virtual void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const = 0;
+};
+
+}  // namespace meshsim::cluster
