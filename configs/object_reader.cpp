@@ -114,6 +114,26 @@ void ObjectReader::read(std::string_view key, std::uint32_t& out, std::string_vi
   if (error_count_ == before) out = static_cast<std::uint32_t>(wide);
 }
 
+void ObjectReader::read_duration(std::string_view key, engine::SimTime& out, double seconds_per_unit) {
+  double value = out.seconds() / seconds_per_unit;
+  const std::size_t before = error_count_;
+  read(key, value, seconds_per_unit == 1.0 ? "a non-negative number of seconds" : "a non-negative number of milliseconds",
+       [](double v) { return v >= 0; });
+  if (error_count_ == before) out = engine::SimTime::from_seconds(value * seconds_per_unit);
+}
+
+void ObjectReader::read_optional_duration(std::string_view key, std::optional<engine::SimTime>& out,
+                                          double seconds_per_unit) {
+  if (!has(key)) {
+    mark(key);
+    return;
+  }
+  engine::SimTime value = out.value_or(engine::SimTime::zero());
+  const std::size_t before = error_count_;
+  read_duration(key, value, seconds_per_unit);
+  if (error_count_ == before) out = value;
+}
+
 void ObjectReader::finish() {
   finished_ = true;
   if (node_ == nullptr) return;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/engine/enum_names.hpp"
+#include "sim/engine/sim_time.hpp"
 
 namespace meshsim::configs {
 
@@ -56,6 +57,10 @@ class ObjectReader {
             const std::function<bool(std::uint64_t)>& ok = nullptr);
   void read(std::string_view key, std::uint32_t& out, std::string_view what = "a non-negative integer",
             const std::function<bool(std::uint64_t)>& ok = nullptr);
+  // A non-negative duration written as a number of units (seconds_per_unit: 1 for "_s"
+  // keys, 1e-3 for "_ms" keys).
+  void read_duration(std::string_view key, engine::SimTime& out, double seconds_per_unit);
+  void read_optional_duration(std::string_view key, std::optional<engine::SimTime>& out, double seconds_per_unit);
   // Optional fields: null or absent leaves std::nullopt.
   template <typename T, typename... Args>
   void read_optional(std::string_view key, std::optional<T>& out, Args&&... args) {

@@ -4,6 +4,7 @@
 
 #include "configs/config_file.hpp"
 #include "configs/object_reader.hpp"
+#include "configs/serving_config.hpp"
 #include "traces/generated_source.hpp"
 
 namespace meshsim::configs {
@@ -15,7 +16,6 @@ using traces::ArrivalSpec;
 using traces::LengthSpec;
 
 const auto kPositive = [](double v) { return v > 0; };
-const auto kNonNegative = [](double v) { return v >= 0; };
 const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
 
 constexpr EnumNames kArrivalKindNames{std::array{std::pair{ArrivalSpec::Kind::kPoisson, std::string_view("poisson")},
@@ -25,25 +25,6 @@ constexpr EnumNames kArrivalKindNames{std::array{std::pair{ArrivalSpec::Kind::kP
 constexpr EnumNames kLengthKindNames{std::array{std::pair{LengthSpec::Kind::kFixed, std::string_view("fixed")},
                                                 std::pair{LengthSpec::Kind::kUniform, std::string_view("uniform")},
                                                 std::pair{LengthSpec::Kind::kQuantiles, std::string_view("quantiles")}}};
-
-// Reads a duration given in seconds (or milliseconds) into SimTime.
-void read_seconds(ObjectReader& reader, std::string_view key, SimTime& out, double scale_to_s = 1.0,
-                  std::string_view what = "a non-negative number of seconds") {
-  double value = out.seconds() / scale_to_s;
-  const std::size_t before = reader.errors().count();
-  reader.read(key, value, what, kNonNegative);
-  if (reader.errors().count() == before) out = SimTime::from_seconds(value * scale_to_s);
-}
-
-void read_optional_seconds(ObjectReader& reader, std::string_view key, std::optional<SimTime>& out) {
-  if (!reader.has(key)) {
-    reader.raw(key);
-    return;
-  }
-  SimTime value = out.value_or(SimTime::zero());
-  read_seconds(reader, key, value);
-  out = value;
-}
 
 void read_length(ObjectReader& parent, std::string_view key, LengthSpec& spec) {
   ObjectReader reader(parent.raw(key), parent.path_of(key), parent.errors());
@@ -83,7 +64,7 @@ void read_generator(ObjectReader& reader, traces::GeneratorSpec& spec) {
   read_length(reader, "prompt_tokens", spec.prompt_tokens);
   read_length(reader, "output_tokens", spec.output_tokens);
   reader.read_optional("requests", spec.requests, "a positive integer", kAtLeastOne);
-  read_optional_seconds(reader, "duration_s", spec.duration);
+  reader.read_optional_duration("duration_s", spec.duration, 1.0);
 }
 
 void parse_generator_at(ObjectReader& workload, const std::string& base_dir, traces::GeneratorSpec& spec) {
@@ -137,28 +118,11 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
   reader.read("rate_scale", spec.rate_scale, "a positive factor", kPositive);
   reader.read_optional("max_requests", spec.max_requests, "a positive integer", kAtLeastOne);
   ObjectReader window(reader.raw("window"), reader.path_of("window"), reader.errors());
-  read_seconds(window, "start_s", spec.window_start);
-  read_optional_seconds(window, "end_s", spec.window_end);
+  window.read_duration("start_s", spec.window_start, 1.0);
+  window.read_optional_duration("end_s", spec.window_end, 1.0);
   if (spec.window_end && *spec.window_end <= spec.window_start) {
     window.fail("end_s", "expected an end after start_s");
   }
-}
-
-void parse_serving(ObjectReader& parent, cluster::FixedLatencyConfig& serving) {
-  ObjectReader reader(parent.raw("serving"), parent.path_of("serving"), parent.errors());
-  std::string model = "fixed_latency";
-  reader.read("model", model);
-  if (model != "fixed_latency") reader.fail("model", "expected 'fixed_latency', got '" + model + "'");
-  reader.read("instances", serving.instances, "a positive integer", kAtLeastOne);
-  reader.read("max_batch", serving.max_batch, "a positive integer", kAtLeastOne);
-  reader.read_optional("max_queue", serving.max_queue);
-  read_seconds(reader, "prefill_base_ms", serving.prefill_base, 1e-3, "a non-negative number of milliseconds");
-  reader.read("prefill_us_per_token", serving.prefill_us_per_token, "a non-negative number", kNonNegative);
-  read_seconds(reader, "time_per_output_token_ms", serving.time_per_output_token, 1e-3,
-               "a non-negative number of milliseconds");
-  reader.read_choice("routing", serving.routing, cluster::kRoutingNames);
-  reader.read("gpus_per_instance", serving.gpus_per_instance);
-  reader.read("cost_per_instance_hour", serving.cost_per_instance_hour, "a non-negative price", kNonNegative);
 }
 
 json length_to_json(const LengthSpec& spec) {
@@ -204,15 +168,14 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     reader.read("name", config.name);
     reader.read("seed", config.seed);
     parse_workload(reader, base_dir, config.workload);
-    parse_serving(reader, config.serving);
+    parse_serving(reader, base_dir, config.serving);
     ObjectReader slo(reader.raw("slo"), "slo", errors);
-    read_seconds(slo, "ttft_ms", config.replay.slo.ttft, 1e-3, "a non-negative number of milliseconds");
-    read_seconds(slo, "tbt_ms", config.replay.slo.tbt, 1e-3, "a non-negative number of milliseconds");
+    slo.read_duration("ttft_ms", config.replay.slo.ttft, 1e-3);
+    slo.read_duration("tbt_ms", config.replay.slo.tbt, 1e-3);
     slo.finish();
     ObjectReader run(reader.raw("run"), "run", errors);
-    read_optional_seconds(run, "until_s", config.replay.until);
-    read_seconds(run, "timeseries_interval_s", config.replay.timeseries_interval, 1.0,
-                 "a positive number of seconds");
+    run.read_optional_duration("until_s", config.replay.until, 1.0);
+    run.read_duration("timeseries_interval_s", config.replay.timeseries_interval, 1.0);
     if (config.replay.timeseries_interval <= SimTime::zero()) {
       run.fail("timeseries_interval_s", "expected a positive number of seconds");
     }
@@ -268,22 +231,11 @@ json to_json(const ScenarioConfig& config) {
   workload["max_requests"] = config.workload.max_requests ? json(*config.workload.max_requests) : json(nullptr);
   workload["window"] = {{"start_s", config.workload.window_start.seconds()},
                         {"end_s", optional_json(config.workload.window_end)}};
-  const auto& s = config.serving;
   return json{
       {"name", config.name},
       {"seed", config.seed},
       {"workload", workload},
-      {"serving",
-       {{"model", "fixed_latency"},
-        {"instances", s.instances},
-        {"max_batch", s.max_batch},
-        {"max_queue", s.max_queue ? json(*s.max_queue) : json(nullptr)},
-        {"prefill_base_ms", s.prefill_base.ms()},
-        {"prefill_us_per_token", s.prefill_us_per_token},
-        {"time_per_output_token_ms", s.time_per_output_token.ms()},
-        {"routing", cluster::kRoutingNames.name(s.routing)},
-        {"gpus_per_instance", s.gpus_per_instance},
-        {"cost_per_instance_hour", s.cost_per_instance_hour}}},
+      {"serving", serving_to_json(config.serving)},
       {"slo", {{"ttft_ms", config.replay.slo.ttft.ms()}, {"tbt_ms", config.replay.slo.tbt.ms()}}},
       {"run",
        {{"until_s", optional_json(config.replay.until)},

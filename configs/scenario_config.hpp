@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/cluster/fixed_latency_cluster.hpp"
+#include "configs/serving_config.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/replay/replay.hpp"
 #include "traces/workload_spec.hpp"
@@ -17,7 +17,7 @@ struct ScenarioConfig {
   std::string name = "scenario";
   std::uint64_t seed = 42;
   traces::WorkloadSpec workload;
-  cluster::FixedLatencyConfig serving;
+  ServingSpec serving;
   replay::ReplayOptions replay;
 };
 

@@ -31,6 +31,13 @@ double RooflinePerfModel::decode_ms(const DecodeWork& work) const {
   return f_.decode_overhead_ms + (memory_s + compute_s) * 1e3;
 }
 
+double RooflinePerfModel::iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const {
+  if (prefill.tokens == 0) return decode_ms(decode);
+  if (decode.batch == 0) return prefill_ms(prefill);
+  return prefill_ms(PrefillWork{prefill.tokens + decode.batch, prefill.sequences + decode.batch,
+                                prefill.squared_tokens + static_cast<double>(decode.context_tokens)});
+}
+
 PiecewiseLinear::PiecewiseLinear(std::vector<std::pair<double, double>> points) : points_(std::move(points)) {
   MESHSIM_CHECK(points_.size() >= 2, "a piecewise-linear table needs at least two points");
   for (std::size_t i = 1; i < points_.size(); ++i) {

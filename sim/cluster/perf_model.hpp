@@ -33,6 +33,9 @@ class PerfModel {
   virtual ~PerfModel() = default;
   virtual double prefill_ms(const PrefillWork& work) const = 0;
   virtual double decode_ms(const DecodeWork& work) const = 0;
+  // One iteration of a continuous batch: prompts being prefilled and sequences decoding
+  // together (either may be empty).
+  virtual double iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const = 0;
 };
 
 // The fitted factors of a roofline (configs/perf_fits.json; `meshsim calibrate` fits
@@ -59,6 +62,9 @@ class RooflinePerfModel final : public PerfModel {
   RooflinePerfModel(ModelSpec model, SkuSpec sku, std::uint32_t tensor_parallel, RooflineFactors factors);
   double prefill_ms(const PrefillWork& work) const override;
   double decode_ms(const DecodeWork& work) const override;
+  // A mixed batch is a prefill pass in which each decoding sequence adds one token that
+  // attends to its whole context.
+  double iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const override;
 
  private:
   ModelSpec model_;
@@ -83,6 +89,9 @@ class PiecewiseLinear {
 
 class TablePerfModel final : public PerfModel {
  public:
+  // SplitwiseSim prices a mixed batch as a prefill of all its tokens times this factor.
+  static constexpr double kMixedBatchFactor = 1.1;
+
   // prefill: ms by batch tokens (prompt_size * batch_size); decode: ms by batch size.
   TablePerfModel(PiecewiseLinear prefill_by_tokens, PiecewiseLinear decode_by_batch)
       : prefill_(std::move(prefill_by_tokens)), decode_(std::move(decode_by_batch)) {}
@@ -91,6 +100,11 @@ class TablePerfModel final : public PerfModel {
   }
   // SplitwiseSim's table ignores context length: the time depends on the batch only.
   double decode_ms(const DecodeWork& work) const override { return decode_(work.batch); }
+  double iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const override {
+    if (prefill.tokens == 0) return decode_ms(decode);
+    if (decode.batch == 0) return prefill_ms(prefill);
+    return prefill_(static_cast<double>(prefill.tokens + decode.batch)) * kMixedBatchFactor;
+  }
 
  private:
   PiecewiseLinear prefill_;

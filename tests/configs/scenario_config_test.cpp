@@ -25,7 +25,7 @@ TEST(ScenarioConfigTest, DefaultScenarioLoadsWithTheFittedGenerator) {
   EXPECT_EQ(generator.name, "azure-conv-2023");
   EXPECT_EQ(generator.arrivals.kind, traces::ArrivalSpec::Kind::kGamma);
   EXPECT_EQ(generator.prompt_tokens.kind, traces::LengthSpec::Kind::kQuantiles);
-  EXPECT_EQ(config->serving.instances, 4u);
+  ASSERT_TRUE(std::holds_alternative<LlmServingSpec>(config->serving));
 }
 
 TEST(ScenarioConfigTest, MissingKeysTakeDefaults) {
@@ -34,25 +34,27 @@ TEST(ScenarioConfigTest, MissingKeysTakeDefaults) {
                                "s.json");
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->seed, 42u);
-  EXPECT_EQ(config->serving.max_batch, 16u);
+  const auto& llm = std::get<LlmServingSpec>(config->serving);
+  EXPECT_EQ(llm.batching.max_batch_tokens, 2048u);
+  EXPECT_EQ(llm.backend, LlmServingSpec::Backend::kRoofline);
   EXPECT_EQ(config->replay.slo.ttft, SimTime::from_ms(1000));
 }
 
 TEST(ScenarioConfigTest, UnknownKeysAreErrorsNamingThePathAndTheKnownKeys) {
-  const auto error = parse_error(R"({"serving": {"instancez": 3}})");
+  const auto error = parse_error(R"({"serving": {"kind": "fixed_latency", "instancez": 3}})");
   EXPECT_NE(error.find("s.json: serving.instancez: unknown key (known keys here: "), std::string::npos) << error;
   EXPECT_NE(error.find("instances"), std::string::npos);
 }
 
 TEST(ScenarioConfigTest, WrongTypesAndRangesNameTheKeyAndWhatWasExpected) {
-  EXPECT_NE(parse_error(R"({"serving": {"instances": "four"}})")
+  EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "instances": "four"}})")
                 .find("s.json: serving.instances: expected a positive integer, got \"four\""),
             std::string::npos);
-  EXPECT_NE(parse_error(R"({"serving": {"instances": 0}})").find("serving.instances: expected a positive integer, got 0"),
+  EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "instances": 0}})").find("serving.instances: expected a positive integer, got 0"),
             std::string::npos);
   EXPECT_NE(parse_error(R"({"workload": {"rate_scale": -1}})").find("workload.rate_scale: expected a positive factor, got -1"),
             std::string::npos);
-  EXPECT_NE(parse_error(R"({"serving": {"routing": "random"}})")
+  EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "routing": "random"}})")
                 .find("serving.routing: expected one of 'round_robin', 'least_loaded', got 'random'"),
             std::string::npos);
   EXPECT_NE(parse_error(R"({"seed": 1.5})").find("s.json: seed: expected a non-negative integer, got 1.5"),

@@ -9,7 +9,6 @@
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/cluster/perf_profile.hpp"
-#include "sim/cluster/fixed_latency_cluster.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "traces/trace_stats.hpp"
@@ -76,6 +75,16 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     config.replay.until = engine::SimTime::from_seconds(*options.until_s);
   }
 
+  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  if (!catalog) {
+    err << "error: " << catalog.error().message << '\n';
+    return kExitBadInput;
+  }
+  auto serving = configs::make_serving_factory(config.serving, *catalog);
+  if (!serving) {
+    err << "error: " << config_path << ": " << serving.error().message << '\n';
+    return kExitBadInput;
+  }
   auto source = traces::open_workload(config.workload, config.seed);
   if (!source) {
     err << "error: " << source.error().message << '\n';
@@ -95,10 +104,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
 
   const auto wall_start = std::chrono::steady_clock::now();
   engine::Simulation sim(config.seed);
-  const auto serving = [&config](engine::Simulation& s, cluster::RequestSink& sink) {
-    return std::make_unique<cluster::FixedLatencyCluster>(s, config.serving, sink);
-  };
-  replay::Replay replay(sim, **source, serving, config.replay, writer);
+  replay::Replay replay(sim, **source, *serving, config.replay, writer);
   auto result = replay.run();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!result) {

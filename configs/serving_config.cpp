@@ -1,0 +1,199 @@
+#include "configs/serving_config.hpp"
+
+#include <filesystem>
+
+#include "sim/cluster/perf_profile.hpp"
+
+namespace meshsim::configs {
+namespace {
+
+using nlohmann::json;
+
+constexpr EnumNames kKindNames{std::array{std::pair{0, std::string_view("llm")},
+                                          std::pair{1, std::string_view("fixed_latency")}}};
+
+const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
+const auto kPositive = [](double v) { return v > 0; };
+const auto kNonNegative = [](double v) { return v >= 0; };
+
+void parse_fixed(ObjectReader& reader, cluster::FixedLatencyConfig& serving) {
+  reader.read("instances", serving.instances, "a positive integer", kAtLeastOne);
+  reader.read("max_batch", serving.max_batch, "a positive integer", kAtLeastOne);
+  reader.read_optional("max_queue", serving.max_queue);
+  reader.read_duration("prefill_base_ms", serving.prefill_base, 1e-3);
+  reader.read("prefill_us_per_token", serving.prefill_us_per_token, "a non-negative number", kNonNegative);
+  reader.read_duration("time_per_output_token_ms", serving.time_per_output_token, 1e-3);
+  reader.read_choice("routing", serving.routing, cluster::kRoutingNames);
+  reader.read("gpus_per_instance", serving.gpus_per_instance);
+  reader.read("cost_per_instance_hour", serving.cost_per_instance_hour, "a non-negative price", kNonNegative);
+}
+
+void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec& spec) {
+  reader.read("model", spec.model);
+  reader.read("sku", spec.sku);
+  reader.read("tensor_parallel", spec.tensor_parallel, "a positive integer", kAtLeastOne);
+  reader.read_choice("backend", spec.backend, kBackendNames);
+  reader.read("profile", spec.profile);
+  if (!spec.profile.empty() && std::filesystem::path(spec.profile).is_relative()) {
+    spec.profile = (std::filesystem::path(base_dir) / spec.profile).lexically_normal().string();
+  }
+  if (spec.backend == LlmServingSpec::Backend::kTable && spec.profile.empty()) {
+    reader.fail("profile", "the table backend needs a profile CSV");
+  }
+  if (const json* groups = reader.raw("start_state")) {
+    spec.start_state.clear();
+    if (!groups->is_array() || groups->empty()) {
+      reader.fail("start_state", "expected a list of {\"tag\", \"count\"}");
+    } else {
+      for (std::size_t i = 0; i < groups->size(); ++i) {
+        ObjectReader group(&(*groups)[i], reader.path_of("start_state") + "[" + std::to_string(i) + "]",
+                           reader.errors());
+        cluster::InstanceGroup g;
+        group.read_choice("tag", g.tag, cluster::kInstanceTagNames);
+        group.read("count", g.count, "a positive integer", kAtLeastOne);
+        spec.start_state.push_back(g);
+      }
+    }
+  }
+  {
+    ObjectReader batching(reader.raw("batching"), reader.path_of("batching"), reader.errors());
+    batching.read("max_batch_size", spec.batching.max_batch_size, "a positive integer", kAtLeastOne);
+    batching.read("max_batch_tokens", spec.batching.max_batch_tokens, "a positive integer", kAtLeastOne);
+    batching.read("max_preemptions", spec.batching.max_preemptions);
+  }
+  {
+    ObjectReader routing(reader.raw("routing"), reader.path_of("routing"), reader.errors());
+    routing.read_choice("prompt", spec.prompt_routing, cluster::kRoutePolicyNames);
+    routing.read_choice("token", spec.token_routing, cluster::kRoutePolicyNames);
+  }
+  {
+    ObjectReader kv(reader.raw("kv"), reader.path_of("kv"), reader.errors());
+    kv.read("reserve_fraction", spec.kv_reserve_fraction, "a fraction in [0, 1)",
+            [](double v) { return v >= 0 && v < 1; });
+    kv.read_optional("capacity_tokens", spec.kv_capacity_tokens, "a positive integer", kAtLeastOne);
+    kv.read_optional("transfer_gb_per_s", spec.kv_transfer_gb_per_s, "a positive bandwidth", kPositive);
+  }
+  reader.read("fold_decode", spec.fold_decode);
+}
+
+json llm_to_json(const LlmServingSpec& spec) {
+  json groups = json::array();
+  for (const auto& g : spec.start_state) groups.push_back({{"tag", cluster::kInstanceTagNames.name(g.tag)}, {"count", g.count}});
+  return json{{"kind", "llm"},
+              {"model", spec.model},
+              {"sku", spec.sku},
+              {"tensor_parallel", spec.tensor_parallel},
+              {"backend", kBackendNames.name(spec.backend)},
+              {"profile", spec.profile},
+              {"start_state", groups},
+              {"batching",
+               {{"max_batch_size", spec.batching.max_batch_size},
+                {"max_batch_tokens", spec.batching.max_batch_tokens},
+                {"max_preemptions", spec.batching.max_preemptions}}},
+              {"routing",
+               {{"prompt", cluster::kRoutePolicyNames.name(spec.prompt_routing)},
+                {"token", cluster::kRoutePolicyNames.name(spec.token_routing)}}},
+              {"kv",
+               {{"reserve_fraction", spec.kv_reserve_fraction},
+                {"capacity_tokens", spec.kv_capacity_tokens ? json(*spec.kv_capacity_tokens) : json(nullptr)},
+                {"transfer_gb_per_s", spec.kv_transfer_gb_per_s ? json(*spec.kv_transfer_gb_per_s) : json(nullptr)}}},
+              {"fold_decode", spec.fold_decode}};
+}
+
+json fixed_to_json(const cluster::FixedLatencyConfig& s) {
+  return json{{"kind", "fixed_latency"},
+              {"instances", s.instances},
+              {"max_batch", s.max_batch},
+              {"max_queue", s.max_queue ? json(*s.max_queue) : json(nullptr)},
+              {"prefill_base_ms", s.prefill_base.ms()},
+              {"prefill_us_per_token", s.prefill_us_per_token},
+              {"time_per_output_token_ms", s.time_per_output_token.ms()},
+              {"routing", cluster::kRoutingNames.name(s.routing)},
+              {"gpus_per_instance", s.gpus_per_instance},
+              {"cost_per_instance_hour", s.cost_per_instance_hour}};
+}
+
+}  // namespace
+
+void parse_serving(ObjectReader& parent, const std::string& base_dir, ServingSpec& spec) {
+  ObjectReader reader(parent.raw("serving"), parent.path_of("serving"), parent.errors());
+  int kind = 0;
+  reader.read_choice("kind", kind, kKindNames);
+  if (kind == 1) {
+    cluster::FixedLatencyConfig fixed;
+    parse_fixed(reader, fixed);
+    spec = fixed;
+  } else {
+    LlmServingSpec llm;
+    parse_llm(reader, base_dir, llm);
+    spec = llm;
+  }
+}
+
+json serving_to_json(const ServingSpec& spec) {
+  if (const auto* fixed = std::get_if<cluster::FixedLatencyConfig>(&spec)) return fixed_to_json(*fixed);
+  return llm_to_json(std::get<LlmServingSpec>(spec));
+}
+
+Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, const Catalog& catalog) {
+  if (const auto* fixed = std::get_if<cluster::FixedLatencyConfig>(&spec)) {
+    return replay::ServingFactory([config = *fixed](engine::Simulation& sim, cluster::RequestSink& sink) {
+      return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::FixedLatencyCluster>(sim, config, sink));
+    });
+  }
+  const auto& llm = std::get<LlmServingSpec>(spec);
+  const auto model = catalog.models.find(llm.model);
+  if (model == catalog.models.end()) return Error{"serving.model: no model '" + llm.model + "' in models.json"};
+  const auto sku = catalog.skus.find(llm.sku);
+  if (sku == catalog.skus.end()) return Error{"serving.sku: no SKU '" + llm.sku + "' in hardware.json"};
+  if (sku->second.gpus_per_node % llm.tensor_parallel != 0) {
+    return Error{"serving.tensor_parallel: " + std::to_string(llm.tensor_parallel) + " does not divide the " +
+                 std::to_string(sku->second.gpus_per_node) + " GPUs of a " + llm.sku + " server"};
+  }
+  cluster::LlmClusterConfig config;
+  config.model = model->second;
+  config.sku = sku->second;
+  config.tensor_parallel = llm.tensor_parallel;
+  config.start_state = llm.start_state;
+  config.batching = llm.batching;
+  config.prompt_routing = llm.prompt_routing;
+  config.token_routing = llm.token_routing;
+  config.kv_reserve_fraction = llm.kv_reserve_fraction;
+  config.kv_capacity_tokens = llm.kv_capacity_tokens;
+  config.kv_transfer_gb_per_s = llm.kv_transfer_gb_per_s;
+  config.fold_decode = llm.fold_decode;
+  if (llm.backend == LlmServingSpec::Backend::kTable) {
+    auto rows = cluster::read_profile_csv(llm.profile);
+    if (!rows) return rows.error();
+    auto table = cluster::make_table_model(cluster::select_rows(*rows, llm.model, llm.sku, llm.tensor_parallel));
+    if (!table) {
+      return Error{llm.profile + ": no usable rows for " + llm.model + " on " + llm.sku + " at TP " +
+                   std::to_string(llm.tensor_parallel) + ": " + table.error().message};
+    }
+    config.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
+  } else {
+    config.perf = std::make_shared<cluster::RooflinePerfModel>(
+        model->second, sku->second, llm.tensor_parallel,
+        catalog.factors_for(llm.model, llm.sku, llm.tensor_parallel));
+  }
+  // Check now what the cluster would otherwise assert on.
+  const double weights = config.model.weight_bytes();
+  const double hbm = llm.tensor_parallel * config.sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
+  if (!llm.kv_capacity_tokens && weights >= hbm * (1.0 - llm.kv_reserve_fraction)) {
+    return Error{"serving: " + llm.model + " does not fit on " + std::to_string(llm.tensor_parallel) + " x " +
+                 llm.sku + " GPUs"};
+  }
+  bool has_prompt = false, has_token = false, has_serving = false;
+  for (const auto& g : llm.start_state) {
+    has_prompt |= g.tag == cluster::InstanceTag::kPrompt;
+    has_token |= g.tag == cluster::InstanceTag::kToken;
+    has_serving |= g.tag != cluster::InstanceTag::kToken;
+  }
+  if (!has_serving) return Error{"serving.start_state: expected at least one prompt or mixed instance"};
+  if (has_prompt && !has_token) return Error{"serving.start_state: prompt instances need token instances"};
+  return replay::ServingFactory([config](engine::Simulation& sim, cluster::RequestSink& sink) {
+    return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::LlmCluster>(sim, config, sink));
+  });
+}
+
+}  // namespace meshsim::configs

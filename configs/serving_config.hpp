@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "configs/catalog.hpp"
+#include "configs/object_reader.hpp"
+#include "sim/cluster/fixed_latency_cluster.hpp"
+#include "sim/cluster/llm_cluster.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace meshsim::configs {
+
+// The LLM serving model as a scenario names it; resolved against the Catalog (and a
+// profile CSV for the table backend) by make_serving_factory.
+struct LlmServingSpec {
+  std::string model = "llama2-70b";
+  std::string sku = "h100-80gb";
+  std::uint32_t tensor_parallel = 8;
+  enum class Backend { kRoofline, kTable } backend = Backend::kRoofline;
+  std::string profile;  // table backend: a profile CSV (SplitwiseSim's perf_model.csv layout)
+  std::vector<cluster::InstanceGroup> start_state = {{cluster::InstanceTag::kMixed, 4}};
+  cluster::BatchingConfig batching;
+  cluster::RoutePolicy prompt_routing = cluster::RoutePolicy::kFewestPendingTokens;
+  cluster::RoutePolicy token_routing = cluster::RoutePolicy::kFewestRequests;
+  double kv_reserve_fraction = 0.0;
+  std::optional<std::uint64_t> kv_capacity_tokens;
+  std::optional<double> kv_transfer_gb_per_s;
+  bool fold_decode = true;
+};
+
+inline constexpr EnumNames kBackendNames{
+    std::array{std::pair{LlmServingSpec::Backend::kRoofline, std::string_view("roofline")},
+               std::pair{LlmServingSpec::Backend::kTable, std::string_view("table")}}};
+
+using ServingSpec = std::variant<LlmServingSpec, cluster::FixedLatencyConfig>;
+
+// Reads the "serving" object: "kind" is "llm" (default) or "fixed_latency".
+void parse_serving(ObjectReader& parent, const std::string& base_dir, ServingSpec& spec);
+nlohmann::json serving_to_json(const ServingSpec& spec);
+
+// Builds what a Replay needs to construct the serving system; errors name the missing
+// model, SKU or profile.
+Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, const Catalog& catalog);
+
+}  // namespace meshsim::configs

@@ -1,0 +1,449 @@
+#include "sim/cluster/llm_cluster.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+struct LlmCluster::Live {
+  enum class Phase { kPrefillQueued, kPrefilling, kTransferring, kDecodeWaiting, kDecoding };
+  RequestRecord record;
+  bool used = false;
+  Phase phase = Phase::kPrefillQueued;
+  std::uint32_t instance = 0;        // where it is now
+  std::uint32_t generated = 0;       // output tokens so far (the first comes from prefill)
+  std::uint64_t kv_reserved = 0;     // KV tokens held on `instance`
+  bool decode_admitted = false;      // holds its decode KV on `instance`
+  SimTime last_token;
+  SimTime tbt_max;
+};
+
+struct LlmCluster::Instance {
+  InstanceTag tag = InstanceTag::kMixed;
+  std::unique_ptr<engine::Timer> timer;
+  std::deque<std::uint32_t> prompts;   // waiting for prefill, arrival order
+  std::deque<std::uint32_t> blocked;   // decoding, left out of a batch (KV held)
+  std::deque<std::uint32_t> fresh;     // ready to decode, KV not yet reserved here
+  std::vector<std::uint32_t> prefill_batch;
+  std::vector<std::uint32_t> decode_batch;
+  std::uint64_t kv_used = 0;
+  bool busy = false;
+  // The iteration (or folded run of decode iterations) in progress.
+  SimTime segment_start;
+  std::uint32_t segment_iterations = 0;
+  std::uint64_t segment_context = 0;   // KV tokens read by the first decode iteration
+  // Routing loads.
+  std::int64_t requests = 0;
+  std::int64_t pending_tokens = 0;
+  std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
+};
+
+namespace {
+
+// The KV tokens a request holds at most on an instance of the given tag.
+std::int64_t kv_need_of(std::uint32_t prompt, std::uint32_t output, InstanceTag tag) {
+  return tag == InstanceTag::kPrompt ? std::int64_t{prompt} + 1 : std::int64_t{prompt} + output;
+}
+
+}  // namespace
+
+std::int64_t LlmCluster::kv_need(const Live& r, InstanceTag tag) {
+  return kv_need_of(r.record.prompt_tokens, r.record.output_tokens, tag);
+}
+
+LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink)
+    : sim_(sim), config_(std::move(config)), sink_(sink) {
+  MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
+  MESHSIM_CHECK(config_.tensor_parallel > 0 && config_.sku.gpus_per_node % config_.tensor_parallel == 0,
+                "the tensor-parallel degree must divide the GPUs per node");
+  const double kv_per_token = config_.model.kv_bytes_per_token();
+  if (config_.kv_capacity_tokens) {
+    kv_capacity_tokens_ = *config_.kv_capacity_tokens;
+  } else {
+    const double hbm = config_.tensor_parallel * config_.sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
+    const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
+    kv_capacity_tokens_ = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
+  }
+  MESHSIM_CHECK(kv_capacity_tokens_ > 0, "the model's weights leave no HBM for the KV cache");
+  const std::uint32_t per_server = config_.sku.gpus_per_node / config_.tensor_parallel;
+  for (const auto& group : config_.start_state) {
+    for (std::uint32_t i = 0; i < group.count; ++i) {
+      const auto index = static_cast<std::uint32_t>(instances_.size());
+      auto in = std::make_unique<Instance>();
+      in->tag = group.tag;
+      engine::EventHandler& self = *this;
+      in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, index});
+      instances_.push_back(std::move(in));
+      if (group.tag == InstanceTag::kToken) {
+        token_pool_.push_back(index);
+        token_index_.add(index, 0);
+      } else {
+        prompt_pool_.push_back(index);
+        prompt_index_.add(index, 0);
+      }
+    }
+  }
+  MESHSIM_CHECK(!prompt_pool_.empty(), "the start state needs at least one prompt or mixed instance");
+  const bool splits = std::any_of(instances_.begin(), instances_.end(),
+                                  [](const auto& in) { return in->tag == InstanceTag::kPrompt; });
+  MESHSIM_CHECK(!splits || !token_pool_.empty(), "prompt instances need at least one token instance");
+  servers_ = static_cast<std::uint32_t>((instances_.size() + per_server - 1) / per_server);
+  busy_accounted_until_ = sim_.now();
+}
+
+LlmCluster::~LlmCluster() = default;
+
+double LlmCluster::busy_unit_us() {
+  busy_us_ += static_cast<double>(busy_instances_) * static_cast<double>((sim_.now() - busy_accounted_until_).us());
+  busy_accounted_until_ = sim_.now();
+  return busy_us_;
+}
+
+void LlmCluster::set_busy(Instance& in, bool busy) {
+  if (in.busy == busy) return;
+  busy_unit_us();
+  in.busy = busy;
+  if (busy) {
+    ++busy_instances_;
+  } else {
+    --busy_instances_;
+  }
+}
+
+std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
+  switch (policy) {
+    case RoutePolicy::kRoundRobin:
+    case RoutePolicy::kFewestRequests: return in.requests;
+    case RoutePolicy::kFewestPendingTokens: return in.pending_tokens;
+    case RoutePolicy::kLeastKvMemory: return in.kv_promised;
+  }
+  return 0;
+}
+
+void LlmCluster::refresh_load(std::uint32_t instance) {
+  const Instance& in = *instances_[instance];
+  if (in.tag == InstanceTag::kToken) {
+    token_index_.update(instance, load_of(in, config_.token_routing));
+  } else {
+    prompt_index_.update(instance, load_of(in, config_.prompt_routing));
+  }
+}
+
+std::uint32_t LlmCluster::route(RoutePolicy policy, LoadIndex& index, std::uint32_t& round_robin,
+                                const std::vector<std::uint32_t>& members) {
+  if (policy == RoutePolicy::kRoundRobin) {
+    const std::uint32_t chosen = members[round_robin];
+    round_robin = (round_robin + 1) % static_cast<std::uint32_t>(members.size());
+    return chosen;
+  }
+  return index.least();
+}
+
+void LlmCluster::submit(const traces::TraceRequest& request) {
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(live_.size());
+    live_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    live_[slot] = Live{};
+  }
+  Live& r = live_[slot];
+  r.used = true;
+  r.record.id = request.id;
+  r.record.arrival = sim_.now();
+  r.record.prompt_tokens = request.prompt_tokens;
+  r.record.output_tokens = request.output_tokens;
+  ++in_system_;
+  // A request whose KV cache can never fit on an instance is dropped, and counted.
+  if (std::uint64_t{request.prompt_tokens} + request.output_tokens > kv_capacity_tokens_) {
+    finish(slot, metrics::RequestStatus::kDropped);
+    return;
+  }
+  const std::uint32_t instance = route(config_.prompt_routing, prompt_index_, prompt_round_robin_, prompt_pool_);
+  r.instance = instance;
+  r.record.instance = instance;
+  Instance& in = *instances_[instance];
+  in.prompts.push_back(slot);
+  ++in.requests;
+  in.pending_tokens += request.prompt_tokens + 1;
+  in.kv_promised += kv_need(r, in.tag);
+  refresh_load(instance);
+  if (in.busy) {
+    interrupt_fold(instance);
+  } else {
+    start_iteration(instance);
+  }
+}
+
+SimTime LlmCluster::decode_iteration_time(std::uint32_t batch, std::uint64_t context) const {
+  const double ms = config_.perf->iteration_ms(PrefillWork{}, DecodeWork{batch, context});
+  return SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
+}
+
+void LlmCluster::start_iteration(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  if (in.busy) return;
+  const BatchingConfig& limits = config_.batching;
+  std::vector<std::uint32_t> previous;
+  previous.swap(in.decode_batch);
+  in.prefill_batch.clear();
+  std::uint32_t size = 0;
+  std::uint64_t tokens = 0;
+  const auto room = [&](std::uint64_t more) {
+    return size < limits.max_batch_size && (size == 0 || tokens + more <= limits.max_batch_tokens);
+  };
+  const auto take_decode = [&](std::uint32_t slot) {
+    in.decode_batch.push_back(slot);
+    live_[slot].phase = Live::Phase::kDecoding;
+    ++size;
+    ++tokens;
+  };
+  // 1. Decoding sequences left out of too many batches go first.
+  for (auto it = in.blocked.begin(); it != in.blocked.end();) {
+    if (live_[*it].record.preemptions < limits.max_preemptions || !room(1)) {
+      ++it;
+      continue;
+    }
+    take_decode(*it);
+    it = in.blocked.erase(it);
+  }
+  // 2. Prompts, first come first served; a prompt over the token budget runs alone; the
+  //    queue waits (head of line) when the next prompt's KV does not fit.
+  while (!in.prompts.empty()) {
+    const std::uint32_t slot = in.prompts.front();
+    Live& r = live_[slot];
+    const std::uint64_t need = std::uint64_t{r.record.prompt_tokens} + 1;
+    if (!room(r.record.prompt_tokens) || in.kv_used + need > kv_capacity_tokens_) break;
+    in.prompts.pop_front();
+    in.kv_used += need;
+    r.kv_reserved += need;
+    r.phase = Live::Phase::kPrefilling;
+    if (!r.record.started) r.record.started = sim_.now();
+    in.prefill_batch.push_back(slot);
+    ++size;
+    tokens += r.record.prompt_tokens;
+  }
+  // 3. Sequences preempted earlier, 4. the previous batch, 5. newly ready sequences.
+  while (!in.blocked.empty() && room(1)) {
+    take_decode(in.blocked.front());
+    in.blocked.pop_front();
+  }
+  for (const std::uint32_t slot : previous) {
+    if (room(1)) {
+      take_decode(slot);
+    } else {
+      // Left out: preempted for this iteration (its KV stays reserved).
+      ++live_[slot].record.preemptions;
+      live_[slot].phase = Live::Phase::kDecodeWaiting;
+      in.blocked.push_back(slot);
+    }
+  }
+  while (!in.fresh.empty() && room(1)) {
+    const std::uint32_t slot = in.fresh.front();
+    Live& r = live_[slot];
+    // Mixed instances hold the prompt's KV already; token instances receive it now.
+    const std::uint64_t need = in.tag == InstanceTag::kMixed
+                                   ? std::uint64_t{r.record.output_tokens} - 1
+                                   : std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens;
+    if (in.kv_used + need > kv_capacity_tokens_) break;
+    in.fresh.pop_front();
+    in.kv_used += need;
+    r.kv_reserved += need;
+    r.decode_admitted = true;
+    take_decode(slot);
+  }
+  if (size == 0) {
+    refresh_load(instance);
+    return;
+  }
+  running_ += size;
+  set_busy(in, true);
+  refresh_load(instance);
+
+  PrefillWork prefill;
+  for (const std::uint32_t slot : in.prefill_batch) {
+    const double p = live_[slot].record.prompt_tokens;
+    prefill.tokens += live_[slot].record.prompt_tokens;
+    ++prefill.sequences;
+    prefill.squared_tokens += p * p;
+  }
+  std::uint64_t context = 0;
+  std::uint32_t iterations = 1;
+  for (const std::uint32_t slot : in.decode_batch) {
+    const Live& r = live_[slot];
+    context += std::uint64_t{r.record.prompt_tokens} + r.generated;
+  }
+  in.segment_start = sim_.now();
+  in.segment_context = context;
+  SimTime length;
+  if (!in.prefill_batch.empty()) {
+    const double ms = config_.perf->iteration_ms(
+        prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), context});
+    length = SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
+  } else {
+    if (config_.fold_decode) {
+      // Nothing changes the batch until its first sequence finishes (or new work arrives,
+      // see interrupt_fold): run until then in one event.
+      iterations = ~0u;
+      for (const std::uint32_t slot : in.decode_batch) {
+        iterations = std::min(iterations, live_[slot].record.output_tokens - live_[slot].generated);
+      }
+    }
+    const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
+    for (std::uint32_t i = 0; i < iterations; ++i) length += decode_iteration_time(batch, context + std::uint64_t{i} * batch);
+  }
+  in.segment_iterations = iterations;
+  in.timer->arm_at(in.segment_start + length);
+}
+
+void LlmCluster::interrupt_fold(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  if (!in.busy || !in.prefill_batch.empty() || in.segment_iterations <= 1) return;
+  // End the folded run at the first iteration boundary at or after now, so the new work
+  // joins where it would have joined without folding.
+  const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
+  SimTime boundary = in.segment_start;
+  for (std::uint32_t i = 0; i < in.segment_iterations; ++i) {
+    boundary += decode_iteration_time(batch, in.segment_context + std::uint64_t{i} * batch);
+    if (boundary >= sim_.now()) {
+      in.segment_iterations = i + 1;
+      in.timer->arm_at(boundary);
+      return;
+    }
+  }
+}
+
+void LlmCluster::on_event(const engine::EventPayload& payload) {
+  ++iteration_events_;
+  if (payload.a == kIterationEnd) {
+    end_iteration(static_cast<std::uint32_t>(payload.b));
+  } else {
+    arrive_for_decode(static_cast<std::uint32_t>(payload.b >> 32), static_cast<std::uint32_t>(payload.b));
+  }
+}
+
+void LlmCluster::end_iteration(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  const SimTime now = sim_.now();
+  running_ -= in.prefill_batch.size() + in.decode_batch.size();
+  set_busy(in, false);
+
+  // Token gaps inside the run: the first iteration's end minus the sequence's previous
+  // token, then each later iteration's length.
+  const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
+  SimTime first_boundary = now;
+  SimTime longest_later;
+  if (in.prefill_batch.empty() && batch > 0) {
+    first_boundary = in.segment_start + decode_iteration_time(batch, in.segment_context);
+    for (std::uint32_t i = 1; i < in.segment_iterations; ++i) {
+      longest_later = std::max(longest_later, decode_iteration_time(batch, in.segment_context + std::uint64_t{i} * batch));
+    }
+  }
+  const std::uint32_t steps = in.prefill_batch.empty() ? in.segment_iterations : 1;
+  std::vector<std::uint32_t> still_decoding;
+  for (const std::uint32_t slot : in.decode_batch) {
+    Live& r = live_[slot];
+    r.tbt_max = std::max({r.tbt_max, first_boundary - r.last_token, longest_later});
+    r.generated += steps;
+    r.last_token = now;
+    if (r.generated >= r.record.output_tokens) {
+      finish(slot, metrics::RequestStatus::kCompleted);
+    } else {
+      still_decoding.push_back(slot);
+    }
+  }
+  in.decode_batch.swap(still_decoding);
+  std::vector<std::uint32_t> prefilled;
+  prefilled.swap(in.prefill_batch);
+  for (const std::uint32_t slot : prefilled) prefill_done(instance, slot);
+  start_iteration(instance);
+}
+
+void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
+  Instance& in = *instances_[instance];
+  Live& r = live_[slot];
+  r.generated = 1;
+  r.record.first_token = sim_.now();
+  r.last_token = sim_.now();
+  if (r.record.output_tokens == 1) {
+    in.pending_tokens -= r.record.prompt_tokens;
+    finish(slot, metrics::RequestStatus::kCompleted);
+    return;
+  }
+  if (in.tag == InstanceTag::kMixed) {
+    in.pending_tokens -= r.record.prompt_tokens;
+    r.phase = Live::Phase::kDecodeWaiting;
+    in.fresh.push_back(slot);
+    refresh_load(instance);
+    return;
+  }
+  // Splitwise: the KV cache moves to a token instance, then this instance lets it go.
+  in.pending_tokens -= std::int64_t{r.record.prompt_tokens} + 1;
+  --in.requests;
+  in.kv_promised -= kv_need(r, in.tag);
+  in.kv_used -= r.kv_reserved;
+  r.kv_reserved = 0;
+  refresh_load(instance);
+  const std::uint32_t target = route(config_.token_routing, token_index_, token_round_robin_, token_pool_);
+  Instance& to = *instances_[target];
+  ++to.requests;
+  to.pending_tokens += 1;
+  to.kv_promised += kv_need(r, to.tag);
+  r.instance = target;
+  r.record.instance = target;
+  r.phase = Live::Phase::kTransferring;
+  refresh_load(target);
+  const double bandwidth = config_.kv_transfer_gb_per_s.value_or(config_.sku.network_gb_per_s) * 1e9;
+  const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
+  const auto transfer_us = std::max<std::int64_t>(1, std::llround(bytes / bandwidth * 1e6));
+  sim_.schedule_after(SimTime::from_us(transfer_us), *this,
+                      engine::EventPayload{kTransferDone, (std::uint64_t{target} << 32) | slot});
+}
+
+void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
+  Instance& in = *instances_[instance];
+  live_[slot].phase = Live::Phase::kDecodeWaiting;
+  in.fresh.push_back(slot);
+  if (in.busy) {
+    interrupt_fold(instance);
+  } else {
+    start_iteration(instance);
+  }
+}
+
+void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
+  Live& r = live_[slot];
+  RequestRecord& record = r.record;
+  record.status = status;
+  if (status == metrics::RequestStatus::kCompleted) {
+    Instance& in = *instances_[r.instance];
+    in.kv_used -= r.kv_reserved;
+    --in.requests;
+    in.pending_tokens -= 1;
+    in.kv_promised -= kv_need(r, in.tag);
+    refresh_load(r.instance);
+    record.finished = sim_.now();
+    const std::int64_t gaps = std::int64_t{record.output_tokens} - 1;
+    record.tbt_mean = gaps > 0 ? SimTime::from_us((*record.finished - *record.first_token).us() / gaps) : SimTime::zero();
+    record.tbt_max = r.tbt_max;
+  }
+  --in_system_;
+  r.used = false;
+  free_slots_.push_back(slot);
+  sink_.on_request_finished(record);
+}
+
+void LlmCluster::for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const {
+  std::vector<const RequestRecord*> list;
+  for (const auto& r : live_) {
+    if (r.used) list.push_back(&r.record);
+  }
+  std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+  for (const auto* record : list) visit(*record);
+}
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,135 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sim/cluster/hardware.hpp"
+#include "sim/cluster/load_index.hpp"
+#include "sim/cluster/perf_model.hpp"
+#include "sim/cluster/serving_system.hpp"
+#include "sim/engine/enum_names.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/engine/timer.hpp"
+
+namespace meshsim::cluster {
+
+// What an instance does: prefill only, decode only, or both in place.
+enum class InstanceTag { kPrompt, kToken, kMixed };
+inline constexpr EnumNames kInstanceTagNames{std::array{std::pair{InstanceTag::kPrompt, std::string_view("prompt")},
+                                                        std::pair{InstanceTag::kToken, std::string_view("token")},
+                                                        std::pair{InstanceTag::kMixed, std::string_view("mixed")}}};
+
+// How a pool picks the instance for the next request.
+enum class RoutePolicy {
+  kRoundRobin,
+  kFewestRequests,       // requests assigned and not finished (SplitwiseSim's JSQ)
+  kFewestPendingTokens,  // prompt tokens not yet prefilled + 1 per request decoding (token_jsq)
+  kLeastKvMemory,        // KV-cache tokens held or promised to the requests routed there
+};
+inline constexpr EnumNames kRoutePolicyNames{
+    std::array{std::pair{RoutePolicy::kRoundRobin, std::string_view("round_robin")},
+               std::pair{RoutePolicy::kFewestRequests, std::string_view("fewest_requests")},
+               std::pair{RoutePolicy::kFewestPendingTokens, std::string_view("fewest_pending_tokens")},
+               std::pair{RoutePolicy::kLeastKvMemory, std::string_view("least_kv_memory")}}};
+
+// Iteration-level (continuous) batching limits, SplitwiseSim's defaults.
+struct BatchingConfig {
+  std::uint32_t max_batch_size = 512;
+  std::uint32_t max_batch_tokens = 2048;  // prompt tokens + 1 per decoding sequence
+  // A decoding sequence left out of this many batches goes before new prompts.
+  std::uint32_t max_preemptions = 4;
+};
+
+struct InstanceGroup {
+  InstanceTag tag = InstanceTag::kMixed;
+  std::uint32_t count = 1;
+};
+
+struct LlmClusterConfig {
+  ModelSpec model;
+  SkuSpec sku;
+  std::uint32_t tensor_parallel = 8;
+  std::shared_ptr<const PerfModel> perf;
+  std::vector<InstanceGroup> start_state;  // instances packed onto servers of the SKU
+  BatchingConfig batching;
+  RoutePolicy prompt_routing = RoutePolicy::kFewestPendingTokens;
+  RoutePolicy token_routing = RoutePolicy::kFewestRequests;
+  // KV capacity per instance: tp * HBM - weights - reserve, unless given.
+  double kv_reserve_fraction = 0.0;  // of the instance's HBM
+  std::optional<std::uint64_t> kv_capacity_tokens;
+  // Prompt -> token instance KV transfer bandwidth, GB/s (default: the SKU's network).
+  std::optional<double> kv_transfer_gb_per_s;
+  // Fold consecutive decode iterations of an unchanged batch into one event.
+  bool fold_decode = true;
+};
+
+// LLM serving on simulated GPU instances: prefill and decode in continuous batches priced
+// by a PerfModel, KV-cache capacity per instance, the Splitwise flow (prefill on a prompt
+// instance, KV transfer, decode on a token instance) or both phases on a mixed instance,
+// and routing by a LoadIndex per pool.
+class LlmCluster final : public ServingSystem, private engine::EventHandler {
+ public:
+  LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink);
+  ~LlmCluster() override;
+
+  void submit(const traces::TraceRequest& request) override;
+  std::uint64_t queued() const override { return in_system_ - running_; }
+  std::uint64_t running() const override { return running_; }
+  std::uint32_t instances() const override { return static_cast<std::uint32_t>(instances_.size()); }
+  double busy_unit_us() override;
+  double capacity_units() const override { return static_cast<double>(instances_.size()); }
+  double gpus() const override { return static_cast<double>(instances_.size()) * config_.tensor_parallel; }
+  double cost_per_hour() const override { return servers_ * config_.sku.cost_per_hour; }
+  void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
+
+  std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
+  std::uint32_t servers() const { return servers_; }
+  // Events run so far by this cluster (iteration ends and KV transfers): shows folding.
+  std::uint64_t iterations_events() const { return iteration_events_; }
+
+ private:
+  struct Instance;
+  struct Live;
+  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone };
+
+  void on_event(const engine::EventPayload& payload) override;
+  std::uint32_t route(RoutePolicy policy, LoadIndex& index, std::uint32_t& round_robin,
+                      const std::vector<std::uint32_t>& members);
+  void refresh_load(std::uint32_t instance);
+  std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
+  void start_iteration(std::uint32_t instance);
+  void end_iteration(std::uint32_t instance);
+  void interrupt_fold(std::uint32_t instance);
+  void prefill_done(std::uint32_t instance, std::uint32_t slot);
+  void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
+  void finish(std::uint32_t slot, metrics::RequestStatus status);
+  SimTime decode_iteration_time(std::uint32_t batch, std::uint64_t context) const;
+  void set_busy(Instance& in, bool busy);
+  static std::int64_t kv_need(const Live& r, InstanceTag tag);
+
+  engine::Simulation& sim_;
+  LlmClusterConfig config_;
+  RequestSink& sink_;
+  std::uint64_t kv_capacity_tokens_ = 0;
+  std::uint32_t servers_ = 0;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::vector<std::uint32_t> prompt_pool_;  // prompt and mixed instances
+  std::vector<std::uint32_t> token_pool_;   // token instances
+  LoadIndex prompt_index_;
+  LoadIndex token_index_;
+  std::uint32_t prompt_round_robin_ = 0;
+  std::uint32_t token_round_robin_ = 0;
+  std::vector<Live> live_;
+  std::vector<std::uint32_t> free_slots_;
+  std::uint64_t in_system_ = 0;
+  std::uint64_t running_ = 0;
+  std::uint64_t busy_instances_ = 0;
+  double busy_us_ = 0.0;
+  SimTime busy_accounted_until_;
+  std::uint64_t iteration_events_ = 0;
+};
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,188 @@
+#include "sim/cluster/llm_cluster.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include "sim/replay/replay.hpp"
+#include "traces/generated_source.hpp"
+
+namespace meshsim::cluster {
+namespace {
+
+using metrics::RequestStatus;
+
+// Round numbers: prefill 10 ms + 1 ms per 100 tokens; decode 20 ms + 1 ms per 1,000
+// context tokens; a mixed iteration is the sum.
+class SimplePerf final : public PerfModel {
+ public:
+  double prefill_ms(const PrefillWork& w) const override { return 10.0 + static_cast<double>(w.tokens) / 100.0; }
+  double decode_ms(const DecodeWork& w) const override {
+    return 20.0 + static_cast<double>(w.context_tokens) / 1000.0;
+  }
+  double iteration_ms(const PrefillWork& p, const DecodeWork& d) const override {
+    if (p.tokens == 0) return decode_ms(d);
+    if (d.batch == 0) return prefill_ms(p);
+    return prefill_ms(p) + decode_ms(d);
+  }
+};
+
+LlmClusterConfig base_config(std::vector<InstanceGroup> groups) {
+  LlmClusterConfig config;
+  config.model = ModelSpec{"toy", 1e9, 8, 1024, 8, 8, 2};
+  config.sku = SkuSpec{"toy-gpu", 8, 80, 100, 1, 100, 10, 1, 8.0};
+  config.tensor_parallel = 8;
+  config.perf = std::make_shared<SimplePerf>();
+  config.start_state = std::move(groups);
+  config.kv_capacity_tokens = 100'000;
+  return config;
+}
+
+class Collector final : public replay::ReplayObserver {
+ public:
+  void on_request(const RequestRecord& record) override { by_id[record.id] = record; }
+  std::map<std::uint64_t, RequestRecord> by_id;
+};
+
+// A fixed list of requests (arrival s, prompt, output) as a source.
+class ListSource final : public traces::RequestSource {
+ public:
+  explicit ListSource(std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows) : rows_(std::move(rows)) {}
+  Expected<std::optional<traces::TraceRequest>> next() override {
+    if (next_ >= rows_.size()) return std::optional<traces::TraceRequest>();
+    const auto& [t, p, o] = rows_[next_];
+    traces::TraceRequest r;
+    r.id = next_++;
+    r.arrival = SimTime::from_seconds(t);
+    r.prompt_tokens = p;
+    r.output_tokens = o;
+    return std::optional<traces::TraceRequest>(r);
+  }
+  double progress() const override { return 0; }
+  std::string describe() const override { return "list"; }
+
+ private:
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows_;
+  std::size_t next_ = 0;
+};
+
+struct RunResult {
+  std::map<std::uint64_t, RequestRecord> records;
+  metrics::RequestCounts counts;
+  std::uint64_t events = 0;
+};
+
+RunResult run(const LlmClusterConfig& config, traces::RequestSource& source) {
+  engine::Simulation sim(1);
+  Collector collector;
+  std::uint64_t cluster_events = 0;
+  LlmCluster* cluster = nullptr;
+  replay::ServingFactory factory = [&](engine::Simulation& s, RequestSink& sink) {
+    auto made = std::make_unique<LlmCluster>(s, config, sink);
+    cluster = made.get();
+    return std::unique_ptr<ServingSystem>(std::move(made));
+  };
+  replay::Replay replay(sim, source, factory, replay::ReplayOptions{}, collector);
+  auto result = replay.run();
+  EXPECT_TRUE(result);
+  cluster_events = cluster->iterations_events();
+  return RunResult{collector.by_id, replay.metrics().counts(), cluster_events};
+}
+
+TEST(LlmClusterTest, OneRequestOnAMixedInstanceFollowsThePerformanceModel) {
+  ListSource source({{0.0, 1000, 3}});
+  const auto result = run(base_config({{InstanceTag::kMixed, 1}}), source);
+  const RequestRecord& r = result.records.at(0);
+  ASSERT_EQ(r.status, RequestStatus::kCompleted);
+  EXPECT_EQ(*r.ttft(), SimTime::from_ms(20));  // 10 + 1000 / 100
+  // Two decode iterations reading 1,001 then 1,002 tokens of context.
+  EXPECT_EQ(*r.e2e(), SimTime::from_ms(20) + SimTime::from_us(21'001) + SimTime::from_us(21'002));
+  EXPECT_EQ(r.tbt_max, SimTime::from_us(21'002));
+}
+
+TEST(LlmClusterTest, FoldingDecodeIterationsChangesNoResultAndSavesEvents) {
+  traces::GeneratorSpec spec;
+  spec.arrivals.kind = traces::ArrivalSpec::Kind::kPoisson;
+  spec.arrivals.rate_per_s = 20;
+  spec.prompt_tokens = traces::LengthSpec{traces::LengthSpec::Kind::kUniform, 1, 10, 3000, {}};
+  spec.output_tokens = traces::LengthSpec{traces::LengthSpec::Kind::kUniform, 1, 1, 400, {}};
+  spec.requests = 3000;
+  auto config = base_config({{InstanceTag::kMixed, 3}, {InstanceTag::kPrompt, 2}, {InstanceTag::kToken, 2}});
+  config.batching.max_batch_tokens = 1024;  // long prompts run alone and preempt decodes
+  config.kv_capacity_tokens = 30'000;        // and KV memory binds
+  traces::GeneratedSource folded_source(spec, 5);
+  config.fold_decode = true;
+  const auto folded = run(config, folded_source);
+  traces::GeneratedSource unfolded_source(spec, 5);
+  config.fold_decode = false;
+  const auto unfolded = run(config, unfolded_source);
+  ASSERT_EQ(folded.records.size(), 3000u);
+  ASSERT_EQ(unfolded.records.size(), 3000u);
+  for (const auto& [id, a] : folded.records) {
+    const auto& b = unfolded.records.at(id);
+    ASSERT_EQ(a.status, b.status) << id;
+    ASSERT_EQ(a.first_token, b.first_token) << id;
+    ASSERT_EQ(a.finished, b.finished) << id;
+    ASSERT_EQ(a.tbt_max, b.tbt_max) << id;
+    ASSERT_EQ(a.preemptions, b.preemptions) << id;
+    ASSERT_EQ(a.instance, b.instance) << id;
+  }
+  EXPECT_LT(folded.events * 3, unfolded.events) << "folding should remove most decode events";
+}
+
+TEST(LlmClusterTest, SplitwiseFlowPrefillsOnPromptAndDecodesOnTokenInstances) {
+  ListSource source({{0.0, 1000, 2}});
+  auto config = base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}});
+  config.kv_transfer_gb_per_s = 1.0;  // 1000 tokens * 32,768 B per token -> 32.768 ms
+  const auto result = run(config, source);
+  const RequestRecord& r = result.records.at(0);
+  EXPECT_EQ(*r.instance, 1u);                   // decoded on the token instance
+  EXPECT_EQ(*r.ttft(), SimTime::from_ms(20));   // TTFT excludes the transfer
+  EXPECT_EQ(*r.e2e(), SimTime::from_ms(20) + SimTime::from_us(32'768) + SimTime::from_us(21'001));
+}
+
+TEST(LlmClusterTest, KvExhaustionMakesRequestsWaitAndNeverLosesThem) {
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
+  for (int i = 0; i < 20; ++i) rows.emplace_back(0.0, 900, 100);
+  rows.emplace_back(0.0, 5000, 100);  // can never fit
+  ListSource source(rows);
+  auto config = base_config({{InstanceTag::kMixed, 1}});
+  config.kv_capacity_tokens = 3000;  // three requests of 1,000 tokens at a time
+  const auto result = run(config, source);
+  EXPECT_EQ(result.counts.arrived, 21u);
+  EXPECT_EQ(result.counts.completed, 20u);
+  EXPECT_EQ(result.counts.dropped, 1u);
+  EXPECT_EQ(result.records.at(20).status, RequestStatus::kDropped);
+  // The last admitted requests waited for earlier ones to free their KV.
+  EXPECT_GT(*result.records.at(19).queueing(), SimTime::from_seconds(5));
+}
+
+TEST(LlmClusterTest, APromptOverTheTokenBudgetRunsAloneAndPausesDecoding) {
+  ListSource source({{0.0, 100, 50}, {0.1, 3000, 2}});
+  auto config = base_config({{InstanceTag::kMixed, 1}});
+  config.batching.max_batch_tokens = 2048;
+  const auto result = run(config, source);
+  // The big prompt ran in an iteration of its own: the running decode was left out once.
+  EXPECT_EQ(result.records.at(0).preemptions, 1u);
+  EXPECT_EQ(*result.records.at(1).ttft() - *result.records.at(1).queueing(), SimTime::from_ms(40));
+}
+
+TEST(LlmClusterTest, RoutingPoliciesSpreadRequests) {
+  for (const auto policy : {RoutePolicy::kRoundRobin, RoutePolicy::kFewestRequests, RoutePolicy::kFewestPendingTokens,
+                            RoutePolicy::kLeastKvMemory}) {
+    std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
+    for (int i = 0; i < 8; ++i) rows.emplace_back(0.0, 100, 100);
+    ListSource source(rows);
+    auto config = base_config({{InstanceTag::kMixed, 4}});
+    config.prompt_routing = policy;
+    const auto result = run(config, source);
+    std::map<std::uint32_t, int> per_instance;
+    for (const auto& [id, r] : result.records) ++per_instance[*r.instance];
+    EXPECT_EQ(per_instance.size(), 4u) << kRoutePolicyNames.name(policy);
+    for (const auto& [instance, count] : per_instance) EXPECT_EQ(count, 2) << kRoutePolicyNames.name(policy);
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::cluster
