@@ -216,6 +216,23 @@ ProfileError profile_error(const PerfModel& model, const std::vector<ProfileRow>
   return error;
 }
 
+namespace {
+
+// Fits three factors (in log space, so they stay positive) with the others held.
+void fit_factors(RooflineFactors& factors, const std::array<double RooflineFactors::*, 3>& fields,
+                 const std::function<double(const RooflineFactors&)>& error) {
+  std::vector<double> start;
+  for (const auto field : fields) start.push_back(std::log(factors.*field));
+  const auto with = [&](const std::vector<double>& x) {
+    RooflineFactors candidate = factors;
+    for (std::size_t i = 0; i < fields.size(); ++i) candidate.*fields[i] = std::exp(x[i]);
+    return candidate;
+  };
+  factors = with(nelder_mead([&](const std::vector<double>& x) { return error(with(x)); }, start, 0.5, 600));
+}
+
+}  // namespace
+
 RooflineFactors fit_roofline(const ModelSpec& model, const SkuSpec& sku, std::uint32_t tensor_parallel,
                              const std::vector<ProfileRow>& rows) {
   RooflineFactors factors;
@@ -223,34 +240,14 @@ RooflineFactors fit_roofline(const ModelSpec& model, const SkuSpec& sku, std::ui
     return profile_error(RooflinePerfModel(model, sku, tensor_parallel, candidate), rows);
   };
   // Prefill and decode factors are independent: fit them separately (smaller simplices).
-  const auto prefill = nelder_mead(
-      [&](const std::vector<double>& x) {
-        RooflineFactors c = factors;
-        c.prefill_overhead_ms = std::exp(x[0]);
-        c.prefill_efficiency = std::exp(x[1]);
-        c.prefill_knee_tokens = std::exp(x[2]);
-        return evaluate(c).prefill_mape;
-      },
-      {std::log(factors.prefill_overhead_ms), std::log(factors.prefill_efficiency),
-       std::log(factors.prefill_knee_tokens)},
-      0.5, 600);
-  factors.prefill_overhead_ms = std::exp(prefill[0]);
-  factors.prefill_efficiency = std::exp(prefill[1]);
-  factors.prefill_knee_tokens = std::exp(prefill[2]);
-  const auto decode = nelder_mead(
-      [&](const std::vector<double>& x) {
-        RooflineFactors c = factors;
-        c.decode_overhead_ms = std::exp(x[0]);
-        c.decode_memory_efficiency = std::exp(x[1]);
-        c.decode_compute_efficiency = std::exp(x[2]);
-        return evaluate(c).decode_mape;
-      },
-      {std::log(factors.decode_overhead_ms), std::log(factors.decode_memory_efficiency),
-       std::log(factors.decode_compute_efficiency)},
-      0.5, 600);
-  factors.decode_overhead_ms = std::exp(decode[0]);
-  factors.decode_memory_efficiency = std::exp(decode[1]);
-  factors.decode_compute_efficiency = std::exp(decode[2]);
+  fit_factors(factors,
+              {&RooflineFactors::prefill_overhead_ms, &RooflineFactors::prefill_efficiency,
+               &RooflineFactors::prefill_knee_tokens},
+              [&](const RooflineFactors& c) { return evaluate(c).prefill_mape; });
+  fit_factors(factors,
+              {&RooflineFactors::decode_overhead_ms, &RooflineFactors::decode_memory_efficiency,
+               &RooflineFactors::decode_compute_efficiency},
+              [&](const RooflineFactors& c) { return evaluate(c).decode_mape; });
   return factors;
 }
 
