@@ -19,7 +19,7 @@ done
 
 packages=(build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtorch-dev nlohmann-json3-dev libspdlog-dev libbenchmark-dev libgtest-dev
-  libcli11-dev libyaml-cpp-dev)
+  libcli11-dev libyaml-cpp-dev python3-matplotlib)
 if [[ " ${cmake_args[*]} " == *MESHSIM_FUZZ=ON* ]]; then packages+=(clang libclang-rt-dev); fi
 missing=()
 for p in "${packages[@]}"; do

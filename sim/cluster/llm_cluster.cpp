@@ -331,6 +331,11 @@ void LlmCluster::end_iteration(std::uint32_t instance) {
   const SimTime now = sim_.now();
   running_ -= in.prefill_batch.size() + in.decode_batch.size();
   set_busy(in, false);
+  if (activity_ != nullptr) {
+    activity_->on_iteration(instance, in.segment_start, now, static_cast<std::uint32_t>(in.prefill_batch.size()),
+                            static_cast<std::uint32_t>(in.decode_batch.size()),
+                            in.prefill_batch.empty() ? in.segment_iterations : 1);
+  }
 
   // Token gaps inside the run: the first iteration's end minus the sequence's previous
   // token, then each later iteration's length.
@@ -400,6 +405,9 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   const double bandwidth = config_.kv_transfer_gb_per_s.value_or(config_.sku.network_gb_per_s) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
   const auto transfer_us = std::max<std::int64_t>(1, std::llround(bytes / bandwidth * 1e6));
+  if (activity_ != nullptr) {
+    activity_->on_transfer(r.record.id, instance, target, sim_.now(), sim_.now() + SimTime::from_us(transfer_us));
+  }
   sim_.schedule_after(SimTime::from_us(transfer_us), *this,
                       engine::EventPayload{kTransferDone, (std::uint64_t{target} << 32) | slot});
 }
@@ -435,6 +443,15 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   r.used = false;
   free_slots_.push_back(slot);
   sink_.on_request_finished(record);
+}
+
+void LlmCluster::set_activity_sink(ActivitySink* sink) {
+  activity_ = sink;
+  if (activity_ == nullptr) return;
+  const std::uint32_t per_server = config_.sku.gpus_per_node / config_.tensor_parallel;
+  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+    activity_->on_instance(i, i / per_server, kInstanceTagNames.name(instances_[i]->tag));
+  }
 }
 
 void LlmCluster::for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const {

@@ -84,6 +84,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   double gpus() const override { return static_cast<double>(instances_.size()) * config_.tensor_parallel; }
   double cost_per_hour() const override { return servers_ * config_.sku.cost_per_hour; }
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
+  void set_activity_sink(ActivitySink* sink) override;
 
   std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
   std::uint32_t servers() const { return servers_; }
@@ -130,6 +131,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   double busy_us_ = 0.0;
   SimTime busy_accounted_until_;
   std::uint64_t iteration_events_ = 0;
+  ActivitySink* activity_ = nullptr;
 };
 
 }  // namespace meshsim::cluster

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "sim/metrics/request_record.hpp"
 #include "traces/trace_request.hpp"
@@ -17,6 +18,18 @@ class RequestSink {
 
  protected:
   ~RequestSink() = default;
+};
+
+// What instances do over time, for timelines (Chrome/Perfetto traces). Called at the end
+// of each piece of work, with its start; a folded run of decode iterations is one call.
+class ActivitySink {
+ public:
+  virtual ~ActivitySink() = default;
+  virtual void on_instance(std::uint32_t instance, std::uint32_t server, std::string_view tag) = 0;
+  virtual void on_iteration(std::uint32_t instance, engine::SimTime start, engine::SimTime end,
+                            std::uint32_t prompts, std::uint32_t decodes, std::uint32_t iterations) = 0;
+  virtual void on_transfer(std::uint64_t request, std::uint32_t from, std::uint32_t to, engine::SimTime start,
+                           engine::SimTime end) = 0;
 };
 
 // A simulated serving cluster as the replay sees it: requests go in at their arrival
@@ -40,6 +53,9 @@ class ServingSystem {
   virtual double capacity_units() const = 0;
   virtual double gpus() const = 0;
   virtual double cost_per_hour() const = 0;  // USD, all servers
+
+  // Reports instance activity to `sink` from now on (nullptr: stop); no-op by default.
+  virtual void set_activity_sink(ActivitySink* /*sink*/) {}
 
   // Visits the requests still in the system, in id order.
   virtual void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const = 0;

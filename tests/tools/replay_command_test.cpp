@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -112,6 +113,53 @@ TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequest) {
     EXPECT_EQ(summary["requests"]["arrived"].get<std::uint64_t>(), expected) << trace;
     EXPECT_EQ(summary["requests"]["completed"].get<std::uint64_t>(), expected) << trace;
   }
+}
+
+}  // namespace
+}  // namespace meshsim::cli
+
+namespace meshsim::cli {
+namespace {
+
+TEST(TraceEventsTest, TimelineIsValidChromeTraceJsonWithOneTrackPerInstance) {
+  const auto dir = fs::temp_directory_path() / "meshsim_test_timeline";
+  fs::remove_all(dir);
+  // A split cluster (prompt and token instances) so that KV transfers appear too.
+  const auto config = dir / "split.json";
+  fs::create_directories(dir);
+  std::ofstream(config) << R"({"workload": {"generator": ")" << MESHSIM_SOURCE_DIR
+                        << R"(/configs/workloads/azure_conv.json", "max_requests": 300},
+      "serving": {"model": "llama2-70b", "sku": "h100-80gb", "tensor_parallel": 4,
+                  "start_state": [{"tag": "prompt", "count": 2}, {"tag": "token", "count": 2}]}})";
+  ReplayCommandOptions options;
+  options.config_path = config.string();
+  options.out_dir = (dir / "run").string();
+  options.trace_events = (dir / "run" / "timeline.json").string();
+  options.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  const auto trace = nlohmann::json::parse(slurp(dir / "run" / "timeline.json"));
+  std::map<std::pair<int, std::uint64_t>, std::int64_t> track_end;  // complete slices must not overlap
+  std::map<std::uint64_t, int> open_transfers;
+  int slices = 0, threads = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    const std::string ph = event["ph"];
+    if (ph == "M" && event["name"] == "thread_name") ++threads;
+    if (ph == "X") {
+      ++slices;
+      const auto key = std::make_pair(event["pid"].get<int>(), event["tid"].get<std::uint64_t>());
+      const auto ts = event["ts"].get<std::int64_t>();
+      EXPECT_GE(event["dur"].get<std::int64_t>(), 1);
+      EXPECT_GE(ts, track_end[key]) << "overlapping slices on one track";
+      track_end[key] = ts + event["dur"].get<std::int64_t>();
+    }
+    if (ph == "b") ++open_transfers[event["id"].get<std::uint64_t>()];
+    if (ph == "e") --open_transfers[event["id"].get<std::uint64_t>()];
+  }
+  EXPECT_EQ(threads, 8);  // 4 instances, each with a work track and a kv-in track
+  EXPECT_GT(slices, 300);
+  EXPECT_EQ(open_transfers.size(), 300u);  // every request was shipped once
+  for (const auto& [id, balance] : open_transfers) EXPECT_EQ(balance, 0) << id;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "sim/cluster/perf_profile.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
+#include "tools/cli/trace_events.hpp"
 #include "traces/trace_stats.hpp"
 #include "traces/workload_source.hpp"
 
@@ -102,9 +103,23 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     return kExitOutputError;
   }
 
+  std::unique_ptr<ChromeTraceWriter> timeline;
+  if (options.trace_events) {
+    timeline = std::make_unique<ChromeTraceWriter>(*options.trace_events);
+    if (auto status = timeline->open_status(); !status) {
+      err << "error: " << status.error().message << '\n';
+      return kExitOutputError;
+    }
+  }
+  const replay::ServingFactory factory = [&](engine::Simulation& s, cluster::RequestSink& sink) {
+    auto system = (*serving)(s, sink);
+    system->set_activity_sink(timeline.get());
+    return system;
+  };
+
   const auto wall_start = std::chrono::steady_clock::now();
   engine::Simulation sim(config.seed);
-  replay::Replay replay(sim, **source, *serving, config.replay, writer);
+  replay::Replay replay(sim, **source, factory, config.replay, writer);
   auto result = replay.run();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!result) {
@@ -116,6 +131,12 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   if (auto status = writer.commit(summary); !status) {
     err << "error: " << status.error().message << '\n';
     return kExitOutputError;
+  }
+  if (timeline) {
+    if (auto status = timeline->commit(); !status) {
+      err << "error: " << status.error().message << '\n';
+      return kExitOutputError;
+    }
   }
   if (!options.quiet) {
     out << "meshsim replay: " << config.name << " on " << (*source)->describe() << " (seed " << config.seed << ")\n"

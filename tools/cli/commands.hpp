@@ -16,6 +16,7 @@ struct ReplayCommandOptions {
   std::optional<std::uint64_t> seed;
   std::optional<double> rate_scale;
   std::optional<double> until_s;
+  std::optional<std::string> trace_events;  // write a Chrome/Perfetto trace JSON here
   bool quiet = false;                // no summary table
 };
 

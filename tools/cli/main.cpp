@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--seed", replay.seed, "Random seed (overrides the config's)");
   replay_cmd->add_option("--rate-scale", replay.rate_scale, "Multiply the arrival rate (2 = twice as fast)");
   replay_cmd->add_option("--until", replay.until_s, "Stop at this simulated time, in seconds");
+  replay_cmd->add_option("--trace-events", replay.trace_events,
+                         "Write instance activity as Chrome/Perfetto trace JSON to this file");
   replay_cmd->add_flag("--quiet", replay.quiet, "Print no summary table");
 
   FitCommandOptions fit;

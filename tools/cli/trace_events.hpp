@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "sim/cluster/serving_system.hpp"
+#include "tools/cli/atomic_file.hpp"
+
+namespace meshsim::cli {
+
+// Writes instance activity as a Chrome trace-event JSON file (opens in ui.perfetto.dev and
+// chrome://tracing): one process per server, one track per instance with a slice per
+// prefill iteration or folded run of decode iterations, and a "kv in" track per instance
+// with its incoming KV-cache transfers (async slices: they overlap). Streamed: memory does not grow with the run.
+class ChromeTraceWriter final : public cluster::ActivitySink {
+ public:
+  explicit ChromeTraceWriter(const std::string& path);
+  Status open_status() const;
+
+  void on_instance(std::uint32_t instance, std::uint32_t server, std::string_view tag) override;
+  void on_iteration(std::uint32_t instance, engine::SimTime start, engine::SimTime end, std::uint32_t prompts,
+                    std::uint32_t decodes, std::uint32_t iterations) override;
+  void on_transfer(std::uint64_t request, std::uint32_t from, std::uint32_t to, engine::SimTime start,
+                   engine::SimTime end) override;
+  // Closes the JSON document and moves the file into place.
+  Status commit();
+
+ private:
+  void begin_event();
+  std::uint32_t server_of(std::uint32_t instance) const;
+
+  AtomicFile file_;
+  bool first_ = true;
+  std::vector<std::uint32_t> servers_;  // by instance
+};
+
+}  // namespace meshsim::cli

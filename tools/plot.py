@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Turns a meshsim run folder into PNG plots.
+
+    tools/plot.py RUN_DIR [--out DIR]
+
+Writes latency_cdf.png (TTFT, TBT and end-to-end latency CDFs of completed requests) and
+timeline.png (arrivals and completions, queued and running requests, instances and
+utilisation per interval). Uses Debian's python3-matplotlib (hence /usr/bin/python3).
+Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
+"""
+import argparse
+import csv
+import os
+import sys
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def cdf(values):
+    values = sorted(values)
+    n = len(values)
+    return values, [(i + 1) / n for i in range(n)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir")
+    parser.add_argument("--out", help="folder for the PNGs (default: the run folder)")
+    args = parser.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot.py: python3-matplotlib is not installed", file=sys.stderr)
+        return 77
+    out = args.out or args.run_dir
+    try:
+        requests = read_csv(os.path.join(args.run_dir, "requests.csv"))
+        series = read_csv(os.path.join(args.run_dir, "timeseries.csv"))
+    except OSError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 2
+    done = [r for r in requests if r["status"] == "completed"]
+    if not done or not series:
+        print(f"plot.py: {args.run_dir}: no completed requests or no time series to plot", file=sys.stderr)
+        return 2
+    os.makedirs(out, exist_ok=True)
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for ax, column, title in zip(axes, ["ttft_s", "tbt_mean_s", "e2e_s"],
+                                 ["time to first token", "time between tokens (mean per request)",
+                                  "end-to-end latency"]):
+        x, y = cdf(float(r[column]) for r in done)
+        ax.plot(x, y)
+        ax.set_xscale("log")
+        ax.set_xlabel("seconds")
+        ax.set_ylabel("fraction of requests")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle(f"{len(done)} completed requests")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "latency_cdf.png"), dpi=100)
+    plt.close(fig)
+
+    t = [float(row["end_s"]) for row in series]
+    width = [float(row["end_s"]) - float(row["start_s"]) or 1.0 for row in series]
+    fig, axes = plt.subplots(3, 1, figsize=(12, 9), sharex=True)
+    axes[0].plot(t, [int(r["arrivals"]) / w for r, w in zip(series, width)], label="arrivals/s")
+    axes[0].plot(t, [int(r["completions"]) / w for r, w in zip(series, width)], label="completions/s")
+    axes[0].set_ylabel("requests per second")
+    axes[1].plot(t, [int(r["queued"]) for r in series], label="queued")
+    axes[1].plot(t, [int(r["running"]) for r in series], label="running")
+    axes[1].set_ylabel("requests")
+    instances = [int(r["instances"]) for r in series]
+    axes[2].plot(t, instances, label="instances")
+    axes[2].set_ylabel("instances")
+    axes[2].set_ylim(0, max(instances) + 1)
+    util = axes[2].twinx()
+    util.plot(t, [float(r["utilisation"]) for r in series], color="tab:red", label="utilisation")
+    util.set_ylabel("utilisation")
+    util.set_ylim(0, 1.05)
+    axes[2].set_xlabel("simulated time (s)")
+    for ax in axes:
+        ax.legend(loc="upper left")
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "timeline.png"), dpi=100)
+    plt.close(fig)
+    print(f"wrote {os.path.join(out, 'latency_cdf.png')} and {os.path.join(out, 'timeline.png')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
