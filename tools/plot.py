@@ -81,7 +81,9 @@ def main():
     axes[2].set_ylim(0, max(instances) + 1)
     util = axes[2].twinx()
     util.plot(t, [float(r["utilisation"]) for r in series], color="tab:red", label="utilisation")
-    util.set_ylabel("utilisation")
+    util.plot(t, [float(r["kv_used_fraction"]) for r in series], color="tab:green", label="KV cache in use")
+    util.set_ylabel("fraction")
+    util.legend(loc="upper right")
     util.set_ylim(0, 1.05)
     axes[2].set_xlabel("simulated time (s)")
     for ax in axes:

@@ -445,6 +445,24 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   sink_.on_request_finished(record);
 }
 
+ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
+  InstanceCounts counts;
+  for (const auto& in : instances_) {
+    switch (in->tag) {
+      case InstanceTag::kPrompt: ++counts.prompt; break;
+      case InstanceTag::kToken: ++counts.token; break;
+      case InstanceTag::kMixed: ++counts.mixed; break;
+    }
+  }
+  return counts;
+}
+
+std::uint64_t LlmCluster::kv_used_tokens() const {
+  std::uint64_t used = 0;
+  for (const auto& in : instances_) used += in->kv_used;
+  return used;
+}
+
 void LlmCluster::set_activity_sink(ActivitySink* sink) {
   activity_ = sink;
   if (activity_ == nullptr) return;

@@ -79,6 +79,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint64_t queued() const override { return in_system_ - running_; }
   std::uint64_t running() const override { return running_; }
   std::uint32_t instances() const override { return static_cast<std::uint32_t>(instances_.size()); }
+  InstanceCounts instance_counts() const override;
+  std::uint64_t kv_used_tokens() const override;
+  std::uint64_t kv_total_tokens() const override { return kv_capacity_tokens_ * instances_.size(); }
   double busy_unit_us() override;
   double capacity_units() const override { return static_cast<double>(instances_.size()); }
   double gpus() const override { return static_cast<double>(instances_.size()) * config_.tensor_parallel; }

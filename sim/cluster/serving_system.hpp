@@ -46,6 +46,14 @@ class ServingSystem {
   virtual std::uint64_t running() const = 0;
   std::uint64_t in_flight() const { return queued() + running(); }
   virtual std::uint32_t instances() const = 0;
+  // Instances by what they do: prompt (prefill only), token (decode only), mixed (both).
+  struct InstanceCounts {
+    std::uint32_t prompt = 0, token = 0, mixed = 0;
+  };
+  virtual InstanceCounts instance_counts() const { return InstanceCounts{0, 0, instances()}; }
+  // KV-cache tokens in use and in total over all instances (0 / 0 where not modelled).
+  virtual std::uint64_t kv_used_tokens() const { return 0; }
+  virtual std::uint64_t kv_total_tokens() const { return 0; }
 
   // Busy time so far summed over capacity units (batch slots or instances), in unit-us;
   // utilisation over an interval is its increase / (capacity_units * interval).

@@ -71,6 +71,13 @@ void Replay::emit_row(SimTime end) {
   row_.queued = cluster_->queued();
   row_.running = cluster_->running();
   row_.instances = cluster_->instances();
+  const auto counts = cluster_->instance_counts();
+  row_.prompt_instances = counts.prompt;
+  row_.token_instances = counts.token;
+  row_.mixed_instances = counts.mixed;
+  const auto kv_total = cluster_->kv_total_tokens();
+  row_.kv_used_fraction =
+      kv_total ? static_cast<double>(cluster_->kv_used_tokens()) / static_cast<double>(kv_total) : 0.0;
   const double busy = cluster_->busy_unit_us();
   const double capacity = cluster_->capacity_units() * static_cast<double>((row_.end - row_.start).us());
   row_.utilisation = capacity > 0 ? (busy - busy_at_row_start_) / capacity : 0.0;

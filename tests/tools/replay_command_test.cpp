@@ -164,3 +164,50 @@ TEST(TraceEventsTest, TimelineIsValidChromeTraceJsonWithOneTrackPerInstance) {
 
 }  // namespace
 }  // namespace meshsim::cli
+
+namespace meshsim::cli {
+namespace {
+
+TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
+  const auto dir = fs::temp_directory_path() / "meshsim_test_timeseries";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto config = dir / "split.yaml";
+  std::ofstream(config) << "workload:\n  generator: " << MESHSIM_SOURCE_DIR << "/configs/workloads/azure_conv.json\n"
+                        << "serving:\n  model: llama2-70b\n  tensor_parallel: 4\n"
+                        << "  start_state: [{tag: prompt, count: 1}, {tag: token, count: 2}, {tag: mixed, count: 1}]\n"
+                        << "run: {until_s: 120}\n";
+  ReplayCommandOptions options;
+  options.config_path = config.string();
+  options.out_dir = (dir / "run").string();
+  options.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  std::istringstream csv(slurp(dir / "run" / "timeseries.csv"));
+  std::string line;
+  std::getline(csv, line);
+  ASSERT_EQ(line, "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
+                  "token_instances,mixed_instances,utilisation,kv_used_fraction,output_tokens");
+  double most_kv = 0;
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 14u);
+    EXPECT_EQ(f[7], "4");
+    EXPECT_EQ(f[8], "1");
+    EXPECT_EQ(f[9], "2");
+    EXPECT_EQ(f[10], "1");
+    const double kv = std::stod(f[12]);
+    EXPECT_GE(kv, 0.0);
+    EXPECT_LE(kv, 1.0);
+    most_kv = std::max(most_kv, kv);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 12);
+  EXPECT_GT(most_kv, 0.0);
+}
+
+}  // namespace
+}  // namespace meshsim::cli

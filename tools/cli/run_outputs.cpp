@@ -36,8 +36,8 @@ RunFolderWriter::RunFolderWriter(const std::string& folder)
       summary_(folder + "/summary.json") {
   requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,instance,queueing_s,ttft_s,"
                         "tbt_mean_s,tbt_max_s,e2e_s,preemptions\n";
-  timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,utilisation,"
-                          "output_tokens\n";
+  timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
+                          "token_instances,mixed_instances,utilisation,kv_used_fraction,output_tokens\n";
 }
 
 Status RunFolderWriter::open_status() const {
@@ -61,7 +61,9 @@ void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
 void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
   timeseries_.stream() << seconds(row.start) << ',' << seconds(row.end) << ',' << row.arrivals << ','
                        << row.completions << ',' << row.drops << ',' << row.queued << ',' << row.running
-                       << ',' << row.instances << ',' << fixed(row.utilisation, 6) << ',' << row.output_tokens
+                       << ',' << row.instances << ',' << row.prompt_instances << ',' << row.token_instances << ','
+                       << row.mixed_instances << ',' << fixed(row.utilisation, 6) << ','
+                       << fixed(row.kv_used_fraction, 6) << ',' << row.output_tokens
                        << '\n';
 }
 
