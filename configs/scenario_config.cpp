@@ -172,6 +172,7 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     ObjectReader slo(reader.raw("slo"), "slo", errors);
     slo.read_duration("ttft_ms", config.replay.slo.ttft, 1e-3);
     slo.read_duration("tbt_ms", config.replay.slo.tbt, 1e-3);
+    slo.read_choice("tbt_definition", config.replay.slo.tbt_definition, metrics::kTbtDefinitionNames);
     slo.finish();
     ObjectReader run(reader.raw("run"), "run", errors);
     run.read_optional_duration("until_s", config.replay.until, 1.0);
@@ -236,7 +237,10 @@ json to_json(const ScenarioConfig& config) {
       {"seed", config.seed},
       {"workload", workload},
       {"serving", serving_to_json(config.serving)},
-      {"slo", {{"ttft_ms", config.replay.slo.ttft.ms()}, {"tbt_ms", config.replay.slo.tbt.ms()}}},
+      {"slo",
+       {{"ttft_ms", config.replay.slo.ttft.ms()},
+        {"tbt_ms", config.replay.slo.tbt.ms()},
+        {"tbt_definition", metrics::kTbtDefinitionNames.name(config.replay.slo.tbt_definition)}}},
       {"run",
        {{"until_s", optional_json(config.replay.until)},
         {"timeseries_interval_s", config.replay.timeseries_interval.seconds()}}}};

@@ -89,8 +89,7 @@ void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
   record.first_token = now + config_.prefill_base + SimTime::from_us(prefill_us);
   const std::int64_t decode_steps = static_cast<std::int64_t>(record.output_tokens) - 1;
   record.finished = *record.first_token + SimTime::from_us(config_.time_per_output_token.us() * decode_steps);
-  record.tbt_mean = decode_steps > 0 ? config_.time_per_output_token : SimTime::zero();
-  record.tbt_max = record.tbt_mean;
+  record.tbt_max = decode_steps > 0 ? config_.time_per_output_token : SimTime::zero();
   sim_.schedule_at(*record.finished, *this, engine::EventPayload{slot, instance});
 }
 

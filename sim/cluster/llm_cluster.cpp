@@ -435,8 +435,6 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
     in.kv_promised -= kv_need(r, in.tag);
     refresh_load(r.instance);
     record.finished = sim_.now();
-    const std::int64_t gaps = std::int64_t{record.output_tokens} - 1;
-    record.tbt_mean = gaps > 0 ? SimTime::from_us((*record.finished - *record.first_token).us() / gaps) : SimTime::zero();
     record.tbt_max = r.tbt_max;
   }
   --in_system_;

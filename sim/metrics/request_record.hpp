@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "sim/engine/enum_names.hpp"
 #include "sim/engine/sim_time.hpp"
 
 namespace meshsim::metrics {
@@ -12,6 +13,13 @@ using engine::SimTime;
 
 enum class RequestStatus { kCompleted, kDropped, kInFlight };
 std::string_view to_string(RequestStatus status);
+
+// How a request's mean time between tokens is taken: over its output - 1 gaps (meshsim),
+// or as (E2E - TTFT) / output tokens (SplitwiseSim), which is slightly lower.
+enum class TbtDefinition { kMeanGap, kSplitwiseSim };
+inline constexpr EnumNames kTbtDefinitionNames{
+    std::array{std::pair{TbtDefinition::kMeanGap, std::string_view("mean_gap")},
+               std::pair{TbtDefinition::kSplitwiseSim, std::string_view("splitwise")}}};
 
 // Everything measured about one request; a row of requests.csv.
 struct RequestRecord {
@@ -24,8 +32,7 @@ struct RequestRecord {
   std::optional<SimTime> started;         // service first began (end of queueing)
   std::optional<SimTime> first_token;
   std::optional<SimTime> finished;        // last token
-  SimTime tbt_mean;                       // mean gap between output tokens (0 for 1 token)
-  SimTime tbt_max;
+  SimTime tbt_max;                        // longest gap between two output tokens
   std::uint32_t preemptions = 0;
 
   std::optional<SimTime> queueing() const {
@@ -36,6 +43,13 @@ struct RequestRecord {
   }
   std::optional<SimTime> e2e() const {
     return finished ? std::optional<SimTime>(*finished - arrival) : std::nullopt;
+  }
+  // Of a completed request; 0 for a single output token under kMeanGap.
+  std::optional<SimTime> tbt_mean(TbtDefinition definition) const {
+    if (!finished || !first_token) return std::nullopt;
+    const std::int64_t divisor =
+        definition == TbtDefinition::kMeanGap ? std::int64_t{output_tokens} - 1 : std::int64_t{output_tokens};
+    return divisor > 0 ? SimTime::from_us((*finished - *first_token).us() / divisor) : SimTime::zero();
   }
 };
 

@@ -26,11 +26,12 @@ void RunMetrics::on_finished(const RequestRecord& record) {
                 "on_finished: more requests finished than arrived");
   const SimTime ttft = *record.ttft();
   ttft_.add(ttft.seconds());
-  tbt_.add(record.tbt_mean.seconds());
+  const SimTime tbt = *record.tbt_mean(slo_.tbt_definition);
+  tbt_.add(tbt.seconds());
   e2e_.add(record.e2e()->seconds());
   queueing_.add(record.queueing()->seconds());
   const bool ttft_ok = ttft <= slo_.ttft;
-  const bool tbt_ok = record.tbt_mean <= slo_.tbt;
+  const bool tbt_ok = tbt <= slo_.tbt;
   ttft_met_ += ttft_ok;
   tbt_met_ += tbt_ok;
   slo_met_ += ttft_ok && tbt_ok;

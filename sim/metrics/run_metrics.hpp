@@ -13,6 +13,7 @@ namespace meshsim::metrics {
 struct SloTargets {
   SimTime ttft = SimTime::from_ms(1000);
   SimTime tbt = SimTime::from_ms(100);
+  TbtDefinition tbt_definition = TbtDefinition::kMeanGap;
 };
 
 // Percentiles of one latency, in seconds.

@@ -117,7 +117,7 @@ Expected<ReplayResult> Replay::run() {
     if (record.started && *record.started > end) record.started.reset();
     if (record.first_token && *record.first_token > end) record.first_token.reset();
     record.finished.reset();
-    record.tbt_mean = record.tbt_max = SimTime::zero();
+    record.tbt_max = SimTime::zero();
     ++in_flight;
     observer_.on_request(record);
   });

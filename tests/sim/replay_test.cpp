@@ -60,11 +60,13 @@ TEST(ReplayTest, LatenciesFollowTheServingModelAndQueueingIsMeasured) {
   EXPECT_EQ(first.id, 0u);
   EXPECT_EQ(*first.ttft(), SimTime::from_ms(110));     // 10 + 100 * 1
   EXPECT_EQ(*first.e2e(), SimTime::from_ms(210));      // + 2 * 50
-  EXPECT_EQ(first.tbt_mean, SimTime::from_ms(50));
+  EXPECT_EQ(first.tbt_mean(metrics::TbtDefinition::kMeanGap), SimTime::from_ms(50));
+  // SplitwiseSim's definition divides the same 100 ms by 3 output tokens.
+  EXPECT_EQ(first.tbt_mean(metrics::TbtDefinition::kSplitwiseSim), SimTime::from_us(33'333));
   const RequestRecord& second = collector.records[1];
   EXPECT_EQ(*second.queueing(), SimTime::from_ms(210));  // waited for the only slot
   EXPECT_EQ(*second.ttft(), SimTime::from_ms(230));
-  EXPECT_EQ(second.tbt_mean, SimTime::zero());  // one output token: no gaps
+  EXPECT_EQ(second.tbt_mean(metrics::TbtDefinition::kMeanGap), SimTime::zero());  // one output token: no gaps
   EXPECT_EQ(result->end_time, SimTime::from_ms(230));
   const auto& counts = replay.metrics().counts();
   EXPECT_EQ(counts.arrived, 2u);

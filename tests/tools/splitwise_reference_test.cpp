@@ -1,6 +1,6 @@
 // The SplitwiseSim-compatible scenarios against SplitwiseSim's own results on the Azure
 // 2023 conversation trace (../shared/reference/splitwise_results.md): P50 within 10% and
-// P99 within 20% for TTFT and E2E.
+// P99 within 20% for TTFT, E2E and TBT.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,13 +17,13 @@ namespace fs = std::filesystem;
 
 struct Reference {
   const char* scenario;
-  double ttft_p50, ttft_p99, e2e_p50, e2e_p99;  // seconds
+  double ttft_p50, ttft_p99, e2e_p50, e2e_p99, tbt_p50, tbt_p99;  // seconds
 };
 
 // splitwise_results.md, P50 / P99 columns.
 constexpr Reference kReferences[] = {
-    {"splitwise-baseline-h100", 0.1625, 0.7299, 6.191, 28.34},
-    {"splitwise-hh", 0.1318, 0.6583, 4.712, 21.38},
+    {"splitwise-baseline-h100", 0.1625, 0.7299, 6.191, 28.34, 0.0425, 0.0795},
+    {"splitwise-hh", 0.1318, 0.6583, 4.712, 21.38, 0.0353, 0.0355},
 };
 
 nlohmann::json run_scenario(const std::string& scenario) {
@@ -56,6 +56,10 @@ TEST(SplitwiseReferenceTest, ScenariosReproduceSplitwiseSimLatencies) {
     EXPECT_NEAR(ttft["p99"].get<double>(), ref.ttft_p99, 0.20 * ref.ttft_p99) << ref.scenario;
     EXPECT_NEAR(e2e["p50"].get<double>(), ref.e2e_p50, 0.10 * ref.e2e_p50) << ref.scenario;
     EXPECT_NEAR(e2e["p99"].get<double>(), ref.e2e_p99, 0.20 * ref.e2e_p99) << ref.scenario;
+    // The scenarios use SplitwiseSim's TBT definition (slo.tbt_definition), so TBT compares too.
+    const auto& tbt = summary["latency_s"]["tbt"];
+    EXPECT_NEAR(tbt["p50"].get<double>(), ref.tbt_p50, 0.10 * ref.tbt_p50) << ref.scenario;
+    EXPECT_NEAR(tbt["p99"].get<double>(), ref.tbt_p99, 0.20 * ref.tbt_p99) << ref.scenario;
   }
 }
 

@@ -97,7 +97,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     err << "error: " << options.out_dir << ": cannot create the output folder: " << mkdir_error.message() << '\n';
     return kExitOutputError;
   }
-  RunFolderWriter writer(options.out_dir);
+  RunFolderWriter writer(options.out_dir, config.replay.slo.tbt_definition);
   if (auto status = writer.open_status(); !status) {
     err << "error: " << status.error().message << '\n';
     return kExitOutputError;

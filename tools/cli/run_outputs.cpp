@@ -29,8 +29,9 @@ json latency_json(const metrics::LatencySummary& s) {
 
 }  // namespace
 
-RunFolderWriter::RunFolderWriter(const std::string& folder)
+RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition)
     : folder_(folder),
+      tbt_definition_(tbt_definition),
       requests_(folder + "/requests.csv"),
       timeseries_(folder + "/timeseries.csv"),
       summary_(folder + "/summary.json") {
@@ -54,7 +55,7 @@ void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
       << metrics::to_string(r.status) << ',';
   if (r.instance) out << *r.instance;
   out << ',' << seconds(r.queueing()) << ',' << seconds(r.ttft()) << ','
-      << (completed ? seconds(r.tbt_mean) : "") << ',' << (completed ? seconds(r.tbt_max) : "") << ','
+      << seconds(r.tbt_mean(tbt_definition_)) << ',' << (completed ? seconds(r.tbt_max) : "") << ','
       << seconds(r.e2e()) << ',' << r.preemptions << '\n';
 }
 
@@ -100,6 +101,7 @@ json make_summary(const json& resolved_config, std::uint64_t seed, const std::st
         {"queueing", latency_json(metrics.queueing())}}},
       {"slo",
        {{"ttft_target_s", metrics.slo().ttft.seconds()},
+        {"tbt_definition", metrics::kTbtDefinitionNames.name(metrics.slo().tbt_definition)},
         {"tbt_target_s", metrics.slo().tbt.seconds()},
         {"ttft_attainment", metrics.ttft_attainment()},
         {"tbt_attainment", metrics.tbt_attainment()},

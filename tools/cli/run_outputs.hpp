@@ -14,7 +14,7 @@ namespace meshsim::cli {
 // final names until commit().
 class RunFolderWriter final : public replay::ReplayObserver {
  public:
-  explicit RunFolderWriter(const std::string& folder);
+  RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition);
 
   Status open_status() const;
   void on_request(const metrics::RequestRecord& record) override;
@@ -25,6 +25,7 @@ class RunFolderWriter final : public replay::ReplayObserver {
 
  private:
   std::string folder_;
+  metrics::TbtDefinition tbt_definition_;
   AtomicFile requests_;
   AtomicFile timeseries_;
   AtomicFile summary_;
