@@ -49,6 +49,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
   record.prompt_tokens = request.prompt_tokens;
   record.output_tokens = request.output_tokens;
   const std::uint32_t instance = route();
+  record.prompt_instance = instance;
   record.instance = instance;
   Instance& in = instances_[instance];
 

@@ -165,6 +165,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   }
   const std::uint32_t instance = route(config_.prompt_routing, prompt_index_, prompt_round_robin_, prompt_pool_);
   r.instance = instance;
+  r.record.prompt_instance = instance;
   r.record.instance = instance;
   Instance& in = *instances_[instance];
   in.prompts.push_back(slot);

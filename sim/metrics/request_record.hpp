@@ -28,7 +28,8 @@ struct RequestRecord {
   std::uint32_t prompt_tokens = 0;
   std::uint32_t output_tokens = 0;
   RequestStatus status = RequestStatus::kInFlight;
-  std::optional<std::uint32_t> instance;  // where it was served (or queued)
+  std::optional<std::uint32_t> prompt_instance;  // where it was (or waits to be) prefilled
+  std::optional<std::uint32_t> instance;         // where it decodes (the same on a mixed instance)
   std::optional<SimTime> started;         // service first began (end of queueing)
   std::optional<SimTime> first_token;
   std::optional<SimTime> finished;        // last token

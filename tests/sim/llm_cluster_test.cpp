@@ -137,6 +137,7 @@ TEST(LlmClusterTest, SplitwiseFlowPrefillsOnPromptAndDecodesOnTokenInstances) {
   config.kv_transfer_gb_per_s = 1.0;  // 1000 tokens * 32,768 B per token -> 32.768 ms
   const auto result = run(config, source);
   const RequestRecord& r = result.records.at(0);
+  EXPECT_EQ(*r.prompt_instance, 0u);            // prefilled on the prompt instance
   EXPECT_EQ(*r.instance, 1u);                   // decoded on the token instance
   EXPECT_EQ(*r.ttft(), SimTime::from_ms(20));   // TTFT excludes the transfer
   EXPECT_EQ(*r.e2e(), SimTime::from_ms(20) + SimTime::from_us(32'768) + SimTime::from_us(21'001));

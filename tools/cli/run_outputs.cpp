@@ -35,8 +35,8 @@ RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefiniti
       requests_(folder + "/requests.csv"),
       timeseries_(folder + "/timeseries.csv"),
       summary_(folder + "/summary.json") {
-  requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,instance,queueing_s,ttft_s,"
-                        "tbt_mean_s,tbt_max_s,e2e_s,preemptions\n";
+  requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,prompt_instance,instance,queueing_s,"
+                        "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,preemptions\n";
   timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
                           "token_instances,mixed_instances,utilisation,kv_used_fraction,output_tokens\n";
 }
@@ -53,6 +53,8 @@ void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
   auto& out = requests_.stream();
   out << r.id << ',' << seconds(r.arrival) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
       << metrics::to_string(r.status) << ',';
+  if (r.prompt_instance) out << *r.prompt_instance;
+  out << ',';
   if (r.instance) out << *r.instance;
   out << ',' << seconds(r.queueing()) << ',' << seconds(r.ttft()) << ','
       << seconds(r.tbt_mean(tbt_definition_)) << ',' << (completed ? seconds(r.tbt_max) : "") << ','
