@@ -71,6 +71,7 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     kv.read("reserve_fraction", spec.kv_reserve_fraction, "a fraction in [0, 1)",
             [](double v) { return v >= 0 && v < 1; });
     kv.read_optional("capacity_tokens", spec.kv_capacity_tokens, "a positive integer", kAtLeastOne);
+    kv.read_choice("allocation", spec.kv_allocation, cluster::kKvAllocationNames);
     kv.read_optional("transfer_gb_per_s", spec.kv_transfer_gb_per_s, "a positive bandwidth", kPositive);
   }
   reader.read("fold_decode", spec.fold_decode);
@@ -96,6 +97,7 @@ json llm_to_json(const LlmServingSpec& spec) {
               {"kv",
                {{"reserve_fraction", spec.kv_reserve_fraction},
                 {"capacity_tokens", spec.kv_capacity_tokens ? json(*spec.kv_capacity_tokens) : json(nullptr)},
+                {"allocation", cluster::kKvAllocationNames.name(spec.kv_allocation)},
                 {"transfer_gb_per_s", spec.kv_transfer_gb_per_s ? json(*spec.kv_transfer_gb_per_s) : json(nullptr)}}},
               {"fold_decode", spec.fold_decode}};
 }
@@ -160,6 +162,7 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   config.token_routing = llm.token_routing;
   config.kv_reserve_fraction = llm.kv_reserve_fraction;
   config.kv_capacity_tokens = llm.kv_capacity_tokens;
+  config.kv_allocation = llm.kv_allocation;
   config.kv_transfer_gb_per_s = llm.kv_transfer_gb_per_s;
   config.fold_decode = llm.fold_decode;
   if (llm.backend == LlmServingSpec::Backend::kTable) {

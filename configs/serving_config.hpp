@@ -29,6 +29,7 @@ struct LlmServingSpec {
   cluster::RoutePolicy token_routing = cluster::RoutePolicy::kFewestRequests;
   double kv_reserve_fraction = 0.0;
   std::optional<std::uint64_t> kv_capacity_tokens;
+  cluster::KvAllocation kv_allocation = cluster::KvAllocation::kReserve;
   std::optional<double> kv_transfer_gb_per_s;
   bool fold_decode = true;
 };

@@ -16,6 +16,7 @@ struct LlmCluster::Live {
   std::uint32_t generated = 0;       // output tokens so far (the first comes from prefill)
   std::uint64_t kv_reserved = 0;     // KV tokens held on `instance`
   bool decode_admitted = false;      // holds its decode KV on `instance`
+  bool recomputing = false;          // evicted: its prefill reruns over prompt + generated
   SimTime last_token;
   SimTime tbt_max;
 };
@@ -213,12 +214,17 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     it = in.blocked.erase(it);
   }
   // 2. Prompts, first come first served; a prompt over the token budget runs alone; the
-  //    queue waits (head of line) when the next prompt's KV does not fit.
+  //    queue waits (head of line) when the next prompt's KV does not fit. On demand, a
+  //    prompt must also leave a token free for each sequence already decoding here, or
+  //    admitting it would only evict one of them (thrashing).
+  const std::uint64_t keep_free =
+      config_.kv_allocation == KvAllocation::kOnDemand ? previous.size() + in.blocked.size() + in.decode_batch.size() : 0;
   while (!in.prompts.empty()) {
     const std::uint32_t slot = in.prompts.front();
     Live& r = live_[slot];
-    const std::uint64_t need = std::uint64_t{r.record.prompt_tokens} + 1;
-    if (!room(r.record.prompt_tokens) || in.kv_used + need > kv_capacity_tokens_) break;
+    const std::uint32_t pass = prefill_tokens(r);
+    const std::uint64_t need = std::uint64_t{pass} + 1;
+    if (!room(pass) || in.kv_used + need + keep_free > kv_capacity_tokens_) break;
     in.prompts.pop_front();
     in.kv_used += need;
     r.kv_reserved += need;
@@ -226,7 +232,7 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     if (!r.record.started) r.record.started = sim_.now();
     in.prefill_batch.push_back(slot);
     ++size;
-    tokens += r.record.prompt_tokens;
+    tokens += pass;
   }
   // 3. Sequences preempted earlier, 4. the previous batch, 5. newly ready sequences.
   while (!in.blocked.empty() && room(1)) {
@@ -243,22 +249,53 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
       in.blocked.push_back(slot);
     }
   }
-  while (!in.fresh.empty() && room(1)) {
-    const std::uint32_t slot = in.fresh.front();
+  // Newly ready sequences in order; one whose KV does not fit stops the newcomers behind
+  // it, but not those that already hold all they need here (on demand, a sequence
+  // recomputed here), which could otherwise wait forever behind it holding memory.
+  bool newcomers_blocked = false;
+  for (auto it = in.fresh.begin(); it != in.fresh.end() && room(1);) {
+    const std::uint32_t slot = *it;
     Live& r = live_[slot];
-    // Mixed instances hold the prompt's KV already; token instances receive it now.
-    const std::uint64_t need = in.tag == InstanceTag::kMixed
-                                   ? std::uint64_t{r.record.output_tokens} - 1
-                                   : std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens;
-    if (in.kv_used + need > kv_capacity_tokens_) break;
-    in.fresh.pop_front();
+    // A sequence prefilled here holds its prompt's KV already; one shipped from a prompt
+    // instance brings it now. Reserving takes the rest of the output up front too.
+    const bool holds_prompt = r.kv_reserved > 0;
+    std::uint64_t need = 0;
+    if (config_.kv_allocation == KvAllocation::kReserve) {
+      need = holds_prompt ? std::uint64_t{r.record.output_tokens} - 1
+                          : std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens;
+    } else if (!holds_prompt) {
+      need = std::uint64_t{r.record.prompt_tokens} + 1;
+    }
+    if (need > 0 && (newcomers_blocked || in.kv_used + need > kv_capacity_tokens_)) {
+      newcomers_blocked = true;
+      ++it;
+      continue;
+    }
+    it = in.fresh.erase(it);
     in.kv_used += need;
     r.kv_reserved += need;
     r.decode_admitted = true;
     take_decode(slot);
   }
+  // On demand, every decoding sequence needs one more KV token per iteration: evict the
+  // latest arrivals until the rest fit.
+  bool evicted = false;
+  if (config_.kv_allocation == KvAllocation::kOnDemand) {
+    while (!in.decode_batch.empty() && in.kv_used + in.decode_batch.size() > kv_capacity_tokens_) {
+      evicted = true;
+      const auto latest = std::max_element(in.decode_batch.begin(), in.decode_batch.end(),
+                                           [&](std::uint32_t a, std::uint32_t b) { return live_[a].record.id < live_[b].record.id; });
+      const std::uint32_t slot = *latest;
+      in.decode_batch.erase(latest);
+      --size;
+      --tokens;
+      evict_for_recompute(in, slot);
+    }
+  }
   if (size == 0) {
     refresh_load(instance);
+    // Evicting the whole batch freed memory for the recomputations: select again.
+    if (evicted) start_iteration(instance);
     return;
   }
   running_ += size;
@@ -267,8 +304,8 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
 
   PrefillWork prefill;
   for (const std::uint32_t slot : in.prefill_batch) {
-    const double p = live_[slot].record.prompt_tokens;
-    prefill.tokens += live_[slot].record.prompt_tokens;
+    const double p = prefill_tokens(live_[slot]);
+    prefill.tokens += prefill_tokens(live_[slot]);
     ++prefill.sequences;
     prefill.squared_tokens += p * p;
   }
@@ -286,7 +323,9 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
         prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), context});
     length = SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
   } else {
-    if (config_.fold_decode) {
+    // On-demand KV is not folded yet: a folded run diverged from the unfolded one in a test
+    // (under eviction and recomputation), so it runs iteration by iteration.
+    if (config_.fold_decode && config_.kv_allocation == KvAllocation::kReserve) {
       // Nothing changes the batch until its first sequence finishes (or new work arrives,
       // see interrupt_fold): run until then in one event.
       iterations = ~0u;
@@ -297,7 +336,12 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
     for (std::uint32_t i = 0; i < iterations; ++i) length += decode_iteration_time(batch, context + std::uint64_t{i} * batch);
   }
+  MESHSIM_CHECK(iterations >= 1, "an iteration must make progress");
   in.segment_iterations = iterations;
+  if (config_.kv_allocation == KvAllocation::kOnDemand) {
+    for (const std::uint32_t slot : in.decode_batch) live_[slot].kv_reserved += iterations;
+    in.kv_used += std::uint64_t{iterations} * in.decode_batch.size();
+  }
   in.timer->arm_at(in.segment_start + length);
 }
 
@@ -372,6 +416,22 @@ void LlmCluster::end_iteration(std::uint32_t instance) {
 void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   Instance& in = *instances_[instance];
   Live& r = live_[slot];
+  if (r.recomputing) {
+    // The rerun prefill rebuilt the KV cache and produced the next token.
+    in.pending_tokens -= prefill_tokens(r);
+    r.recomputing = false;
+    ++r.generated;
+    r.tbt_max = std::max(r.tbt_max, sim_.now() - r.last_token);
+    r.last_token = sim_.now();
+    if (r.generated >= r.record.output_tokens) {
+      finish(slot, metrics::RequestStatus::kCompleted);
+    } else {
+      r.phase = Live::Phase::kDecodeWaiting;
+      in.fresh.push_back(slot);
+      refresh_load(instance);
+    }
+    return;
+  }
   r.generated = 1;
   r.record.first_token = sim_.now();
   r.last_token = sim_.now();
@@ -411,6 +471,22 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   }
   sim_.schedule_after(SimTime::from_us(transfer_us), *this,
                       engine::EventPayload{kTransferDone, (std::uint64_t{target} << 32) | slot});
+}
+
+std::uint32_t LlmCluster::prefill_tokens(const Live& r) const {
+  return r.record.prompt_tokens + (r.recomputing ? r.generated : 0);
+}
+
+void LlmCluster::evict_for_recompute(Instance& in, std::uint32_t slot) {
+  Live& r = live_[slot];
+  in.kv_used -= r.kv_reserved;
+  r.kv_reserved = 0;
+  r.decode_admitted = false;
+  r.recomputing = true;
+  ++r.record.preemptions;
+  r.phase = Live::Phase::kPrefillQueued;
+  in.pending_tokens += prefill_tokens(r);
+  in.prompts.push_front(slot);
 }
 
 void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {

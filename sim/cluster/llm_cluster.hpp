@@ -35,6 +35,17 @@ inline constexpr EnumNames kRoutePolicyNames{
                std::pair{RoutePolicy::kFewestPendingTokens, std::string_view("fewest_pending_tokens")},
                std::pair{RoutePolicy::kLeastKvMemory, std::string_view("least_kv_memory")}}};
 
+// How KV-cache memory is handed out.
+enum class KvAllocation {
+  kReserve,   // a request reserves its whole KV (prompt + output) before it runs, and waits
+              // for it (SplitwiseSim)
+  kOnDemand,  // one token at a time as it is produced; when memory runs out the most
+              // recently arrived decoding sequence is evicted and recomputed (vLLM)
+};
+inline constexpr EnumNames kKvAllocationNames{
+    std::array{std::pair{KvAllocation::kReserve, std::string_view("reserve")},
+               std::pair{KvAllocation::kOnDemand, std::string_view("on_demand")}}};
+
 // Iteration-level (continuous) batching limits, SplitwiseSim's defaults.
 struct BatchingConfig {
   std::uint32_t max_batch_size = 512;
@@ -60,6 +71,7 @@ struct LlmClusterConfig {
   // KV capacity per instance: tp * HBM - weights - reserve, unless given.
   double kv_reserve_fraction = 0.0;  // of the instance's HBM
   std::optional<std::uint64_t> kv_capacity_tokens;
+  KvAllocation kv_allocation = KvAllocation::kReserve;
   // Prompt -> token instance KV transfer bandwidth, GB/s (default: the SKU's network).
   std::optional<double> kv_transfer_gb_per_s;
   // Fold consecutive decode iterations of an unchanged batch into one event.
@@ -112,6 +124,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void finish(std::uint32_t slot, metrics::RequestStatus status);
   SimTime decode_iteration_time(std::uint32_t batch, std::uint64_t context) const;
   void set_busy(Instance& in, bool busy);
+  void evict_for_recompute(Instance& in, std::uint32_t slot);
+  std::uint32_t prefill_tokens(const Live& r) const;
   static std::int64_t kv_need(const Live& r, InstanceTag tag);
 
   engine::Simulation& sim_;

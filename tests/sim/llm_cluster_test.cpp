@@ -111,24 +111,31 @@ TEST(LlmClusterTest, FoldingDecodeIterationsChangesNoResultAndSavesEvents) {
   auto config = base_config({{InstanceTag::kMixed, 3}, {InstanceTag::kPrompt, 2}, {InstanceTag::kToken, 2}});
   config.batching.max_batch_tokens = 1024;  // long prompts run alone and preempt decodes
   config.kv_capacity_tokens = 30'000;        // and KV memory binds
-  traces::GeneratedSource folded_source(spec, 5);
-  config.fold_decode = true;
-  const auto folded = run(config, folded_source);
-  traces::GeneratedSource unfolded_source(spec, 5);
-  config.fold_decode = false;
-  const auto unfolded = run(config, unfolded_source);
-  ASSERT_EQ(folded.records.size(), 3000u);
-  ASSERT_EQ(unfolded.records.size(), 3000u);
-  for (const auto& [id, a] : folded.records) {
-    const auto& b = unfolded.records.at(id);
-    ASSERT_EQ(a.status, b.status) << id;
-    ASSERT_EQ(a.first_token, b.first_token) << id;
-    ASSERT_EQ(a.finished, b.finished) << id;
-    ASSERT_EQ(a.tbt_max, b.tbt_max) << id;
-    ASSERT_EQ(a.preemptions, b.preemptions) << id;
-    ASSERT_EQ(a.instance, b.instance) << id;
+  for (const auto allocation : {KvAllocation::kReserve, KvAllocation::kOnDemand}) {
+    SCOPED_TRACE(kKvAllocationNames.name(allocation));
+    config.kv_allocation = allocation;
+    traces::GeneratedSource folded_source(spec, 5);
+    config.fold_decode = true;
+    const auto folded = run(config, folded_source);
+    traces::GeneratedSource unfolded_source(spec, 5);
+    config.fold_decode = false;
+    const auto unfolded = run(config, unfolded_source);
+    ASSERT_EQ(folded.records.size(), 3000u);
+    ASSERT_EQ(unfolded.records.size(), 3000u);
+    for (const auto& [id, a] : folded.records) {
+      const auto& b = unfolded.records.at(id);
+      ASSERT_EQ(a.status, b.status) << id;
+      ASSERT_EQ(a.first_token, b.first_token) << id;
+      ASSERT_EQ(a.finished, b.finished) << id;
+      ASSERT_EQ(a.tbt_max, b.tbt_max) << id;
+      ASSERT_EQ(a.preemptions, b.preemptions) << id;
+      ASSERT_EQ(a.instance, b.instance) << id;
+    }
+    // On-demand KV runs unfolded for now (see LlmCluster::start_iteration).
+    if (allocation == KvAllocation::kReserve) {
+      EXPECT_LT(folded.events * 3, unfolded.events) << "folding should remove most decode events";
+    }
   }
-  EXPECT_LT(folded.events * 3, unfolded.events) << "folding should remove most decode events";
 }
 
 TEST(LlmClusterTest, SplitwiseFlowPrefillsOnPromptAndDecodesOnTokenInstances) {
@@ -157,6 +164,25 @@ TEST(LlmClusterTest, KvExhaustionMakesRequestsWaitAndNeverLosesThem) {
   EXPECT_EQ(result.records.at(20).status, RequestStatus::kDropped);
   // The last admitted requests waited for earlier ones to free their KV.
   EXPECT_GT(*result.records.at(19).queueing(), SimTime::from_seconds(5));
+}
+
+TEST(LlmClusterTest, OnDemandKvEvictsAndRecomputesTheLatestSequencesAndLosesNone) {
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
+  for (int i = 0; i < 20; ++i) rows.emplace_back(0.01 * i, 500, 400);
+  ListSource source(rows);
+  auto config = base_config({{InstanceTag::kMixed, 1}});
+  config.kv_capacity_tokens = 4000;  // 20 sequences would need 18,000 tokens at their end
+  config.kv_allocation = KvAllocation::kOnDemand;
+  const auto result = run(config, source);
+  EXPECT_EQ(result.counts.completed, 20u);
+  std::uint32_t recomputed = 0;
+  for (const auto& [id, r] : result.records) {
+    EXPECT_EQ(r.status, RequestStatus::kCompleted);
+    recomputed += r.preemptions;
+  }
+  EXPECT_GT(recomputed, 0u);
+  // Admitted early, never evicted: the first request ran straight through.
+  EXPECT_EQ(result.records.at(0).preemptions, 0u);
 }
 
 TEST(LlmClusterTest, APromptOverTheTokenBudgetRunsAloneAndPausesDecoding) {
