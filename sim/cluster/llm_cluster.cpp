@@ -8,14 +8,11 @@
 namespace meshsim::cluster {
 
 struct LlmCluster::Live {
-  enum class Phase { kPrefillQueued, kPrefilling, kTransferring, kDecodeWaiting, kDecoding };
   RequestRecord record;
   bool used = false;
-  Phase phase = Phase::kPrefillQueued;
   std::uint32_t instance = 0;        // where it is now
   std::uint32_t generated = 0;       // output tokens so far (the first comes from prefill)
   std::uint64_t kv_reserved = 0;     // KV tokens held on `instance`
-  bool decode_admitted = false;      // holds its decode KV on `instance`
   bool recomputing = false;          // evicted: its prefill reruns over prompt + generated
   SimTime last_token;
   SimTime tbt_max;
@@ -200,7 +197,6 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
   };
   const auto take_decode = [&](std::uint32_t slot) {
     in.decode_batch.push_back(slot);
-    live_[slot].phase = Live::Phase::kDecoding;
     ++size;
     ++tokens;
   };
@@ -228,7 +224,6 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     in.prompts.pop_front();
     in.kv_used += need;
     r.kv_reserved += need;
-    r.phase = Live::Phase::kPrefilling;
     if (!r.record.started) r.record.started = sim_.now();
     in.prefill_batch.push_back(slot);
     ++size;
@@ -245,7 +240,6 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     } else {
       // Left out: preempted for this iteration (its KV stays reserved).
       ++live_[slot].record.preemptions;
-      live_[slot].phase = Live::Phase::kDecodeWaiting;
       in.blocked.push_back(slot);
     }
   }
@@ -274,7 +268,6 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     it = in.fresh.erase(it);
     in.kv_used += need;
     r.kv_reserved += need;
-    r.decode_admitted = true;
     take_decode(slot);
   }
   // On demand, every decoding sequence needs one more KV token per iteration: evict the
@@ -363,7 +356,7 @@ void LlmCluster::interrupt_fold(std::uint32_t instance) {
 }
 
 void LlmCluster::on_event(const engine::EventPayload& payload) {
-  ++iteration_events_;
+  ++events_handled_;
   if (payload.a == kIterationEnd) {
     end_iteration(static_cast<std::uint32_t>(payload.b));
   } else {
@@ -426,7 +419,6 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
     if (r.generated >= r.record.output_tokens) {
       finish(slot, metrics::RequestStatus::kCompleted);
     } else {
-      r.phase = Live::Phase::kDecodeWaiting;
       in.fresh.push_back(slot);
       refresh_load(instance);
     }
@@ -442,7 +434,6 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   }
   if (in.tag == InstanceTag::kMixed) {
     in.pending_tokens -= r.record.prompt_tokens;
-    r.phase = Live::Phase::kDecodeWaiting;
     in.fresh.push_back(slot);
     refresh_load(instance);
     return;
@@ -461,7 +452,6 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   to.kv_promised += kv_need(r, to.tag);
   r.instance = target;
   r.record.instance = target;
-  r.phase = Live::Phase::kTransferring;
   refresh_load(target);
   const double bandwidth = config_.kv_transfer_gb_per_s.value_or(config_.sku.network_gb_per_s) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
@@ -481,17 +471,14 @@ void LlmCluster::evict_for_recompute(Instance& in, std::uint32_t slot) {
   Live& r = live_[slot];
   in.kv_used -= r.kv_reserved;
   r.kv_reserved = 0;
-  r.decode_admitted = false;
   r.recomputing = true;
   ++r.record.preemptions;
-  r.phase = Live::Phase::kPrefillQueued;
   in.pending_tokens += prefill_tokens(r);
   in.prompts.push_front(slot);
 }
 
 void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
   Instance& in = *instances_[instance];
-  live_[slot].phase = Live::Phase::kDecodeWaiting;
   in.fresh.push_back(slot);
   if (in.busy) {
     interrupt_fold(instance);

@@ -103,8 +103,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 
   std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
   std::uint32_t servers() const { return servers_; }
-  // Events run so far by this cluster (iteration ends and KV transfers): shows folding.
-  std::uint64_t iterations_events() const { return iteration_events_; }
+  // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
+  std::uint64_t events_handled() const { return events_handled_; }
 
  private:
   struct Instance;
@@ -147,7 +147,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint64_t busy_instances_ = 0;
   double busy_us_ = 0.0;
   SimTime busy_accounted_until_;
-  std::uint64_t iteration_events_ = 0;
+  std::uint64_t events_handled_ = 0;
   ActivitySink* activity_ = nullptr;
 };
 

@@ -86,7 +86,7 @@ RunResult run(const LlmClusterConfig& config, traces::RequestSource& source) {
   replay::Replay replay(sim, source, factory, replay::ReplayOptions{}, collector);
   auto result = replay.run();
   EXPECT_TRUE(result);
-  cluster_events = cluster->iterations_events();
+  cluster_events = cluster->events_handled();
   return RunResult{collector.by_id, replay.metrics().counts(), cluster_events};
 }
 
