@@ -26,6 +26,14 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+// Writes `text` as a scenario file in a fresh folder; returns its path.
+fs::path scenario_in_fresh_dir(const std::string& name, const std::string& file, const std::string& text) {
+  const fs::path dir = fresh_dir(name);
+  fs::create_directories(dir);
+  std::ofstream(dir / file) << text;
+  return dir / file;
+}
+
 TEST(ReplayCommandTest, SameConfigAndSeedGiveByteIdenticalOutputs) {
   std::vector<fs::path> dirs = {fresh_dir("det_a"), fresh_dir("det_b")};
   for (const auto& dir : dirs) {
@@ -115,22 +123,16 @@ TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequest) {
   }
 }
 
-}  // namespace
-}  // namespace meshsim::cli
-
-namespace meshsim::cli {
-namespace {
 
 TEST(TraceEventsTest, TimelineIsValidChromeTraceJsonWithOneTrackPerInstance) {
-  const auto dir = fs::temp_directory_path() / "meshsim_test_timeline";
-  fs::remove_all(dir);
   // A split cluster (prompt and token instances) so that KV transfers appear too.
-  const auto config = dir / "split.json";
-  fs::create_directories(dir);
-  std::ofstream(config) << R"({"workload": {"generator": ")" << MESHSIM_SOURCE_DIR
-                        << R"(/configs/workloads/azure_conv.json", "max_requests": 300},
+  const auto config = scenario_in_fresh_dir(
+      "timeline", "split.json",
+      R"({"workload": {"generator": ")" + std::string(MESHSIM_SOURCE_DIR) +
+          R"(/configs/workloads/azure_conv.json", "max_requests": 300},
       "serving": {"model": "llama2-70b", "sku": "h100-80gb", "tensor_parallel": 4,
-                  "start_state": [{"tag": "prompt", "count": 2}, {"tag": "token", "count": 2}]}})";
+                  "start_state": [{"tag": "prompt", "count": 2}, {"tag": "token", "count": 2}]}})");
+  const auto dir = config.parent_path();
   ReplayCommandOptions options;
   options.config_path = config.string();
   options.out_dir = (dir / "run").string();
@@ -162,21 +164,15 @@ TEST(TraceEventsTest, TimelineIsValidChromeTraceJsonWithOneTrackPerInstance) {
   for (const auto& [id, balance] : open_transfers) EXPECT_EQ(balance, 0) << id;
 }
 
-}  // namespace
-}  // namespace meshsim::cli
-
-namespace meshsim::cli {
-namespace {
 
 TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
-  const auto dir = fs::temp_directory_path() / "meshsim_test_timeseries";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto config = dir / "split.yaml";
-  std::ofstream(config) << "workload:\n  generator: " << MESHSIM_SOURCE_DIR << "/configs/workloads/azure_conv.json\n"
-                        << "serving:\n  model: llama2-70b\n  tensor_parallel: 4\n"
-                        << "  start_state: [{tag: prompt, count: 1}, {tag: token, count: 2}, {tag: mixed, count: 1}]\n"
-                        << "run: {until_s: 120}\n";
+  const auto config = scenario_in_fresh_dir(
+      "timeseries", "split.yaml",
+      "workload:\n  generator: " + std::string(MESHSIM_SOURCE_DIR) + "/configs/workloads/azure_conv.json\n" +
+          "serving:\n  model: llama2-70b\n  tensor_parallel: 4\n" +
+          "  start_state: [{tag: prompt, count: 1}, {tag: token, count: 2}, {tag: mixed, count: 1}]\n" +
+          "run: {until_s: 120}\n");
+  const auto dir = config.parent_path();
   ReplayCommandOptions options;
   options.config_path = config.string();
   options.out_dir = (dir / "run").string();
