@@ -1,0 +1,139 @@
+#include "scheduler/cluster_state.hpp"
+
+#include <algorithm>
+
+namespace meshsim::scheduler {
+
+std::uint32_t ClusterState::add_node(NodeSpec spec) {
+  const auto index = static_cast<std::uint32_t>(nodes_.size());
+  node_index_[spec.name] = index;
+  ResourceLedger ledger(spec.capacity);
+  nodes_.push_back(Node{std::move(spec), NodeState::kUp, std::move(ledger)});
+  place_pending();
+  return index;
+}
+
+std::optional<std::uint32_t> ClusterState::find_node(const std::string& name) const {
+  const auto it = node_index_.find(name);
+  if (it == node_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+OpResult ClusterState::set_node_state(const std::string& name, NodeState state) {
+  const auto index = find_node(name);
+  if (!index) return OpResult::fail("no node named '" + name + "'");
+  nodes_[*index].state = state;
+  if (state == NodeState::kUp) place_pending();
+  return OpResult::ok();
+}
+
+bool ClusterState::try_place(PlacementGroup& pg) {
+  std::vector<ResourceVector> free;
+  std::vector<bool> eligible;
+  free.reserve(nodes_.size());
+  eligible.reserve(nodes_.size());
+  for (const auto& node : nodes_) {
+    free.push_back(node.ledger.available());
+    eligible.push_back(node.state == NodeState::kUp);
+  }
+  auto assignment = place_bundles(pg.bundles, pg.strategy, free, eligible);
+  if (!assignment) return false;
+  for (std::size_t b = 0; b < pg.bundles.size(); ++b) {
+    ResourceLedger& ledger = nodes_[(*assignment)[b]].ledger;
+    // Cannot fail: place_bundles checked the free resources.
+    (void)ledger.reserve(pg.bundles[b]);
+    ledger.commit(pg.bundles[b]);
+  }
+  pg.nodes = std::move(*assignment);
+  pg.state = PgState::kReady;
+  return true;
+}
+
+ClusterState::PgResult ClusterState::create_placement_group(std::string name, std::vector<ResourceVector> bundles,
+                                                            PlacementStrategy strategy, bool pend_if_unplaceable) {
+  PgResult out;
+  if (bundles.empty()) {
+    out.result = OpResult::fail("placement group '" + name + "' has no bundles");
+    return out;
+  }
+  for (const auto& bundle : bundles) {
+    if (!bundle.is_non_negative() || bundle.is_zero()) {
+      out.result = OpResult::fail("placement group '" + name + "': a bundle must be non-empty and non-negative, got " +
+                                  bundle.to_string());
+      return out;
+    }
+  }
+  PlacementGroup pg{next_pg_, std::move(name), std::move(bundles), strategy, PgState::kPending, {}};
+  const bool placed = try_place(pg);
+  if (!placed && !pend_if_unplaceable) {
+    out.result = OpResult::fail("placement group '" + pg.name + "' (" + std::string(kPlacementStrategyNames.name(strategy)) +
+                                ", " + std::to_string(pg.bundles.size()) + " bundles) does not fit on the nodes");
+    return out;
+  }
+  const PgId id = next_pg_++;
+  if (!placed) pending_.push_back(id);
+  out.id = id;
+  out.ready = placed;
+  pgs_.emplace(id, std::move(pg));
+  return out;
+}
+
+OpResult ClusterState::remove_placement_group(PgId id) {
+  const auto it = pgs_.find(id);
+  if (it == pgs_.end()) return OpResult::fail("no placement group " + std::to_string(id));
+  PlacementGroup& pg = it->second;
+  if (pg.state == PgState::kReady) {
+    for (std::size_t b = 0; b < pg.bundles.size(); ++b) nodes_[pg.nodes[b]].ledger.release(pg.bundles[b]);
+  } else {
+    pending_.erase(std::remove(pending_.begin(), pending_.end(), id), pending_.end());
+  }
+  pgs_.erase(it);
+  place_pending();
+  return OpResult::ok();
+}
+
+void ClusterState::place_pending() {
+  // First come, first placed; one that still does not fit does not block the rest.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    PlacementGroup& pg = pgs_.at(*it);
+    if (try_place(pg)) {
+      newly_ready_.push_back(*it);
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+const PlacementGroup* ClusterState::placement_group(PgId id) const {
+  const auto it = pgs_.find(id);
+  return it == pgs_.end() ? nullptr : &it->second;
+}
+
+std::vector<PgId> ClusterState::take_newly_ready() {
+  std::vector<PgId> out;
+  out.swap(newly_ready_);
+  return out;
+}
+
+std::vector<std::string> ClusterState::check_invariants() const {
+  std::vector<std::string> problems;
+  std::vector<ResourceVector> held(nodes_.size());
+  for (const auto& [id, pg] : pgs_) {
+    if (pg.state != PgState::kReady) continue;
+    for (std::size_t b = 0; b < pg.bundles.size(); ++b) held[pg.nodes[b]] += pg.bundles[b];
+  }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const auto& ledger = nodes_[i].ledger;
+    if (!(ledger.used() + ledger.reserved()).fits_in(ledger.capacity()) || !ledger.used().is_non_negative()) {
+      problems.push_back("node " + nodes_[i].spec.name + " is over capacity: " + ledger.used().to_string());
+    }
+    if (!(ledger.used() == held[i])) {
+      problems.push_back("node " + nodes_[i].spec.name + " books " + ledger.used().to_string() +
+                         " but its placement groups hold " + held[i].to_string());
+    }
+  }
+  return problems;
+}
+
+}  // namespace meshsim::scheduler

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/op_result.hpp"
+#include "scheduler/placement.hpp"
+#include "scheduler/resources.hpp"
+
+namespace meshsim::scheduler {
+
+using Labels = std::map<std::string, std::string>;
+
+enum class NodeState { kUp, kDraining, kDown };
+inline constexpr EnumNames kNodeStateNames{std::array{std::pair{NodeState::kUp, std::string_view("up")},
+                                                      std::pair{NodeState::kDraining, std::string_view("draining")},
+                                                      std::pair{NodeState::kDown, std::string_view("down")}}};
+
+struct NodeSpec {
+  std::string name;
+  ResourceVector capacity;
+  Labels labels;
+  std::string sku;
+};
+
+struct Node {
+  NodeSpec spec;
+  NodeState state = NodeState::kUp;
+  ResourceLedger ledger;  // `used` = what ready placement groups hold here
+};
+
+using PgId = std::uint64_t;
+
+enum class PgState { kPending, kReady };
+
+struct PlacementGroup {
+  PgId id = 0;
+  std::string name;
+  std::vector<ResourceVector> bundles;
+  PlacementStrategy strategy = PlacementStrategy::kStrictPack;
+  PgState state = PgState::kPending;
+  std::vector<std::uint32_t> nodes;  // node of each bundle, once ready
+};
+
+// The simulated cluster as the scheduling core books it: nodes and the placement groups
+// that hold their resources. A ready PG reserves node resources whether or not an agent
+// uses them (as in Ray). Placement is all or nothing.
+class ClusterState {
+ public:
+  std::uint32_t add_node(NodeSpec spec);
+  // Draining and down nodes take no new placement groups.
+  OpResult set_node_state(const std::string& name, NodeState state);
+  const std::vector<Node>& nodes() const { return nodes_; }
+  std::optional<std::uint32_t> find_node(const std::string& name) const;
+
+  // Places a PG now; when it cannot, either fails (changing nothing) or, with
+  // `pend_if_unplaceable`, keeps it pending and places it when resources are freed (in
+  // the order such PGs were created).
+  struct PgResult {
+    OpResult result;
+    std::optional<PgId> id;
+    bool ready = false;
+  };
+  PgResult create_placement_group(std::string name, std::vector<ResourceVector> bundles, PlacementStrategy strategy,
+                                  bool pend_if_unplaceable);
+  // Frees the PG's node resources (if it was ready) and places pending PGs that now fit.
+  OpResult remove_placement_group(PgId id);
+  const PlacementGroup* placement_group(PgId id) const;
+  const std::map<PgId, PlacementGroup>& placement_groups() const { return pgs_; }
+  // PGs that became ready since the last call (placed from the pending queue).
+  std::vector<PgId> take_newly_ready();
+
+  // Node ledgers agree with the ready PGs and stay within capacity; empty when all is well.
+  std::vector<std::string> check_invariants() const;
+
+ private:
+  bool try_place(PlacementGroup& pg);
+  void place_pending();
+
+  std::vector<Node> nodes_;
+  std::map<std::string, std::uint32_t> node_index_;
+  std::map<PgId, PlacementGroup> pgs_;
+  std::deque<PgId> pending_;
+  std::vector<PgId> newly_ready_;
+  PgId next_pg_ = 1;
+};
+
+}  // namespace meshsim::scheduler

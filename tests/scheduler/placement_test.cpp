@@ -1,0 +1,105 @@
+#include "scheduler/placement.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "scheduler/cluster_state.hpp"
+
+namespace meshsim::scheduler {
+namespace {
+
+ResourceVector gpus(double n) { return ResourceVector::of(n * 4, n * 1000, n); }
+
+std::vector<ResourceVector> free_of(const std::vector<double>& gpu_counts) {
+  std::vector<ResourceVector> free;
+  for (const double g : gpu_counts) free.push_back(gpus(g));
+  return free;
+}
+
+std::vector<bool> all(std::size_t n) { return std::vector<bool>(n, true); }
+
+TEST(PlaceBundlesTest, StrictPackPutsEverythingOnTheBestFittingNode) {
+  const auto free = free_of({8, 4, 6});
+  const auto placed = place_bundles({gpus(2), gpus(2)}, PlacementStrategy::kStrictPack, free, all(3));
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(*placed, (std::vector<std::uint32_t>{1, 1}));  // the 4-GPU node fits exactly
+  EXPECT_FALSE(place_bundles({gpus(5), gpus(4)}, PlacementStrategy::kStrictPack, free, all(3)));
+}
+
+TEST(PlaceBundlesTest, PackSpillsOverOnlyWhenOneNodeIsNotEnough) {
+  const auto free = free_of({8, 4, 6});
+  const auto placed = place_bundles({gpus(6), gpus(6)}, PlacementStrategy::kPack, free, all(3));
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(std::set<std::uint32_t>(placed->begin(), placed->end()), (std::set<std::uint32_t>{0, 2}));
+}
+
+TEST(PlaceBundlesTest, StrictSpreadUsesDistinctNodesOrFails) {
+  const auto free = free_of({8, 8, 8});
+  const auto placed = place_bundles({gpus(1), gpus(1), gpus(1)}, PlacementStrategy::kStrictSpread, free, all(3));
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(std::set<std::uint32_t>(placed->begin(), placed->end()).size(), 3u);
+  EXPECT_FALSE(place_bundles({gpus(1), gpus(1), gpus(1), gpus(1)}, PlacementStrategy::kStrictSpread, free, all(3)));
+}
+
+TEST(PlaceBundlesTest, SpreadSharesNodesWhenThereAreTooFew) {
+  const auto free = free_of({8, 8});
+  const auto placed = place_bundles({gpus(1), gpus(1), gpus(1)}, PlacementStrategy::kSpread, free, all(2));
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(std::set<std::uint32_t>(placed->begin(), placed->end()).size(), 2u);
+}
+
+TEST(PlaceBundlesTest, IneligibleNodesAreNeverUsed) {
+  const auto free = free_of({8, 8});
+  const auto placed = place_bundles({gpus(1)}, PlacementStrategy::kPack, free, {false, true});
+  ASSERT_TRUE(placed);
+  EXPECT_EQ((*placed)[0], 1u);
+  EXPECT_FALSE(place_bundles({gpus(1)}, PlacementStrategy::kPack, free, {false, false}));
+}
+
+TEST(ClusterStateTest, ReadyPlacementGroupsHoldNodeResourcesUntilRemoved) {
+  ClusterState cluster;
+  cluster.add_node({"n0", gpus(8), {}, "h100"});
+  cluster.add_node({"n1", gpus(8), {}, "h100"});
+  auto pg = cluster.create_placement_group("train", {gpus(4), gpus(4)}, PlacementStrategy::kStrictSpread, false);
+  ASSERT_TRUE(pg.result.success) << pg.result.error;
+  EXPECT_TRUE(pg.ready);
+  EXPECT_EQ(cluster.nodes()[0].ledger.available(), gpus(4));
+  EXPECT_EQ(cluster.nodes()[1].ledger.available(), gpus(4));
+  EXPECT_TRUE(cluster.check_invariants().empty());
+  ASSERT_TRUE(cluster.remove_placement_group(*pg.id));
+  EXPECT_EQ(cluster.nodes()[0].ledger.available(), gpus(8));
+  EXPECT_TRUE(cluster.check_invariants().empty());
+}
+
+TEST(ClusterStateTest, AnUnplaceablePlacementGroupFailsCleanlyOrWaitsAsAsked) {
+  ClusterState cluster;
+  cluster.add_node({"n0", gpus(8), {}, "h100"});
+  auto big = cluster.create_placement_group("big", {gpus(6)}, PlacementStrategy::kStrictPack, false);
+  ASSERT_TRUE(big.result.success);
+  auto refused = cluster.create_placement_group("refused", {gpus(4)}, PlacementStrategy::kStrictPack, false);
+  EXPECT_FALSE(refused.result.success);
+  EXPECT_EQ(refused.result.error, "placement group 'refused' (STRICT_PACK, 1 bundles) does not fit on the nodes");
+  EXPECT_EQ(cluster.nodes()[0].ledger.available(), gpus(2));  // nothing partially placed
+  auto waiting = cluster.create_placement_group("waiting", {gpus(4)}, PlacementStrategy::kStrictPack, true);
+  ASSERT_TRUE(waiting.result.success);
+  EXPECT_FALSE(waiting.ready);
+  ASSERT_TRUE(cluster.remove_placement_group(*big.id));
+  EXPECT_EQ(cluster.placement_group(*waiting.id)->state, PgState::kReady);
+  EXPECT_EQ(cluster.take_newly_ready(), (std::vector<PgId>{*waiting.id}));
+  EXPECT_TRUE(cluster.check_invariants().empty());
+}
+
+TEST(ClusterStateTest, DrainingNodesTakeNoNewPlacementGroups) {
+  ClusterState cluster;
+  cluster.add_node({"n0", gpus(8), {}, "h100"});
+  cluster.add_node({"n1", gpus(8), {}, "h100"});
+  ASSERT_TRUE(cluster.set_node_state("n0", NodeState::kDraining));
+  auto pg = cluster.create_placement_group("a", {gpus(1)}, PlacementStrategy::kPack, false);
+  ASSERT_TRUE(pg.result.success);
+  EXPECT_EQ(cluster.placement_group(*pg.id)->nodes[0], 1u);
+  EXPECT_FALSE(cluster.set_node_state("n9", NodeState::kDown));
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
