@@ -1,0 +1,106 @@
+#include "scheduler/scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+namespace meshsim::scheduler {
+namespace {
+
+// Two 8-GPU nodes and a pool of 4 GPUs (pool quota binds before node capacity).
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scheduler.cluster().add_node({"n0", ResourceVector::of(64, 512'000, 8), {}, "h100-80gb"});
+    scheduler.cluster().add_node({"n1", ResourceVector::of(64, 512'000, 8), {}, "h100-80gb"});
+    ASSERT_TRUE(scheduler.create_pool({"compute-pool", {}, ResourceVector::of(16, 65'536, 4), 0,
+                                       PlacementStrategy::kStrictPack}));
+  }
+  void TearDown() override { EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{}); }
+
+  static AgentSpec agent(const std::string& name, double gpus) {
+    return AgentSpec{name, "compute-pool", "worker", ResourceVector::of(4 * gpus, 16'384 * gpus, gpus), {}, 0};
+  }
+
+  Scheduler scheduler;
+};
+
+TEST_F(SchedulerTest, AnAgentChargesItsPoolAndHoldsNodeResourcesThroughItsPlacementGroup) {
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 2)));
+  EXPECT_EQ(scheduler.pool("compute-pool")->ledger.used(), ResourceVector::of(8, 32'768, 2));
+  const Agent* a = scheduler.agent("agent-1");
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(a->owns_placement_group);
+  EXPECT_EQ(scheduler.cluster().nodes()[a->node].ledger.used(), ResourceVector::of(8, 32'768, 2));
+  EXPECT_EQ(scheduler.list_agents("compute-pool").size(), 1u);
+  EXPECT_TRUE(scheduler.list_agents("other").empty());
+}
+
+TEST_F(SchedulerTest, AnAgentBeyondThePoolQuotaFailsAndChangesNothing) {
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 3)));
+  const auto result = scheduler.create_agent(agent("agent-2", 2));
+  EXPECT_FALSE(result.success);
+  EXPECT_NE(result.error.find("create_agent 'agent-2': pool 'compute-pool' quota: insufficient resources"),
+            std::string::npos)
+      << result.error;
+  EXPECT_EQ(scheduler.pool("compute-pool")->ledger.used(), ResourceVector::of(12, 49'152, 3));
+  EXPECT_TRUE(scheduler.pool("compute-pool")->ledger.reserved().is_zero());
+  EXPECT_EQ(scheduler.cluster().placement_groups().size(), 1u);
+}
+
+TEST_F(SchedulerTest, AnAgentThatFitsNoNodeRollsBackItsPoolReservation) {
+  ASSERT_TRUE(scheduler.ensure_pool({"big-pool", {}, ResourceVector::of(256, 2'048'000, 32), 0,
+                                     PlacementStrategy::kStrictPack}));
+  const auto result =
+      scheduler.create_agent(AgentSpec{"huge", "big-pool", "worker", ResourceVector::of(4, 1000, 9), {}, 0});
+  EXPECT_FALSE(result.success);
+  EXPECT_TRUE(scheduler.pool("big-pool")->ledger.reserved().is_zero());
+  EXPECT_TRUE(scheduler.pool("big-pool")->ledger.used().is_zero());
+  EXPECT_TRUE(scheduler.cluster().placement_groups().empty());
+}
+
+TEST_F(SchedulerTest, DeletingAnAgentFreesPoolAndNodes) {
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 2)));
+  ASSERT_TRUE(scheduler.delete_agent("agent-1"));
+  EXPECT_TRUE(scheduler.pool("compute-pool")->ledger.used().is_zero());
+  EXPECT_TRUE(scheduler.cluster().placement_groups().empty());
+  EXPECT_TRUE(scheduler.cluster().nodes()[0].ledger.used().is_zero());
+  EXPECT_FALSE(scheduler.delete_agent("agent-1"));
+}
+
+TEST_F(SchedulerTest, AgentsCanUseAReservedPlacementGroupWhichOutlivesThem) {
+  // A PG reserved up front holds node resources before any agent uses it (Ray semantics);
+  // the pool is charged only when an agent is committed into it.
+  auto pg = scheduler.cluster().create_placement_group("reserved", {ResourceVector::of(8, 32'768, 2)},
+                                                       PlacementStrategy::kStrictPack, false);
+  ASSERT_TRUE(pg.result.success);
+  EXPECT_TRUE(scheduler.pool("compute-pool")->ledger.used().is_zero());
+  AgentSpec spec = agent("trainer", 2);
+  spec.placement_group = *pg.id;
+  ASSERT_TRUE(scheduler.create_agent(spec));
+  EXPECT_FALSE(scheduler.agent("trainer")->owns_placement_group);
+  EXPECT_EQ(scheduler.cluster().placement_groups().size(), 1u);
+  ASSERT_TRUE(scheduler.delete_agent("trainer", false, /*destroy_pg=*/false));
+  EXPECT_NE(scheduler.cluster().placement_group(*pg.id), nullptr);  // kept for reuse
+  EXPECT_TRUE(scheduler.pool("compute-pool")->ledger.used().is_zero());
+  AgentSpec too_big = agent("too-big", 3);
+  too_big.placement_group = *pg.id;
+  const auto refused = scheduler.create_agent(too_big);
+  EXPECT_FALSE(refused.success);
+  EXPECT_TRUE(scheduler.pool("compute-pool")->ledger.reserved().is_zero());
+  ASSERT_TRUE(scheduler.cluster().remove_placement_group(*pg.id));
+}
+
+TEST_F(SchedulerTest, EnsurePoolCreatesOrUpdatesButNeverShrinksBelowUse) {
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 2)));
+  EXPECT_FALSE(scheduler.create_pool({"compute-pool", {}, ResourceVector::of(1, 1, 1), 0, PlacementStrategy::kPack}));
+  ASSERT_TRUE(scheduler.ensure_pool({"compute-pool", {{"tier", "gold"}}, ResourceVector::of(32, 131'072, 8), 2,
+                                     PlacementStrategy::kPack}));
+  EXPECT_EQ(scheduler.pool("compute-pool")->spec.labels.at("tier"), "gold");
+  EXPECT_EQ(scheduler.pool("compute-pool")->ledger.capacity(), ResourceVector::of(32, 131'072, 8));
+  const auto shrink = scheduler.ensure_pool({"compute-pool", {}, ResourceVector::of(4, 1000, 1), 0,
+                                             PlacementStrategy::kPack});
+  EXPECT_FALSE(shrink.success);
+  EXPECT_EQ(scheduler.pool("compute-pool")->ledger.capacity(), ResourceVector::of(32, 131'072, 8));
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
