@@ -10,8 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-const auto kPositive = [](double v) { return v > 0; };
-const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
 
 // Calls `each` with a reader for every element of the array at `key`.
 template <typename Each>

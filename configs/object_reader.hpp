@@ -14,6 +14,11 @@
 
 namespace meshsim::configs {
 
+// Checks for ObjectReader::read, shared by every config file's reader.
+inline constexpr auto kPositive = [](double v) { return v > 0; };
+inline constexpr auto kNonNegative = [](double v) { return v >= 0; };
+inline constexpr auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
+
 // Collects every problem found in one config file, each naming its key path.
 class ConfigErrors {
  public:

@@ -15,8 +15,6 @@ using engine::SimTime;
 using traces::ArrivalSpec;
 using traces::LengthSpec;
 
-const auto kPositive = [](double v) { return v > 0; };
-const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
 
 constexpr EnumNames kArrivalKindNames{std::array{std::pair{ArrivalSpec::Kind::kPoisson, std::string_view("poisson")},
                                                  std::pair{ArrivalSpec::Kind::kGamma, std::string_view("gamma")},

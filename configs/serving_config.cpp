@@ -12,9 +12,6 @@ using nlohmann::json;
 constexpr EnumNames kKindNames{std::array{std::pair{0, std::string_view("llm")},
                                           std::pair{1, std::string_view("fixed_latency")}}};
 
-const auto kAtLeastOne = [](std::uint64_t v) { return v >= 1; };
-const auto kPositive = [](double v) { return v > 0; };
-const auto kNonNegative = [](double v) { return v >= 0; };
 
 void parse_fixed(ObjectReader& reader, cluster::FixedLatencyConfig& serving) {
   reader.read("instances", serving.instances, "a positive integer", kAtLeastOne);

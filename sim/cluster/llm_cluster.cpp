@@ -178,9 +178,14 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   }
 }
 
-SimTime LlmCluster::decode_iteration_time(std::uint32_t batch, std::uint64_t context) const {
-  const double ms = config_.perf->iteration_ms(PrefillWork{}, DecodeWork{batch, context});
+SimTime LlmCluster::iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
+  // Whole microseconds, at least one, so every iteration moves the clock.
+  const double ms = config_.perf->iteration_ms(prefill, decode);
   return SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
+}
+
+SimTime LlmCluster::decode_iteration_time(std::uint32_t batch, std::uint64_t context) const {
+  return iteration_time(PrefillWork{}, DecodeWork{batch, context});
 }
 
 void LlmCluster::start_iteration(std::uint32_t instance) {
@@ -297,10 +302,10 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
 
   PrefillWork prefill;
   for (const std::uint32_t slot : in.prefill_batch) {
-    const double p = prefill_tokens(live_[slot]);
-    prefill.tokens += prefill_tokens(live_[slot]);
+    const std::uint32_t tokens_in_pass = prefill_tokens(live_[slot]);
+    prefill.tokens += tokens_in_pass;
     ++prefill.sequences;
-    prefill.squared_tokens += p * p;
+    prefill.squared_tokens += static_cast<double>(tokens_in_pass) * tokens_in_pass;
   }
   std::uint64_t context = 0;
   std::uint32_t iterations = 1;
@@ -312,9 +317,7 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
   in.segment_context = context;
   SimTime length;
   if (!in.prefill_batch.empty()) {
-    const double ms = config_.perf->iteration_ms(
-        prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), context});
-    length = SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
+    length = iteration_time(prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), context});
   } else {
     // On-demand KV is not folded yet: a folded run diverged from the unfolded one in a test
     // (under eviction and recomputation), so it runs iteration by iteration.

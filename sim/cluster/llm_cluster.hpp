@@ -122,6 +122,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void prefill_done(std::uint32_t instance, std::uint32_t slot);
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
   void finish(std::uint32_t slot, metrics::RequestStatus status);
+  SimTime iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const;
   SimTime decode_iteration_time(std::uint32_t batch, std::uint64_t context) const;
   void set_busy(Instance& in, bool busy);
   void evict_for_recompute(Instance& in, std::uint32_t slot);

@@ -18,6 +18,12 @@
 namespace meshsim::cli {
 namespace {
 
+// Prints "error: MESSAGE" and returns the exit code, so each failure is one line.
+int fail(std::ostream& err, const std::string& message, int code) {
+  err << "error: " << message << '\n';
+  return code;
+}
+
 Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const std::string& format_name) {
   traces::TraceFileSpec spec;
   spec.path = path;
@@ -48,67 +54,57 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
   auto loaded = configs::load_scenario(config_path);
   if (!loaded) {
-    err << "error: " << loaded.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, loaded.error().message, kExitBadInput);
   }
   configs::ScenarioConfig config = *loaded;
   if (options.trace) {
     auto spec = trace_file_spec(*options.trace, options.trace_format);
     if (!spec) {
-      err << "error: " << spec.error().message << '\n';
-      return kExitBadInput;
+      return fail(err, spec.error().message, kExitBadInput);
     }
     config.workload.source = *spec;
   }
   if (options.seed) config.seed = *options.seed;
   if (options.rate_scale) {
     if (!(*options.rate_scale > 0)) {
-      err << "error: --rate-scale: expected a positive factor\n";
-      return kExitBadInput;
+      return fail(err, "--rate-scale: expected a positive factor", kExitBadInput);
     }
     config.workload.rate_scale = *options.rate_scale;
   }
   if (options.until_s) {
     if (!(*options.until_s >= 0)) {
-      err << "error: --until: expected a non-negative number of seconds\n";
-      return kExitBadInput;
+      return fail(err, "--until: expected a non-negative number of seconds", kExitBadInput);
     }
     config.replay.until = engine::SimTime::from_seconds(*options.until_s);
   }
 
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
   if (!catalog) {
-    err << "error: " << catalog.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, catalog.error().message, kExitBadInput);
   }
   auto serving = configs::make_serving_factory(config.serving, *catalog);
   if (!serving) {
-    err << "error: " << config_path << ": " << serving.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, config_path + ": " + serving.error().message, kExitBadInput);
   }
   auto source = traces::open_workload(config.workload, config.seed);
   if (!source) {
-    err << "error: " << source.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, source.error().message, kExitBadInput);
   }
   std::error_code mkdir_error;
   std::filesystem::create_directories(options.out_dir, mkdir_error);
   if (mkdir_error) {
-    err << "error: " << options.out_dir << ": cannot create the output folder: " << mkdir_error.message() << '\n';
-    return kExitOutputError;
+    return fail(err, options.out_dir + ": cannot create the output folder: " + mkdir_error.message(), kExitOutputError);
   }
   RunFolderWriter writer(options.out_dir, config.replay.slo.tbt_definition);
   if (auto status = writer.open_status(); !status) {
-    err << "error: " << status.error().message << '\n';
-    return kExitOutputError;
+    return fail(err, status.error().message, kExitOutputError);
   }
 
   std::unique_ptr<ChromeTraceWriter> timeline;
   if (options.trace_events) {
     timeline = std::make_unique<ChromeTraceWriter>(*options.trace_events);
     if (auto status = timeline->open_status(); !status) {
-      err << "error: " << status.error().message << '\n';
-      return kExitOutputError;
+      return fail(err, status.error().message, kExitOutputError);
     }
   }
   const replay::ServingFactory factory = [&](engine::Simulation& s, cluster::RequestSink& sink) {
@@ -129,13 +125,11 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   const auto summary =
       make_summary(configs::to_json(config), config.seed, (*source)->describe(), *result, replay.metrics());
   if (auto status = writer.commit(summary); !status) {
-    err << "error: " << status.error().message << '\n';
-    return kExitOutputError;
+    return fail(err, status.error().message, kExitOutputError);
   }
   if (timeline) {
     if (auto status = timeline->commit(); !status) {
-      err << "error: " << status.error().message << '\n';
-      return kExitOutputError;
+      return fail(err, status.error().message, kExitOutputError);
     }
   }
   if (!options.quiet) {
@@ -154,18 +148,15 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
 int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto spec = trace_file_spec(options.trace, options.trace_format);
   if (!spec) {
-    err << "error: " << spec.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, spec.error().message, kExitBadInput);
   }
   auto source = traces::open_trace_file(*spec);
   if (!source) {
-    err << "error: " << source.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, source.error().message, kExitBadInput);
   }
   auto stats = traces::summarize(**source);
   if (!stats) {
-    err << "error: " << stats.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, stats.error().message, kExitBadInput);
   }
   auto document = configs::to_json(traces::fit_generator(*stats, options.name));
   char comment[400];
@@ -183,13 +174,11 @@ int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::os
 int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto catalog = configs::load_catalog(options.catalog.empty() ? configs::default_catalog_folder() : options.catalog);
   if (!catalog) {
-    err << "error: " << catalog.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, catalog.error().message, kExitBadInput);
   }
   auto rows = cluster::read_profile_csv(options.profile);
   if (!rows) {
-    err << "error: " << rows.error().message << '\n';
-    return kExitBadInput;
+    return fail(err, rows.error().message, kExitBadInput);
   }
   std::vector<cluster::ProfileRow> dropped;
   const auto kept = cluster::drop_non_monotonic(*rows, &dropped);
