@@ -27,16 +27,33 @@ OpResult ClusterState::set_node_state(const std::string& name, NodeState state) 
   return OpResult::ok();
 }
 
-bool ClusterState::try_place(PlacementGroup& pg) {
+std::vector<ResourceVector> ClusterState::free_resources() const {
   std::vector<ResourceVector> free;
-  std::vector<bool> eligible;
   free.reserve(nodes_.size());
+  for (const auto& node : nodes_) free.push_back(node.ledger.available());
+  return free;
+}
+
+std::vector<bool> ClusterState::eligible_nodes() const {
+  std::vector<bool> eligible;
   eligible.reserve(nodes_.size());
-  for (const auto& node : nodes_) {
-    free.push_back(node.ledger.available());
-    eligible.push_back(node.state == NodeState::kUp);
+  for (const auto& node : nodes_) eligible.push_back(node.state == NodeState::kUp);
+  return eligible;
+}
+
+bool ClusterState::can_place(const std::vector<ResourceVector>& bundles, PlacementStrategy strategy,
+                             const std::vector<PgId>& freeing) const {
+  std::vector<ResourceVector> free = free_resources();
+  for (const PgId id : freeing) {
+    const PlacementGroup* pg = placement_group(id);
+    if (pg == nullptr || pg->state != PgState::kReady) continue;
+    for (std::size_t b = 0; b < pg->bundles.size(); ++b) free[pg->nodes[b]] += pg->bundles[b];
   }
-  auto assignment = place_bundles(pg.bundles, pg.strategy, free, eligible);
+  return place_bundles(bundles, strategy, free, eligible_nodes()).has_value();
+}
+
+bool ClusterState::try_place(PlacementGroup& pg) {
+  auto assignment = place_bundles(pg.bundles, pg.strategy, free_resources(), eligible_nodes());
   if (!assignment) return false;
   for (std::size_t b = 0; b < pg.bundles.size(); ++b) {
     ResourceLedger& ledger = nodes_[(*assignment)[b]].ledger;

@@ -67,6 +67,10 @@ class ClusterState {
   };
   PgResult create_placement_group(std::string name, std::vector<ResourceVector> bundles, PlacementStrategy strategy,
                                   bool pend_if_unplaceable);
+  // Whether a PG of these bundles would be placed now if the PGs in `freeing` were
+  // removed first (what-if for victim selection; changes nothing).
+  bool can_place(const std::vector<ResourceVector>& bundles, PlacementStrategy strategy,
+                 const std::vector<PgId>& freeing = {}) const;
   // Frees the PG's node resources (if it was ready) and places pending PGs that now fit.
   OpResult remove_placement_group(PgId id);
   const PlacementGroup* placement_group(PgId id) const;
@@ -79,6 +83,8 @@ class ClusterState {
 
  private:
   bool try_place(PlacementGroup& pg);
+  std::vector<ResourceVector> free_resources() const;
+  std::vector<bool> eligible_nodes() const;
   void place_pending();
 
   std::vector<Node> nodes_;

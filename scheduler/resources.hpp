@@ -1,5 +1,6 @@
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -34,6 +35,8 @@ class ResourceVector {
   friend ResourceVector operator+(ResourceVector a, const ResourceVector& b) { return a += b; }
   friend ResourceVector operator-(ResourceVector a, const ResourceVector& b) { return a -= b; }
   bool operator==(const ResourceVector&) const = default;
+  // An arbitrary total order, for use as a map key.
+  auto operator<=>(const ResourceVector&) const = default;
 
   // Every component of *this is <= the same component of `capacity`.
   bool fits_in(const ResourceVector& capacity) const;

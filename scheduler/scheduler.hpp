@@ -1,78 +1,190 @@
 #pragma once
 
+#include <cstddef>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "scheduler/cluster_state.hpp"
+#include "scheduler/agent_manager.hpp"
+#include "scheduler/pg_pool.hpp"
+#include "scheduler/preemption_policy.hpp"
+#include "scheduler/task.hpp"
+#include "scheduler/victim_index.hpp"
+#include "scheduler/world.hpp"
+#include "sim/engine/expected.hpp"
 
 namespace meshsim::scheduler {
 
-// A resource pool: a quota of resources (`resources`) that agents of the pool draw on,
-// with a ledger of capacity / reserved / used (spec section 1).
-struct PoolSpec {
-  std::string name;
-  Labels labels;
-  ResourceVector resources;  // the quota
-  std::uint32_t target_agents = 0;
-  PlacementStrategy placement_strategy = PlacementStrategy::kStrictPack;
+// A pool's state handlers (seed 001 section 7): the preserver turns a preempted task's
+// snapshot into the state to keep; the restorer brings it back.
+using StatePreserver = std::function<Expected<std::string>(const SavedState&)>;
+using StateRestorer = std::function<Status(const SavedState&)>;
+
+struct PreemptionCandidate {
+  std::string task_id;
+  std::string agent_name;
+  std::string pool_name;
+  double priority = 0.0;
+  double preempt_score = 0.0;
+  PreemptReason reason = PreemptReason::kSamePool;
 };
 
-struct Pool {
-  PoolSpec spec;
-  ResourceLedger ledger;
+struct PreemptionEvaluation {
+  bool should_preempt = false;
+  std::vector<PreemptionCandidate> candidates;  // best first, at most k
+  std::size_t eligible = 0;                     // all tasks that could be preempted
 };
 
-// An agent: the simulated counterpart of a Ray actor, a worker that hosts tasks. It runs
-// in a placement-group bundle: its own (created for it) or one it is given.
-struct AgentSpec {
-  std::string name;
-  std::string pool;
-  std::string kind;  // the seeds' actor_class
-  ResourceVector resources;
-  std::optional<PgId> placement_group;  // use this ready PG's bundle instead of a new PG
-  std::uint32_t bundle_index = 0;
+struct PreemptionOutcome {
+  OpResult result;
+  bool cancel_success = false;  // the agent answered the cancel within cancel_timeout
+  double cancel_wait = 0.0;     // seconds waited for it
+  std::optional<SavedState> saved_state;
+  std::string state_error;  // the preserver failed: the task is lost, its work counted
 };
 
-struct Agent {
-  AgentSpec spec;
-  PgId placement_group = 0;
-  bool owns_placement_group = false;  // created for this agent
-  std::uint32_t node = 0;
+struct SubmitResult {
+  OpResult result;
+  std::string agent_name;
+  std::vector<std::string> preempted;  // victims, in the order they were preempted
+  std::optional<PgId> placement_group;
+  bool pg_reused = false;  // the PG was one a victim or an earlier task had used
 };
 
-// The fine-grained scheduling core over a ClusterState: pools and agents. Every call
-// either succeeds or changes nothing (reserve -> place -> commit, or roll back).
+// One preemption, for recent_preemptions.
+struct PreemptionRecord {
+  double timestamp = 0.0;
+  std::string task_id;
+  std::string pool_name;
+  double priority = 0.0;
+  std::string reason;  // a PreemptReason name, or "manual_preemption"
+  double lost_work = 0.0;
+  std::string preemptor;  // empty for a manual execute_preemption
+};
+
+struct PreemptionStats {
+  std::uint64_t total_preemptions = 0, same_pool_preemptions = 0, cross_pool_preemptions = 0,
+                label_preemptions = 0, manual_preemptions = 0;
+  std::size_t running_tasks = 0;
+  std::uint64_t restored_tasks = 0, requeued_tasks = 0, lost_tasks = 0;
+  double lost_work = 0.0;  // seconds, over all preemptions and failures
+  std::deque<PreemptionRecord> recent_preemptions;  // newest first
+};
+
+// The fine-grained scheduling core (the seeds' RayScheduler): pools, agents, placement
+// groups and their PG pools, tasks, preemption. It sees time through `clock`, cancels
+// through `actuator` and expires holds through `timers` (both optional: without an
+// actuator every cancel is answered at once; without timers holds never expire).
+// Every call that fails changes nothing.
 class Scheduler {
  public:
-  ClusterState& cluster() { return cluster_; }
-  const ClusterState& cluster() const { return cluster_; }
+  static constexpr std::size_t kDefaultCandidates = 16;
+  static constexpr std::size_t kRecentPreemptions = 100;
 
-  OpResult create_pool(PoolSpec spec);
-  // Creates the pool, or updates an existing one's labels, target, strategy and quota (a
-  // quota below what the pool already uses is refused).
-  OpResult ensure_pool(PoolSpec spec);
-  const Pool* pool(const std::string& name) const;
-  const std::map<std::string, Pool>& pools() const { return pools_; }
+  explicit Scheduler(const Clock& clock, Actuator* actuator = nullptr, TimerService* timers = nullptr);
+
+  ClusterState& cluster() { return agents_.cluster(); }
+  const ClusterState& cluster() const { return agents_.cluster(); }
+  const AgentManager& agents() const { return agents_; }
+
+  // Pools. A PG pool config with `enable` reserves its high-priority PGs at once.
+  OpResult create_pool(PoolSpec spec, PgPoolConfig pg_pool = {});
+  OpResult ensure_pool(PoolSpec spec, std::optional<PgPoolConfig> pg_pool = std::nullopt);
 
   OpResult create_agent(AgentSpec spec);
-  // Frees the agent's pool quota; with destroy_pg, also its placement group (and so the
-  // node resources). `force` is for agents with running work (tasks come with issue 4's
-  // next part).
+  // With force, a running task on the agent is reported lost (its work counted).
   OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
-  // All agents, or those of one pool, by name.
-  std::vector<const Agent*> list_agents(const std::optional<std::string>& pool = std::nullopt) const;
-  const Agent* agent(const std::string& name) const;
+  std::vector<const Agent*> list_agents(const std::optional<std::string>& pool = std::nullopt) const {
+    return agents_.list_agents(pool);
+  }
+  void record_heartbeat(const std::string& agent_name);
 
-  // Node ledgers agree with placement groups, pool ledgers with their agents, every agent
-  // sits in a ready placement group; empty when all is well.
+  // Tasks.
+  OpResult register_running_task(const RunningTaskSpec& spec);
+  // The task finished: its dedicated agent goes (its PG back to the PG pool).
+  OpResult complete(const std::string& task_id);
+  const Task* task(const std::string& id) const;
+  const std::map<std::string, Task>& tasks() const { return tasks_; }
+
+  // Preemption.
+  PolicyUpdateResult update_preemption_policy(const PolicyUpdate& update);
+  const PreemptionPolicy& policy() const { return policy_; }
+  PreemptionEvaluation evaluate_preemption(const IncomingTask& incoming, std::size_t k = kDefaultCandidates);
+  // Saves the victim's state, cancels it (waiting at most cancel_timeout) and frees its
+  // slot. With `hold_for`, the freed agent stays idle, held for that preemptor until it
+  // is submitted or hold_timeout passes.
+  PreemptionOutcome execute_preemption(const std::string& task_id, const std::string& agent_name,
+                                       const std::string& hold_for = "");
+  // Resource check, preemption of the fewest victims that free enough, agent creation.
+  SubmitResult submit_task_with_preemption(const TaskSpec& spec);
+  // The PG-pool path: a reserved PG for high-priority work, a dynamic one otherwise, or
+  // one a lower-priority task holds (PG preemption). Fails with no side effects when the
+  // pool quota is short; the caller may fall back to submit_task_with_preemption.
+  SubmitResult submit_with_pg_preemption(const TaskSpec& spec);
+
+  void register_state_handlers(const std::string& pool, StatePreserver preserver, StateRestorer restorer);
+  OpResult restore_task(const SavedState& saved_state);
+
+  PreemptionStats get_preemption_stats() const;
+  std::map<std::string, PgPoolStats> pg_pool_stats() const;
+  const PgPool* pg_pool(const std::string& pool) const;
+
+  // Deletes every agent and destroys every PG (PG pools included).
+  void shutdown();
+
+  // Ledgers, PG pools, agents, tasks and the victim index agree; empty when all is well.
   std::vector<std::string> check_invariants() const;
 
  private:
-  ClusterState cluster_;
-  std::map<std::string, Pool> pools_;
-  std::map<std::string, Agent> agents_;
+  struct Handlers {
+    StatePreserver preserver;
+    StateRestorer restorer;
+  };
+  struct Victim {
+    const Task* task;
+    PreemptReason reason;
+    double score;
+  };
+
+  double now() const { return clock_.now(); }
+  void start_task(Task task, Agent& agent);
+  void index_add(const Task& task);
+  SubmitResult run_on_idle_agent(const TaskSpec& spec, Agent& agent);
+  SubmitResult start_on_new_agent(const TaskSpec& spec, std::optional<PgId> preferred_pg);
+  Agent* find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id);
+  // What preempting these tasks would give back, and whether the spec would then fit.
+  bool fits_after(const TaskSpec& spec, const std::vector<const Task*>& victims) const;
+  std::optional<std::vector<Victim>> choose_victims(const TaskSpec& spec, bool pg_reuse_only);
+  bool frees_fitting_pg(const Task& victim, const TaskSpec& spec) const;
+  // Ends a task that leaves its agent (completed, preempted, lost): frees or releases it.
+  void detach_from_agent(Task& task);
+  // What happens to a removed agent's PG: destroyed, kept, or (when its task ended)
+  // released: a pooled PG goes back to its PG pool, the agent's own PG is destroyed.
+  enum class PgFate { kDestroy, kKeep, kRelease };
+  void remove_agent(Agent& agent, PgFate fate);
+  PreemptionOutcome preempt(Task& victim, const std::string& reason, const std::string& preemptor,
+                            const std::string& hold_for);
+  void release_hold(const std::string& agent_name, std::uint64_t timer);
+  OpResult check_submission(const TaskSpec& spec) const;
+
+  const Clock& clock_;
+  Actuator* actuator_;
+  TimerService* timers_;
+  AgentManager agents_;
+  std::map<std::string, std::unique_ptr<PgPool>> pg_pools_;
+  std::map<std::string, Handlers> handlers_;
+  std::map<std::string, Task> tasks_;
+  std::map<std::uint64_t, std::string> task_by_seq_;  // running tasks only
+  std::uint64_t next_seq_ = 1;
+  PreemptionPolicy policy_;
+  VictimIndex index_;
+  // The reason each candidate of the last evaluation was given, for execute_preemption.
+  std::map<std::string, PreemptReason> last_reasons_;
+  PreemptionStats stats_;
 };
 
 }  // namespace meshsim::scheduler

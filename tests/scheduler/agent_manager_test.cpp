@@ -1,4 +1,4 @@
-#include "scheduler/scheduler.hpp"
+#include "scheduler/agent_manager.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@ namespace meshsim::scheduler {
 namespace {
 
 // Two 8-GPU nodes and a pool of 4 GPUs (pool quota binds before node capacity).
-class SchedulerTest : public ::testing::Test {
+class AgentManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     scheduler.cluster().add_node({"n0", ResourceVector::of(64, 512'000, 8), {}, "h100-80gb"});
@@ -20,10 +20,10 @@ class SchedulerTest : public ::testing::Test {
     return AgentSpec{name, "compute-pool", "worker", ResourceVector::of(4 * gpus, 16'384 * gpus, gpus), {}, 0};
   }
 
-  Scheduler scheduler;
+  AgentManager scheduler;
 };
 
-TEST_F(SchedulerTest, AnAgentChargesItsPoolAndHoldsNodeResourcesThroughItsPlacementGroup) {
+TEST_F(AgentManagerTest, AnAgentChargesItsPoolAndHoldsNodeResourcesThroughItsPlacementGroup) {
   ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 2)));
   EXPECT_EQ(scheduler.pool("compute-pool")->ledger.used(), ResourceVector::of(8, 32'768, 2));
   const Agent* a = scheduler.agent("agent-1");
@@ -34,7 +34,7 @@ TEST_F(SchedulerTest, AnAgentChargesItsPoolAndHoldsNodeResourcesThroughItsPlacem
   EXPECT_TRUE(scheduler.list_agents("other").empty());
 }
 
-TEST_F(SchedulerTest, AnAgentBeyondThePoolQuotaFailsAndChangesNothing) {
+TEST_F(AgentManagerTest, AnAgentBeyondThePoolQuotaFailsAndChangesNothing) {
   ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 3)));
   const auto result = scheduler.create_agent(agent("agent-2", 2));
   EXPECT_FALSE(result.success);
@@ -46,7 +46,7 @@ TEST_F(SchedulerTest, AnAgentBeyondThePoolQuotaFailsAndChangesNothing) {
   EXPECT_EQ(scheduler.cluster().placement_groups().size(), 1u);
 }
 
-TEST_F(SchedulerTest, AnAgentThatFitsNoNodeRollsBackItsPoolReservation) {
+TEST_F(AgentManagerTest, AnAgentThatFitsNoNodeRollsBackItsPoolReservation) {
   ASSERT_TRUE(scheduler.ensure_pool({"big-pool", {}, ResourceVector::of(256, 2'048'000, 32), 0,
                                      PlacementStrategy::kStrictPack}));
   const auto result =
@@ -57,7 +57,7 @@ TEST_F(SchedulerTest, AnAgentThatFitsNoNodeRollsBackItsPoolReservation) {
   EXPECT_TRUE(scheduler.cluster().placement_groups().empty());
 }
 
-TEST_F(SchedulerTest, DeletingAnAgentFreesPoolAndNodes) {
+TEST_F(AgentManagerTest, DeletingAnAgentFreesPoolAndNodes) {
   ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 2)));
   ASSERT_TRUE(scheduler.delete_agent("agent-1"));
   EXPECT_TRUE(scheduler.pool("compute-pool")->ledger.used().is_zero());
@@ -66,7 +66,7 @@ TEST_F(SchedulerTest, DeletingAnAgentFreesPoolAndNodes) {
   EXPECT_FALSE(scheduler.delete_agent("agent-1"));
 }
 
-TEST_F(SchedulerTest, AgentsCanUseAReservedPlacementGroupWhichOutlivesThem) {
+TEST_F(AgentManagerTest, AgentsCanUseAReservedPlacementGroupWhichOutlivesThem) {
   // A PG reserved up front holds node resources before any agent uses it (Ray semantics);
   // the pool is charged only when an agent is committed into it.
   auto pg = scheduler.cluster().create_placement_group("reserved", {ResourceVector::of(8, 32'768, 2)},
@@ -89,7 +89,7 @@ TEST_F(SchedulerTest, AgentsCanUseAReservedPlacementGroupWhichOutlivesThem) {
   ASSERT_TRUE(scheduler.cluster().remove_placement_group(*pg.id));
 }
 
-TEST_F(SchedulerTest, EnsurePoolCreatesOrUpdatesButNeverShrinksBelowUse) {
+TEST_F(AgentManagerTest, EnsurePoolCreatesOrUpdatesButNeverShrinksBelowUse) {
   ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 2)));
   EXPECT_FALSE(scheduler.create_pool({"compute-pool", {}, ResourceVector::of(1, 1, 1), 0, PlacementStrategy::kPack}));
   ASSERT_TRUE(scheduler.ensure_pool({"compute-pool", {{"tier", "gold"}}, ResourceVector::of(32, 131'072, 8), 2,

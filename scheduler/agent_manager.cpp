@@ -1,0 +1,151 @@
+#include "scheduler/agent_manager.hpp"
+
+namespace meshsim::scheduler {
+
+OpResult AgentManager::create_pool(PoolSpec spec) {
+  if (spec.name.empty()) return OpResult::fail("create_pool: the pool needs a name");
+  if (pools_.count(spec.name) != 0) return OpResult::fail("create_pool: pool '" + spec.name + "' already exists");
+  if (!spec.resources.is_non_negative()) {
+    return OpResult::fail("create_pool: pool '" + spec.name + "' has negative resources " + spec.resources.to_string());
+  }
+  ResourceLedger ledger(spec.resources);
+  const std::string name = spec.name;
+  pools_.emplace(name, Pool{std::move(spec), std::move(ledger)});
+  return OpResult::ok();
+}
+
+OpResult AgentManager::ensure_pool(PoolSpec spec) {
+  const auto it = pools_.find(spec.name);
+  if (it == pools_.end()) return create_pool(std::move(spec));
+  Pool& pool = it->second;
+  if (auto resized = pool.ledger.resize(spec.resources); !resized) {
+    return OpResult::fail("ensure_pool: pool '" + spec.name + "': " + resized.error().message);
+  }
+  pool.spec = std::move(spec);
+  return OpResult::ok();
+}
+
+OpResult AgentManager::remove_pool(const std::string& name) {
+  if (pools_.count(name) == 0) return OpResult::fail("remove_pool: no pool '" + name + "'");
+  if (!list_agents(name).empty()) return OpResult::fail("remove_pool: pool '" + name + "' still has agents");
+  pools_.erase(name);
+  return OpResult::ok();
+}
+
+const Pool* AgentManager::pool(const std::string& name) const {
+  const auto it = pools_.find(name);
+  return it == pools_.end() ? nullptr : &it->second;
+}
+
+const Agent* AgentManager::agent(const std::string& name) const {
+  const auto it = agents_.find(name);
+  return it == agents_.end() ? nullptr : &it->second;
+}
+
+Agent* AgentManager::agent(const std::string& name) {
+  const auto it = agents_.find(name);
+  return it == agents_.end() ? nullptr : &it->second;
+}
+
+OpResult AgentManager::create_agent(AgentSpec spec) {
+  const std::string where = "create_agent '" + spec.name + "': ";
+  if (spec.name.empty()) return OpResult::fail("create_agent: the agent needs a name");
+  if (agents_.count(spec.name) != 0) return OpResult::fail(where + "an agent of that name exists");
+  const auto pool_it = pools_.find(spec.pool);
+  if (pool_it == pools_.end()) return OpResult::fail(where + "no pool '" + spec.pool + "'");
+  Pool& pool = pool_it->second;
+
+  // 1. Reserve the agent's slot in the pool quota.
+  if (auto reserved = pool.ledger.reserve(spec.resources); !reserved) {
+    return OpResult::fail(where + "pool '" + spec.pool + "' quota: " + reserved.error().message);
+  }
+  // 2. Place it: in the given placement group's bundle, or in a new one.
+  Agent agent;
+  if (spec.placement_group) {
+    const PlacementGroup* pg = cluster_.placement_group(*spec.placement_group);
+    std::string problem;
+    if (pg == nullptr) {
+      problem = "no placement group " + std::to_string(*spec.placement_group);
+    } else if (pg->state != PgState::kReady) {
+      problem = "placement group " + std::to_string(pg->id) + " is not ready";
+    } else if (spec.bundle_index >= pg->bundles.size()) {
+      problem = "placement group " + std::to_string(pg->id) + " has no bundle " + std::to_string(spec.bundle_index);
+    } else if (!spec.resources.fits_in(pg->bundles[spec.bundle_index])) {
+      problem = "needs " + spec.resources.to_string() + ", the bundle has " + pg->bundles[spec.bundle_index].to_string();
+    }
+    if (!problem.empty()) {
+      pool.ledger.rollback(spec.resources);
+      return OpResult::fail(where + problem);
+    }
+    agent.placement_group = pg->id;
+    agent.node = pg->nodes[spec.bundle_index];
+  } else {
+    auto pg = cluster_.create_placement_group("agent:" + spec.name, {spec.resources}, pool.spec.placement_strategy,
+                                              /*pend_if_unplaceable=*/false);
+    if (!pg.result.success) {
+      pool.ledger.rollback(spec.resources);
+      return OpResult::fail(where + pg.result.error);
+    }
+    agent.placement_group = *pg.id;
+    agent.owns_placement_group = true;
+    agent.node = cluster_.placement_group(*pg.id)->nodes[0];
+  }
+  // 3. Commit.
+  pool.ledger.commit(spec.resources);
+  agent.spec = std::move(spec);
+  const std::string name = agent.spec.name;
+  agents_.emplace(name, std::move(agent));
+  return OpResult::ok();
+}
+
+OpResult AgentManager::delete_agent(const std::string& name, bool force, bool destroy_pg) {
+  const auto it = agents_.find(name);
+  if (it == agents_.end()) return OpResult::fail("delete_agent: no agent '" + name + "'");
+  const Agent& agent = it->second;
+  if (agent.task && !force) {
+    return OpResult::fail("delete_agent: agent '" + name + "' runs task '" + *agent.task + "'; pass force=true");
+  }
+  pools_.at(agent.spec.pool).ledger.release(agent.spec.resources);
+  if (destroy_pg) {
+    // A PG handed to the agent may already be gone if its owner removed it.
+    if (cluster_.placement_group(agent.placement_group) != nullptr) {
+      (void)cluster_.remove_placement_group(agent.placement_group);
+    }
+  }
+  agents_.erase(it);
+  return OpResult::ok();
+}
+
+std::vector<const Agent*> AgentManager::list_agents(const std::optional<std::string>& pool) const {
+  std::vector<const Agent*> out;
+  for (const auto& [name, agent] : agents_) {
+    if (!pool || agent.spec.pool == *pool) out.push_back(&agent);
+  }
+  return out;
+}
+
+std::vector<std::string> AgentManager::check_invariants() const {
+  std::vector<std::string> problems = cluster_.check_invariants();
+  std::map<std::string, ResourceVector> used;
+  for (const auto& [name, agent] : agents_) {
+    used[agent.spec.pool] += agent.spec.resources;
+    const PlacementGroup* pg = cluster_.placement_group(agent.placement_group);
+    if (pg == nullptr || pg->state != PgState::kReady) {
+      problems.push_back("agent " + name + " has no ready placement group");
+    }
+  }
+  for (const auto& [name, pool] : pools_) {
+    const auto& ledger = pool.ledger;
+    if (!(ledger.used() + ledger.reserved()).fits_in(ledger.capacity())) {
+      problems.push_back("pool " + name + " is over its quota");
+    }
+    if (!(ledger.used() == used[name])) {
+      problems.push_back("pool " + name + " books " + ledger.used().to_string() + " but its agents hold " +
+                         used[name].to_string());
+    }
+    if (!ledger.reserved().is_zero()) problems.push_back("pool " + name + " has a reservation left over");
+  }
+  return problems;
+}
+
+}  // namespace meshsim::scheduler

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/cluster_state.hpp"
+
+namespace meshsim::scheduler {
+
+// A resource pool: a quota of resources (`resources`) that agents of the pool draw on,
+// with a ledger of capacity / reserved / used (spec section 1).
+struct PoolSpec {
+  std::string name;
+  Labels labels;
+  ResourceVector resources;  // the quota
+  std::uint32_t target_agents = 0;
+  PlacementStrategy placement_strategy = PlacementStrategy::kStrictPack;
+};
+
+struct Pool {
+  PoolSpec spec;
+  ResourceLedger ledger;
+};
+
+// An agent: the simulated counterpart of a Ray actor, a worker that hosts tasks. It runs
+// in a placement-group bundle: its own (created for it) or one it is given.
+struct AgentSpec {
+  std::string name;
+  std::string pool;
+  std::string kind;  // the seeds' actor_class
+  ResourceVector resources;
+  std::optional<PgId> placement_group;  // use this ready PG's bundle instead of a new PG
+  std::uint32_t bundle_index = 0;
+};
+
+struct Agent {
+  AgentSpec spec;
+  PgId placement_group = 0;
+  bool owns_placement_group = false;  // created for this agent
+  std::uint32_t node = 0;
+  // Run-time state the Scheduler keeps on the agent.
+  std::optional<std::string> task;  // the task it runs
+  bool dedicated = false;           // created for one task: removed when that task ends
+  double last_heartbeat = 0.0;      // seconds
+  std::string held_for;             // an idle agent kept for this preemptor
+  std::uint64_t hold_timer = 0;
+};
+
+// The fine-grained scheduling core over a ClusterState: pools and agents. Every call
+// either succeeds or changes nothing (reserve -> place -> commit, or roll back).
+class AgentManager {
+ public:
+  ClusterState& cluster() { return cluster_; }
+  const ClusterState& cluster() const { return cluster_; }
+
+  OpResult create_pool(PoolSpec spec);
+  // Creates the pool, or updates an existing one's labels, target, strategy and quota (a
+  // quota below what the pool already uses is refused).
+  OpResult ensure_pool(PoolSpec spec);
+  // Only a pool without agents can be removed.
+  OpResult remove_pool(const std::string& name);
+  const Pool* pool(const std::string& name) const;
+  const std::map<std::string, Pool>& pools() const { return pools_; }
+
+  OpResult create_agent(AgentSpec spec);
+  // Frees the agent's pool quota; with destroy_pg, also its placement group (and so the
+  // node resources). An agent running a task is only deleted with `force`.
+  OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
+  // All agents, or those of one pool, by name.
+  std::vector<const Agent*> list_agents(const std::optional<std::string>& pool = std::nullopt) const;
+  const Agent* agent(const std::string& name) const;
+  Agent* agent(const std::string& name);
+
+  // Node ledgers agree with placement groups, pool ledgers with their agents, every agent
+  // sits in a ready placement group; empty when all is well.
+  std::vector<std::string> check_invariants() const;
+
+ private:
+  ClusterState cluster_;
+  std::map<std::string, Pool> pools_;
+  std::map<std::string, Agent> agents_;
+};
+
+}  // namespace meshsim::scheduler

@@ -1,0 +1,181 @@
+#include "scheduler/preemption_policy.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+namespace meshsim::scheduler {
+namespace {
+
+struct Preset {
+  double label_threshold;
+  double same_pool_threshold;
+};
+
+Preset preset_of(PreemptionAggressiveness level) {
+  switch (level) {
+    case PreemptionAggressiveness::kHigh:
+      return {0.1, 0.5};
+    case PreemptionAggressiveness::kMedium:
+      return {0.5, 1.0};
+    case PreemptionAggressiveness::kLow:
+      return {1.0, 3.0};
+  }
+  return {0.5, 1.0};
+}
+
+struct Alias {
+  std::string_view name;
+  PreemptionAggressiveness level;
+};
+constexpr Alias kAliases[] = {
+    {"high", PreemptionAggressiveness::kHigh},         {"urgent", PreemptionAggressiveness::kHigh},
+    {"critical", PreemptionAggressiveness::kHigh},     {"prod", PreemptionAggressiveness::kHigh},
+    {"medium", PreemptionAggressiveness::kMedium},     {"default", PreemptionAggressiveness::kMedium},
+    {"normal", PreemptionAggressiveness::kMedium},     {"low", PreemptionAggressiveness::kLow},
+    {"background", PreemptionAggressiveness::kLow},    {"batch", PreemptionAggressiveness::kLow},
+};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+std::optional<PreemptionAggressiveness> parse_aggressiveness(std::string_view text) {
+  const std::string key = lower(text);
+  for (const auto& alias : kAliases) {
+    if (alias.name == key) return alias.level;
+  }
+  return std::nullopt;
+}
+
+std::string accepted_aggressiveness_names() {
+  std::string out = kAggressivenessNames.accepted() + " in any case, or an alias (";
+  for (std::size_t i = 0; i < std::size(kAliases); ++i) out += (i ? ", '" : "'") + std::string(kAliases[i].name) + "'";
+  return out + "), or 'env:VARNAME'";
+}
+
+bool PreemptionPolicy::is_protected(const std::string& pool) const {
+  return std::find(protected_pools.begin(), protected_pools.end(), pool) != protected_pools.end();
+}
+
+bool PreemptionPolicy::label_dominates(const std::string& key, const std::string& incoming_value,
+                                       const std::string& victim_value) const {
+  const auto rule = label_preemption_rules.find(key);
+  if (rule == label_preemption_rules.end()) return false;
+  const auto targets = rule->second.find(incoming_value);
+  if (targets == rule->second.end()) return false;
+  return std::find(targets->second.begin(), targets->second.end(), victim_value) != targets->second.end();
+}
+
+std::optional<std::string> find_label_rule_cycle(const LabelRules& rules) {
+  for (const auto& [key, edges] : rules) {
+    // Depth-first search with the current path, so a cycle can be named in full.
+    std::set<std::string> done;
+    std::vector<std::string> path;
+    std::function<std::optional<std::string>(const std::string&)> visit =
+        [&](const std::string& value) -> std::optional<std::string> {
+      const auto on_path = std::find(path.begin(), path.end(), value);
+      if (on_path != path.end()) {
+        std::string cycle = key + ": ";
+        for (auto it = on_path; it != path.end(); ++it) cycle += *it + " -> ";
+        return cycle + value;
+      }
+      if (done.count(value) != 0) return std::nullopt;
+      path.push_back(value);
+      if (const auto out = edges.find(value); out != edges.end()) {
+        for (const auto& next : out->second) {
+          if (auto cycle = visit(next)) return cycle;
+        }
+      }
+      path.pop_back();
+      done.insert(value);
+      return std::nullopt;
+    };
+    for (const auto& [value, targets] : edges) {
+      if (auto cycle = visit(value)) return cycle;
+    }
+  }
+  return std::nullopt;
+}
+
+PolicyUpdateResult update_policy(PreemptionPolicy& policy, const PolicyUpdate& update) {
+  PolicyUpdateResult out;
+  PreemptionPolicy next = policy;
+  auto fail = [&](std::string message) {
+    out.result = OpResult::fail("update_preemption_policy: " + std::move(message));
+    return out;
+  };
+
+  if (update.preemption_aggressiveness) {
+    std::string text = *update.preemption_aggressiveness;
+    std::optional<PreemptionAggressiveness> level;
+    if (text.rfind("env:", 0) == 0) {
+      const std::string variable = text.substr(4);
+      const char* value = variable.empty() ? nullptr : std::getenv(variable.c_str());
+      if (value == nullptr) {
+        out.warnings.push_back("preemption_aggressiveness: environment variable '" + variable +
+                               "' is not set; thresholds left unchanged");
+      } else if (!(level = parse_aggressiveness(value))) {
+        out.warnings.push_back("preemption_aggressiveness: environment variable '" + variable + "' is '" + value +
+                               "', expected " + accepted_aggressiveness_names() + "; thresholds left unchanged");
+      }
+    } else if (!(level = parse_aggressiveness(text))) {
+      return fail("preemption_aggressiveness '" + text + "' is not one of " + accepted_aggressiveness_names());
+    }
+    if (level) {
+      const Preset preset = preset_of(*level);
+      next.label_priority_threshold = preset.label_threshold;
+      next.same_pool_priority_threshold = preset.same_pool_threshold;
+    }
+  }
+
+  struct NonNegative {
+    const char* name;
+    const std::optional<double>& value;
+    double& field;
+  };
+  const NonNegative numbers[] = {
+      {"same_pool_priority_threshold", update.same_pool_priority_threshold, next.same_pool_priority_threshold},
+      {"cross_pool_priority_threshold", update.cross_pool_priority_threshold, next.cross_pool_priority_threshold},
+      {"remaining_time_weight", update.remaining_time_weight, next.remaining_time_weight},
+      {"min_preempt_score", update.min_preempt_score, next.min_preempt_score},
+      {"label_priority_threshold", update.label_priority_threshold, next.label_priority_threshold},
+      {"cancel_timeout", update.cancel_timeout, next.cancel_timeout},
+      {"min_runtime_before_preemption", update.min_runtime_before_preemption, next.min_runtime_before_preemption},
+      {"hold_timeout", update.hold_timeout, next.hold_timeout},
+  };
+  for (const auto& number : numbers) {
+    if (!number.value) continue;
+    if (!std::isfinite(*number.value) || *number.value < 0) {
+      return fail(std::string(number.name) + " must be a finite number >= 0, got " + std::to_string(*number.value));
+    }
+    number.field = *number.value;
+  }
+  if (update.label_max_priority_deficit) {
+    if (!std::isfinite(*update.label_max_priority_deficit) || *update.label_max_priority_deficit < 0) {
+      return fail("label_max_priority_deficit must be a finite number >= 0");
+    }
+    next.label_max_priority_deficit = update.label_max_priority_deficit;
+  }
+  if (update.enable_cross_pool_preemption) next.enable_cross_pool_preemption = *update.enable_cross_pool_preemption;
+  if (update.enable_label_preemption) next.enable_label_preemption = *update.enable_label_preemption;
+  if (update.protected_pools) next.protected_pools = *update.protected_pools;
+  if (update.label_preemption_rules) {
+    if (auto cycle = find_label_rule_cycle(*update.label_preemption_rules)) {
+      return fail("label_preemption_rules must not form a cycle (it would let tasks preempt each other in a loop): " +
+                  *cycle);
+    }
+    next.label_preemption_rules = *update.label_preemption_rules;
+  }
+  policy = std::move(next);
+  return out;
+}
+
+}  // namespace meshsim::scheduler

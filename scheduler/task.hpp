@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "scheduler/preemption_rules.hpp"
+#include "scheduler/resources.hpp"
+
+namespace meshsim::scheduler {
+
+// Where a task is. Every task is in exactly one state; preempted work is never dropped
+// silently: it stays preempted with its saved state until restored (requeued), or is
+// lost with its lost work counted.
+enum class TaskState { kRunning, kCompleted, kPreempted, kRequeued, kLost };
+inline constexpr EnumNames kTaskStateNames{std::array{std::pair{TaskState::kRunning, std::string_view("running")},
+                                                      std::pair{TaskState::kCompleted, std::string_view("completed")},
+                                                      std::pair{TaskState::kPreempted, std::string_view("preempted")},
+                                                      std::pair{TaskState::kRequeued, std::string_view("requeued")},
+                                                      std::pair{TaskState::kLost, std::string_view("lost")}}};
+
+// A task's snapshot taken when it is preempted: the default saved state, and what a
+// pool's preserver receives. `custom` is what the preserver returned (opaque text).
+struct SavedState {
+  std::string task_id;
+  std::string pool_name;
+  std::string agent_name;
+  double priority = 0.0;
+  Labels labels;
+  double estimated_duration = 0.0;
+  double elapsed = 0.0;  // seconds run before the preemption
+  std::string payload;
+  std::optional<std::string> custom;
+  bool operator==(const SavedState&) const = default;
+};
+
+// What submit_task_with_preemption and submit_with_pg_preemption take.
+struct TaskSpec {
+  std::string task_id;
+  std::string pool;
+  std::string actor_class = "worker";
+  ResourceVector resources;
+  double priority = 0.0;
+  Labels labels;
+  double estimated_duration = 0.0;  // seconds; 0 = unknown
+  std::string payload;
+  double checkpoint_interval = 0.0;  // seconds; 0 = none (a preemption loses all work)
+  std::string agent_name;            // empty: the task id
+};
+
+// What register_running_task takes: a task already running on an existing agent.
+struct RunningTaskSpec {
+  std::string task_id;
+  std::string agent_name;
+  std::string pool_name;
+  double priority = 0.0;
+  Labels labels;
+  double estimated_duration = 0.0;
+  std::string payload;
+  double checkpoint_interval = 0.0;
+};
+
+struct Task {
+  std::string id;
+  std::string pool;
+  std::string agent;
+  double priority = 0.0;
+  Labels labels;
+  double estimated_duration = 0.0;
+  double start_time = 0.0;
+  std::string payload;
+  double checkpoint_interval = 0.0;
+  std::uint64_t seq = 0;  // registration order
+  TaskState state = TaskState::kRunning;
+  std::optional<SavedState> saved_state;
+  double lost_work = 0.0;  // seconds of work lost to preemption or agent failure
+
+  // Work since the last checkpoint (all of it without checkpoints) at `now`.
+  double work_since_checkpoint(double now) const;
+  double deadline() const { return start_time + estimated_duration; }
+};
+
+}  // namespace meshsim::scheduler

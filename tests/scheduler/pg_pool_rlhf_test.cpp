@@ -1,0 +1,102 @@
+// R1 (spec/scenarios.md, seed 000): the RLHF roles on a pool with a PG pool.
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler.hpp"
+#include "tests/scheduler/fake_world.hpp"
+
+namespace meshsim::scheduler {
+namespace {
+
+class PgPoolRlhfTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scheduler.cluster().add_node({"node-0", ResourceVector::of(8, 16384, 0), {}, "cpu"});
+    PgPoolConfig pg_pool;
+    pg_pool.enable = true;
+    pg_pool.high_priority_pg_specs = {ResourceVector::of(2, 2048, 0), ResourceVector::of(2, 2048, 0)};
+    pg_pool.enable_dynamic_pgs = true;
+    pg_pool.max_dynamic_pgs = 2;
+    pg_pool.enable_pg_reuse = true;
+    ASSERT_TRUE(scheduler.ensure_pool({"rlhf-pg-pool", {}, ResourceVector::of(6, 8192, 0), 0,
+                                       PlacementStrategy::kStrictPack},
+                                      pg_pool));
+    PolicyUpdate policy;
+    policy.enable_label_preemption = true;
+    policy.label_preemption_rules = LabelRules{{"role", {{"train", {"reward", "rollout"}}, {"reward", {"rollout"}}}}};
+    policy.preemption_aggressiveness = "MEDIUM";
+    policy.cancel_timeout = 0.5;
+    policy.enable_cross_pool_preemption = false;
+    ASSERT_TRUE(scheduler.update_preemption_policy(policy).result.success);
+  }
+  void TearDown() override { EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{}); }
+
+  static TaskSpec role(const std::string& id, const std::string& role_name, double priority, double cpu, double memory) {
+    return TaskSpec{id, "rlhf-pg-pool", "RLHFWorker", ResourceVector::of(cpu, memory, 0), priority,
+                    {{"role", role_name}}, 25.0, "", 0.0, ""};
+  }
+  PgPoolStats pg_stats() const { return scheduler.pg_pool_stats().at("rlhf-pg-pool"); }
+
+  testing::FakeWorld world;
+  Scheduler scheduler{world, &world, &world};
+};
+
+TEST_F(PgPoolRlhfTest, R1ScenesPreemptOnceThenTwiceAndCleanUpToZero) {
+  // Scene 1: rollouts on dynamic PGs; the reserved PGs stay free.
+  ASSERT_TRUE(scheduler.submit_with_pg_preemption(role("rollout-00", "rollout", 1.0, 1.5, 2048)).result.success);
+  world.advance(1.0);  // rollout-01 starts later: more work remains, so it scores higher as a victim
+  ASSERT_TRUE(scheduler.submit_with_pg_preemption(role("rollout-01", "rollout", 1.0, 1.5, 2048)).result.success);
+  EXPECT_EQ(pg_stats().dynamic_in_use, 2u);
+  EXPECT_EQ(pg_stats().reserved_in_use, 0u);
+  EXPECT_EQ(pg_stats().reserved_total, 2u);
+
+  // Scene 2: reward takes a reserved PG; nothing is preempted.
+  world.advance(1.0);
+  const auto reward = scheduler.submit_with_pg_preemption(role("reward-00", "reward", 5.0, 2, 2048));
+  ASSERT_TRUE(reward.result.success) << reward.result.error;
+  EXPECT_TRUE(reward.preempted.empty());
+  EXPECT_EQ(pg_stats().reserved_in_use, 1u);
+  EXPECT_EQ(scheduler.get_preemption_stats().total_preemptions, 0u);
+
+  // Scene 3: train's PG path fails on the pool quota, with no side effects ...
+  world.advance(1.0);
+  const TaskSpec train = role("train-00", "train", 9.0, 2, 2048);
+  const auto pg_path = scheduler.submit_with_pg_preemption(train);
+  EXPECT_FALSE(pg_path.result.success);
+  EXPECT_NE(pg_path.result.error.find("quota is short"), std::string::npos) << pg_path.result.error;
+  EXPECT_EQ(scheduler.get_preemption_stats().running_tasks, 3u);
+  // ... and the fallback preempts reward-00, whose reserved PG fits train exactly.
+  const PgId reward_pg = scheduler.agents().agent("reward-00")->placement_group;
+  const auto fallback = scheduler.submit_task_with_preemption(train);
+  ASSERT_TRUE(fallback.result.success) << fallback.result.error;
+  EXPECT_EQ(fallback.preempted, std::vector<std::string>{"reward-00"});
+  EXPECT_EQ(fallback.placement_group, reward_pg);
+  EXPECT_TRUE(fallback.pg_reused);
+  EXPECT_EQ(scheduler.get_preemption_stats().total_preemptions, 1u);
+  EXPECT_EQ(scheduler.get_preemption_stats().label_preemptions, 1u);
+
+  // Scene 4: a scale-out rollout, a full priority step above the others, preempts the
+  // younger rollout and reuses its dynamic PG.
+  world.advance(1.0);
+  const PgId rollout_pg = scheduler.agents().agent("rollout-01")->placement_group;
+  const auto extra = scheduler.submit_task_with_preemption(role("rollout-extra-00", "rollout", 2.0, 1.5, 2048));
+  ASSERT_TRUE(extra.result.success) << extra.result.error;
+  EXPECT_EQ(extra.preempted, std::vector<std::string>{"rollout-01"});
+  EXPECT_EQ(extra.placement_group, rollout_pg);
+  const auto stats = scheduler.get_preemption_stats();
+  EXPECT_EQ(stats.total_preemptions, 2u);
+  EXPECT_EQ(stats.same_pool_preemptions, 1u);
+  EXPECT_EQ(stats.recent_preemptions[0].task_id, "rollout-01");
+  EXPECT_EQ(pg_stats().reuse_hits, 2u);
+  EXPECT_EQ(pg_stats().dynamic_created, 2u);
+
+  // Cleanup: complete, then shutdown destroys every PG; ledgers return to zero.
+  for (const char* id : {"rollout-00", "train-00", "rollout-extra-00"}) ASSERT_TRUE(scheduler.complete(id));
+  scheduler.shutdown();
+  EXPECT_TRUE(scheduler.cluster().placement_groups().empty());
+  EXPECT_TRUE(scheduler.cluster().nodes()[0].ledger.used().is_zero());
+  EXPECT_TRUE(scheduler.agents().pool("rlhf-pg-pool")->ledger.used().is_zero());
+  EXPECT_EQ(pg_stats().reserved_total, 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
