@@ -327,7 +327,7 @@ SubmitResult Scheduler::run_on_idle_agent(const TaskSpec& spec, Agent& agent) {
 SubmitResult Scheduler::start_on_new_agent(const TaskSpec& spec, std::optional<PgId> preferred_pg) {
   SubmitResult out;
   std::string name = spec.agent_name.empty() ? spec.task_id : spec.agent_name;
-  if (agents_.agent(name) != nullptr) name.append("#").append(std::to_string(next_seq_));
+  if (agents_.agent(name) != nullptr) name += "#" + std::to_string(next_seq_);
   AgentSpec agent_spec{name, spec.pool, spec.actor_class, spec.resources, std::nullopt, 0};
   PgPool* pool = nullptr;
   if (const auto it = pg_pools_.find(spec.pool); it != pg_pools_.end()) pool = it->second.get();
