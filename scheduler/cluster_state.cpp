@@ -1,6 +1,7 @@
 #include "scheduler/cluster_state.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace meshsim::scheduler {
 
@@ -9,6 +10,8 @@ std::uint32_t ClusterState::add_node(NodeSpec spec) {
   node_index_[spec.name] = index;
   ResourceLedger ledger(spec.capacity);
   nodes_.push_back(Node{std::move(spec), NodeState::kUp, std::move(ledger)});
+  indexed_as_.emplace_back();
+  reindex(index, false);
   place_pending();
   return index;
 }
@@ -22,7 +25,9 @@ std::optional<std::uint32_t> ClusterState::find_node(const std::string& name) co
 OpResult ClusterState::set_node_state(const std::string& name, NodeState state) {
   const auto index = find_node(name);
   if (!index) return OpResult::fail("no node named '" + name + "'");
+  const bool was_up = nodes_[*index].state == NodeState::kUp;
   nodes_[*index].state = state;
+  reindex(*index, was_up);
   if (state == NodeState::kUp) place_pending();
   return OpResult::ok();
 }
@@ -43,6 +48,7 @@ std::vector<bool> ClusterState::eligible_nodes() const {
 
 bool ClusterState::can_place(const std::vector<ResourceVector>& bundles, PlacementStrategy strategy,
                              const std::vector<PgId>& freeing) const {
+  if (freeing.empty()) return choose_nodes(bundles, strategy).has_value();
   std::vector<ResourceVector> free = free_resources();
   for (const PgId id : freeing) {
     const PlacementGroup* pg = placement_group(id);
@@ -52,14 +58,47 @@ bool ClusterState::can_place(const std::vector<ResourceVector>& bundles, Placeme
   return place_bundles(bundles, strategy, free, eligible_nodes()).has_value();
 }
 
+void ClusterState::reindex(std::uint32_t node, bool was_indexed) {
+  if (was_indexed) free_index_.erase(indexed_as_[node]);
+  if (nodes_[node].state != NodeState::kUp) return;
+  const ResourceVector free = nodes_[node].ledger.available();
+  indexed_as_[node] = FreeKey{free.gpu_milli(), free.cpu_milli(), free.memory_milli(), node};
+  free_index_.insert(indexed_as_[node]);
+}
+
+std::optional<std::uint32_t> ClusterState::indexed_best_fit(const ResourceVector& need) const {
+  constexpr auto kLowest = std::numeric_limits<std::int64_t>::min();
+  for (auto it = free_index_.lower_bound(FreeKey{need.gpu_milli(), kLowest, kLowest, 0}); it != free_index_.end();
+       ++it) {
+    const std::uint32_t node = std::get<3>(*it);
+    if (need.fits_in(nodes_[node].ledger.available())) return node;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::uint32_t>> ClusterState::choose_nodes(const std::vector<ResourceVector>& bundles,
+                                                                     PlacementStrategy strategy) const {
+  const bool one_node_first = bundles.size() == 1 || strategy == PlacementStrategy::kPack ||
+                              strategy == PlacementStrategy::kStrictPack;
+  if (one_node_first && !bundles.empty()) {
+    ResourceVector total;
+    for (const auto& b : bundles) total += b;
+    if (const auto node = indexed_best_fit(total)) return std::vector<std::uint32_t>(bundles.size(), *node);
+    if (bundles.size() == 1 || strategy == PlacementStrategy::kStrictPack) return std::nullopt;
+  }
+  return place_bundles(bundles, strategy, free_resources(), eligible_nodes());
+}
+
 bool ClusterState::try_place(PlacementGroup& pg) {
-  auto assignment = place_bundles(pg.bundles, pg.strategy, free_resources(), eligible_nodes());
+  auto assignment = choose_nodes(pg.bundles, pg.strategy);
   if (!assignment) return false;
   for (std::size_t b = 0; b < pg.bundles.size(); ++b) {
-    ResourceLedger& ledger = nodes_[(*assignment)[b]].ledger;
-    // Cannot fail: place_bundles checked the free resources.
+    const std::uint32_t node = (*assignment)[b];
+    ResourceLedger& ledger = nodes_[node].ledger;
+    // Cannot fail: the placement checked the free resources.
     (void)ledger.reserve(pg.bundles[b]);
     ledger.commit(pg.bundles[b]);
+    reindex(node, true);
   }
   pg.nodes = std::move(*assignment);
   pg.state = PgState::kReady;
@@ -100,7 +139,10 @@ OpResult ClusterState::remove_placement_group(PgId id) {
   if (it == pgs_.end()) return OpResult::fail("no placement group " + std::to_string(id));
   PlacementGroup& pg = it->second;
   if (pg.state == PgState::kReady) {
-    for (std::size_t b = 0; b < pg.bundles.size(); ++b) nodes_[pg.nodes[b]].ledger.release(pg.bundles[b]);
+    for (std::size_t b = 0; b < pg.bundles.size(); ++b) {
+      nodes_[pg.nodes[b]].ledger.release(pg.bundles[b]);
+      reindex(pg.nodes[b], nodes_[pg.nodes[b]].state == NodeState::kUp);
+    }
   } else {
     pending_.erase(std::remove(pending_.begin(), pending_.end(), id), pending_.end());
   }

@@ -4,6 +4,8 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -83,11 +85,22 @@ class ClusterState {
 
  private:
   bool try_place(PlacementGroup& pg);
+  // The assignment place_bundles would choose, through the free-capacity index where one
+  // node takes every bundle (single-bundle PGs and PACK), else by the linear rule.
+  std::optional<std::vector<std::uint32_t>> choose_nodes(const std::vector<ResourceVector>& bundles,
+                                                         PlacementStrategy strategy) const;
+  std::optional<std::uint32_t> indexed_best_fit(const ResourceVector& need) const;
+  void reindex(std::uint32_t node, bool was_indexed);
   std::vector<ResourceVector> free_resources() const;
   std::vector<bool> eligible_nodes() const;
   void place_pending();
 
   std::vector<Node> nodes_;
+  // Up nodes by free (gpu, cpu, memory) then index: the first fitting entry from the
+  // needed GPUs on is the best fit, so placement at 10k nodes needs no full scan.
+  using FreeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::uint32_t>;
+  std::set<FreeKey> free_index_;
+  std::vector<FreeKey> indexed_as_;
   std::map<std::string, std::uint32_t> node_index_;
   std::map<PgId, PlacementGroup> pgs_;
   std::deque<PgId> pending_;

@@ -55,7 +55,9 @@ OpResult Scheduler::ensure_pool(PoolSpec spec, std::optional<PgPoolConfig> pg_po
 OpResult Scheduler::create_agent(AgentSpec spec) {
   const std::string name = spec.name;
   if (auto created = agents_.create_agent(std::move(spec)); !created) return created;
-  agents_.agent(name)->last_heartbeat = now();
+  Agent* agent = agents_.agent(name);
+  agent->last_heartbeat = now();
+  idle_agents_[agent->spec.pool].insert(name);
   return OpResult::ok();
 }
 
@@ -63,6 +65,7 @@ void Scheduler::remove_agent(Agent& agent, PgFate fate) {
   const std::string name = agent.spec.name;
   const PgId pg = agent.placement_group;
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
+  idle_agents_[agent.spec.pool].erase(name);
   PgPool* pool = nullptr;
   if (const auto it = pg_pools_.find(agent.spec.pool); it != pg_pools_.end() && it->second->holds(pg)) {
     pool = it->second.get();
@@ -86,6 +89,7 @@ OpResult Scheduler::delete_agent(const std::string& name, bool force, bool destr
     ++stats_.lost_tasks;
     stats_.lost_work += task.lost_work;
     agent->task.reset();
+    idle_agents_[agent->spec.pool].insert(name);
   }
   remove_agent(*agent, destroy_pg ? PgFate::kDestroy : PgFate::kKeep);
   return OpResult::ok();
@@ -113,6 +117,7 @@ void Scheduler::start_task(Task task, Agent& agent) {
   task.saved_state.reset();
   task.lost_work = 0.0;
   agent.task = task.id;
+  idle_agents_[agent.spec.pool].erase(agent.spec.name);
   agent.held_for.clear();
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
   agent.hold_timer = 0;
@@ -161,6 +166,7 @@ void Scheduler::detach_from_agent(Task& task) {
   Agent* agent = agents_.agent(task.agent);
   if (agent == nullptr) return;
   agent->task.reset();
+  idle_agents_[agent->spec.pool].insert(agent->spec.name);
   if (agent->dedicated && agent->held_for.empty()) remove_agent(*agent, PgFate::kRelease);
 }
 
@@ -187,7 +193,7 @@ PolicyUpdateResult Scheduler::update_preemption_policy(const PolicyUpdate& updat
 
 PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming, std::size_t k) {
   PreemptionEvaluation out;
-  const auto evaluation = index_.evaluate(policy_, incoming, now(), k);
+  const auto evaluation = index_.evaluate(incoming, now(), k);
   out.eligible = evaluation.eligible;
   out.should_preempt = evaluation.eligible > 0;
   last_reasons_.clear();
@@ -298,9 +304,11 @@ OpResult Scheduler::check_submission(const TaskSpec& spec) const {
 
 Agent* Scheduler::find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id) {
   Agent* best = nullptr;
-  for (const Agent* listed : agents_.list_agents(pool)) {
-    Agent* agent = agents_.agent(listed->spec.name);
-    if (agent->task || !need.fits_in(agent->spec.resources)) continue;
+  const auto idle = idle_agents_.find(pool);
+  if (idle == idle_agents_.end()) return nullptr;
+  for (const std::string& name : idle->second) {
+    Agent* agent = agents_.agent(name);
+    if (!need.fits_in(agent->spec.resources)) continue;
     if (agent->held_for == task_id) return agent;  // held for this very task
     if (agent->held_for.empty() && best == nullptr) best = agent;
   }
@@ -398,7 +406,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   bool single_reuses = false;
   for (std::uint32_t id = 0; id < index_.class_count(); ++id) {
     if (!helps(index_.class_of(id))) continue;
-    auto cursor = index_.open(policy_, incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
+    auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
     const auto candidate = cursor.next();
     if (!candidate) continue;
     const Task* victim = task_of(*candidate);
@@ -418,7 +426,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
 
   // 2. Several: take the best-scoring until enough is free, then drop any the others
   //    make unnecessary (lowest score first), so no more are preempted than needed.
-  auto cursor = index_.open(policy_, incoming, now(), helps);
+  auto cursor = index_.open(incoming, now(), helps);
   std::vector<Victim> chosen;
   std::vector<const Task*> tasks;
   while (!fits_after(spec, tasks)) {
@@ -449,7 +457,7 @@ SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
 
   const auto victims = choose_victims(spec, /*pg_reuse_only=*/false);
   if (!victims) {
-    const auto evaluation = index_.evaluate(policy_, {spec.priority, spec.pool, spec.labels}, now(), 0);
+    const auto evaluation = index_.evaluate({spec.priority, spec.pool, spec.labels}, now(), 0);
     out.result = OpResult::fail("submit '" + spec.task_id + "': pool '" + spec.pool + "' has " +
                                 agents_.pool(spec.pool)->ledger.available().to_string() + " free for " +
                                 spec.resources.to_string() + ", and the " + std::to_string(evaluation.eligible) +
@@ -579,11 +587,22 @@ std::vector<std::string> Scheduler::check_invariants() const {
     problems.push_back(std::to_string(running) + " running tasks but " + std::to_string(task_by_seq_.size()) +
                        " registered and " + std::to_string(index_.size()) + " indexed");
   }
+  std::size_t idle = 0;
+  for (const auto& [pool, names] : idle_agents_) idle += names.size();
+  std::size_t without_task = 0;
   for (const Agent* agent : agents_.list_agents()) {
+    if (!agent->task) {
+      ++without_task;
+      const auto it = idle_agents_.find(agent->spec.pool);
+      if (it == idle_agents_.end() || it->second.count(agent->spec.name) == 0) {
+        problems.push_back("idle agent " + agent->spec.name + " is not listed as idle");
+      }
+    }
     if (agent->task && (task(*agent->task) == nullptr || task(*agent->task)->state != TaskState::kRunning)) {
       problems.push_back("agent " + agent->spec.name + " runs task " + *agent->task + " that is not running");
     }
   }
+  if (idle != without_task) problems.push_back("idle agent list holds agents that are busy or gone");
   return problems;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,8 @@ class Scheduler {
   std::map<std::string, std::unique_ptr<PgPool>> pg_pools_;
   std::map<std::string, Handlers> handlers_;
   std::map<std::string, Task> tasks_;
+  // Agents without a task, by pool, so a submission finds one without walking them all.
+  std::map<std::string, std::set<std::string>> idle_agents_;
   std::map<std::uint64_t, std::string> task_by_seq_;  // running tasks only
   std::uint64_t next_seq_ = 1;
   PreemptionPolicy policy_;

@@ -20,25 +20,29 @@ void keep_max(double& value, std::uint64_t& seq, double other, std::uint64_t oth
 TaskTreap::Aggregate TaskTreap::single(const Entry& entry) {
   Aggregate agg;
   agg.terms = entry.terms;
+  agg.max_priority = entry.terms.priority;
   agg.seq_kdp = agg.seq_priority = agg.seq_kd = agg.min_seq = entry.seq;
   agg.size = 1;
   return agg;
+}
+
+void TaskTreap::combine(Aggregate& agg, const Aggregate& c) {
+  keep_max(agg.terms.kappa_deadline_minus_priority, agg.seq_kdp, c.terms.kappa_deadline_minus_priority, c.seq_kdp);
+  keep_max(agg.terms.kappa_deadline, agg.seq_kd, c.terms.kappa_deadline, c.seq_kd);
+  if (c.terms.priority < agg.terms.priority || (c.terms.priority == agg.terms.priority && c.seq_priority < agg.seq_priority)) {
+    agg.terms.priority = c.terms.priority;
+    agg.seq_priority = c.seq_priority;
+  }
+  agg.max_priority = std::max(agg.max_priority, c.max_priority);
+  agg.min_seq = std::min(agg.min_seq, c.min_seq);
+  agg.size += c.size;
 }
 
 void TaskTreap::pull(std::uint32_t n) {
   Node& node = nodes_[n];
   Aggregate agg = single(node.entry);
   for (const std::uint32_t child : {node.left, node.right}) {
-    if (child == kNil) continue;
-    const Aggregate& c = nodes_[child].agg;
-    keep_max(agg.terms.kappa_deadline_minus_priority, agg.seq_kdp, c.terms.kappa_deadline_minus_priority, c.seq_kdp);
-    keep_max(agg.terms.kappa_deadline, agg.seq_kd, c.terms.kappa_deadline, c.seq_kd);
-    if (c.terms.priority < agg.terms.priority || (c.terms.priority == agg.terms.priority && c.seq_priority < agg.seq_priority)) {
-      agg.terms.priority = c.terms.priority;
-      agg.seq_priority = c.seq_priority;
-    }
-    agg.min_seq = std::min(agg.min_seq, c.min_seq);
-    agg.size += c.size;
+    if (child != kNil) combine(agg, nodes_[child].agg);
   }
   node.agg = agg;
 }

@@ -24,6 +24,7 @@ class TaskTreap {
   // The subtree's aggregates; each *_seq is the lowest sequence attaining the extreme.
   struct Aggregate {
     ScoreTerms terms;  // max kappa_deadline, max kappa_deadline_minus_priority, min priority
+    double max_priority = 0.0;
     std::uint64_t seq_kdp = 0, seq_priority = 0, seq_kd = 0, min_seq = 0;
     std::uint32_t size = 0;
   };
@@ -39,13 +40,15 @@ class TaskTreap {
   std::uint32_t right(std::uint32_t n) const { return nodes_[n].right; }
   const Entry& entry(std::uint32_t n) const { return nodes_[n].entry; }
   const Aggregate& aggregate(std::uint32_t n) const { return nodes_[n].agg; }
-  // The aggregate of one node alone.
+  // The aggregate of one node alone, and of two disjoint sets.
   static Aggregate single(const Entry& entry);
+  static void combine(Aggregate& into, const Aggregate& other);
 
   // Number of entries for which `in_prefix(priority)` holds; it must hold for a prefix of
   // ascending priorities.
   template <typename Pred>
   std::uint32_t count_prefix(Pred in_prefix) const {
+    if (root_ != kNil && in_prefix(nodes_[root_].agg.max_priority)) return size();  // all of it
     std::uint32_t count = 0;
     for (std::uint32_t n = root_; n != kNil;) {
       if (in_prefix(nodes_[n].entry.terms.priority)) {

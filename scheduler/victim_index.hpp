@@ -53,13 +53,15 @@ class VictimIndex {
     std::size_t eligible = 0;
   };
 
-  // Takes the policy's kappa, minimum runtime and label keys; rebuilds when they changed.
+  // Keeps a copy of the policy that evaluations apply; rebuilds when its kappa, minimum
+  // runtime or label keys changed.
   void configure(const PreemptionPolicy& policy);
+  const PreemptionPolicy& policy() const { return policy_; }
   void add(TaskInfo info, double now);
   void remove(std::uint64_t seq);
   std::size_t size() const { return slots_.size(); }
 
-  Evaluation evaluate(const PreemptionPolicy& policy, const IncomingTask& incoming, double now, std::size_t k);
+  Evaluation evaluate(const IncomingTask& incoming, double now, std::size_t k);
 
   // Candidates in score order, from the classes `wanted` accepts.
   class Cursor {
@@ -68,19 +70,24 @@ class VictimIndex {
 
    private:
     friend class VictimIndex;
+    // A class's whole qualifying prefix (expanded only when it reaches the top of the
+    // heap, so classes that hold no winner cost one walk down their tree), a subtree, or
+    // one task.
+    enum class Kind : std::uint8_t { kPrefix, kWhole, kOne };
     struct Item {
       double value;
       std::uint64_t seq;
       std::uint32_t class_id;
       std::uint32_t node;
-      bool whole;
+      Kind kind;
     };
     struct Worse {
       bool operator()(const Item& a, const Item& b) const {
         return a.value < b.value || (a.value == b.value && a.seq > b.seq);
       }
     };
-    void push(std::uint32_t class_id, std::uint32_t node, bool whole);
+    void push(std::uint32_t class_id, std::uint32_t node, Kind kind, const TaskTreap::Aggregate& agg);
+    void push_node(std::uint32_t class_id, std::uint32_t node, Kind kind);
 
     const VictimIndex* index_ = nullptr;
     double incoming_priority_ = 0.0;
@@ -89,8 +96,9 @@ class VictimIndex {
     std::vector<std::optional<VictimRule>> rules_;
     std::vector<Item> heap_;
   };
-  Cursor open(const PreemptionPolicy& policy, const IncomingTask& incoming, double now,
-              const std::function<bool(const Class&)>& wanted);
+  // With `eligible`, also adds up how many tasks qualify in those classes.
+  Cursor open(const IncomingTask& incoming, double now,
+              const std::function<bool(const Class&)>& wanted, std::size_t* eligible = nullptr);
 
   const Class& class_of(std::uint32_t id) const { return *classes_[id]; }
   std::size_t class_count() const { return classes_.size(); }
@@ -109,11 +117,13 @@ class VictimIndex {
   std::uint32_t class_for(const TaskInfo& info);
   void insert_mature(Slot& slot);
   void mature(double now);
-  std::vector<std::optional<VictimRule>> rules_for(const PreemptionPolicy& policy, const IncomingTask& incoming) const;
+  // The rule of every class for this incoming task, cached by the task's pool and rule
+  // labels: the policy's string matching is the costliest part of a query otherwise.
+  const std::vector<std::optional<VictimRule>>& rules_for(const IncomingTask& incoming);
 
-  double kappa_ = 0.1;
-  double min_runtime_ = 0.0;
+  PreemptionPolicy policy_;
   std::set<std::string> rule_keys_;
+  std::map<std::pair<std::string, Labels>, std::vector<std::optional<VictimRule>>> rules_cache_;
   std::vector<std::unique_ptr<Class>> classes_;
   std::map<std::tuple<std::string, Labels, ResourceVector>, std::uint32_t> class_ids_;
   std::unordered_map<std::uint64_t, Slot> slots_;

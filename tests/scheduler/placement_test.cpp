@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 
 #include "scheduler/cluster_state.hpp"
@@ -99,6 +100,51 @@ TEST(ClusterStateTest, DrainingNodesTakeNoNewPlacementGroups) {
   ASSERT_TRUE(pg.result.success);
   EXPECT_EQ(cluster.placement_group(*pg.id)->nodes[0], 1u);
   EXPECT_FALSE(cluster.set_node_state("n9", NodeState::kDown));
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
+
+namespace meshsim::scheduler {
+namespace {
+
+// ClusterState places through its free-capacity index where it can; every choice must be
+// the one the linear rule (place_bundles over all nodes) makes on the same free resources.
+TEST(ClusterStateTest, IndexedPlacementChoosesWhatTheLinearRuleWould) {
+  std::mt19937_64 rng(11);
+  ClusterState cluster;
+  for (int i = 0; i < 200; ++i) {
+    cluster.add_node({"n" + std::to_string(i), ResourceVector::of(8 + rng() % 3 * 8, 65536, rng() % 2 ? 8 : 4), {}, "x"});
+  }
+  std::vector<PgId> live;
+  const PlacementStrategy strategies[] = {PlacementStrategy::kPack, PlacementStrategy::kSpread,
+                                          PlacementStrategy::kStrictPack, PlacementStrategy::kStrictSpread};
+  for (int step = 0; step < 3000; ++step) {
+    if (step % 97 == 0) {
+      (void)cluster.set_node_state("n" + std::to_string(rng() % 200), rng() % 2 ? NodeState::kUp : NodeState::kDraining);
+    }
+    if (!live.empty() && rng() % 3 == 0) {
+      const std::size_t i = rng() % live.size();
+      ASSERT_TRUE(cluster.remove_placement_group(live[i]));
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      continue;
+    }
+    std::vector<ResourceVector> bundles(1 + rng() % 3, ResourceVector::of(1 + rng() % 4, 1024, rng() % 3));
+    const PlacementStrategy strategy = strategies[rng() % 4];
+    std::vector<ResourceVector> free;
+    std::vector<bool> eligible;
+    for (const auto& node : cluster.nodes()) {
+      free.push_back(node.ledger.available());
+      eligible.push_back(node.state == NodeState::kUp);
+    }
+    const auto expected = place_bundles(bundles, strategy, free, eligible);
+    const auto pg = cluster.create_placement_group("pg", bundles, strategy, false);
+    ASSERT_EQ(pg.ready, expected.has_value()) << "step " << step;
+    if (!pg.ready) continue;
+    EXPECT_EQ(cluster.placement_group(*pg.id)->nodes, *expected) << "step " << step;
+    live.push_back(*pg.id);
+  }
+  EXPECT_EQ(cluster.check_invariants(), std::vector<std::string>{});
 }
 
 }  // namespace

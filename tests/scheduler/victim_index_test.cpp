@@ -83,7 +83,7 @@ TEST(VictimIndexTest, AgreesWithTheLinearScanOnRandomWorkloads) {
       if (const auto& tier = kTiers[rng() % kTiers.size()]; !tier.empty()) incoming.labels["tier"] = tier;
       const std::size_t k = 1 + rng() % 20;
       const auto where = "round " + std::to_string(round) + " step " + std::to_string(step);
-      expect_same(index.evaluate(policy, incoming, now, k), testing::linear_evaluate(tasks, policy, incoming, now, k),
+      expect_same(index.evaluate(incoming, now, k), testing::linear_evaluate(tasks, policy, incoming, now, k),
                   where);
       ASSERT_EQ(index.check_invariants(), std::vector<std::string>{});
     }
@@ -106,7 +106,7 @@ TEST(VictimIndexTest, ARebuildAfterAPolicyChangeKeepsEveryTask) {
   index.configure(policy);
   EXPECT_EQ(index.size(), 500u);
   const IncomingTask incoming{8.0, "pool-a", {{"team", "t0"}}};
-  expect_same(index.evaluate(policy, incoming, 101.0, 16), testing::linear_evaluate(tasks, policy, incoming, 101.0, 16),
+  expect_same(index.evaluate(incoming, 101.0, 16), testing::linear_evaluate(tasks, policy, incoming, 101.0, 16),
               "after rebuild");
 }
 
