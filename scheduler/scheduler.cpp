@@ -547,6 +547,28 @@ PreemptionStats Scheduler::get_preemption_stats() const {
   return stats;
 }
 
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats out;
+  for (const auto& [id, task] : tasks_) {
+    ++out.tasks[std::string(kTaskStateNames.name(task.state))];
+    if (task.state == TaskState::kRunning) ++out.pools[task.pool].running_tasks;
+  }
+  for (const auto& [name, pool] : agents_.pools()) {
+    PoolStats& stats = out.pools[name];
+    stats.capacity = pool.ledger.capacity();
+    stats.used = pool.ledger.used();
+    stats.available = pool.ledger.available();
+    stats.agents = agents_.list_agents(name).size();
+  }
+  for (const auto& node : cluster().nodes()) {
+    out.node_capacity += node.ledger.capacity();
+    out.node_used += node.ledger.used();
+  }
+  out.nodes = cluster().nodes().size();
+  out.placement_groups = cluster().placement_groups().size();
+  return out;
+}
+
 const PgPool* Scheduler::pg_pool(const std::string& pool) const {
   const auto it = pg_pools_.find(pool);
   return it == pg_pools_.end() ? nullptr : it->second.get();

@@ -76,6 +76,18 @@ struct PreemptionStats {
   std::deque<PreemptionRecord> recent_preemptions;  // newest first
 };
 
+// stats(): what the core holds, per pool and overall.
+struct PoolStats {
+  ResourceVector capacity, used, available;
+  std::size_t agents = 0, running_tasks = 0;
+};
+struct SchedulerStats {
+  std::map<std::string, PoolStats> pools;
+  std::size_t nodes = 0, placement_groups = 0;
+  ResourceVector node_capacity, node_used;
+  std::map<std::string, std::size_t> tasks;  // by state name
+};
+
 // The fine-grained scheduling core (the seeds' RayScheduler): pools, agents, placement
 // groups and their PG pools, tasks, preemption. It sees time through `clock`, cancels
 // through `actuator` and expires holds through `timers` (both optional: without an
@@ -131,6 +143,7 @@ class Scheduler {
   OpResult restore_task(const SavedState& saved_state);
 
   PreemptionStats get_preemption_stats() const;
+  SchedulerStats stats() const;
   std::map<std::string, PgPoolStats> pg_pool_stats() const;
   const PgPool* pg_pool(const std::string& pool) const;
 

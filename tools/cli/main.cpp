@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "tools/cli/commands.hpp"
+#include "tools/cli/scenario_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace meshsim::cli;
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
       ->required();
   calibrate_cmd->add_option("--catalog", calibrate.catalog, "Folder with hardware.json and models.json");
 
+  ScenarioCommandOptions scenario;
+  auto* scenario_cmd = app.add_subcommand(
+      "scenario", "Play a script of scheduling-core calls; print one JSON result per step");
+  scenario_cmd->add_option("script", scenario.script, "Script file (JSON or YAML)")->required()->check(CLI::ExistingFile);
+  scenario_cmd->add_flag("--check", scenario.check, "Check the core's invariants after every step");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -49,6 +56,7 @@ int main(int argc, char** argv) {
   try {
     if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
+    if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << '\n';

@@ -1,0 +1,167 @@
+// `meshsim scenario` on the shipped scripts (experiments/scenarios/): each prints the
+// outcome spec/scenarios.md states, with the invariant checker on; bad scripts are
+// reported with their step index and field.
+#include "tools/cli/scenario_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tools/cli/commands.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ScriptRun {
+  int exit_code;
+  std::vector<json> steps;
+  std::string out, err;
+};
+
+ScriptRun run_script(const fs::path& path) {
+  std::ostringstream out, err;
+  const int code = run_scenario_command({path.string(), /*check=*/true}, out, err);
+  ScriptRun run{code, {}, out.str(), err.str()};
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) run.steps.push_back(json::parse(line));
+  return run;
+}
+
+ScriptRun shipped(const std::string& name) {
+  return run_script(fs::path(MESHSIM_SOURCE_DIR) / "experiments" / "scenarios" / (name + ".json"));
+}
+
+const json& result(const ScriptRun& run, std::size_t step) { return run.steps.at(step).at("result"); }
+
+fs::path write_script(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / ("meshsim_test_scenario_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "script.json") << text;
+  return dir / "script.json";
+}
+
+TEST(ScenarioCommandTest, P1BasicFlowScoresAndSavesState) {
+  const auto run = shipped("p01_basic_flow");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  const json& evaluation = result(run, 4);
+  EXPECT_TRUE(evaluation["should_preempt"]);
+  EXPECT_EQ(evaluation["candidates"][0]["task_id"], "low-priority-job");
+  EXPECT_NEAR(evaluation["candidates"][0]["preempt_score"].get<double>(), 4.0 + 0.1 * 50.0, 1e-9);
+  const json& executed = result(run, 5);
+  EXPECT_TRUE(executed["success"]);
+  EXPECT_EQ(executed["saved_state"]["payload"], R"({"data":"some work"})");
+}
+
+TEST(ScenarioCommandTest, P2ToP8PermissionRules) {
+  auto preempts = [](const ScriptRun& run, std::size_t step) { return result(run, step)["should_preempt"].get<bool>(); };
+  auto reason = [](const ScriptRun& run, std::size_t step) { return result(run, step)["candidates"][0]["reason"]; };
+  const auto p2 = shipped("p02_same_pool");
+  EXPECT_EQ(reason(p2, 3), "same_pool_preemption");
+  EXPECT_FALSE(preempts(p2, 4));
+  const auto p3 = shipped("p03_cross_pool");
+  EXPECT_EQ(reason(p3, 4), "cross_pool_preemption");
+  EXPECT_FALSE(preempts(p3, 5));
+  EXPECT_FALSE(preempts(p3, 7));
+  const auto p4 = shipped("p04_protected_pool");
+  EXPECT_FALSE(preempts(p4, 5));
+  EXPECT_FALSE(preempts(p4, 6));
+  EXPECT_TRUE(preempts(p4, 7));
+  EXPECT_EQ(reason(shipped("p05_label_tiers"), 4), "label_based_preemption");
+  const auto p6 = shipped("p06_label_cross_pool");
+  EXPECT_EQ(reason(p6, 5), "label_based_preemption");
+  EXPECT_FALSE(preempts(p6, 6));
+  EXPECT_EQ(reason(shipped("p07_multi_tenant"), 4), "label_based_preemption");
+  EXPECT_FALSE(preempts(shipped("p08_label_disabled"), 4));
+}
+
+TEST(ScenarioCommandTest, P9SubmitPreemptsThePretrainingJob) {
+  const auto run = shipped("p09_training_stages");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(result(run, 4)["preempted"], json::array({"llama-70b-pretrain"}));
+  EXPECT_EQ(result(run, 5)["pools"]["pretrain-pool"]["used"]["cpu"], 1.0);
+  EXPECT_EQ(result(run, 6)["label_preemptions"], 1);
+}
+
+TEST(ScenarioCommandTest, P10PresetsAndTheBogusError) {
+  ::unsetenv("SCHEDULEMESH_PREEMPTION_LEVEL");
+  const auto run = shipped("p10_aggressiveness");
+  for (std::size_t step = 0; step < 4; ++step) {
+    EXPECT_EQ(result(run, step)["policy"]["same_pool_priority_threshold"], 0.5);
+    EXPECT_EQ(result(run, step)["policy"]["label_priority_threshold"], 0.1);
+  }
+  EXPECT_EQ(result(run, 4)["policy"]["same_pool_priority_threshold"], 1.0);
+  EXPECT_EQ(result(run, 5)["policy"]["same_pool_priority_threshold"], 3.0);
+  EXPECT_EQ(result(run, 6)["warnings"].size(), 1u);
+  EXPECT_EQ(result(run, 6)["policy"]["same_pool_priority_threshold"], 3.0);
+  EXPECT_FALSE(result(run, 7)["success"]);
+  EXPECT_NE(result(run, 7)["error"].get<std::string>().find("'HIGH', 'MEDIUM', 'LOW'"), std::string::npos);
+}
+
+TEST(ScenarioCommandTest, P11ToP13HandlersTimeoutAndStats) {
+  const auto p11 = shipped("p11_state_handlers");
+  EXPECT_EQ(result(p11, 6)["saved_state"]["custom"], "checkpoint://job-a");
+  EXPECT_TRUE(result(p11, 7)["success"]);
+  EXPECT_FALSE(result(p11, 10)["success"]);
+  EXPECT_NE(result(p11, 10)["error"].get<std::string>().find("simulated restorer failure"), std::string::npos);
+  const auto p12 = shipped("p12_cancel_timeout");
+  EXPECT_FALSE(result(p12, 4)["cancel_success"]);
+  EXPECT_EQ(p12.steps[4]["time"], 0.5);
+  EXPECT_EQ(result(p12, 5)["pools"]["compute-pool"]["used"]["cpu"], 0.0);
+  const auto p13 = shipped("p13_stats");
+  const json& stats = result(p13, 18);
+  EXPECT_EQ(stats["total_preemptions"], 3);
+  EXPECT_EQ(stats["same_pool_preemptions"], 1);
+  EXPECT_EQ(stats["cross_pool_preemptions"], 1);
+  EXPECT_EQ(stats["label_preemptions"], 1);
+  EXPECT_EQ(stats["recent_preemptions"][0]["task_id"], "b");
+}
+
+TEST(ScenarioCommandTest, R1PreemptsOnceThenTwiceAndReleasesEverything) {
+  const auto run = shipped("r1_rlhf_pg_pool");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_FALSE(result(run, 9)["success"]);
+  EXPECT_EQ(result(run, 10)["preempted"], json::array({"reward-00"}));
+  EXPECT_EQ(result(run, 11)["total_preemptions"], 1);
+  EXPECT_EQ(result(run, 13)["preempted"], json::array({"rollout-01"}));
+  EXPECT_EQ(result(run, 14)["total_preemptions"], 2);
+  EXPECT_EQ(result(run, 19)["placement_groups"], 0);
+  EXPECT_EQ(result(run, 19)["nodes"]["used"]["cpu"], 0.0);
+}
+
+TEST(ScenarioCommandTest, TheSameScriptPrintsTheSameBytes) {
+  EXPECT_EQ(shipped("r1_rlhf_pg_pool").out, shipped("r1_rlhf_pg_pool").out);
+}
+
+TEST(ScenarioCommandTest, BadScriptsNameTheStepAndField) {
+  const struct {
+    const char* script;
+    const char* message;
+  } cases[] = {
+      {R"({"steps": [{"call": "advance", "args": {"seconds": 1}}, {"call": "evaluate_preemption", "args": {"incoming_task_pool": "p"}}]})",
+       "steps[1].args.incoming_task_priority: required (a number)"},
+      {R"({"steps": [{"call": "complete", "args": {"task_id": 7}}]})", "steps[0].args.task_id: expected a string"},
+      {R"({"steps": [{"call": "preempt_everything"}]})", "steps[0].call: unknown call 'preempt_everything'"},
+      {R"({"steps": [{"call": "complete", "args": {"task_id": "a", "taskid": "b"}}]})", "steps[0].args.taskid"},
+      {R"({"steps": [{"call": "create_pool", "args": {"name": "p", "resources": {"cpu": -1}}}]})",
+       "steps[0].args.resources.cpu"},
+  };
+  for (const auto& c : cases) {
+    const auto run = run_script(write_script("bad", c.script));
+    EXPECT_EQ(run.exit_code, kExitBadInput) << c.script;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << run.err;
+  }
+  // A call that fails in the API is a normal result, not a script error.
+  const auto failing = run_script(write_script("api_fail", R"({"steps": [{"call": "complete", "args": {"task_id": "x"}}]})"));
+  EXPECT_EQ(failing.exit_code, kExitOk);
+  EXPECT_FALSE(result(failing, 0)["success"]);
+}
+
+}  // namespace
+}  // namespace meshsim::cli

@@ -1,0 +1,455 @@
+#include "tools/cli/scenario_command.hpp"
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include "configs/config_file.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/scenario_args.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using configs::ObjectReader;
+using nlohmann::json;
+namespace sch = meshsim::scheduler;
+
+// The simulated world a script runs in: a clock the script advances, timers that fire
+// as it does, and agents that answer a cancel at once unless the script hung them (then
+// the core waits out cancel_timeout, and the clock moves by that much).
+class ScriptWorld : public sch::Clock, public sch::TimerService, public sch::Actuator {
+ public:
+  double now() const override { return now_; }
+  void advance(double seconds) {
+    const double until = now_ + seconds;
+    while (!timers_.empty() && timers_.begin()->first.first <= until) {
+      const auto it = timers_.begin();
+      now_ = it->first.first;
+      auto callback = std::move(it->second);
+      timers_.erase(it);
+      callback();
+    }
+    now_ = until;
+  }
+  sch::TimerId call_after(double seconds, std::function<void()> callback) override {
+    const sch::TimerId id = next_timer_++;
+    timers_.emplace(std::make_pair(now_ + seconds, id), std::move(callback));
+    return id;
+  }
+  void cancel(sch::TimerId id) override {
+    std::erase_if(timers_, [id](const auto& kv) { return kv.first.second == id; });
+  }
+  sch::CancelReply cancel_task(const std::string& agent, const std::string&, double timeout_s) override {
+    if (hanging.count(agent) == 0) return {true, 0.0};
+    now_ += timeout_s;  // the core waited this long before killing the agent
+    return {false, timeout_s};
+  }
+  std::set<std::string> hanging;
+
+ private:
+  double now_ = 0.0;
+  sch::TimerId next_timer_ = 1;
+  std::map<std::pair<double, sch::TimerId>, std::function<void()>> timers_;
+};
+
+// Thrown for a step the script got wrong (not for a call that fails in the API).
+struct ScriptError {
+  std::string message;
+};
+
+// Every custom resource name the script mentions, so the default node carries them.
+void collect_custom(const json& node, std::set<std::string>& names) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      if (key == "custom" && value.is_object()) {
+        for (const auto& [name, amount] : value.items()) names.insert(name);
+      }
+      collect_custom(value, names);
+    }
+  } else if (node.is_array()) {
+    for (const auto& item : node) collect_custom(item, names);
+  }
+}
+
+class ScenarioRunner {
+ public:
+  ScenarioRunner(std::string file, const json& script) : file_(std::move(file)) { add_nodes(script); }
+
+  json run_step(std::size_t index, const json& step) {
+    if (!step.is_object() || !step.contains("call") || !step["call"].is_string()) {
+      throw ScriptError{file_ + ": steps[" + std::to_string(index) + "]: expected {\"call\": NAME, \"args\": {...}}"};
+    }
+    const std::string call = step["call"].get<std::string>();
+    for (const auto& [key, value] : step.items()) {
+      if (key != "call" && key != "args" && key != "comment") {
+        throw ScriptError{file_ + ": steps[" + std::to_string(index) + "]." + key + ": unknown key (expected call, args)"};
+      }
+    }
+    const json empty = json::object();
+    const json& args_json = step.contains("args") ? step["args"] : empty;
+    if (!args_json.is_object()) throw ScriptError{file_ + ": steps[" + std::to_string(index) + "].args: expected an object"};
+    const auto handler = handlers().find(call);
+    if (handler == handlers().end()) {
+      std::string names;
+      for (const auto& [name, fn] : handlers()) names += (names.empty() ? "" : ", ") + name;
+      throw ScriptError{file_ + ": steps[" + std::to_string(index) + "].call: unknown call '" + call +
+                        "'; expected one of " + names};
+    }
+    configs::ConfigErrors errors(file_);
+    json result;
+    {
+      ObjectReader args(&args_json, "steps[" + std::to_string(index) + "].args", errors);
+      // Arguments are all read before the call runs, so a bad one changes nothing.
+      auto run = handler->second(*this, args);
+      args.finish();
+      if (!errors.empty()) throw ScriptError{errors.to_string()};
+      result = run();
+    }
+    return json{{"step", index}, {"call", call}, {"time", world_.now()}, {"result", result}};
+  }
+
+  std::vector<std::string> check() const { return scheduler_.check_invariants(); }
+  const sch::Scheduler& scheduler() const { return scheduler_; }
+
+ private:
+  using Action = std::function<json()>;
+  using Handler = std::function<Action(ScenarioRunner&, ObjectReader&)>;
+
+  void add_nodes(const json& script) {
+    if (!script.contains("nodes")) {
+      std::set<std::string> custom;
+      collect_custom(script, custom);
+      auto capacity = sch::ResourceVector::of(1e6, 1e9, 1e6);
+      for (const auto& name : custom) capacity.with_custom(name, 1e6);
+      scheduler_.cluster().add_node({"default-node", capacity, {}, "default"});
+      return;
+    }
+    const json& nodes = script["nodes"];
+    if (!nodes.is_array()) throw ScriptError{file_ + ": nodes: expected an array of {name, resources, labels}"};
+    configs::ConfigErrors errors(file_);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      ObjectReader node(&nodes[i], "nodes[" + std::to_string(i) + "]", errors);
+      sch::NodeSpec spec;
+      spec.name = require_string(node, "name");
+      spec.capacity = read_resources(node, "resources");
+      spec.labels = read_labels(node, "labels");
+      node.read("sku", spec.sku);
+      node.finish();
+      if (errors.empty()) scheduler_.cluster().add_node(std::move(spec));
+    }
+    if (!errors.empty()) throw ScriptError{errors.to_string()};
+  }
+
+  static sch::PoolSpec read_pool(ObjectReader& args) {
+    sch::PoolSpec spec;
+    spec.name = require_string(args, "name");
+    spec.labels = read_labels(args, "labels");
+    spec.resources = read_resources(args, "resources");
+    args.read("target_agents", spec.target_agents);
+    args.read_choice("placement_strategy", spec.placement_strategy, sch::kPlacementStrategyNames);
+    return spec;
+  }
+
+  static sch::TaskSpec read_task(ObjectReader& args) {
+    sch::TaskSpec spec;
+    spec.task_id = require_string(args, "task_id");
+    // The seeds call it pool_name in submit_task_with_preemption and pool elsewhere.
+    if (args.has("pool_name")) {
+      args.read("pool_name", spec.pool);
+    } else {
+      spec.pool = require_string(args, "pool");
+    }
+    args.read("actor_class", spec.actor_class);
+    spec.resources = read_resources(args, "resources");
+    spec.priority = require_number(args, "priority");
+    spec.labels = read_labels(args, "labels");
+    args.read("estimated_duration", spec.estimated_duration, "seconds >= 0", configs::kNonNegative);
+    if (const json* payload = args.raw("payload"); payload != nullptr && !payload->is_null()) {
+      spec.payload = payload->is_string() ? payload->get<std::string>() : payload->dump();
+    }
+    args.read("checkpoint_interval", spec.checkpoint_interval, "seconds >= 0", configs::kNonNegative);
+    args.read("agent_name", spec.agent_name);
+    (void)args.raw("ray_options");  // accepted for the seeds' scripts; nothing to do in a simulation
+    (void)args.raw("options");
+    return spec;
+  }
+
+  static json submit_json(const sch::SubmitResult& r) {
+    json out = to_json(r.result);
+    if (r.result.success) {
+      out["agent_name"] = r.agent_name;
+      out["placement_group"] = r.placement_group ? json(*r.placement_group) : json(nullptr);
+      out["pg_reused"] = r.pg_reused;
+    }
+    out["preempted"] = r.preempted;
+    return out;
+  }
+
+  static const std::map<std::string, Handler>& handlers() {
+    static const std::map<std::string, Handler> table = {
+        {"advance",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           double seconds = 0;
+           if (!a.has("seconds")) a.fail("seconds", "required (a number of seconds >= 0)");
+           a.read("seconds", seconds, "a number of seconds >= 0", configs::kNonNegative);
+           return [&r, seconds] {
+             r.world_.advance(seconds);
+             return json{{"success", true}, {"time", r.world_.now()}};
+           };
+         }},
+        {"create_pool",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           auto spec = read_pool(a);
+           auto pg = read_pg_pool_config(a, "pg_pool_config");
+           return [&r, spec, pg] { return to_json(r.scheduler_.create_pool(spec, pg.value_or(sch::PgPoolConfig{}))); };
+         }},
+        {"ensure_pool",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           auto spec = read_pool(a);
+           auto pg = read_pg_pool_config(a, "pg_pool_config");
+           return [&r, spec, pg] { return to_json(r.scheduler_.ensure_pool(spec, pg)); };
+         }},
+        {"create_agent",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           sch::AgentSpec spec;
+           spec.name = require_string(a, "name");
+           spec.pool = require_string(a, "pool");
+           a.read("actor_class", spec.kind);
+           const bool sized = a.has("resources");
+           spec.resources = read_resources(a, "resources");
+           (void)a.raw("ray_options");
+           (void)a.raw("options");
+           return [&r, spec, sized]() mutable {
+             // Without resources an agent takes its pool's quota over target_agents (the
+             // seeds' "pool default"), or the whole quota.
+             if (!sized) {
+               if (const sch::Pool* pool = r.scheduler_.agents().pool(spec.pool)) {
+                 const double n = std::max<double>(1, pool->spec.target_agents);
+                 const auto& q = pool->spec.resources;
+                 spec.resources = sch::ResourceVector::of(q.cpu() / n, q.memory_mb() / n, q.gpu() / n);
+               }
+             }
+             json out = to_json(r.scheduler_.create_agent(spec));
+             if (out["success"]) out["agent"] = to_json(*r.scheduler_.agents().agent(spec.name));
+             return out;
+           };
+         }},
+        {"delete_agent",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string name = require_string(a, "name");
+           bool force = false, destroy_pg = true;
+           a.read("force", force);
+           a.read("destroy_pg", destroy_pg);
+           return [&r, name, force, destroy_pg] { return to_json(r.scheduler_.delete_agent(name, force, destroy_pg)); };
+         }},
+        {"list_agents",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           std::optional<std::string> pool;
+           a.read_optional("pool_name", pool);
+           return [&r, pool] {
+             json agents = json::array();
+             for (const sch::Agent* agent : r.scheduler_.list_agents(pool)) agents.push_back(to_json(*agent));
+             return json{{"success", true}, {"agents", agents}};
+           };
+         }},
+        {"register_running_task",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           sch::RunningTaskSpec spec;
+           spec.task_id = require_string(a, "task_id");
+           spec.agent_name = require_string(a, "agent_name");
+           a.read("pool_name", spec.pool_name);
+           spec.priority = require_number(a, "priority");
+           spec.labels = read_labels(a, "labels");
+           a.read("estimated_duration", spec.estimated_duration, "seconds >= 0", configs::kNonNegative);
+           if (const json* payload = a.raw("payload"); payload != nullptr && !payload->is_null()) {
+             spec.payload = payload->is_string() ? payload->get<std::string>() : payload->dump();
+           }
+           a.read("checkpoint_interval", spec.checkpoint_interval, "seconds >= 0", configs::kNonNegative);
+           return [&r, spec] { return to_json(r.scheduler_.register_running_task(spec)); };
+         }},
+        {"complete",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string id = require_string(a, "task_id");
+           return [&r, id] { return to_json(r.scheduler_.complete(id)); };
+         }},
+        {"update_preemption_policy",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto update = read_policy_update(a);
+           return [&r, update] {
+             const auto result = r.scheduler_.update_preemption_policy(update);
+             json out = to_json(result.result);
+             out["warnings"] = result.warnings;
+             out["policy"] = to_json(r.scheduler_.policy());
+             return out;
+           };
+         }},
+        {"evaluate_preemption",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           sch::IncomingTask incoming;
+           incoming.priority = require_number(a, "incoming_task_priority");
+           incoming.pool = require_string(a, "incoming_task_pool");
+           incoming.labels = read_labels(a, "incoming_task_labels");
+           (void)read_resources(a, "resources");  // accepted: evaluation judges permission, not fit
+           std::uint64_t k = sch::Scheduler::kDefaultCandidates;
+           a.read("k", k, "a positive integer", configs::kAtLeastOne);
+           return [&r, incoming, k] {
+             const auto evaluation = r.scheduler_.evaluate_preemption(incoming, k);
+             json candidates = json::array();
+             for (const auto& c : evaluation.candidates) {
+               candidates.push_back({{"task_id", c.task_id},
+                                     {"agent_name", c.agent_name},
+                                     {"pool_name", c.pool_name},
+                                     {"priority", c.priority},
+                                     {"preempt_score", c.preempt_score},
+                                     {"reason", sch::kPreemptReasonNames.name(c.reason)}});
+             }
+             return json{{"success", true},
+                         {"should_preempt", evaluation.should_preempt},
+                         {"eligible", evaluation.eligible},
+                         {"candidates", candidates}};
+           };
+         }},
+        {"execute_preemption",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string task = require_string(a, "task_id");
+           const std::string agent = require_string(a, "agent_name");
+           std::string hold_for;
+           a.read("hold_for", hold_for);
+           return [&r, task, agent, hold_for] {
+             const auto outcome = r.scheduler_.execute_preemption(task, agent, hold_for);
+             json out = to_json(outcome.result);
+             if (!outcome.result.success) return out;
+             out["cancel_success"] = outcome.cancel_success;
+             out["cancel_wait"] = outcome.cancel_wait;
+             out["saved_state"] = outcome.saved_state ? to_json(*outcome.saved_state) : json(nullptr);
+             if (!outcome.state_error.empty()) out["state_error"] = outcome.state_error;
+             return out;
+           };
+         }},
+        {"submit_task_with_preemption",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto spec = read_task(a);
+           return [&r, spec] { return submit_json(r.scheduler_.submit_task_with_preemption(spec)); };
+         }},
+        {"submit_with_pg_preemption",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto spec = read_task(a);
+           return [&r, spec] { return submit_json(r.scheduler_.submit_with_pg_preemption(spec)); };
+         }},
+        {"register_state_handlers",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           // Simulated handlers: the preserver writes a checkpoint name, the restorer
+           // accepts it; either can be told to fail.
+           const std::string pool = require_string(a, "pool_name");
+           bool fail_preserve = false, fail_restore = false;
+           a.read("fail_preserve", fail_preserve);
+           a.read("fail_restore", fail_restore);
+           return [&r, pool, fail_preserve, fail_restore] {
+             r.scheduler_.register_state_handlers(
+                 pool,
+                 [fail_preserve](const sch::SavedState& s) -> Expected<std::string> {
+                   if (fail_preserve) return Error{"simulated preserver failure"};
+                   return "checkpoint://" + s.task_id;
+                 },
+                 [fail_restore](const sch::SavedState& s) -> Status {
+                   if (fail_restore) return Error{"simulated restorer failure for " + s.task_id};
+                   return Ok();
+                 });
+             return json{{"success", true}};
+           };
+         }},
+        {"hang_agent",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string agent = require_string(a, "agent_name");
+           return [&r, agent] {
+             r.world_.hanging.insert(agent);
+             return json{{"success", true}};
+           };
+         }},
+        {"restore_task",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto state = read_saved_state(a, "saved_state");
+           return [&r, state] { return to_json(r.scheduler_.restore_task(state)); };
+         }},
+        {"get_preemption_stats",
+         [](ScenarioRunner& r, ObjectReader&) -> Action {
+           return [&r] {
+             json out = to_json(r.scheduler_.get_preemption_stats());
+             out["success"] = true;
+             return out;
+           };
+         }},
+        {"stats",
+         [](ScenarioRunner& r, ObjectReader&) -> Action {
+           return [&r] {
+             json out = to_json(r.scheduler_.stats());
+             out["success"] = true;
+             return out;
+           };
+         }},
+        {"pg_pool_stats",
+         [](ScenarioRunner& r, ObjectReader&) -> Action {
+           return [&r] {
+             json pools = json::object();
+             for (const auto& [name, s] : r.scheduler_.pg_pool_stats()) pools[name] = to_json(s);
+             return json{{"success", true}, {"pools", pools}};
+           };
+         }},
+        {"shutdown",
+         [](ScenarioRunner& r, ObjectReader&) -> Action {
+           return [&r] {
+             r.scheduler_.shutdown();
+             return json{{"success", true}};
+           };
+         }},
+    };
+    return table;
+  }
+
+  std::string file_;
+  ScriptWorld world_;
+  sch::Scheduler scheduler_{world_, &world_, &world_};
+};
+
+}  // namespace
+
+int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto script = configs::read_config_file(options.script);
+  if (!script) {
+    err << "error: " << script.error().message << "\n";
+    return kExitBadInput;
+  }
+  try {
+    if (!script->is_object() || !script->contains("steps") || !(*script)["steps"].is_array()) {
+      throw ScriptError{options.script + ": expected {\"nodes\": [...] (optional), \"steps\": [...]}"};
+    }
+    for (const auto& [key, value] : script->items()) {
+      if (key != "nodes" && key != "steps" && key != "comment") {
+        throw ScriptError{options.script + ": " + key + ": unknown key (expected nodes, steps, comment)"};
+      }
+    }
+    ScenarioRunner runner(options.script, *script);
+    const json& steps = (*script)["steps"];
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const json line = runner.run_step(i, steps[i]);
+      out << line.dump() << "\n";
+      if (const auto& result = line["result"]; result.contains("warnings")) {
+        for (const auto& warning : result["warnings"]) err << "warning: steps[" << i << "]: " << warning.get<std::string>() << "\n";
+      }
+      if (options.check) {
+        if (const auto problems = runner.check(); !problems.empty()) {
+          err << "error: invariant broken after steps[" << i << "]: " << problems.front() << "\n";
+          return 70;
+        }
+      }
+    }
+  } catch (const ScriptError& e) {
+    out.flush();
+    err << "error: " << e.message << "\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace meshsim::cli {
+
+// `meshsim scenario FILE`: plays a script of scheduling-core calls against a simulated
+// cluster and clock, printing one JSON object per step (see the README's "Scenario
+// scripts"). A bad script is reported with its step index and field and exit code 2; a
+// call that fails in the API is a normal `"success": false` result.
+struct ScenarioCommandOptions {
+  std::string script;
+  bool check = false;  // run the invariant checker after every step (exit 70 if broken)
+};
+int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace meshsim::cli
