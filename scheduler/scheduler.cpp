@@ -39,8 +39,8 @@ OpResult Scheduler::ensure_pool(PoolSpec spec, std::optional<PgPoolConfig> pg_po
   const std::string name = spec.name;
   const PlacementStrategy strategy = spec.placement_strategy;
   if (auto updated = agents_.ensure_pool(std::move(spec)); !updated) return updated;
-  // A changed PG-pool config replaces the pool's idle PGs; PGs in use stay with their
-  // agents and are not pooled any more.
+  // A pool without a PG pool gets one; an existing PG pool keeps its first config
+  // (re-shaping reserved PGs under running agents is not supported).
   if (pg_pool && pg_pool->enable && pg_pools_.count(name) == 0) {
     auto pool = std::make_unique<PgPool>(name, std::move(*pg_pool), strategy);
     if (auto reserved = pool->reserve(cluster()); !reserved) {
@@ -97,6 +97,38 @@ OpResult Scheduler::delete_agent(const std::string& name, bool force, bool destr
 
 void Scheduler::record_heartbeat(const std::string& agent_name) {
   if (Agent* agent = agents_.agent(agent_name)) agent->last_heartbeat = now();
+}
+
+Scheduler::HealthReport Scheduler::ensure_agent_health(double timeout) {
+  HealthReport report;
+  std::vector<AgentSpec> stale;
+  for (const Agent* agent : agents_.list_agents()) {
+    if (now() - agent->last_heartbeat > timeout) stale.push_back(agent->spec);
+  }
+  for (AgentSpec& spec : stale) {
+    Agent* agent = agents_.agent(spec.name);
+    if (agent->task) {
+      Task& task = tasks_.at(*agent->task);
+      index_.remove(task.seq);
+      task_by_seq_.erase(task.seq);
+      task.lost_work = task.work_since_checkpoint(now());
+      task.state = TaskState::kRequeued;
+      ++stats_.requeued_tasks;
+      stats_.lost_work += task.lost_work;
+      report.requeued_tasks.push_back(task.id);
+      agent->task.reset();
+    }
+    // A PG the agent was given (from a PG pool) goes back to it; the new agent gets its own.
+    remove_agent(*agent, PgFate::kRelease);
+    spec.placement_group.reset();
+    spec.bundle_index = 0;
+    if (auto created = create_agent(spec); created) {
+      report.recreated_agents.push_back(spec.name);
+    } else {
+      report.errors.push_back(created.error);
+    }
+  }
+  return report;
 }
 
 // ---- tasks ---------------------------------------------------------------------------

@@ -115,6 +115,15 @@ class Scheduler {
     return agents_.list_agents(pool);
   }
   void record_heartbeat(const std::string& agent_name);
+  // Agents whose last heartbeat is older than `timeout` seconds are removed and created
+  // again (same spec, a new PG, idle); a task they ran is requeued, its work since the
+  // last checkpoint counted as lost.
+  struct HealthReport {
+    std::vector<std::string> recreated_agents;
+    std::vector<std::string> requeued_tasks;
+    std::vector<std::string> errors;  // agents that could not be created again
+  };
+  HealthReport ensure_agent_health(double timeout);
 
   // Tasks.
   OpResult register_running_task(const RunningTaskSpec& spec);

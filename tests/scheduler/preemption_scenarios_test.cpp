@@ -357,3 +357,34 @@ TEST_F(PreemptionScenarioTest, FreedCapacityIsHeldForThePreemptorUntilTheHoldTim
 
 }  // namespace
 }  // namespace meshsim::scheduler
+
+namespace meshsim::scheduler {
+namespace {
+
+TEST_F(PreemptionScenarioTest, AgentsWithoutARecentHeartbeatAreRecreatedAndTheirTasksRequeued) {
+  pool("compute-pool");
+  running("alive", "compute-pool", 1.0);
+  running("silent", "compute-pool", 1.0);
+  world.advance(100.0);
+  scheduler.record_heartbeat("agent-alive");
+  world.advance(30.0);
+  const auto report = scheduler.ensure_agent_health(120.0);
+  EXPECT_EQ(report.recreated_agents, std::vector<std::string>{"agent-silent"});
+  EXPECT_EQ(report.requeued_tasks, std::vector<std::string>{"silent"});
+  EXPECT_EQ(scheduler.task("silent")->state, TaskState::kRequeued);
+  EXPECT_DOUBLE_EQ(scheduler.task("silent")->lost_work, 130.0);
+  EXPECT_EQ(scheduler.task("alive")->state, TaskState::kRunning);
+  const Agent* fresh = scheduler.agents().agent("agent-silent");
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_FALSE(fresh->task);
+  EXPECT_DOUBLE_EQ(fresh->last_heartbeat, 130.0);
+  EXPECT_EQ(scheduler.get_preemption_stats().requeued_tasks, 1u);
+  // The requeued task runs again on the fresh agent.
+  TaskSpec again{"silent", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "", 0.0, ""};
+  const auto resubmitted = scheduler.submit_task_with_preemption(again);
+  ASSERT_TRUE(resubmitted.result.success) << resubmitted.result.error;
+  EXPECT_EQ(resubmitted.agent_name, "agent-silent");
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler

@@ -135,6 +135,16 @@ TEST(ScenarioCommandTest, R1PreemptsOnceThenTwiceAndReleasesEverything) {
   EXPECT_EQ(result(run, 19)["nodes"]["used"]["cpu"], 0.0);
 }
 
+TEST(ScenarioCommandTest, HealthChecksRecreateSilentAgentsAndRequeueTheirTasks) {
+  const auto run = shipped("agent_health");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(result(run, 7)["recreated_agents"], json::array({"agent-2"}));
+  EXPECT_EQ(result(run, 7)["requeued_tasks"], json::array({"job-2"}));
+  EXPECT_EQ(result(run, 8)["requeued_tasks"], 1);
+  EXPECT_EQ(result(run, 8)["lost_work"], 30.0);
+  EXPECT_EQ(result(run, 8)["running_tasks"], 1);
+}
+
 TEST(ScenarioCommandTest, TheSameScriptPrintsTheSameBytes) {
   EXPECT_EQ(shipped("r1_rlhf_pg_pool").out, shipped("r1_rlhf_pg_pool").out);
 }

@@ -195,6 +195,10 @@ class ScenarioRunner {
            a.read("seconds", seconds, "a number of seconds >= 0", configs::kNonNegative);
            return [&r, seconds] {
              r.world_.advance(seconds);
+             // Simulated agents heartbeat as time passes, unless hung.
+             for (const sch::Agent* agent : r.scheduler_.list_agents()) {
+               if (r.world_.hanging.count(agent->spec.name) == 0) r.scheduler_.record_heartbeat(agent->spec.name);
+             }
              return json{{"success", true}, {"time", r.world_.now()}};
            };
          }},
@@ -365,6 +369,20 @@ class ScenarioRunner {
            return [&r, agent] {
              r.world_.hanging.insert(agent);
              return json{{"success", true}};
+           };
+         }},
+        {"ensure_agent_health",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           double timeout = 0;
+           if (!a.has("timeout")) a.fail("timeout", "required (seconds)");
+           a.read("timeout", timeout, "seconds >= 0", configs::kNonNegative);
+           return [&r, timeout] {
+             const auto report = r.scheduler_.ensure_agent_health(timeout);
+             for (const auto& name : report.recreated_agents) r.world_.hanging.erase(name);  // a fresh process
+             return json{{"success", report.errors.empty()},
+                         {"recreated_agents", report.recreated_agents},
+                         {"requeued_tasks", report.requeued_tasks},
+                         {"errors", report.errors}};
            };
          }},
         {"restore_task",
