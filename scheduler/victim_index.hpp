@@ -23,8 +23,8 @@ namespace meshsim::scheduler {
 // within a class a TaskTreap counts qualifying tasks and yields them best score first.
 // Tasks younger than the minimum runtime wait in a queue and join when they mature.
 //
-// Cost of a query: O(classes x log n + k log n); at 100,000 running tasks in a few dozen
-// classes that is microseconds (experiments/bench/preemption_bench).
+// Cost of a query: O(classes x log n + k x depth x log heap); 100,000 running tasks in 48
+// classes take about 27 us (experiments/bench/scheduler_bench).
 class VictimIndex {
  public:
   struct TaskInfo {

@@ -122,7 +122,6 @@ void BM_SelectVictimsLinear(benchmark::State& state) {
   const auto tasks = workload(static_cast<std::size_t>(state.range(0)));
   const auto policy = bench_policy();
   const auto incoming = queries();
-  std::vector<std::vector<VictimIndex::TaskInfo>> by_pool(4);
   timed_loop(state, [&](std::size_t i) {
     const IncomingTask& q = incoming[i % incoming.size()];
     // The straightforward way: judge every task, keep the pool's, take the best four.

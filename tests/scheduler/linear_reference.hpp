@@ -2,7 +2,7 @@
 
 // The straightforward preemption evaluation: judge every running task, sort. It is the
 // reference the indexed VictimIndex is checked against (victim_index_test) and measured
-// against (experiments/bench/preemption_bench).
+// against (experiments/bench/scheduler_bench).
 
 #include <algorithm>
 #include <vector>
