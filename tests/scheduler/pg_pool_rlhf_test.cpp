@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/scheduler.hpp"
+#include "scheduler/simple_scheduler.hpp"
 #include "tests/scheduler/fake_world.hpp"
 
 namespace meshsim::scheduler {
@@ -96,6 +97,31 @@ TEST_F(PgPoolRlhfTest, R1ScenesPreemptOnceThenTwiceAndCleanUpToZero) {
   EXPECT_TRUE(scheduler.cluster().nodes()[0].ledger.used().is_zero());
   EXPECT_TRUE(scheduler.agents().pool("rlhf-pg-pool")->ledger.used().is_zero());
   EXPECT_EQ(pg_stats().reserved_total, 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
+
+
+namespace meshsim::scheduler {
+namespace {
+
+// The same roles through SimpleScheduler::submit, which tries the PG path and falls back
+// to preemption by itself.
+TEST_F(PgPoolRlhfTest, SimpleSchedulerFallsBackFromThePgPathOnItsOwn) {
+  SimpleScheduler simple(scheduler);
+  ASSERT_TRUE(simple.submit(role("rollout-00", "rollout", 1.0, 1.5, 2048)).result.success);
+  world.advance(1.0);
+  ASSERT_TRUE(simple.submit(role("rollout-01", "rollout", 1.0, 1.5, 2048)).result.success);
+  ASSERT_TRUE(simple.submit(role("reward-00", "reward", 5.0, 2, 2048)).result.success);
+  const auto train = simple.submit(role("train-00", "train", 9.0, 2, 2048));
+  ASSERT_TRUE(train.result.success) << train.result.error;
+  EXPECT_EQ(train.preempted, std::vector<std::string>{"reward-00"});
+  ASSERT_TRUE(simple.complete("train-00"));
+  const auto stats = simple.stats();
+  EXPECT_EQ(stats.pools.at("rlhf-pg-pool").running_tasks, 2u);
+  EXPECT_EQ(stats.tasks.at("preempted"), 1u);
+  EXPECT_EQ(stats.tasks.at("completed"), 1u);
 }
 
 }  // namespace
