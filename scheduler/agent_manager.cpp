@@ -124,6 +124,31 @@ std::vector<const Agent*> AgentManager::list_agents(const std::optional<std::str
   return out;
 }
 
+AgentManager::State AgentManager::state() const {
+  State out;
+  out.cluster = cluster_.state();
+  for (const auto& [name, pool] : pools_) out.pools.push_back(pool.spec);
+  for (const auto& [name, agent] : agents_) out.agents.push_back(agent);
+  return out;
+}
+
+OpResult AgentManager::restore(const State& state) {
+  AgentManager next;
+  if (auto restored = next.cluster_.restore(state.cluster); !restored) return restored;
+  for (const auto& spec : state.pools) next.pools_.emplace(spec.name, Pool{spec, ResourceLedger(spec.resources)});
+  for (const auto& agent : state.agents) {
+    const auto pool = next.pools_.find(agent.spec.pool);
+    if (pool == next.pools_.end()) return OpResult::fail("agent " + agent.spec.name + " names no known pool");
+    if (auto reserved = pool->second.ledger.reserve(agent.spec.resources); !reserved) {
+      return OpResult::fail("agent " + agent.spec.name + " exceeds the quota of pool " + agent.spec.pool);
+    }
+    pool->second.ledger.commit(agent.spec.resources);
+    next.agents_.emplace(agent.spec.name, agent);
+  }
+  *this = std::move(next);
+  return OpResult::ok();
+}
+
 std::vector<std::string> AgentManager::check_invariants() const {
   std::vector<std::string> problems = cluster_.check_invariants();
   std::map<std::string, ResourceVector> used;

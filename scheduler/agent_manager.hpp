@@ -45,7 +45,9 @@ struct Agent {
   bool dedicated = false;           // created for one task: removed when that task ends
   double last_heartbeat = 0.0;      // seconds
   std::string held_for;             // an idle agent kept for this preemptor
-  std::uint64_t hold_timer = 0;
+  double hold_until = 0.0;          // when the hold lapses (seconds)
+  std::uint64_t hold_timer = 0;     // the timer that ends it (not saved: re-armed on load)
+  std::uint64_t hold_serial = 0;    // tells this hold's timer from a stale one
 };
 
 // The fine-grained scheduling core over a ClusterState: pools and agents. Every call
@@ -72,6 +74,15 @@ class AgentManager {
   std::vector<const Agent*> list_agents(const std::optional<std::string>& pool = std::nullopt) const;
   const Agent* agent(const std::string& name) const;
   Agent* agent(const std::string& name);
+
+  // Everything a state file keeps; pool ledgers follow from the agents.
+  struct State {
+    ClusterState::State cluster;
+    std::vector<PoolSpec> pools;
+    std::vector<Agent> agents;
+  };
+  State state() const;
+  OpResult restore(const State& state);
 
   // Node ledgers agree with placement groups, pool ledgers with their agents, every agent
   // sits in a ready placement group; empty when all is well.

@@ -175,6 +175,45 @@ std::vector<PgId> ClusterState::take_newly_ready() {
   return out;
 }
 
+ClusterState::State ClusterState::state() const {
+  State out;
+  for (const auto& node : nodes_) out.nodes.emplace_back(node.spec, node.state);
+  out.placement_groups = pgs_;
+  out.pending.assign(pending_.begin(), pending_.end());
+  out.next_pg = next_pg_;
+  return out;
+}
+
+OpResult ClusterState::restore(const State& state) {
+  ClusterState next;
+  for (const auto& [spec, node_state] : state.nodes) {
+    const auto index = static_cast<std::uint32_t>(next.nodes_.size());
+    next.node_index_[spec.name] = index;
+    next.nodes_.push_back(Node{spec, node_state, ResourceLedger(spec.capacity)});
+    next.indexed_as_.emplace_back();
+  }
+  for (const auto& [id, pg] : state.placement_groups) {
+    if (pg.state == PgState::kReady) {
+      if (pg.nodes.size() != pg.bundles.size()) return OpResult::fail("placement group " + std::to_string(id) + " lists the wrong number of nodes");
+      for (std::size_t b = 0; b < pg.bundles.size(); ++b) {
+        if (pg.nodes[b] >= next.nodes_.size()) return OpResult::fail("placement group " + std::to_string(id) + " names a node that does not exist");
+        auto& ledger = next.nodes_[pg.nodes[b]].ledger;
+        if (auto reserved = ledger.reserve(pg.bundles[b]); !reserved) {
+          return OpResult::fail("placement group " + std::to_string(id) + " does not fit node " +
+                                next.nodes_[pg.nodes[b]].spec.name);
+        }
+        ledger.commit(pg.bundles[b]);
+      }
+    }
+    next.pgs_.emplace(id, pg);
+  }
+  next.pending_.assign(state.pending.begin(), state.pending.end());
+  next.next_pg_ = state.next_pg;
+  for (std::uint32_t i = 0; i < next.nodes_.size(); ++i) next.reindex(i, false);
+  *this = std::move(next);
+  return OpResult::ok();
+}
+
 std::vector<std::string> ClusterState::check_invariants() const {
   std::vector<std::string> problems;
   std::vector<ResourceVector> held(nodes_.size());

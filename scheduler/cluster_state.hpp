@@ -80,6 +80,17 @@ class ClusterState {
   // PGs that became ready since the last call (placed from the pending queue).
   std::vector<PgId> take_newly_ready();
 
+  // Everything a state file keeps of the cluster; node ledgers follow from the ready PGs.
+  struct State {
+    std::vector<std::pair<NodeSpec, NodeState>> nodes;
+    std::map<PgId, PlacementGroup> placement_groups;
+    std::vector<PgId> pending;  // in placement order
+    PgId next_pg = 1;
+  };
+  State state() const;
+  // Replaces everything with `state`; fails (changing nothing) when its PGs do not fit.
+  OpResult restore(const State& state);
+
   // Node ledgers agree with the ready PGs and stay within capacity; empty when all is well.
   std::vector<std::string> check_invariants() const;
 

@@ -33,6 +33,31 @@ struct PgPoolStats {
 
 class PgPool {
  public:
+  struct Entry {
+    ResourceVector shape;
+    bool reserved = false;
+    bool in_use = false;
+    bool served_before = false;
+    bool operator==(const Entry&) const = default;
+  };
+  // Everything a state file keeps of a PG pool.
+  struct State {
+    std::string pool;
+    PgPoolConfig config;
+    PlacementStrategy strategy = PlacementStrategy::kStrictPack;
+    std::map<PgId, Entry> pgs;
+    std::uint64_t dynamic_created = 0, dynamic_destroyed = 0, reuse_hits = 0;
+  };
+  State state() const { return {pool_, config_, strategy_, pgs_, dynamic_created_, dynamic_destroyed_, reuse_hits_}; }
+  explicit PgPool(State state)
+      : pool_(std::move(state.pool)),
+        config_(std::move(state.config)),
+        strategy_(state.strategy),
+        pgs_(std::move(state.pgs)),
+        dynamic_created_(state.dynamic_created),
+        dynamic_destroyed_(state.dynamic_destroyed),
+        reuse_hits_(state.reuse_hits) {}
+
   PgPool(std::string pool, PgPoolConfig config, PlacementStrategy strategy)
       : pool_(std::move(pool)), config_(std::move(config)), strategy_(strategy) {}
 
@@ -61,12 +86,6 @@ class PgPool {
   std::vector<std::string> check_invariants(const ClusterState& cluster) const;
 
  private:
-  struct Entry {
-    ResourceVector shape;
-    bool reserved = false;
-    bool in_use = false;
-    bool served_before = false;
-  };
   std::optional<PgId> find_idle(const ClusterState& cluster, const ResourceVector& need, bool reserved,
                                 std::optional<PgId> preferred, const std::vector<PgId>& freeing) const;
   std::uint32_t live_dynamic() const;

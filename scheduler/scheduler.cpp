@@ -265,13 +265,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, const std::string& reason, co
   Agent* agent = agents_.agent(victim.agent);
   if (agent != nullptr && !hold_for.empty()) {
     agent->held_for = hold_for;
-    if (timers_ != nullptr) {
-      const std::string agent_name = agent->spec.name;
-      // Timer ids start at 1; the id is stored before it can fire (it fires later).
-      agent->hold_timer = timers_->call_after(policy_.hold_timeout, [this, agent_name] {
-        if (Agent* held = agents_.agent(agent_name)) release_hold(agent_name, held->hold_timer);
-      });
-    }
+    arm_hold(*agent, at + policy_.hold_timeout);
   }
   detach_from_agent(victim);
   victim.lost_work = victim.work_since_checkpoint(at);
@@ -291,9 +285,19 @@ PreemptionOutcome Scheduler::preempt(Task& victim, const std::string& reason, co
   return out;
 }
 
-void Scheduler::release_hold(const std::string& agent_name, std::uint64_t timer) {
+void Scheduler::arm_hold(Agent& agent, double until) {
+  agent.hold_until = until;
+  agent.hold_serial = ++hold_serial_;
+  if (timers_ == nullptr) return;
+  const std::string agent_name = agent.spec.name;
+  const std::uint64_t serial = agent.hold_serial;
+  agent.hold_timer = timers_->call_after(std::max(0.0, until - now()),
+                                         [this, agent_name, serial] { release_hold(agent_name, serial); });
+}
+
+void Scheduler::release_hold(const std::string& agent_name, std::uint64_t serial) {
   Agent* agent = agents_.agent(agent_name);
-  if (agent == nullptr || agent->hold_timer != timer || agent->held_for.empty()) return;
+  if (agent == nullptr || agent->hold_serial != serial || agent->held_for.empty()) return;
   agent->held_for.clear();
   agent->hold_timer = 0;
   if (agent->dedicated && !agent->task) remove_agent(*agent, PgFate::kRelease);
@@ -610,6 +614,62 @@ std::map<std::string, PgPoolStats> Scheduler::pg_pool_stats() const {
   std::map<std::string, PgPoolStats> out;
   for (const auto& [name, pool] : pg_pools_) out[name] = pool->stats();
   return out;
+}
+
+SchedulerState Scheduler::save_state() const {
+  SchedulerState state;
+  state.saved_at = now();
+  state.agents = agents_.state();
+  for (const auto& [name, pool] : pg_pools_) state.pg_pools.push_back(pool->state());
+  for (const auto& [id, task] : tasks_) state.tasks.push_back(task);
+  state.next_seq = next_seq_;
+  state.policy = policy_;
+  state.stats = stats_;
+  state.last_reasons = last_reasons_;
+  return state;
+}
+
+OpResult Scheduler::load_state(const SchedulerState& state) {
+  AgentManager agents;
+  if (auto restored = agents.restore(state.agents); !restored) return OpResult::fail("load_state: " + restored.error);
+  for (const auto& task : state.tasks) {
+    const Agent* agent = agents.agent(task.agent);
+    if (task.state == TaskState::kRunning && (agent == nullptr || agent->task != task.id)) {
+      return OpResult::fail("load_state: running task '" + task.id + "' is not on its agent '" + task.agent + "'");
+    }
+  }
+  for (const Agent* agent : agents_.list_agents()) {
+    if (agent->hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent->hold_timer);
+  }
+  agents_ = std::move(agents);
+  pg_pools_.clear();
+  for (const auto& pool : state.pg_pools) pg_pools_[pool.pool] = std::make_unique<PgPool>(pool);
+  tasks_.clear();
+  task_by_seq_.clear();
+  for (const auto& task : state.tasks) tasks_.emplace(task.id, task);
+  next_seq_ = state.next_seq;
+  policy_ = state.policy;
+  stats_ = state.stats;
+  last_reasons_ = state.last_reasons;
+  idle_agents_.clear();
+  for (const Agent* listed : agents_.list_agents()) {
+    Agent& agent = *agents_.agent(listed->spec.name);
+    agent.hold_timer = 0;
+    if (!agent.task) idle_agents_[agent.spec.pool].insert(agent.spec.name);
+    if (!agent.held_for.empty()) arm_hold(agent, agent.hold_until);
+  }
+  index_ = VictimIndex();
+  index_.configure(policy_);
+  std::vector<const Task*> running;
+  for (const auto& [id, task] : tasks_) {
+    if (task.state == TaskState::kRunning) running.push_back(&task);
+  }
+  std::sort(running.begin(), running.end(), [](const Task* a, const Task* b) { return a->seq < b->seq; });
+  for (const Task* task : running) {
+    task_by_seq_[task->seq] = task->id;
+    index_add(*task);
+  }
+  return OpResult::ok();
 }
 
 void Scheduler::shutdown() {

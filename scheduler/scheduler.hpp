@@ -88,6 +88,20 @@ struct SchedulerStats {
   std::map<std::string, std::size_t> tasks;  // by state name
 };
 
+// The scheduler's whole state (seed 002's state_path): written to a state file and read
+// back to resume, checkpoint or fork a run. State handlers are functions and stay with
+// the Scheduler that loads it.
+struct SchedulerState {
+  double saved_at = 0.0;  // the clock when saved: a world resuming from it sets its clock here
+  AgentManager::State agents;
+  std::vector<PgPool::State> pg_pools;
+  std::vector<Task> tasks;
+  std::uint64_t next_seq = 1;
+  PreemptionPolicy policy;
+  PreemptionStats stats;
+  std::map<std::string, PreemptReason> last_reasons;
+};
+
 // The fine-grained scheduling core (the seeds' RayScheduler): pools, agents, placement
 // groups and their PG pools, tasks, preemption. It sees time through `clock`, cancels
 // through `actuator` and expires holds through `timers` (both optional: without an
@@ -156,6 +170,10 @@ class Scheduler {
   std::map<std::string, PgPoolStats> pg_pool_stats() const;
   const PgPool* pg_pool(const std::string& pool) const;
 
+  SchedulerState save_state() const;
+  // Replaces everything with `state` (all or nothing), re-arming capacity holds.
+  OpResult load_state(const SchedulerState& state);
+
   // Deletes every agent and destroys every PG (PG pools included).
   void shutdown();
 
@@ -191,7 +209,8 @@ class Scheduler {
   void remove_agent(Agent& agent, PgFate fate);
   PreemptionOutcome preempt(Task& victim, const std::string& reason, const std::string& preemptor,
                             const std::string& hold_for);
-  void release_hold(const std::string& agent_name, std::uint64_t timer);
+  void arm_hold(Agent& agent, double until);
+  void release_hold(const std::string& agent_name, std::uint64_t serial);
   OpResult check_submission(const TaskSpec& spec) const;
 
   const Clock& clock_;
@@ -210,6 +229,7 @@ class Scheduler {
   // The reason each candidate of the last evaluation was given, for execute_preemption.
   std::map<std::string, PreemptReason> last_reasons_;
   PreemptionStats stats_;
+  std::uint64_t hold_serial_ = 0;
 };
 
 }  // namespace meshsim::scheduler

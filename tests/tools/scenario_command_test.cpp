@@ -145,6 +145,51 @@ TEST(ScenarioCommandTest, HealthChecksRecreateSilentAgentsAndRequeueTheirTasks) 
   EXPECT_EQ(result(run, 8)["running_tasks"], 1);
 }
 
+// A state file taken mid-run: loading it and saving again gives the same bytes, and the
+// run continued from it (a fork) does what the original did.
+TEST(ScenarioCommandTest, StateFilesRoundTripExactlyAndResumeTheRun) {
+  const fs::path dir = fs::temp_directory_path() / "meshsim_test_state_files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  json script = json::parse(std::ifstream(fs::path(MESHSIM_SOURCE_DIR) / "experiments/scenarios/r1_rlhf_pg_pool.json"));
+  json steps = json::array();
+  const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
+  for (std::size_t i = 0; i < 12; ++i) steps.push_back(script["steps"][i]);  // through scene 3
+  steps.push_back({{"call", "execute_preemption"}, {"args", {{"task_id", "rollout-00"}, {"agent_name", "rollout-00"}, {"hold_for", "later"}}}});
+  steps.push_back({{"call", "save_state"}, {"args", {{"path", a}}}});
+  const std::size_t resume = steps.size();
+  for (std::size_t i = 12; i < script["steps"].size(); ++i) steps.push_back(script["steps"][i]);
+  steps.push_back({{"call", "load_state"}, {"args", {{"path", a}}}});
+  steps.push_back({{"call", "save_state"}, {"args", {{"path", b}}}});
+  const std::size_t resumed = steps.size();
+  for (std::size_t i = 12; i < script["steps"].size(); ++i) steps.push_back(script["steps"][i]);
+  std::ofstream(dir / "script.json") << json{{"steps", steps}}.dump();
+
+  const auto run = run_script(dir / "script.json");
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_TRUE(result(run, resume - 1)["success"]);
+  EXPECT_TRUE(result(run, resumed - 2)["success"]) << result(run, resumed - 2);
+  std::ifstream fa(a), fb(b);
+  const std::string first((std::istreambuf_iterator<char>(fa)), {}), second((std::istreambuf_iterator<char>(fb)), {});
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first, second);
+  for (std::size_t i = 0; i + resumed < run.steps.size() && resume + i < resumed - 2; ++i) {
+    EXPECT_EQ(result(run, resume + i), result(run, resumed + i)) << "step " << resume + i << " vs " << resumed + i;
+  }
+}
+
+TEST(ScenarioCommandTest, ABrokenStateFileIsAnErrorNamingIt) {
+  const fs::path dir = fs::temp_directory_path() / "meshsim_test_state_broken";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "state.json") << R"({"format": 1, "nodes": []})";
+  const auto run = run_script(write_script("load_broken", R"({"steps": [{"call": "load_state", "args": {"path": ")" +
+                                                             (dir / "state.json").string() + R"("}}]})"));
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_FALSE(result(run, 0)["success"]);
+  EXPECT_NE(result(run, 0)["error"].get<std::string>().find("state.json: not a meshsim state file"), std::string::npos);
+}
+
 TEST(ScenarioCommandTest, TheSameScriptPrintsTheSameBytes) {
   EXPECT_EQ(shipped("r1_rlhf_pg_pool").out, shipped("r1_rlhf_pg_pool").out);
 }

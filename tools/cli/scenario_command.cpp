@@ -7,6 +7,7 @@
 #include "configs/config_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_args.hpp"
+#include "tools/cli/state_file.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -31,6 +32,12 @@ class ScriptWorld : public sch::Clock, public sch::TimerService, public sch::Act
       callback();
     }
     now_ = until;
+  }
+  // Resuming from a state file: the world's clock goes back to when it was saved, and
+  // the timers of the abandoned timeline are dropped (the core re-arms its own).
+  void rewind(double to) {
+    timers_.clear();
+    now_ = to;
   }
   sch::TimerId call_after(double seconds, std::function<void()> callback) override {
     const sch::TimerId id = next_timer_++;
@@ -383,6 +390,27 @@ class ScenarioRunner {
                          {"recreated_agents", report.recreated_agents},
                          {"requeued_tasks", report.requeued_tasks},
                          {"errors", report.errors}};
+           };
+         }},
+        {"save_state",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string path = require_string(a, "path");
+           return [&r, path] {
+             auto written = write_state_file(path, r.scheduler_.save_state());
+             return written ? json{{"success", true}, {"path", path}} : json{{"success", false}, {"error", written.error().message}};
+           };
+         }},
+        {"load_state",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string path = require_string(a, "path");
+           return [&r, path] {
+             auto state = read_state_file(path);
+             if (!state) return json{{"success", false}, {"error", state.error().message}};
+             const double before = r.world_.now();
+             r.world_.rewind(state->saved_at);
+             auto loaded = r.scheduler_.load_state(*state);
+             if (!loaded) r.world_.rewind(before);
+             return to_json(loaded);
            };
          }},
         {"restore_task",

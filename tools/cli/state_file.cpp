@@ -1,0 +1,322 @@
+#include "tools/cli/state_file.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tools/cli/atomic_file.hpp"
+
+namespace meshsim::scheduler {
+
+using nlohmann::json;
+
+namespace {
+template <typename E, std::size_t N>
+E enum_from(const json& j, const EnumNames<E, N>& names) {
+  const auto text = j.get<std::string>();
+  if (auto value = names.parse(text)) return *value;
+  throw std::invalid_argument("'" + text + "' is not one of " + names.accepted());
+}
+}  // namespace
+
+// Amounts are kept in exact milli-units so a round trip cannot round.
+void to_json(json& j, const ResourceVector& r) {
+  j = {{"cpu_milli", r.cpu_milli()}, {"memory_milli", r.memory_milli()}, {"gpu_milli", r.gpu_milli()},
+       {"custom_milli", r.custom_milli_all()}};
+}
+void from_json(const json& j, ResourceVector& r) {
+  r = ResourceVector::of(j.at("cpu_milli").get<std::int64_t>() / 1000.0, j.at("memory_milli").get<std::int64_t>() / 1000.0,
+                         j.at("gpu_milli").get<std::int64_t>() / 1000.0);
+  for (const auto& [name, milli] : j.at("custom_milli").get<std::vector<std::pair<std::string, std::int64_t>>>()) {
+    r.with_custom(name, static_cast<double>(milli) / 1000.0);
+  }
+}
+
+void to_json(json& j, const NodeSpec& n) { j = {{"name", n.name}, {"capacity", n.capacity}, {"labels", n.labels}, {"sku", n.sku}}; }
+void from_json(const json& j, NodeSpec& n) {
+  n = {j.at("name"), j.at("capacity"), j.at("labels"), j.at("sku")};
+}
+
+void to_json(json& j, const PlacementGroup& pg) {
+  j = {{"id", pg.id},
+       {"name", pg.name},
+       {"bundles", pg.bundles},
+       {"strategy", kPlacementStrategyNames.name(pg.strategy)},
+       {"ready", pg.state == PgState::kReady},
+       {"nodes", pg.nodes}};
+}
+void from_json(const json& j, PlacementGroup& pg) {
+  pg.id = j.at("id");
+  pg.name = j.at("name");
+  pg.bundles = j.at("bundles").get<std::vector<ResourceVector>>();
+  pg.strategy = enum_from(j.at("strategy"), kPlacementStrategyNames);
+  pg.state = j.at("ready").get<bool>() ? PgState::kReady : PgState::kPending;
+  pg.nodes = j.at("nodes").get<std::vector<std::uint32_t>>();
+}
+
+void to_json(json& j, const PoolSpec& p) {
+  j = {{"name", p.name},
+       {"labels", p.labels},
+       {"resources", p.resources},
+       {"target_agents", p.target_agents},
+       {"placement_strategy", kPlacementStrategyNames.name(p.placement_strategy)}};
+}
+void from_json(const json& j, PoolSpec& p) {
+  p.name = j.at("name");
+  p.labels = j.at("labels");
+  p.resources = j.at("resources");
+  p.target_agents = j.at("target_agents");
+  p.placement_strategy = enum_from(j.at("placement_strategy"), kPlacementStrategyNames);
+}
+
+void to_json(json& j, const Agent& a) {
+  j = {{"name", a.spec.name},         {"pool", a.spec.pool},
+       {"kind", a.spec.kind},         {"resources", a.spec.resources},
+       {"given_pg", a.spec.placement_group ? json(*a.spec.placement_group) : json(nullptr)},
+       {"bundle_index", a.spec.bundle_index},
+       {"placement_group", a.placement_group}, {"owns_placement_group", a.owns_placement_group},
+       {"node", a.node},              {"task", a.task ? json(*a.task) : json(nullptr)},
+       {"dedicated", a.dedicated},    {"last_heartbeat", a.last_heartbeat},
+       {"held_for", a.held_for},      {"hold_until", a.hold_until}};
+}
+void from_json(const json& j, Agent& a) {
+  a.spec.name = j.at("name");
+  a.spec.pool = j.at("pool");
+  a.spec.kind = j.at("kind");
+  a.spec.resources = j.at("resources");
+  if (!j.at("given_pg").is_null()) a.spec.placement_group = j.at("given_pg").get<PgId>();
+  a.spec.bundle_index = j.at("bundle_index");
+  a.placement_group = j.at("placement_group");
+  a.owns_placement_group = j.at("owns_placement_group");
+  a.node = j.at("node");
+  if (!j.at("task").is_null()) a.task = j.at("task").get<std::string>();
+  a.dedicated = j.at("dedicated");
+  a.last_heartbeat = j.at("last_heartbeat");
+  a.held_for = j.at("held_for");
+  a.hold_until = j.at("hold_until");
+}
+
+void to_json(json& j, const PgPoolConfig& c) {
+  j = {{"enable", c.enable},
+       {"high_priority_pg_specs", c.high_priority_pg_specs},
+       {"enable_dynamic_pgs", c.enable_dynamic_pgs},
+       {"max_dynamic_pgs", c.max_dynamic_pgs},
+       {"enable_pg_reuse", c.enable_pg_reuse},
+       {"high_priority_threshold", c.high_priority_threshold}};
+}
+void from_json(const json& j, PgPoolConfig& c) {
+  c.enable = j.at("enable");
+  c.high_priority_pg_specs = j.at("high_priority_pg_specs").get<std::vector<ResourceVector>>();
+  c.enable_dynamic_pgs = j.at("enable_dynamic_pgs");
+  c.max_dynamic_pgs = j.at("max_dynamic_pgs");
+  c.enable_pg_reuse = j.at("enable_pg_reuse");
+  c.high_priority_threshold = j.at("high_priority_threshold");
+}
+
+void to_json(json& j, const PgPool::Entry& e) {
+  j = {{"shape", e.shape}, {"reserved", e.reserved}, {"in_use", e.in_use}, {"served_before", e.served_before}};
+}
+void from_json(const json& j, PgPool::Entry& e) {
+  e = {j.at("shape").get<ResourceVector>(), j.at("reserved"), j.at("in_use"), j.at("served_before")};
+}
+
+void to_json(json& j, const PgPool::State& s) {
+  j = {{"pool", s.pool},
+       {"config", s.config},
+       {"strategy", kPlacementStrategyNames.name(s.strategy)},
+       {"pgs", s.pgs},
+       {"dynamic_created", s.dynamic_created},
+       {"dynamic_destroyed", s.dynamic_destroyed},
+       {"reuse_hits", s.reuse_hits}};
+}
+void from_json(const json& j, PgPool::State& s) {
+  s.pool = j.at("pool");
+  s.config = j.at("config");
+  s.strategy = enum_from(j.at("strategy"), kPlacementStrategyNames);
+  s.pgs = j.at("pgs").get<std::map<PgId, PgPool::Entry>>();
+  s.dynamic_created = j.at("dynamic_created");
+  s.dynamic_destroyed = j.at("dynamic_destroyed");
+  s.reuse_hits = j.at("reuse_hits");
+}
+
+void to_json(json& j, const SavedState& s) {
+  j = {{"task_id", s.task_id},   {"pool_name", s.pool_name}, {"agent_name", s.agent_name},
+       {"priority", s.priority}, {"labels", s.labels},       {"estimated_duration", s.estimated_duration},
+       {"elapsed", s.elapsed},   {"payload", s.payload},     {"custom", s.custom ? json(*s.custom) : json(nullptr)}};
+}
+void from_json(const json& j, SavedState& s) {
+  s.task_id = j.at("task_id");
+  s.pool_name = j.at("pool_name");
+  s.agent_name = j.at("agent_name");
+  s.priority = j.at("priority");
+  s.labels = j.at("labels");
+  s.estimated_duration = j.at("estimated_duration");
+  s.elapsed = j.at("elapsed");
+  s.payload = j.at("payload");
+  if (!j.at("custom").is_null()) s.custom = j.at("custom").get<std::string>();
+}
+
+void to_json(json& j, const Task& t) {
+  j = {{"id", t.id},
+       {"pool", t.pool},
+       {"agent", t.agent},
+       {"priority", t.priority},
+       {"labels", t.labels},
+       {"estimated_duration", t.estimated_duration},
+       {"start_time", t.start_time},
+       {"payload", t.payload},
+       {"checkpoint_interval", t.checkpoint_interval},
+       {"seq", t.seq},
+       {"state", kTaskStateNames.name(t.state)},
+       {"saved_state", t.saved_state ? json(*t.saved_state) : json(nullptr)},
+       {"lost_work", t.lost_work}};
+}
+void from_json(const json& j, Task& t) {
+  t.id = j.at("id");
+  t.pool = j.at("pool");
+  t.agent = j.at("agent");
+  t.priority = j.at("priority");
+  t.labels = j.at("labels");
+  t.estimated_duration = j.at("estimated_duration");
+  t.start_time = j.at("start_time");
+  t.payload = j.at("payload");
+  t.checkpoint_interval = j.at("checkpoint_interval");
+  t.seq = j.at("seq");
+  t.state = enum_from(j.at("state"), kTaskStateNames);
+  if (!j.at("saved_state").is_null()) t.saved_state = j.at("saved_state").get<SavedState>();
+  t.lost_work = j.at("lost_work");
+}
+
+void to_json(json& j, const PreemptionPolicy& p) {
+  j = {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
+       {"cross_pool_priority_threshold", p.cross_pool_priority_threshold},
+       {"remaining_time_weight", p.remaining_time_weight},
+       {"min_preempt_score", p.min_preempt_score},
+       {"enable_cross_pool_preemption", p.enable_cross_pool_preemption},
+       {"protected_pools", p.protected_pools},
+       {"label_preemption_rules", p.label_preemption_rules},
+       {"label_priority_threshold", p.label_priority_threshold},
+       {"enable_label_preemption", p.enable_label_preemption},
+       {"label_max_priority_deficit", p.label_max_priority_deficit ? json(*p.label_max_priority_deficit) : json(nullptr)},
+       {"cancel_timeout", p.cancel_timeout},
+       {"min_runtime_before_preemption", p.min_runtime_before_preemption},
+       {"hold_timeout", p.hold_timeout}};
+}
+void from_json(const json& j, PreemptionPolicy& p) {
+  p.same_pool_priority_threshold = j.at("same_pool_priority_threshold");
+  p.cross_pool_priority_threshold = j.at("cross_pool_priority_threshold");
+  p.remaining_time_weight = j.at("remaining_time_weight");
+  p.min_preempt_score = j.at("min_preempt_score");
+  p.enable_cross_pool_preemption = j.at("enable_cross_pool_preemption");
+  p.protected_pools = j.at("protected_pools").get<std::vector<std::string>>();
+  p.label_preemption_rules = j.at("label_preemption_rules").get<LabelRules>();
+  p.label_priority_threshold = j.at("label_priority_threshold");
+  p.enable_label_preemption = j.at("enable_label_preemption");
+  if (!j.at("label_max_priority_deficit").is_null()) p.label_max_priority_deficit = j.at("label_max_priority_deficit").get<double>();
+  p.cancel_timeout = j.at("cancel_timeout");
+  p.min_runtime_before_preemption = j.at("min_runtime_before_preemption");
+  p.hold_timeout = j.at("hold_timeout");
+}
+
+void to_json(json& j, const PreemptionRecord& r) {
+  j = {{"timestamp", r.timestamp}, {"task_id", r.task_id}, {"pool_name", r.pool_name}, {"priority", r.priority},
+       {"reason", r.reason},       {"lost_work", r.lost_work}, {"preemptor", r.preemptor}};
+}
+void from_json(const json& j, PreemptionRecord& r) {
+  r = {j.at("timestamp"), j.at("task_id"), j.at("pool_name"), j.at("priority"),
+       j.at("reason"),    j.at("lost_work"), j.at("preemptor")};
+}
+
+void to_json(json& j, const PreemptionStats& s) {
+  j = {{"total", s.total_preemptions},    {"same_pool", s.same_pool_preemptions}, {"cross_pool", s.cross_pool_preemptions},
+       {"label", s.label_preemptions},    {"manual", s.manual_preemptions},       {"restored", s.restored_tasks},
+       {"requeued", s.requeued_tasks},    {"lost", s.lost_tasks},                 {"lost_work", s.lost_work},
+       {"recent", s.recent_preemptions}};
+}
+void from_json(const json& j, PreemptionStats& s) {
+  s.total_preemptions = j.at("total");
+  s.same_pool_preemptions = j.at("same_pool");
+  s.cross_pool_preemptions = j.at("cross_pool");
+  s.label_preemptions = j.at("label");
+  s.manual_preemptions = j.at("manual");
+  s.restored_tasks = j.at("restored");
+  s.requeued_tasks = j.at("requeued");
+  s.lost_tasks = j.at("lost");
+  s.lost_work = j.at("lost_work");
+  s.recent_preemptions = j.at("recent").get<std::deque<PreemptionRecord>>();
+}
+
+}  // namespace meshsim::scheduler
+
+namespace meshsim::cli {
+
+using nlohmann::json;
+namespace sch = meshsim::scheduler;
+
+namespace {
+constexpr int kStateFormat = 1;
+}
+
+Status write_state_file(const std::string& path, const sch::SchedulerState& state) {
+  json nodes = json::array();
+  for (const auto& [spec, node_state] : state.agents.cluster.nodes) {
+    nodes.push_back({{"spec", spec}, {"state", sch::kNodeStateNames.name(node_state)}});
+  }
+  json reasons = json::object();
+  for (const auto& [task, reason] : state.last_reasons) reasons[task] = sch::kPreemptReasonNames.name(reason);
+  const json j = {{"format", kStateFormat},
+                  {"saved_at", state.saved_at},
+                  {"nodes", nodes},
+                  {"placement_groups", state.agents.cluster.placement_groups},
+                  {"pending_placement_groups", state.agents.cluster.pending},
+                  {"next_placement_group", state.agents.cluster.next_pg},
+                  {"pools", state.agents.pools},
+                  {"agents", state.agents.agents},
+                  {"pg_pools", state.pg_pools},
+                  {"tasks", state.tasks},
+                  {"next_task_seq", state.next_seq},
+                  {"policy", state.policy},
+                  {"stats", state.stats},
+                  {"last_evaluation_reasons", reasons}};
+  AtomicFile file(path);
+  if (!file.is_open()) return Error{path + ": cannot write the state file"};
+  file.stream() << j.dump(1) << "\n";
+  return file.commit();
+}
+
+Expected<sch::SchedulerState> read_state_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open the state file"};
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const json j = json::parse(text.str());
+    if (j.at("format") != kStateFormat) {
+      return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
+    }
+    sch::SchedulerState state;
+    state.saved_at = j.at("saved_at");
+    for (const auto& node : j.at("nodes")) {
+      state.agents.cluster.nodes.emplace_back(node.at("spec").get<sch::NodeSpec>(),
+                                              sch::enum_from(node.at("state"), sch::kNodeStateNames));
+    }
+    state.agents.cluster.placement_groups = j.at("placement_groups").get<std::map<sch::PgId, sch::PlacementGroup>>();
+    state.agents.cluster.pending = j.at("pending_placement_groups").get<std::vector<sch::PgId>>();
+    state.agents.cluster.next_pg = j.at("next_placement_group");
+    state.agents.pools = j.at("pools").get<std::vector<sch::PoolSpec>>();
+    state.agents.agents = j.at("agents").get<std::vector<sch::Agent>>();
+    state.pg_pools = j.at("pg_pools").get<std::vector<sch::PgPool::State>>();
+    state.tasks = j.at("tasks").get<std::vector<sch::Task>>();
+    state.next_seq = j.at("next_task_seq");
+    state.policy = j.at("policy");
+    state.stats = j.at("stats");
+    for (const auto& [task, reason] : j.at("last_evaluation_reasons").items()) {
+      state.last_reasons[task] = sch::enum_from(reason, sch::kPreemptReasonNames);
+    }
+    return state;
+  } catch (const std::exception& e) {
+    return Error{path + ": not a meshsim state file: " + e.what()};
+  }
+}
+
+}  // namespace meshsim::cli
