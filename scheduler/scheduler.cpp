@@ -240,6 +240,8 @@ PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming
 
 PreemptionOutcome Scheduler::preempt(Task& victim, const std::string& reason, const std::string& preemptor,
                                      const std::string& hold_for) {
+  ScopedLatency latency(metrics_.preemption_execution_latency_ms);
+  ++metrics_.preemption_count[{victim.pool, reason}];
   PreemptionOutcome out;
   const double at = now();
   // 1. Save the state: the pool's preserver, else the snapshot itself.
@@ -483,6 +485,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
 }
 
 SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
+  ScopedLatency latency(metrics_.task_schedule_latency_ms);
   SubmitResult out;
   if (auto checked = check_submission(spec); !checked) {
     out.result = checked;
@@ -516,6 +519,7 @@ SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
 }
 
 SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& spec) {
+  ScopedLatency latency(metrics_.task_schedule_latency_ms);
   SubmitResult out;
   if (auto checked = check_submission(spec); !checked) {
     out.result = checked;

@@ -13,6 +13,7 @@
 #include "scheduler/agent_manager.hpp"
 #include "scheduler/pg_pool.hpp"
 #include "scheduler/preemption_policy.hpp"
+#include "scheduler/scheduler_metrics.hpp"
 #include "scheduler/task.hpp"
 #include "scheduler/victim_index.hpp"
 #include "scheduler/world.hpp"
@@ -167,6 +168,7 @@ class Scheduler {
 
   PreemptionStats get_preemption_stats() const;
   SchedulerStats stats() const;
+  const SchedulerMetrics& metrics() const { return metrics_; }
   std::map<std::string, PgPoolStats> pg_pool_stats() const;
   const PgPool* pg_pool(const std::string& pool) const;
 
@@ -230,6 +232,7 @@ class Scheduler {
   std::map<std::string, PreemptReason> last_reasons_;
   PreemptionStats stats_;
   std::uint64_t hold_serial_ = 0;
+  SchedulerMetrics metrics_;
 };
 
 }  // namespace meshsim::scheduler

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <cstring>
+#include <set>
 #include <sstream>
 
 #include "tools/cli/commands.hpp"
@@ -26,7 +28,7 @@ struct ScriptRun {
 
 ScriptRun run_script(const fs::path& path) {
   std::ostringstream out, err;
-  const int code = run_scenario_command({path.string(), /*check=*/true}, out, err);
+  const int code = run_scenario_command({path.string(), /*check=*/true, /*metrics=*/""}, out, err);
   ScriptRun run{code, {}, out.str(), err.str()};
   std::istringstream lines(run.out);
   for (std::string line; std::getline(lines, line);) run.steps.push_back(json::parse(line));
@@ -188,6 +190,42 @@ TEST(ScenarioCommandTest, ABrokenStateFileIsAnErrorNamingIt) {
   EXPECT_EQ(run.exit_code, kExitOk);
   EXPECT_FALSE(result(run, 0)["success"]);
   EXPECT_NE(result(run, 0)["error"].get<std::string>().find("state.json: not a meshsim state file"), std::string::npos);
+}
+
+TEST(ScenarioCommandTest, MetricsAreWrittenInThePrometheusTextFormatWithTheSeedsNames) {
+  const fs::path file = fs::temp_directory_path() / "meshsim_test_scenario_metrics.prom";
+  fs::remove(file);
+  std::ostringstream out, err;
+  const auto script = fs::path(MESHSIM_SOURCE_DIR) / "experiments/scenarios/r1_rlhf_pg_pool.json";
+  ASSERT_EQ(run_scenario_command({script.string(), false, file.string()}, out, err), kExitOk) << err.str();
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  for (const char* line : {
+           "schedulemesh_preemption_count{pool=\"rlhf-pg-pool\",reason=\"label_based_preemption\"} 1\n",
+           "schedulemesh_preemption_count{pool=\"rlhf-pg-pool\",reason=\"same_pool_preemption\"} 1\n",
+           "# TYPE schedulemesh_preemption_execution_latency_ms histogram\n",
+           "schedulemesh_preemption_execution_latency_ms_bucket{le=\"+Inf\"} 2\n",
+           "schedulemesh_preemption_execution_latency_ms_count 2\n",
+           "schedulemesh_task_schedule_latency_ms_count 6\n",  // five submissions and the failed PG path
+           "schedulemesh_pool_capacity{pool=\"rlhf-pg-pool\",resource=\"cpu\"} 6\n",
+           "schedulemesh_pg_pool_reuse_hits{pool=\"rlhf-pg-pool\"} 2\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " missing from\n" << text;
+  }
+  // Every sample belongs to a metric declared with # TYPE before it.
+  std::set<std::string> declared;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# TYPE ", 0) == 0) declared.insert(line.substr(7, line.find(' ', 7) - 7));
+    if (line.empty() || line[0] == '#') continue;
+    std::string name = line.substr(0, line.find_first_of("{ "));
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (declared.count(name) == 0 && name.size() > std::strlen(suffix) &&
+          name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0) {
+        name.resize(name.size() - std::strlen(suffix));
+      }
+    }
+    EXPECT_EQ(declared.count(name), 1u) << line;
+  }
 }
 
 TEST(ScenarioCommandTest, TheSameScriptPrintsTheSameBytes) {

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
       "scenario", "Play a script of scheduling-core calls; print one JSON result per step");
   scenario_cmd->add_option("script", scenario.script, "Script file (JSON or YAML)")->required()->check(CLI::ExistingFile);
   scenario_cmd->add_flag("--check", scenario.check, "Check the core's invariants after every step");
+  scenario_cmd->add_option("--metrics", scenario.metrics, "Write the Prometheus metrics (text format) to this file");
 
   try {
     app.parse(argc, argv);

@@ -7,7 +7,9 @@
 #include "configs/config_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_args.hpp"
+#include "tools/cli/scheduler_prometheus.hpp"
 #include "tools/cli/state_file.hpp"
+#include "tools/cli/atomic_file.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -488,6 +490,14 @@ int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& ou
           err << "error: invariant broken after steps[" << i << "]: " << problems.front() << "\n";
           return 70;
         }
+      }
+    }
+    if (!options.metrics.empty()) {
+      AtomicFile file(options.metrics);
+      write_scheduler_metrics(file.stream(), runner.scheduler());
+      if (auto written = file.commit(); !written) {
+        err << "error: " << options.metrics << ": " << written.error().message << "\n";
+        return kExitOutputError;
       }
     }
   } catch (const ScriptError& e) {

@@ -12,6 +12,7 @@ namespace meshsim::cli {
 struct ScenarioCommandOptions {
   std::string script;
   bool check = false;  // run the invariant checker after every step (exit 70 if broken)
+  std::string metrics;  // write the Prometheus metrics here at the end (empty: none)
 };
 int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err);
 

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace meshsim::scheduler {
+
+// A Prometheus-style histogram of latencies in milliseconds (cumulative buckets are
+// formed when exported).
+struct LatencyHistogram {
+  // Upper bounds (ms): the core's calls take microseconds, so the buckets start there.
+  static constexpr std::array<double, 12> kBoundsMs = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                       0.1,   0.25,   0.5,   1.0,  10.0,  100.0};
+  std::array<std::uint64_t, kBoundsMs.size() + 1> counts{};  // the last: above every bound
+  double sum_ms = 0.0;
+  std::uint64_t count = 0;
+
+  void observe(double ms) {
+    std::size_t i = 0;
+    while (i < kBoundsMs.size() && ms > kBoundsMs[i]) ++i;
+    ++counts[i];
+    sum_ms += ms;
+    ++count;
+  }
+};
+
+// The seed's metrics (schedulemesh_*): preemptions by pool and reason, and the
+// wall-clock time spent in the core executing preemptions and placing tasks. Latencies
+// are real time, not simulated time, so unlike every other output they differ from run
+// to run; that is what benchmarking scheduling latency measures.
+struct SchedulerMetrics {
+  std::map<std::pair<std::string, std::string>, std::uint64_t> preemption_count;  // (pool, reason)
+  LatencyHistogram preemption_execution_latency_ms;
+  LatencyHistogram task_schedule_latency_ms;
+};
+
+// Measures the wall-clock time of a scope into a histogram.
+class ScopedLatency {
+ public:
+  explicit ScopedLatency(LatencyHistogram& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+  ~ScopedLatency() {
+    into_.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
+  }
+  ScopedLatency(const ScopedLatency&) = delete;
+  ScopedLatency& operator=(const ScopedLatency&) = delete;
+
+ private:
+  LatencyHistogram& into_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace meshsim::scheduler

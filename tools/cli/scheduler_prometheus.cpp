@@ -1,0 +1,102 @@
+#include "tools/cli/scheduler_prometheus.hpp"
+
+#include <ostream>
+#include <array>
+#include <charconv>
+
+namespace meshsim::cli {
+namespace {
+
+namespace sch = meshsim::scheduler;
+
+// Label values escape backslash, double quote and newline (the exposition format's rule).
+std::string escaped(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The shortest text that reads back as the same double ("0.0025", not 0.0025000000000000001).
+std::string number(double value) {
+  std::array<char, 32> buffer{};
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  return std::string(buffer.data(), result.ptr);
+}
+
+void header(std::ostream& out, const std::string& name, const std::string& type, const std::string& help) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+void histogram(std::ostream& out, const std::string& name, const std::string& help, const sch::LatencyHistogram& h) {
+  header(out, name, "histogram", help);
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < sch::LatencyHistogram::kBoundsMs.size(); ++i) {
+    cumulative += h.counts[i];
+    out << name << "_bucket{le=\"" << number(sch::LatencyHistogram::kBoundsMs[i]) << "\"} " << cumulative << '\n';
+  }
+  out << name << "_bucket{le=\"+Inf\"} " << h.count << '\n';
+  out << name << "_sum " << number(h.sum_ms) << '\n' << name << "_count " << h.count << '\n';
+}
+
+void pool_gauge(std::ostream& out, const std::string& name, const std::string& help,
+                const std::map<std::string, sch::PoolStats>& pools,
+                const sch::ResourceVector sch::PoolStats::*field) {
+  header(out, name, "gauge", help);
+  for (const auto& [pool, stats] : pools) {
+    const sch::ResourceVector& r = stats.*field;
+    const std::string labels = "{pool=\"" + escaped(pool) + "\",resource=\"";
+    out << name << labels << "cpu\"} " << number(r.cpu()) << '\n';
+    out << name << labels << "memory\"} " << number(r.memory_mb()) << '\n';
+    out << name << labels << "gpu\"} " << number(r.gpu()) << '\n';
+    for (const auto& [custom, milli] : r.custom_milli_all()) {
+      out << name << labels << escaped(custom) << "\"} " << number(static_cast<double>(milli) / 1000.0) << '\n';
+    }
+  }
+}
+
+}  // namespace
+
+void write_scheduler_metrics(std::ostream& out, const sch::Scheduler& scheduler) {
+  const auto& metrics = scheduler.metrics();
+  header(out, "schedulemesh_preemption_count", "counter", "Preemptions executed, by victim pool and reason.");
+  for (const auto& [key, count] : metrics.preemption_count) {
+    out << "schedulemesh_preemption_count{pool=\"" << escaped(key.first) << "\",reason=\"" << escaped(key.second)
+        << "\"} " << count << '\n';
+  }
+  histogram(out, "schedulemesh_preemption_execution_latency_ms",
+            "Wall-clock time spent in the core executing one preemption (state save, cancel, release).",
+            metrics.preemption_execution_latency_ms);
+  histogram(out, "schedulemesh_task_schedule_latency_ms",
+            "Wall-clock time spent in the core placing one submitted task on an agent.",
+            metrics.task_schedule_latency_ms);
+
+  const auto stats = scheduler.stats();
+  pool_gauge(out, "schedulemesh_pool_capacity", "Pool quota.", stats.pools, &sch::PoolStats::capacity);
+  pool_gauge(out, "schedulemesh_pool_used", "Pool quota held by agents.", stats.pools, &sch::PoolStats::used);
+  header(out, "schedulemesh_pool_agents", "gauge", "Agents per pool.");
+  for (const auto& [pool, s] : stats.pools) out << "schedulemesh_pool_agents{pool=\"" << escaped(pool) << "\"} " << s.agents << '\n';
+  header(out, "schedulemesh_pool_running_tasks", "gauge", "Running tasks per pool.");
+  for (const auto& [pool, s] : stats.pools) {
+    out << "schedulemesh_pool_running_tasks{pool=\"" << escaped(pool) << "\"} " << s.running_tasks << '\n';
+  }
+  header(out, "schedulemesh_pg_pool_in_use", "gauge", "Placement groups of a PG pool in use, by kind.");
+  for (const auto& [pool, s] : scheduler.pg_pool_stats()) {
+    out << "schedulemesh_pg_pool_in_use{pool=\"" << escaped(pool) << "\",kind=\"reserved\"} " << s.reserved_in_use << '\n';
+    out << "schedulemesh_pg_pool_in_use{pool=\"" << escaped(pool) << "\",kind=\"dynamic\"} " << s.dynamic_in_use << '\n';
+  }
+  header(out, "schedulemesh_pg_pool_reuse_hits", "counter", "Freed placement groups handed to a new task.");
+  for (const auto& [pool, s] : scheduler.pg_pool_stats()) {
+    out << "schedulemesh_pg_pool_reuse_hits{pool=\"" << escaped(pool) << "\"} " << s.reuse_hits << '\n';
+  }
+}
+
+}  // namespace meshsim::cli
