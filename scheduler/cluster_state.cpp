@@ -66,12 +66,41 @@ void ClusterState::reindex(std::uint32_t node, bool was_indexed) {
   free_index_.insert(indexed_as_[node]);
 }
 
-std::optional<std::uint32_t> ClusterState::indexed_best_fit(const ResourceVector& need) const {
-  constexpr auto kLowest = std::numeric_limits<std::int64_t>::min();
-  for (auto it = free_index_.lower_bound(FreeKey{need.gpu_milli(), kLowest, kLowest, 0}); it != free_index_.end();
-       ++it) {
-    const std::uint32_t node = std::get<3>(*it);
-    if (need.fits_in(nodes_[node].ledger.available())) return node;
+void ClusterState::set_node_order(NodeOrder order, NodeScore score) {
+  node_order_ = order;
+  node_score_ = std::move(score);
+}
+
+std::optional<std::uint32_t> ClusterState::preferred_node(const ResourceVector& need) const {
+  switch (node_order_) {
+    case NodeOrder::kBestFit: {
+      // The first fitting entry from the needed GPUs on is the lexicographic minimum.
+      constexpr auto kLowest = std::numeric_limits<std::int64_t>::min();
+      for (auto it = free_index_.lower_bound(FreeKey{need.gpu_milli(), kLowest, kLowest, 0}); it != free_index_.end();
+           ++it) {
+        if (need.fits_in(nodes_[std::get<3>(*it)].ledger.available())) return std::get<3>(*it);
+      }
+      return std::nullopt;
+    }
+    case NodeOrder::kWorstFit:
+      // From the most free down; below the needed GPUs nothing fits.
+      for (auto it = free_index_.rbegin(); it != free_index_.rend() && std::get<0>(*it) >= need.gpu_milli(); ++it) {
+        if (need.fits_in(nodes_[std::get<3>(*it)].ledger.available())) return std::get<3>(*it);
+      }
+      return std::nullopt;
+    case NodeOrder::kScore: {
+      std::optional<std::uint32_t> best;
+      double best_score = 0.0;
+      for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+        if (nodes_[i].state != NodeState::kUp || !need.fits_in(nodes_[i].ledger.available())) continue;
+        const double score = node_score_(need, nodes_[i]);
+        if (!best || score > best_score) {
+          best = i;
+          best_score = score;
+        }
+      }
+      return best;
+    }
   }
   return std::nullopt;
 }
@@ -83,7 +112,7 @@ std::optional<std::vector<std::uint32_t>> ClusterState::choose_nodes(const std::
   if (one_node_first && !bundles.empty()) {
     ResourceVector total;
     for (const auto& b : bundles) total += b;
-    if (const auto node = indexed_best_fit(total)) return std::vector<std::uint32_t>(bundles.size(), *node);
+    if (const auto node = preferred_node(total)) return std::vector<std::uint32_t>(bundles.size(), *node);
     if (bundles.size() == 1 || strategy == PlacementStrategy::kStrictPack) return std::nullopt;
   }
   return place_bundles(bundles, strategy, free_resources(), eligible_nodes());
@@ -186,6 +215,8 @@ ClusterState::State ClusterState::state() const {
 
 OpResult ClusterState::restore(const State& state) {
   ClusterState next;
+  next.node_order_ = node_order_;
+  next.node_score_ = node_score_;
   for (const auto& [spec, node_state] : state.nodes) {
     const auto index = static_cast<std::uint32_t>(next.nodes_.size());
     next.node_index_[spec.name] = index;

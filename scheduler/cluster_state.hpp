@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,7 +36,14 @@ struct Node {
   ResourceLedger ledger;  // `used` = what ready placement groups hold here
 };
 
+
 using PgId = std::uint64_t;
+
+// Which fitting node a single-node placement takes (a scheduling strategy's choice):
+// the least free left (best fit, the default), the most (worst fit, to spread load), or
+// the highest score of a plugin's function (a scan of every node).
+enum class NodeOrder { kBestFit, kWorstFit, kScore };
+using NodeScore = std::function<double(const ResourceVector& need, const Node& node)>;
 
 enum class PgState { kPending, kReady };
 
@@ -58,6 +66,8 @@ class ClusterState {
   OpResult set_node_state(const std::string& name, NodeState state);
   const std::vector<Node>& nodes() const { return nodes_; }
   std::optional<std::uint32_t> find_node(const std::string& name) const;
+  // How single-node placements pick among fitting nodes (default best fit).
+  void set_node_order(NodeOrder order, NodeScore score = nullptr);
 
   // Places a PG now; when it cannot, either fails (changing nothing) or, with
   // `pend_if_unplaceable`, keeps it pending and places it when resources are freed (in
@@ -100,7 +110,7 @@ class ClusterState {
   // node takes every bundle (single-bundle PGs and PACK), else by the linear rule.
   std::optional<std::vector<std::uint32_t>> choose_nodes(const std::vector<ResourceVector>& bundles,
                                                          PlacementStrategy strategy) const;
-  std::optional<std::uint32_t> indexed_best_fit(const ResourceVector& need) const;
+  std::optional<std::uint32_t> preferred_node(const ResourceVector& need) const;
   void reindex(std::uint32_t node, bool was_indexed);
   std::vector<ResourceVector> free_resources() const;
   std::vector<bool> eligible_nodes() const;
@@ -111,6 +121,8 @@ class ClusterState {
   // needed GPUs on is the best fit, so placement at 10k nodes needs no full scan.
   using FreeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::uint32_t>;
   std::set<FreeKey> free_index_;
+  NodeOrder node_order_ = NodeOrder::kBestFit;
+  NodeScore node_score_;
   std::vector<FreeKey> indexed_as_;
   std::map<std::string, std::uint32_t> node_index_;
   std::map<PgId, PlacementGroup> pgs_;

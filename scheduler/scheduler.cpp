@@ -14,6 +14,14 @@ double Task::work_since_checkpoint(double now) const {
 Scheduler::Scheduler(const Clock& clock, Actuator* actuator, TimerService* timers)
     : clock_(clock), actuator_(actuator), timers_(timers) {
   index_.configure(policy_);
+  set_scheduling_strategy(std::move(*make_scheduling_strategy("binpack")));
+}
+
+void Scheduler::set_scheduling_strategy(std::unique_ptr<SchedulingStrategy> strategy) {
+  strategy_ = std::move(strategy);
+  const SchedulingStrategy* s = strategy_.get();
+  cluster().set_node_order(s->node_order(),
+                           [s](const ResourceVector& need, const Node& node) { return s->score(need, node); });
 }
 
 // ---- pools and agents ----------------------------------------------------------------
@@ -445,7 +453,8 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   for (std::uint32_t id = 0; id < index_.class_count(); ++id) {
     if (!helps(index_.class_of(id))) continue;
     auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
-    const auto candidate = cursor.next();
+    auto candidate = cursor.next();
+    while (candidate && !strategy_->should_preempt(incoming, *task_of(*candidate))) candidate = cursor.next();
     if (!candidate) continue;
     const Task* victim = task_of(*candidate);
     if (!fits_after(spec, {victim})) continue;
@@ -470,6 +479,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   while (!fits_after(spec, tasks)) {
     const auto candidate = cursor.next();
     if (!candidate) return std::nullopt;
+    if (!strategy_->should_preempt(incoming, *task_of(*candidate))) continue;
     chosen.push_back(Victim{task_of(*candidate), candidate->reason, candidate->score});
     tasks.push_back(chosen.back().task);
   }
@@ -484,8 +494,10 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   return chosen;
 }
 
-SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
+SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& submitted) {
   ScopedLatency latency(metrics_.task_schedule_latency_ms);
+  TaskSpec spec = submitted;
+  spec.priority = strategy_->priority(submitted);
   SubmitResult out;
   if (auto checked = check_submission(spec); !checked) {
     out.result = checked;
@@ -518,8 +530,10 @@ SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
   return out;
 }
 
-SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& spec) {
+SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& submitted) {
   ScopedLatency latency(metrics_.task_schedule_latency_ms);
+  TaskSpec spec = submitted;
+  spec.priority = strategy_->priority(submitted);
   SubmitResult out;
   if (auto checked = check_submission(spec); !checked) {
     out.result = checked;
@@ -662,6 +676,7 @@ OpResult Scheduler::load_state(const SchedulerState& state) {
     if (!agent.task) idle_agents_[agent.spec.pool].insert(agent.spec.name);
     if (!agent.held_for.empty()) arm_hold(agent, agent.hold_until);
   }
+  set_scheduling_strategy(std::move(strategy_));  // the new cluster takes its node order
   index_ = VictimIndex();
   index_.configure(policy_);
   std::vector<const Task*> running;

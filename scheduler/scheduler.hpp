@@ -14,6 +14,7 @@
 #include "scheduler/pg_pool.hpp"
 #include "scheduler/preemption_policy.hpp"
 #include "scheduler/scheduler_metrics.hpp"
+#include "scheduler/scheduling_strategy.hpp"
 #include "scheduler/task.hpp"
 #include "scheduler/victim_index.hpp"
 #include "scheduler/world.hpp"
@@ -118,6 +119,11 @@ class Scheduler {
   ClusterState& cluster() { return agents_.cluster(); }
   const ClusterState& cluster() const { return agents_.cluster(); }
   const AgentManager& agents() const { return agents_; }
+
+  // The scheduling strategy plugin (default "binpack"): node choice, task priority, a
+  // veto over preemptions.
+  void set_scheduling_strategy(std::unique_ptr<SchedulingStrategy> strategy);
+  const SchedulingStrategy& scheduling_strategy() const { return *strategy_; }
 
   // Pools. A PG pool config with `enable` reserves its high-priority PGs at once.
   OpResult create_pool(PoolSpec spec, PgPoolConfig pg_pool = {});
@@ -233,6 +239,7 @@ class Scheduler {
   PreemptionStats stats_;
   std::uint64_t hold_serial_ = 0;
   SchedulerMetrics metrics_;
+  std::unique_ptr<SchedulingStrategy> strategy_;
 };
 
 }  // namespace meshsim::scheduler

@@ -415,6 +415,16 @@ class ScenarioRunner {
              return to_json(loaded);
            };
          }},
+        {"set_scheduling_strategy",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const std::string name = require_string(a, "name");
+           return [&r, name] {
+             auto strategy = sch::make_scheduling_strategy(name);
+             if (!strategy) return json{{"success", false}, {"error", strategy.error().message}};
+             r.scheduler_.set_scheduling_strategy(std::move(*strategy));
+             return json{{"success", true}};
+           };
+         }},
         {"restore_task",
          [](ScenarioRunner& r, ObjectReader& a) -> Action {
            const auto state = read_saved_state(a, "saved_state");
