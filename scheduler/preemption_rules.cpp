@@ -34,19 +34,10 @@ std::optional<VictimRule> victim_rule(const PreemptionPolicy& policy, const Inco
   return rule;
 }
 
-ScoreTerms score_terms(double kappa, double priority, double deadline) {
-  const double kappa_deadline = kappa * deadline;
-  return ScoreTerms{priority, kappa_deadline, kappa_deadline - priority};
-}
-
-double preempt_score(const VictimRule& rule, double incoming_priority, double kappa_now, const ScoreTerms& terms) {
-  // delta + kappa * max(deadline - now, 0) = p + max(kappa*deadline - priority - kappa*now, -priority).
-  // Each operation is monotone, so the maximum over tasks is the same expression of the
-  // maxima: exact bounds for the index.
-  const double by_priority =
-      incoming_priority + std::max(terms.kappa_deadline_minus_priority - kappa_now, -terms.priority);
-  const double by_floor = rule.score_floor + std::max(terms.kappa_deadline - kappa_now, 0.0);
-  return std::max(by_priority, by_floor);
+double preempt_score(const VictimRule& rule, double incoming_priority, double victim_priority, double kappa,
+                     double deadline, double now) {
+  const double remaining = deadline > now ? deadline - now : 0.0;
+  return std::max(incoming_priority - victim_priority, rule.score_floor) + kappa * remaining;
 }
 
 }  // namespace meshsim::scheduler

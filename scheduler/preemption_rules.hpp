@@ -43,21 +43,10 @@ std::optional<VictimRule> victim_rule(const PreemptionPolicy& policy, const Inco
 
 // preempt_score = max(delta, floor) + kappa * max(deadline - now, 0), where delta is the
 // priority difference and deadline = start + estimated duration (start alone when the
-// duration is unknown, so the remaining time is 0).
-//
-// It is computed from three per-task terms, written so that the score's maximum over a
-// set of tasks follows exactly (in floating point too) from the set's maxima of the
-// terms: this is what lets the victim index bound whole subtrees without visiting them.
-struct ScoreTerms {
-  double priority = 0.0;
-  double kappa_deadline = 0.0;               // kappa * deadline
-  double kappa_deadline_minus_priority = 0.0;  // kappa * deadline - priority
-};
-ScoreTerms score_terms(double kappa, double priority, double deadline);
-
-// The score from the terms (of one task, or the maxima/minimum over a set: max of
-// kappa_deadline and kappa_deadline_minus_priority, min of priority).
-double preempt_score(const VictimRule& rule, double incoming_priority, double kappa_now, const ScoreTerms& terms);
+// duration is unknown, so the remaining time is 0). Past its deadline a task scores
+// exactly max(delta, floor); before it, the score grows with the deadline.
+double preempt_score(const VictimRule& rule, double incoming_priority, double victim_priority, double kappa,
+                     double deadline, double now);
 
 // The rule's test on one victim, apart from the minimum runtime.
 inline bool delta_qualifies(const VictimRule& rule, double incoming_priority, double victim_priority) {

@@ -441,31 +441,45 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   // Only victims whose preemption gives something back help; when the pool quota binds,
   // only those of the same pool.
   auto helps = [&](const VictimIndex::Class& c) {
-    return !c.freed.is_zero() && (!quota_short || c.pool == spec.pool) &&
-           (!pg_reuse_only || (c.pool == spec.pool && spec.resources.fits_in(c.freed)));
+    return c.gives_back && (!quota_short || c.pool == spec.pool) && (!pg_reuse_only || c.pool == spec.pool);
   };
   auto task_of = [&](const VictimIndex::Candidate& c) { return &tasks_.at(task_by_seq_.at(c.seq)); };
+  auto allowed = [&](const VictimIndex::Candidate& c) { return strategy_->should_preempt(incoming, *task_of(c)); };
 
-  // 1. One victim, if one is enough: the best of each class; one whose PG the incoming
-  //    task can take over wins, then the higher score.
+  // 1. One victim, if one is enough: in each class the best-scoring victim that frees
+  //    enough (looking at most kSingleVictimScan deep); one whose PG the incoming task can
+  //    take over wins, then the higher score.
   std::optional<Victim> single;
   bool single_reuses = false;
+  const bool pooled = pg_pool(spec.pool) != nullptr;
   for (std::uint32_t id = 0; id < index_.class_count(); ++id) {
     if (!helps(index_.class_of(id))) continue;
     auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
-    auto candidate = cursor.next();
-    while (candidate && !strategy_->should_preempt(incoming, *task_of(*candidate))) candidate = cursor.next();
-    if (!candidate) continue;
-    const Task* victim = task_of(*candidate);
-    if (!fits_after(spec, {victim})) continue;
-    const bool reuses = frees_fitting_pg(*victim, spec);
-    if (pg_reuse_only && !reuses) continue;
-    const bool better = !single || (reuses && !single_reuses) ||
-                        (reuses == single_reuses && (candidate->score > single->score ||
-                                                     (candidate->score == single->score && victim->seq < single->task->seq)));
+    std::optional<Victim> found;
+    bool found_reuses = false;
+    for (std::size_t seen = 0; seen < kSingleVictimScan; ++seen) {
+      const auto candidate = cursor.next();
+      if (!candidate) break;
+      if (!allowed(*candidate)) continue;
+      const Task* victim = task_of(*candidate);
+      if (!fits_after(spec, {victim})) continue;
+      const bool reuses = frees_fitting_pg(*victim, spec);
+      if (pg_reuse_only && !reuses) continue;
+      if (!found) found = Victim{victim, candidate->reason, candidate->score};
+      if (reuses) {
+        found = Victim{victim, candidate->reason, candidate->score};
+        found_reuses = true;
+      }
+      // Without a PG pool no victim's PG is taken over: the first that fits is the one.
+      if (found_reuses || !pooled) break;
+    }
+    if (!found) continue;
+    const bool better = !single || (found_reuses && !single_reuses) ||
+                        (found_reuses == single_reuses &&
+                         (found->score > single->score || (found->score == single->score && found->task->seq < single->task->seq)));
     if (better) {
-      single = Victim{victim, candidate->reason, candidate->score};
-      single_reuses = reuses;
+      single = found;
+      single_reuses = found_reuses;
     }
   }
   if (single) return std::vector<Victim>{*single};
@@ -479,7 +493,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   while (!fits_after(spec, tasks)) {
     const auto candidate = cursor.next();
     if (!candidate) return std::nullopt;
-    if (!strategy_->should_preempt(incoming, *task_of(*candidate))) continue;
+    if (!allowed(*candidate)) continue;
     chosen.push_back(Victim{task_of(*candidate), candidate->reason, candidate->score});
     tasks.push_back(chosen.back().task);
   }

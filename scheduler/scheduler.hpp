@@ -113,6 +113,8 @@ class Scheduler {
  public:
   static constexpr std::size_t kDefaultCandidates = 16;
   static constexpr std::size_t kRecentPreemptions = 100;
+  // How deep victim selection looks into one class for a single victim that frees enough.
+  static constexpr std::size_t kSingleVictimScan = 64;
 
   explicit Scheduler(const Clock& clock, Actuator* actuator = nullptr, TimerService* timers = nullptr);
 

@@ -1,6 +1,7 @@
 #include "scheduler/victim_index.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace meshsim::scheduler {
 namespace {
@@ -11,36 +12,20 @@ std::set<std::string> rule_keys_of(const PreemptionPolicy& policy) {
   return keys;
 }
 
-// The bound on a subtree (or the exact score of one task) with the lowest sequence among
-// the terms attaining it, so that ties go to the older task.
-std::pair<double, std::uint64_t> bound_of(const VictimRule& rule, double incoming_priority, double kappa_now,
-                                          const TaskTreap::Aggregate& agg) {
-  const double terms[] = {incoming_priority + (agg.terms.kappa_deadline_minus_priority - kappa_now),
-                          incoming_priority + (-agg.terms.priority),
-                          rule.score_floor + (agg.terms.kappa_deadline - kappa_now), rule.score_floor + 0.0};
-  const std::uint64_t seqs[] = {agg.seq_kdp, agg.seq_priority, agg.seq_kd, agg.min_seq};
-  // Equal to preempt_score(rule, incoming_priority, kappa_now, agg.terms): adding a
-  // constant commutes with max exactly in floating point.
-  const double value = std::max(std::max(terms[0], terms[1]), std::max(terms[2], terms[3]));
-  std::uint64_t seq = std::numeric_limits<std::uint64_t>::max();
-  for (int i = 0; i < 4; ++i) {
-    if (terms[i] == value) seq = std::min(seq, seqs[i]);
-  }
-  return {value, seq};
-}
-
 }  // namespace
 
 void VictimIndex::configure(const PreemptionPolicy& policy) {
   auto keys = rule_keys_of(policy);
-  const bool same_layout = policy.remaining_time_weight == policy_.remaining_time_weight &&
-                           policy.min_runtime_before_preemption == policy_.min_runtime_before_preemption &&
-                           keys == rule_keys_ && !classes_.empty();
+  // Bucket summaries depend on kappa; with kappa 0 deadlines do not count, so every task
+  // is filed as past its deadline (ties oldest first).
+  const bool same_layout = policy.min_runtime_before_preemption == policy_.min_runtime_before_preemption &&
+                           keys == rule_keys_ && policy.remaining_time_weight == policy_.remaining_time_weight &&
+                           !classes_.empty();
   policy_ = policy;
   rules_cache_.clear();
   if (same_layout) return;
   rule_keys_ = std::move(keys);
-  // Rebuild: the score terms, the classes or the young queue depend on what changed.
+  // Rebuild: the classes or the young queue depend on what changed.
   std::vector<TaskInfo> infos;
   infos.reserve(slots_.size());
   double latest = 0.0;
@@ -51,6 +36,7 @@ void VictimIndex::configure(const PreemptionPolicy& policy) {
   std::sort(infos.begin(), infos.end(), [](const TaskInfo& a, const TaskInfo& b) { return a.seq < b.seq; });
   slots_.clear();
   young_.clear();
+  deadlines_.clear();
   classes_.clear();
   class_ids_.clear();
   // Tasks re-enter as young; the next query matures those old enough.
@@ -62,30 +48,71 @@ std::uint32_t VictimIndex::class_for(const TaskInfo& info) {
   for (const auto& key : rule_keys_) {
     if (const auto it = info.labels.find(key); it != info.labels.end()) labels.emplace(key, it->second);
   }
-  auto key = std::make_tuple(info.pool, labels, info.freed);
+  auto key = std::make_tuple(info.pool, labels, !info.freed.is_zero());
   const auto it = class_ids_.find(key);
   if (it != class_ids_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(classes_.size());
-  classes_.push_back(std::make_unique<Class>(Class{info.pool, std::move(labels), info.freed, {}}));
+  classes_.push_back(std::make_unique<Class>(Class{info.pool, std::move(labels), !info.freed.is_zero(), {}, {}, 0}));
   class_ids_.emplace(std::move(key), id);
   return id;
 }
 
-void VictimIndex::insert_mature(Slot& slot) {
+void VictimIndex::refresh_bucket(Class& c, double priority) {
+  const auto it = c.buckets.find(priority);
+  if (it == c.buckets.end()) return;
+  const Bucket& bucket = it->second;
+  if (bucket.seqs.empty()) {
+    c.tree.erase(priority);
+    c.buckets.erase(it);
+    return;
+  }
+  const double latest = bucket.ahead.empty() ? BucketTreap::kNone : -bucket.ahead.begin()->first;
+  c.tree.upsert({priority, latest,
+                 bucket.ahead.empty() ? BucketTreap::kNone : policy_.remaining_time_weight * latest - priority,
+                 *bucket.seqs.begin(), static_cast<std::uint32_t>(bucket.seqs.size())});
+}
+
+void VictimIndex::insert_mature(Slot& slot, double now) {
   const TaskInfo& info = slot.info;
-  classes_[slot.class_id]->tasks.insert({score_terms(policy_.remaining_time_weight, info.priority, info.deadline), info.seq});
+  Class& c = *classes_[slot.class_id];
+  Bucket& bucket = c.buckets[info.priority];
+  bucket.seqs.insert(info.seq);
+  slot.ahead = info.deadline > now && policy_.remaining_time_weight > 0;
+  if (slot.ahead) {
+    bucket.ahead.emplace(-info.deadline, info.seq);
+    slot.deadline_at = deadlines_.emplace(info.deadline, info.seq);
+  } else {
+    bucket.past.insert(info.seq);
+  }
   slot.young = false;
+  ++c.tasks;
+  refresh_bucket(c, info.priority);
+}
+
+void VictimIndex::erase_mature(Slot& slot) {
+  const TaskInfo& info = slot.info;
+  Class& c = *classes_[slot.class_id];
+  Bucket& bucket = c.buckets.at(info.priority);
+  bucket.seqs.erase(info.seq);
+  if (slot.ahead) {
+    bucket.ahead.erase({-info.deadline, info.seq});
+    deadlines_.erase(slot.deadline_at);
+  } else {
+    bucket.past.erase(info.seq);
+  }
+  --c.tasks;
+  refresh_bucket(c, info.priority);
 }
 
 void VictimIndex::add(TaskInfo info, double now) {
   const std::uint64_t seq = info.seq;
-  Slot slot{std::move(info), 0, true, {}};
+  Slot slot{std::move(info), 0, true, {}, false, {}};
   slot.class_id = class_for(slot.info);
   auto [it, inserted] = slots_.emplace(seq, std::move(slot));
   if (!inserted) return;
   Slot& stored = it->second;
   if (now - stored.info.start >= policy_.min_runtime_before_preemption) {
-    insert_mature(stored);
+    insert_mature(stored, now);
   } else {
     stored.young_at = young_.emplace(stored.info.start, seq);
   }
@@ -98,16 +125,27 @@ void VictimIndex::remove(std::uint64_t seq) {
   if (slot.young) {
     young_.erase(slot.young_at);
   } else {
-    classes_[slot.class_id]->tasks.erase(slot.info.priority, seq);
+    erase_mature(slot);
   }
   slots_.erase(it);
 }
 
-void VictimIndex::mature(double now) {
+void VictimIndex::advance_to(double now) {
   while (!young_.empty() && now - young_.begin()->first >= policy_.min_runtime_before_preemption) {
     Slot& slot = slots_.at(young_.begin()->second);
     young_.erase(young_.begin());
-    insert_mature(slot);
+    insert_mature(slot, now);
+  }
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    Slot& slot = slots_.at(deadlines_.begin()->second);
+    deadlines_.erase(deadlines_.begin());
+    Class& c = *classes_[slot.class_id];
+    Bucket& bucket = c.buckets.at(slot.info.priority);
+    bucket.ahead.erase({-slot.info.deadline, slot.info.seq});
+    bucket.past.insert(slot.info.seq);
+    slot.ahead = false;
+    // Only the bucket's latest deadline is summarised: it changes when `ahead` empties.
+    if (bucket.ahead.empty()) refresh_bucket(c, slot.info.priority);
   }
 }
 
@@ -128,49 +166,91 @@ const std::vector<std::optional<VictimRule>>& VictimIndex::rules_for(const Incom
 
 VictimIndex::Cursor VictimIndex::open(const IncomingTask& incoming, double now,
                                       const std::function<bool(const Class&)>& wanted, std::size_t* eligible) {
-  mature(now);
+  advance_to(now);
   Cursor cursor;
   cursor.index_ = this;
   cursor.incoming_priority_ = incoming.priority;
-  const PreemptionPolicy& policy = policy_;
-  cursor.kappa_now_ = policy.remaining_time_weight * now;
-  cursor.min_score_ = policy.min_preempt_score;
+  cursor.kappa_ = policy_.remaining_time_weight;
+  cursor.now_ = now;
+  cursor.min_score_ = policy_.min_preempt_score;
   cursor.rules_ = rules_for(incoming);
+  cursor.heap_.reserve(classes_.size() + 64);
+  cursor.walkers_.reserve(32);
   const double p = incoming.priority;
   for (std::uint32_t id = 0; id < classes_.size(); ++id) {
     const auto& rule = cursor.rules_[id];
-    const TaskTreap& tasks = classes_[id]->tasks;
-    if (!rule || tasks.size() == 0 || !wanted(*classes_[id])) continue;
+    const Class& c = *classes_[id];
+    if (!rule || c.tasks == 0 || !wanted(c)) continue;
     auto qualifies = [&](double priority) { return delta_qualifies(*rule, p, priority); };
-    if (!qualifies(tasks.aggregate(tasks.root()).terms.priority)) continue;  // not even the lowest priority
-    // The whole class's bound stands in for its qualifying part until the class reaches
-    // the top of the heap: a valid upper bound, and O(1) for classes that hold no winner.
-    cursor.push(id, TaskTreap::kNil, Cursor::Kind::kPrefix, tasks.aggregate(tasks.root()));
+    const BucketTreap::Aggregate prefix = c.tree.aggregate_prefix(qualifies);
+    if (prefix.tasks == 0) continue;
+    cursor.push_bound(id, BucketTreap::kNil, Cursor::Kind::kPrefix, prefix);
     if (eligible == nullptr) continue;
     // score >= delta, so where the rule's floor reaches min_preempt_score every task of
-    // the prefix counts; otherwise the band between the two needs each task's score.
-    if (!rule->needs_min_score || rule->delta_floor >= policy.min_preempt_score) {
-      *eligible += tasks.count_prefix(qualifies);
+    // the prefix counts; otherwise the buckets between the two need their tasks' scores
+    // (only deadlines ahead can lift a score there).
+    if (!rule->needs_min_score || rule->delta_floor >= policy_.min_preempt_score) {
+      *eligible += prefix.tasks;
       continue;
     }
-    auto reaches_min = [&](double priority) { return qualifies(priority) && p - priority >= policy.min_preempt_score; };
-    *eligible += tasks.count_prefix(reaches_min);
-    tasks.for_each_between(qualifies, reaches_min, [&](const TaskTreap::Entry& entry) {
-      if (preempt_score(*rule, p, cursor.kappa_now_, entry.terms) >= policy.min_preempt_score) ++*eligible;
+    auto reaches_min = [&](double priority) { return qualifies(priority) && p - priority >= policy_.min_preempt_score; };
+    *eligible += c.tree.aggregate_prefix(reaches_min).tasks;
+    c.tree.for_each_between(qualifies, reaches_min, [&](const BucketTreap::Entry& entry) {
+      for (const auto& [neg_deadline, seq] : c.buckets.at(entry.priority).ahead) {
+        if (cursor.score(id, entry.priority, -neg_deadline) < policy_.min_preempt_score) break;
+        ++*eligible;
+      }
     });
   }
   return cursor;
 }
 
-void VictimIndex::Cursor::push(std::uint32_t class_id, std::uint32_t node, Kind kind, const TaskTreap::Aggregate& agg) {
-  const auto [value, seq] = bound_of(*rules_[class_id], incoming_priority_, kappa_now_, agg);
-  heap_.push_back(Item{value, seq, class_id, node, kind});
+double VictimIndex::Cursor::score(std::uint32_t class_id, double priority, double deadline) const {
+  return preempt_score(*rules_[class_id], incoming_priority_, priority, kappa_, deadline, now_);
+}
+
+void VictimIndex::Cursor::push_bound(std::uint32_t class_id, std::uint32_t node, Kind kind,
+                                     const BucketTreap::Aggregate& agg) {
+  // No task of the set can score more. In exact arithmetic each bucket's best is
+  //   max(p - q + kappa (d - now), floor + kappa (d - now))  with d ahead, else max(p - q, floor),
+  // so the set's best is bounded by the maxima of kappa d - q, -q and d. Rounding could
+  // put that a hair below a task's computed score, so the bound is raised a little: a
+  // bound is only ever allowed to be high.
+  const VictimRule& rule = *rules_[class_id];
+  const double kappa_now = kappa_ * now_;
+  double value = std::max(incoming_priority_ - agg.min_priority, rule.score_floor);
+  if (agg.lead != BucketTreap::kNone) {
+    value = std::max(value, incoming_priority_ + (agg.lead - kappa_now));
+    value = std::max(value, rule.score_floor + kappa_ * (agg.latest_deadline - now_));
+  }
+  value += 1e-9 * (1.0 + std::abs(value));
+  heap_.push_back(Item{value, agg.min_seq, class_id, node, kind});
   std::push_heap(heap_.begin(), heap_.end(), Worse{});
 }
 
-void VictimIndex::Cursor::push_node(std::uint32_t class_id, std::uint32_t node, Kind kind) {
-  const TaskTreap& tasks = index_->classes_[class_id]->tasks;
-  push(class_id, node, kind, kind == Kind::kWhole ? tasks.aggregate(node) : TaskTreap::single(tasks.entry(node)));
+void VictimIndex::Cursor::push_bucket(std::uint32_t class_id, std::uint32_t node) {
+  const Class& c = *index_->classes_[class_id];
+  const double priority = c.tree.entry(node).priority;
+  const Bucket& bucket = c.buckets.at(priority);
+  walkers_.push_back(Walker{&bucket, priority, bucket.ahead.begin(), bucket.past.begin()});
+  push_task(class_id, static_cast<std::uint32_t>(walkers_.size() - 1));
+}
+
+void VictimIndex::Cursor::push_task(std::uint32_t class_id, std::uint32_t walker) {
+  const Walker& w = walkers_[walker];
+  double value;
+  std::uint64_t seq;
+  if (w.ahead != w.bucket->ahead.end()) {
+    value = score(class_id, w.priority, -w.ahead->first);
+    seq = w.ahead->second;
+  } else if (w.past != w.bucket->past.end()) {
+    value = score(class_id, w.priority, BucketTreap::kNone);
+    seq = *w.past;
+  } else {
+    return;
+  }
+  heap_.push_back(Item{value, seq, class_id, walker, Kind::kTask});
+  std::push_heap(heap_.begin(), heap_.end(), Worse{});
 }
 
 std::optional<VictimIndex::Candidate> VictimIndex::Cursor::next() {
@@ -178,43 +258,35 @@ std::optional<VictimIndex::Candidate> VictimIndex::Cursor::next() {
     std::pop_heap(heap_.begin(), heap_.end(), Worse{});
     const Item item = heap_.back();
     heap_.pop_back();
-    const TaskTreap& tasks = index_->classes_[item.class_id]->tasks;
+    const Class& c = *index_->classes_[item.class_id];
     const VictimRule& rule = *rules_[item.class_id];
     switch (item.kind) {
       case Kind::kPrefix:
-        tasks.cover_prefix([&](double priority) { return delta_qualifies(rule, incoming_priority_, priority); },
-                           [&](std::uint32_t node) { push_node(item.class_id, node, Kind::kWhole); },
-                           [&](std::uint32_t node) { push_node(item.class_id, node, Kind::kOne); });
+        c.tree.cover_prefix([&](double priority) { return delta_qualifies(rule, incoming_priority_, priority); },
+                            [&](std::uint32_t node) { push_bound(item.class_id, node, Kind::kWhole, c.tree.aggregate(node)); },
+                            [&](std::uint32_t node) { push_bucket(item.class_id, node); });
         continue;
-      case Kind::kWhole: {
-        // Walk straight down to the task attaining the subtree's bound, leaving the parts
-        // passed by in the heap: one push per level instead of three pushes and a pop.
-        std::uint32_t n = item.node;
-        while (true) {
-          const auto self = bound_of(rule, incoming_priority_, kappa_now_, TaskTreap::single(tasks.entry(n)));
-          const std::uint32_t l = tasks.left(n), r = tasks.right(n);
-          std::optional<std::pair<double, std::uint64_t>> lb, rb;
-          if (l != TaskTreap::kNil) lb = bound_of(rule, incoming_priority_, kappa_now_, tasks.aggregate(l));
-          if (r != TaskTreap::kNil) rb = bound_of(rule, incoming_priority_, kappa_now_, tasks.aggregate(r));
-          auto better = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
-          const bool go_left = lb && !better(self, *lb) && (!rb || !better(*rb, *lb));
-          const bool go_right = !go_left && rb && better(*rb, self);
-          if (!go_left && !go_right) {
-            if (l != TaskTreap::kNil) push(item.class_id, l, Kind::kWhole, tasks.aggregate(l));
-            if (r != TaskTreap::kNil) push(item.class_id, r, Kind::kWhole, tasks.aggregate(r));
-            if (rule.needs_min_score && self.first < min_score_) break;
-            return Candidate{tasks.entry(n).seq, self.first, rule.reason, item.class_id};
-          }
-          push(item.class_id, n, Kind::kOne, TaskTreap::single(tasks.entry(n)));
-          const std::uint32_t other = go_left ? r : l;
-          if (other != TaskTreap::kNil) push(item.class_id, other, Kind::kWhole, tasks.aggregate(other));
-          n = go_left ? l : r;
+      case Kind::kWhole:
+        push_bucket(item.class_id, item.node);
+        if (c.tree.left(item.node) != BucketTreap::kNil) {
+          push_bound(item.class_id, c.tree.left(item.node), Kind::kWhole, c.tree.aggregate(c.tree.left(item.node)));
+        }
+        if (c.tree.right(item.node) != BucketTreap::kNil) {
+          push_bound(item.class_id, c.tree.right(item.node), Kind::kWhole, c.tree.aggregate(c.tree.right(item.node)));
         }
         continue;
-      }
-      case Kind::kOne:
+      case Kind::kTask: {
+        // Scores only fall within a bucket: a task below the minimum ends it.
         if (rule.needs_min_score && item.value < min_score_) continue;
-        return Candidate{tasks.entry(item.node).seq, item.value, rule.reason, item.class_id};
+        Walker& w = walkers_[item.node];
+        if (w.ahead != w.bucket->ahead.end()) {
+          ++w.ahead;
+        } else {
+          ++w.past;
+        }
+        push_task(item.class_id, item.node);
+        return Candidate{item.seq, item.value, rule.reason, item.class_id};
+      }
     }
   }
   return std::nullopt;
@@ -234,7 +306,7 @@ VictimIndex::Evaluation VictimIndex::evaluate(const IncomingTask& incoming, doub
 std::vector<std::string> VictimIndex::check_invariants() const {
   std::vector<std::string> problems;
   std::size_t in_classes = 0;
-  for (const auto& c : classes_) in_classes += c->tasks.size();
+  for (const auto& c : classes_) in_classes += c->tasks;
   if (in_classes + young_.size() != slots_.size()) {
     problems.push_back("victim index holds " + std::to_string(in_classes) + " mature and " +
                        std::to_string(young_.size()) + " young tasks for " + std::to_string(slots_.size()) +

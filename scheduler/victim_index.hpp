@@ -12,19 +12,24 @@
 
 #include "scheduler/preemption_rules.hpp"
 #include "scheduler/resources.hpp"
-#include "scheduler/task_treap.hpp"
+#include "scheduler/bucket_treap.hpp"
 
 namespace meshsim::scheduler {
 
 // The running tasks as preemption sees them, indexed so that evaluation and victim
 // selection do not walk every task (the seed's own warning). Tasks are grouped into
 // classes that the policy judges alike: same pool, same values of the labels the rules
-// mention, same resources freed by preempting them. The policy decides once per class;
-// within a class a TaskTreap counts qualifying tasks and yields them best score first.
-// Tasks younger than the minimum runtime wait in a queue and join when they mature.
+// mention, and whether preempting them gives resources back (a dedicated agent). The
+// policy decides once per class.
+// Within a class, tasks sit in buckets of equal priority: in a bucket every task has the
+// same priority difference, so scores order by deadline (latest first) while deadlines
+// are ahead and tie (oldest first) once they have passed. A BucketTreap over the buckets
+// counts qualifying tasks and bounds scores, so a query walks best-first through the
+// few buckets that hold winners. Tasks younger than the minimum runtime wait in a queue
+// and join when they mature; tasks whose deadline passes move to their bucket's
+// past-deadline list when a query first sees that time.
 //
-// Cost of a query: O(classes x log n + k x depth x log heap); 100,000 running tasks in 48
-// classes take about 27 us (experiments/bench/scheduler_bench).
+// Cost of a query: O(classes x log buckets + k log k); see experiments/bench/scheduler_bench.
 class VictimIndex {
  public:
   struct TaskInfo {
@@ -36,11 +41,19 @@ class VictimIndex {
     double start = 0.0;
     double deadline = 0.0;  // start + estimated duration (start when unknown)
   };
+  // Tasks of one priority in one class.
+  struct Bucket {
+    std::set<std::pair<double, std::uint64_t>> ahead;  // (-deadline, seq): latest deadline first
+    std::set<std::uint64_t> past;                       // deadline passed: oldest first
+    std::set<std::uint64_t> seqs;                       // all of them, for the oldest
+  };
   struct Class {
     std::string pool;
     Labels labels;  // only the keys the label rules mention
-    ResourceVector freed;
-    TaskTreap tasks;
+    bool gives_back = false;  // its tasks' `freed` is not zero
+    std::map<double, Bucket> buckets;
+    BucketTreap tree;
+    std::size_t tasks = 0;
   };
   struct Candidate {
     std::uint64_t seq = 0;
@@ -70,29 +83,40 @@ class VictimIndex {
 
    private:
     friend class VictimIndex;
-    // A class's whole qualifying prefix (expanded only when it reaches the top of the
-    // heap, so classes that hold no winner cost one walk down their tree), a subtree, or
-    // one task.
-    enum class Kind : std::uint8_t { kPrefix, kWhole, kOne };
+    // A class's qualifying buckets (expanded only when they reach the top of the heap),
+    // a subtree of buckets, or the next task of one bucket (through a walker).
+    enum class Kind : std::uint8_t { kPrefix, kWhole, kTask };
     struct Item {
       double value;
       std::uint64_t seq;
       std::uint32_t class_id;
-      std::uint32_t node;
+      std::uint32_t node;  // tree node (kWhole) or walker (kTask)
       Kind kind;
+    };
+    // Walks one bucket's tasks best first: deadlines ahead, then past ones.
+    struct Walker {
+      const Bucket* bucket;
+      double priority;
+      std::set<std::pair<double, std::uint64_t>>::const_iterator ahead;
+      std::set<std::uint64_t>::const_iterator past;
     };
     struct Worse {
       bool operator()(const Item& a, const Item& b) const {
         return a.value < b.value || (a.value == b.value && a.seq > b.seq);
       }
     };
-    void push(std::uint32_t class_id, std::uint32_t node, Kind kind, const TaskTreap::Aggregate& agg);
-    void push_node(std::uint32_t class_id, std::uint32_t node, Kind kind);
+    void push_bound(std::uint32_t class_id, std::uint32_t node, Kind kind, const BucketTreap::Aggregate& agg);
+    void push_bucket(std::uint32_t class_id, std::uint32_t node);
+    // Pushes the walker's current task, if any.
+    void push_task(std::uint32_t class_id, std::uint32_t walker);
+    double score(std::uint32_t class_id, double priority, double deadline) const;
 
     const VictimIndex* index_ = nullptr;
     double incoming_priority_ = 0.0;
-    double kappa_now_ = 0.0;
+    double kappa_ = 0.0;
+    double now_ = 0.0;
     double min_score_ = 0.0;
+    std::vector<Walker> walkers_;
     std::vector<std::optional<VictimRule>> rules_;
     std::vector<Item> heap_;
   };
@@ -113,10 +137,15 @@ class VictimIndex {
     std::uint32_t class_id = 0;
     bool young = false;
     std::multimap<double, std::uint64_t>::iterator young_at;
+    bool ahead = false;  // in its bucket's `ahead` set (and in deadlines_)
+    std::multimap<double, std::uint64_t>::iterator deadline_at;
   };
   std::uint32_t class_for(const TaskInfo& info);
-  void insert_mature(Slot& slot);
-  void mature(double now);
+  void insert_mature(Slot& slot, double now);
+  void erase_mature(Slot& slot);
+  void refresh_bucket(Class& c, double priority);
+  // Moves matured tasks into their classes and passed deadlines to `past`.
+  void advance_to(double now);
   // The rule of every class for this incoming task, cached by the task's pool and rule
   // labels: the policy's string matching is the costliest part of a query otherwise.
   const std::vector<std::optional<VictimRule>>& rules_for(const IncomingTask& incoming);
@@ -125,9 +154,10 @@ class VictimIndex {
   std::set<std::string> rule_keys_;
   std::map<std::pair<std::string, Labels>, std::vector<std::optional<VictimRule>>> rules_cache_;
   std::vector<std::unique_ptr<Class>> classes_;
-  std::map<std::tuple<std::string, Labels, ResourceVector>, std::uint32_t> class_ids_;
+  std::map<std::tuple<std::string, Labels, bool>, std::uint32_t> class_ids_;
   std::unordered_map<std::uint64_t, Slot> slots_;
-  std::multimap<double, std::uint64_t> young_;  // start time -> task
+  std::multimap<double, std::uint64_t> young_;      // start time -> task
+  std::multimap<double, std::uint64_t> deadlines_;  // deadline -> task, for tasks still ahead
 };
 
 }  // namespace meshsim::scheduler

@@ -20,8 +20,7 @@ inline VictimIndex::Evaluation linear_evaluate(const std::vector<VictimIndex::Ta
     if (now - task.start < policy.min_runtime_before_preemption) continue;
     const auto rule = victim_rule(policy, incoming, task.pool, task.labels);
     if (!rule || !delta_qualifies(*rule, incoming.priority, task.priority)) continue;
-    const double score =
-        preempt_score(*rule, incoming.priority, kappa * now, score_terms(kappa, task.priority, task.deadline));
+    const double score = preempt_score(*rule, incoming.priority, task.priority, kappa, task.deadline, now);
     if (rule->needs_min_score && score < policy.min_preempt_score) continue;
     all.push_back({task.seq, score, rule->reason, 0});
   }
