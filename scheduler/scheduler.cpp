@@ -508,15 +508,22 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   return chosen;
 }
 
-SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& submitted) {
+SubmitResult Scheduler::submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&)) {
   ScopedLatency latency(metrics_.task_schedule_latency_ms);
   TaskSpec spec = submitted;
   spec.priority = strategy_->priority(submitted);
+  if (auto checked = check_submission(spec); !checked) return SubmitResult{checked, {}, {}, {}, false};
+  return (this->*place)(spec);
+}
+
+SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
+  return submit(spec, &Scheduler::place_with_preemption);
+}
+
+SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& spec) { return submit(spec, &Scheduler::place_with_pg_pool); }
+
+SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   SubmitResult out;
-  if (auto checked = check_submission(spec); !checked) {
-    out.result = checked;
-    return out;
-  }
   if (Agent* idle = find_idle_agent(spec.pool, spec.resources, spec.task_id)) return run_on_idle_agent(spec, *idle);
   if (fits_after(spec, {})) return start_on_new_agent(spec, std::nullopt);
 
@@ -544,15 +551,8 @@ SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& submitted) {
   return out;
 }
 
-SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& submitted) {
-  ScopedLatency latency(metrics_.task_schedule_latency_ms);
-  TaskSpec spec = submitted;
-  spec.priority = strategy_->priority(submitted);
+SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   SubmitResult out;
-  if (auto checked = check_submission(spec); !checked) {
-    out.result = checked;
-    return out;
-  }
   const PgPool* pool = pg_pool(spec.pool);
   if (pool == nullptr) {
     out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': pool '" + spec.pool +

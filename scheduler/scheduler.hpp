@@ -222,6 +222,11 @@ class Scheduler {
   void arm_hold(Agent& agent, double until);
   void release_hold(const std::string& agent_name, std::uint64_t serial);
   OpResult check_submission(const TaskSpec& spec) const;
+  // Both submit paths: the strategy's priority, the checks, the latency metric, then
+  // `place` (the path's own way to find room).
+  SubmitResult submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&));
+  SubmitResult place_with_preemption(const TaskSpec& spec);
+  SubmitResult place_with_pg_pool(const TaskSpec& spec);
 
   const Clock& clock_;
   Actuator* actuator_;

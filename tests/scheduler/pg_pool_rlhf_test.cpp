@@ -3,7 +3,7 @@
 
 #include "scheduler/scheduler.hpp"
 #include "scheduler/simple_scheduler.hpp"
-#include "tests/scheduler/fake_world.hpp"
+#include "scheduler/manual_world.hpp"
 
 namespace meshsim::scheduler {
 namespace {
@@ -37,7 +37,7 @@ class PgPoolRlhfTest : public ::testing::Test {
   }
   PgPoolStats pg_stats() const { return scheduler.pg_pool_stats().at("rlhf-pg-pool"); }
 
-  testing::FakeWorld world;
+  ManualWorld world;
   Scheduler scheduler{world, &world, &world};
 };
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "scheduler/scheduler.hpp"
-#include "tests/scheduler/fake_world.hpp"
+#include "scheduler/manual_world.hpp"
 
 namespace meshsim::scheduler {
 namespace {
@@ -34,7 +34,7 @@ class PreemptionScenarioTest : public ::testing::Test {
   }
   void update(const PolicyUpdate& update) { ASSERT_TRUE(scheduler.update_preemption_policy(update).result.success); }
 
-  testing::FakeWorld world;
+  ManualWorld world;
   Scheduler scheduler{world, &world, &world};
 };
 
@@ -267,7 +267,7 @@ TEST_F(PreemptionScenarioTest, P12ACancelThatNeverAnswersTimesOutButStillFrees) 
   update(timeout);
   TaskSpec stuck{"stuck", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "s", 0.0, ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(stuck).result.success);
-  world.hanging_agents.insert("stuck");
+  world.hanging.insert("stuck");
   const auto outcome = scheduler.execute_preemption("stuck", "stuck");
   EXPECT_TRUE(outcome.result.success);
   EXPECT_FALSE(outcome.cancel_success);

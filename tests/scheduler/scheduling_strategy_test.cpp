@@ -5,7 +5,7 @@
 #include <random>
 
 #include "scheduler/scheduler.hpp"
-#include "tests/scheduler/fake_world.hpp"
+#include "scheduler/manual_world.hpp"
 
 namespace meshsim::scheduler {
 namespace {
@@ -28,7 +28,7 @@ class SchedulingStrategyTest : public ::testing::Test {
     return scheduler.cluster().nodes()[scheduler.agents().agent(agent)->node].spec.name;
   }
 
-  testing::FakeWorld world;
+  ManualWorld world;
   Scheduler scheduler{world, &world, &world};
 };
 

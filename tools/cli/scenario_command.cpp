@@ -5,6 +5,7 @@
 #include <set>
 
 #include "configs/config_file.hpp"
+#include "scheduler/manual_world.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_args.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
@@ -17,50 +18,6 @@ namespace {
 using configs::ObjectReader;
 using nlohmann::json;
 namespace sch = meshsim::scheduler;
-
-// The simulated world a script runs in: a clock the script advances, timers that fire
-// as it does, and agents that answer a cancel at once unless the script hung them (then
-// the core waits out cancel_timeout, and the clock moves by that much).
-class ScriptWorld : public sch::Clock, public sch::TimerService, public sch::Actuator {
- public:
-  double now() const override { return now_; }
-  void advance(double seconds) {
-    const double until = now_ + seconds;
-    while (!timers_.empty() && timers_.begin()->first.first <= until) {
-      const auto it = timers_.begin();
-      now_ = it->first.first;
-      auto callback = std::move(it->second);
-      timers_.erase(it);
-      callback();
-    }
-    now_ = until;
-  }
-  // Resuming from a state file: the world's clock goes back to when it was saved, and
-  // the timers of the abandoned timeline are dropped (the core re-arms its own).
-  void rewind(double to) {
-    timers_.clear();
-    now_ = to;
-  }
-  sch::TimerId call_after(double seconds, std::function<void()> callback) override {
-    const sch::TimerId id = next_timer_++;
-    timers_.emplace(std::make_pair(now_ + seconds, id), std::move(callback));
-    return id;
-  }
-  void cancel(sch::TimerId id) override {
-    std::erase_if(timers_, [id](const auto& kv) { return kv.first.second == id; });
-  }
-  sch::CancelReply cancel_task(const std::string& agent, const std::string&, double timeout_s) override {
-    if (hanging.count(agent) == 0) return {true, 0.0};
-    now_ += timeout_s;  // the core waited this long before killing the agent
-    return {false, timeout_s};
-  }
-  std::set<std::string> hanging;
-
- private:
-  double now_ = 0.0;
-  sch::TimerId next_timer_ = 1;
-  std::map<std::pair<double, sch::TimerId>, std::function<void()>> timers_;
-};
 
 // Thrown for a step the script got wrong (not for a call that fails in the API).
 struct ScriptError {
@@ -466,7 +423,7 @@ class ScenarioRunner {
   }
 
   std::string file_;
-  ScriptWorld world_;
+  sch::ManualWorld world_;
   sch::Scheduler scheduler_{world_, &world_, &world_};
 };
 

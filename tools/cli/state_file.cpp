@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tools/cli/atomic_file.hpp"
+#include "tools/cli/scenario_args.hpp"
 
 namespace meshsim::scheduler {
 
@@ -139,11 +140,8 @@ void from_json(const json& j, PgPool::State& s) {
   s.reuse_hits = j.at("reuse_hits");
 }
 
-void to_json(json& j, const SavedState& s) {
-  j = {{"task_id", s.task_id},   {"pool_name", s.pool_name}, {"agent_name", s.agent_name},
-       {"priority", s.priority}, {"labels", s.labels},       {"estimated_duration", s.estimated_duration},
-       {"elapsed", s.elapsed},   {"payload", s.payload},     {"custom", s.custom ? json(*s.custom) : json(nullptr)}};
-}
+// Saved states, the policy and the stats keep the names the scenario output uses.
+void to_json(json& j, const SavedState& s) { j = cli::to_json(s); }
 void from_json(const json& j, SavedState& s) {
   s.task_id = j.at("task_id");
   s.pool_name = j.at("pool_name");
@@ -153,7 +151,7 @@ void from_json(const json& j, SavedState& s) {
   s.estimated_duration = j.at("estimated_duration");
   s.elapsed = j.at("elapsed");
   s.payload = j.at("payload");
-  if (!j.at("custom").is_null()) s.custom = j.at("custom").get<std::string>();
+  if (j.contains("custom")) s.custom = j.at("custom").get<std::string>();
 }
 
 void to_json(json& j, const Task& t) {
@@ -187,21 +185,7 @@ void from_json(const json& j, Task& t) {
   t.lost_work = j.at("lost_work");
 }
 
-void to_json(json& j, const PreemptionPolicy& p) {
-  j = {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
-       {"cross_pool_priority_threshold", p.cross_pool_priority_threshold},
-       {"remaining_time_weight", p.remaining_time_weight},
-       {"min_preempt_score", p.min_preempt_score},
-       {"enable_cross_pool_preemption", p.enable_cross_pool_preemption},
-       {"protected_pools", p.protected_pools},
-       {"label_preemption_rules", p.label_preemption_rules},
-       {"label_priority_threshold", p.label_priority_threshold},
-       {"enable_label_preemption", p.enable_label_preemption},
-       {"label_max_priority_deficit", p.label_max_priority_deficit ? json(*p.label_max_priority_deficit) : json(nullptr)},
-       {"cancel_timeout", p.cancel_timeout},
-       {"min_runtime_before_preemption", p.min_runtime_before_preemption},
-       {"hold_timeout", p.hold_timeout}};
-}
+void to_json(json& j, const PreemptionPolicy& p) { j = cli::to_json(p); }
 void from_json(const json& j, PreemptionPolicy& p) {
   p.same_pool_priority_threshold = j.at("same_pool_priority_threshold");
   p.cross_pool_priority_threshold = j.at("cross_pool_priority_threshold");
@@ -218,32 +202,23 @@ void from_json(const json& j, PreemptionPolicy& p) {
   p.hold_timeout = j.at("hold_timeout");
 }
 
-void to_json(json& j, const PreemptionRecord& r) {
-  j = {{"timestamp", r.timestamp}, {"task_id", r.task_id}, {"pool_name", r.pool_name}, {"priority", r.priority},
-       {"reason", r.reason},       {"lost_work", r.lost_work}, {"preemptor", r.preemptor}};
-}
 void from_json(const json& j, PreemptionRecord& r) {
   r = {j.at("timestamp"), j.at("task_id"), j.at("pool_name"), j.at("priority"),
        j.at("reason"),    j.at("lost_work"), j.at("preemptor")};
 }
 
-void to_json(json& j, const PreemptionStats& s) {
-  j = {{"total", s.total_preemptions},    {"same_pool", s.same_pool_preemptions}, {"cross_pool", s.cross_pool_preemptions},
-       {"label", s.label_preemptions},    {"manual", s.manual_preemptions},       {"restored", s.restored_tasks},
-       {"requeued", s.requeued_tasks},    {"lost", s.lost_tasks},                 {"lost_work", s.lost_work},
-       {"recent", s.recent_preemptions}};
-}
+void to_json(json& j, const PreemptionStats& s) { j = cli::to_json(s); }
 void from_json(const json& j, PreemptionStats& s) {
-  s.total_preemptions = j.at("total");
-  s.same_pool_preemptions = j.at("same_pool");
-  s.cross_pool_preemptions = j.at("cross_pool");
-  s.label_preemptions = j.at("label");
-  s.manual_preemptions = j.at("manual");
-  s.restored_tasks = j.at("restored");
-  s.requeued_tasks = j.at("requeued");
-  s.lost_tasks = j.at("lost");
+  s.total_preemptions = j.at("total_preemptions");
+  s.same_pool_preemptions = j.at("same_pool_preemptions");
+  s.cross_pool_preemptions = j.at("cross_pool_preemptions");
+  s.label_preemptions = j.at("label_preemptions");
+  s.manual_preemptions = j.at("manual_preemptions");
+  s.restored_tasks = j.at("restored_tasks");
+  s.requeued_tasks = j.at("requeued_tasks");
+  s.lost_tasks = j.at("lost_tasks");
   s.lost_work = j.at("lost_work");
-  s.recent_preemptions = j.at("recent").get<std::deque<PreemptionRecord>>();
+  s.recent_preemptions = j.at("recent_preemptions").get<std::deque<PreemptionRecord>>();
 }
 
 }  // namespace meshsim::scheduler

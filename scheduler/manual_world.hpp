@@ -4,15 +4,17 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler/world.hpp"
 
-namespace meshsim::scheduler::testing {
+namespace meshsim::scheduler {
 
-// A clock the test sets, timers that fire when it advances, and agents whose cancel
-// answers at once unless the test makes them hang.
-class FakeWorld : public Clock, public TimerService, public Actuator {
+// A world moved by hand, for scenario scripts and unit tests: a clock that advances when
+// told (firing timers in time order on the way), and agents that answer a cancel at once
+// unless hung, in which case the core waits out the timeout and the clock moves by it.
+class ManualWorld : public Clock, public TimerService, public Actuator {
  public:
   double now() const override { return now_; }
   void advance(double seconds) {
@@ -26,6 +28,12 @@ class FakeWorld : public Clock, public TimerService, public Actuator {
     }
     now_ = until;
   }
+  // Resuming from a state file: the clock goes back to when it was saved, and the timers
+  // of the abandoned timeline are dropped (the core re-arms its own).
+  void rewind(double to) {
+    timers_.clear();
+    now_ = to;
+  }
 
   TimerId call_after(double seconds, std::function<void()> callback) override {
     const TimerId id = next_timer_++;
@@ -33,22 +41,18 @@ class FakeWorld : public Clock, public TimerService, public Actuator {
     return id;
   }
   void cancel(TimerId id) override {
-    for (auto it = timers_.begin(); it != timers_.end(); ++it) {
-      if (it->first.second == id) {
-        timers_.erase(it);
-        return;
-      }
-    }
+    std::erase_if(timers_, [id](const auto& kv) { return kv.first.second == id; });
   }
 
   CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override {
     cancels.push_back(agent + "/" + task_id);
-    if (hanging_agents.count(agent) != 0) return CancelReply{false, timeout_s};
-    return CancelReply{true, 0.0};
+    if (hanging.count(agent) == 0) return CancelReply{true, 0.0};
+    now_ += timeout_s;
+    return CancelReply{false, timeout_s};
   }
 
-  std::set<std::string> hanging_agents;
-  std::vector<std::string> cancels;
+  std::set<std::string> hanging;      // agents that never answer
+  std::vector<std::string> cancels;   // "agent/task" of every cancel asked
 
  private:
   double now_ = 0.0;
@@ -56,4 +60,4 @@ class FakeWorld : public Clock, public TimerService, public Actuator {
   std::map<std::pair<double, TimerId>, std::function<void()>> timers_;
 };
 
-}  // namespace meshsim::scheduler::testing
+}  // namespace meshsim::scheduler
