@@ -80,12 +80,14 @@ void timed_loop(benchmark::State& state, Fn&& query) {
   report_p99(state, samples_us);
 }
 
+void fill_index(VictimIndex& index, std::size_t tasks) {
+  index.configure(bench_policy());
+  for (const auto& task : workload(tasks)) index.add(task, kNow);
+}
+
 void BM_EvaluateIndexed(benchmark::State& state) {
-  const auto tasks = workload(static_cast<std::size_t>(state.range(0)));
-  const auto policy = bench_policy();
   VictimIndex index;
-  index.configure(policy);
-  for (const auto& task : tasks) index.add(task, kNow);
+  fill_index(index, static_cast<std::size_t>(state.range(0)));
   const auto incoming = queries();
   timed_loop(state, [&](std::size_t i) {
     benchmark::DoNotOptimize(index.evaluate(incoming[i % incoming.size()], kNow, 16));
@@ -105,11 +107,8 @@ void BM_EvaluateLinear(benchmark::State& state) {
 // give back resources (what submit_task_with_preemption draws on when the quota binds),
 // four of them.
 void BM_SelectVictimsIndexed(benchmark::State& state) {
-  const auto tasks = workload(static_cast<std::size_t>(state.range(0)));
-  const auto policy = bench_policy();
   VictimIndex index;
-  index.configure(policy);
-  for (const auto& task : tasks) index.add(task, kNow);
+  fill_index(index, static_cast<std::size_t>(state.range(0)));
   const auto incoming = queries();
   timed_loop(state, [&](std::size_t i) {
     const IncomingTask& q = incoming[i % incoming.size()];
