@@ -228,6 +228,36 @@ TEST(ScenarioCommandTest, MetricsAreWrittenInThePrometheusTextFormatWithTheSeeds
   }
 }
 
+TEST(ScenarioCommandTest, AStateThatDoesNotLoadLeavesTheRunAsItWas) {
+  const fs::path dir = fs::temp_directory_path() / "meshsim_test_state_inconsistent";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string good = (dir / "good.json").string();
+  // A state whose agent names a pool that is not in it.
+  const auto save = run_script(write_script("save_good", R"({"steps": [
+      {"call": "create_pool", "args": {"name": "p", "resources": {"cpu": 2, "memory": 1024}}},
+      {"call": "create_agent", "args": {"name": "a", "pool": "p", "resources": {"cpu": 1, "memory": 512}}},
+      {"call": "save_state", "args": {"path": ")" + good + R"("}}]})"));
+  ASSERT_EQ(save.exit_code, kExitOk) << save.err;
+  json state = json::parse(std::ifstream(good));
+  state["pools"] = json::array();
+  std::ofstream(dir / "bad.json") << state.dump();
+  // A hold on the only slot, then a failed load, then the hold's expiry.
+  const auto run = run_script(write_script("load_inconsistent", R"({"steps": [
+      {"call": "create_pool", "args": {"name": "q", "resources": {"cpu": 1, "memory": 512}}},
+      {"call": "submit_task_with_preemption", "args": {"task_id": "t", "pool_name": "q", "priority": 1, "resources": {"cpu": 1, "memory": 512}}},
+      {"call": "execute_preemption", "args": {"task_id": "t", "agent_name": "t", "hold_for": "never-comes"}},
+      {"call": "advance", "args": {"seconds": 5}},
+      {"call": "load_state", "args": {"path": ")" + (dir / "bad.json").string() + R"("}},
+      {"call": "advance", "args": {"seconds": 30}},
+      {"call": "submit_task_with_preemption", "args": {"task_id": "u", "pool_name": "q", "priority": 1, "resources": {"cpu": 1, "memory": 512}}}]})"));
+  ASSERT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_FALSE(result(run, 4)["success"]);
+  EXPECT_NE(result(run, 4)["error"].get<std::string>().find("agent a names no known pool"), std::string::npos);
+  EXPECT_EQ(run.steps[4]["time"], 5.0);  // the clock did not move back
+  EXPECT_TRUE(result(run, 6)["success"]) << "the hold still expired on time: " << result(run, 6);
+}
+
 TEST(ScenarioCommandTest, TheSameScriptPrintsTheSameBytes) {
   EXPECT_EQ(shipped("r1_rlhf_pg_pool").out, shipped("r1_rlhf_pg_pool").out);
 }

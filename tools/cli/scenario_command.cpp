@@ -365,11 +365,14 @@ class ScenarioRunner {
            return [&r, path] {
              auto state = read_state_file(path);
              if (!state) return json{{"success", false}, {"error", state.error().message}};
-             const double before = r.world_.now();
+             // Tried on a scratch scheduler first, so a state that does not load leaves
+             // this world's clock and timers as they were.
+             sch::ManualWorld scratch_world;
+             scratch_world.rewind(state->saved_at);
+             sch::Scheduler scratch(scratch_world, &scratch_world, &scratch_world);
+             if (auto loaded = scratch.load_state(*state); !loaded) return to_json(loaded);
              r.world_.rewind(state->saved_at);
-             auto loaded = r.scheduler_.load_state(*state);
-             if (!loaded) r.world_.rewind(before);
-             return to_json(loaded);
+             return to_json(r.scheduler_.load_state(*state));
            };
          }},
         {"set_scheduling_strategy",
