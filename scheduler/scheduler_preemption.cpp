@@ -1,0 +1,370 @@
+// Scheduler's preemption and submission paths (the rest of Scheduler is in
+// scheduler.cpp): evaluation, execution, holds, victim selection, the two submit paths.
+#include <algorithm>
+
+#include "scheduler/scheduler.hpp"
+
+namespace meshsim::scheduler {
+
+// ---- preemption ----------------------------------------------------------------------
+
+PolicyUpdateResult Scheduler::update_preemption_policy(const PolicyUpdate& update) {
+  auto result = update_policy(policy_, update);
+  if (result.result.success) index_.configure(policy_);
+  return result;
+}
+
+PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming, std::size_t k) {
+  PreemptionEvaluation out;
+  const auto evaluation = index_.evaluate(incoming, now(), k);
+  out.eligible = evaluation.eligible;
+  out.should_preempt = evaluation.eligible > 0;
+  last_reasons_.clear();
+  for (const auto& candidate : evaluation.best) {
+    const Task& task = tasks_.at(task_by_seq_.at(candidate.seq));
+    out.candidates.push_back(
+        PreemptionCandidate{task.id, task.agent, task.pool, task.priority, candidate.score, candidate.reason});
+    last_reasons_[task.id] = candidate.reason;
+  }
+  return out;
+}
+
+PreemptionOutcome Scheduler::preempt(Task& victim, const std::string& reason, const std::string& preemptor,
+                                     const std::string& hold_for) {
+  ScopedLatency latency(metrics_.preemption_execution_latency_ms);
+  ++metrics_.preemption_count[{victim.pool, reason}];
+  PreemptionOutcome out;
+  const double at = now();
+  // 1. Save the state: the pool's preserver, else the snapshot itself.
+  SavedState snapshot{victim.id,       victim.pool, victim.agent, victim.priority, victim.labels,
+                      victim.estimated_duration, std::max(0.0, at - victim.start_time), victim.payload, std::nullopt};
+  if (const auto h = handlers_.find(victim.pool); h != handlers_.end() && h->second.preserver) {
+    auto preserved = h->second.preserver(snapshot);
+    if (preserved) {
+      snapshot.custom = std::move(*preserved);
+      out.saved_state = snapshot;
+    } else {
+      out.state_error = "preserver for pool '" + victim.pool + "' failed: " + preserved.error().message;
+    }
+  } else {
+    out.saved_state = snapshot;
+  }
+  // 2. Cancel, waiting at most cancel_timeout; an agent that does not answer is killed.
+  CancelReply reply;
+  if (actuator_ != nullptr) reply = actuator_->cancel_task(victim.agent, victim.id, policy_.cancel_timeout);
+  out.cancel_success = reply.answered;
+  out.cancel_wait = std::min(reply.waited_s, policy_.cancel_timeout);
+  // 3. Free the slot (or hold it for the named preemptor).
+  Agent* agent = agents_.agent(victim.agent);
+  if (agent != nullptr && !hold_for.empty()) {
+    agent->held_for = hold_for;
+    arm_hold(*agent, at + policy_.hold_timeout);
+  }
+  detach_from_agent(victim);
+  victim.lost_work = victim.work_since_checkpoint(at);
+  victim.saved_state = out.saved_state;
+  victim.state = out.saved_state ? TaskState::kPreempted : TaskState::kLost;
+  if (!out.saved_state) ++stats_.lost_tasks;
+  // 4. Count it.
+  ++stats_.total_preemptions;
+  if (reason == kPreemptReasonNames.name(PreemptReason::kSamePool)) ++stats_.same_pool_preemptions;
+  if (reason == kPreemptReasonNames.name(PreemptReason::kCrossPool)) ++stats_.cross_pool_preemptions;
+  if (reason == kPreemptReasonNames.name(PreemptReason::kLabel)) ++stats_.label_preemptions;
+  if (reason == "manual_preemption") ++stats_.manual_preemptions;
+  stats_.lost_work += victim.lost_work;
+  stats_.recent_preemptions.push_front(
+      PreemptionRecord{at, victim.id, victim.pool, victim.priority, reason, victim.lost_work, preemptor});
+  if (stats_.recent_preemptions.size() > kRecentPreemptions) stats_.recent_preemptions.pop_back();
+  return out;
+}
+
+void Scheduler::arm_hold(Agent& agent, double until) {
+  agent.hold_until = until;
+  agent.hold_serial = ++hold_serial_;
+  if (timers_ == nullptr) return;
+  const std::string agent_name = agent.spec.name;
+  const std::uint64_t serial = agent.hold_serial;
+  agent.hold_timer = timers_->call_after(std::max(0.0, until - now()),
+                                         [this, agent_name, serial] { release_hold(agent_name, serial); });
+}
+
+void Scheduler::release_hold(const std::string& agent_name, std::uint64_t serial) {
+  Agent* agent = agents_.agent(agent_name);
+  if (agent == nullptr || agent->hold_serial != serial || agent->held_for.empty()) return;
+  agent->held_for.clear();
+  agent->hold_timer = 0;
+  if (agent->dedicated && !agent->task) remove_agent(*agent, PgFate::kRelease);
+}
+
+PreemptionOutcome Scheduler::execute_preemption(const std::string& task_id, const std::string& agent_name,
+                                                const std::string& hold_for) {
+  const auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second.state != TaskState::kRunning) {
+    PreemptionOutcome out;
+    out.result = OpResult::fail("execute_preemption: no running task '" + task_id + "'");
+    return out;
+  }
+  if (it->second.agent != agent_name) {
+    PreemptionOutcome out;
+    out.result = OpResult::fail("execute_preemption: task '" + task_id + "' runs on agent '" + it->second.agent +
+                                "', not '" + agent_name + "'");
+    return out;
+  }
+  const auto reason = last_reasons_.find(task_id);
+  const std::string why =
+      reason == last_reasons_.end() ? "manual_preemption" : std::string(kPreemptReasonNames.name(reason->second));
+  return preempt(it->second, why, "", hold_for);
+}
+
+// ---- submission ----------------------------------------------------------------------
+
+OpResult Scheduler::check_submission(const TaskSpec& spec) const {
+  const std::string where = "submit '" + spec.task_id + "': ";
+  if (spec.task_id.empty()) return OpResult::fail("submit: the task needs an id");
+  if (const Task* existing = task(spec.task_id); existing != nullptr && existing->state == TaskState::kRunning) {
+    return OpResult::fail(where + "the task is already running on agent '" + existing->agent + "'");
+  }
+  if (agents_.pool(spec.pool) == nullptr) return OpResult::fail(where + "no pool '" + spec.pool + "'");
+  if (!spec.resources.is_non_negative() || spec.resources.is_zero()) {
+    return OpResult::fail(where + "resources must be non-empty and non-negative, got " + spec.resources.to_string());
+  }
+  return OpResult::ok();
+}
+
+Agent* Scheduler::find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id) {
+  Agent* best = nullptr;
+  const auto idle = idle_agents_.find(pool);
+  if (idle == idle_agents_.end()) return nullptr;
+  for (const std::string& name : idle->second) {
+    Agent* agent = agents_.agent(name);
+    if (!need.fits_in(agent->spec.resources)) continue;
+    if (agent->held_for == task_id) return agent;  // held for this very task
+    if (agent->held_for.empty() && best == nullptr) best = agent;
+  }
+  return best;
+}
+
+SubmitResult Scheduler::run_on_idle_agent(const TaskSpec& spec, Agent& agent) {
+  Task task;
+  task.id = spec.task_id;
+  task.pool = spec.pool;
+  task.priority = spec.priority;
+  task.labels = spec.labels;
+  task.estimated_duration = spec.estimated_duration;
+  task.payload = spec.payload;
+  task.checkpoint_interval = spec.checkpoint_interval;
+  start_task(std::move(task), agent);
+  SubmitResult out;
+  out.agent_name = agent.spec.name;
+  out.placement_group = agent.placement_group;
+  out.pg_reused = true;
+  return out;
+}
+
+SubmitResult Scheduler::start_on_new_agent(const TaskSpec& spec, std::optional<PgId> preferred_pg) {
+  SubmitResult out;
+  std::string name = spec.agent_name.empty() ? spec.task_id : spec.agent_name;
+  if (agents_.agent(name) != nullptr) name += "#" + std::to_string(next_seq_);
+  AgentSpec agent_spec{name, spec.pool, spec.actor_class, spec.resources, std::nullopt, 0};
+  PgPool* pool = nullptr;
+  if (const auto it = pg_pools_.find(spec.pool); it != pg_pools_.end()) pool = it->second.get();
+  if (pool != nullptr) {
+    const PgPoolStats before = pool->stats();
+    const auto pg = pool->acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority), preferred_pg);
+    if (!pg) {
+      out.result = OpResult::fail("submit '" + spec.task_id + "': no placement group of pool '" + spec.pool +
+                                  "' fits " + spec.resources.to_string());
+      return out;
+    }
+    agent_spec.placement_group = pg;
+    out.pg_reused = pool->stats().reuse_hits > before.reuse_hits;
+  }
+  if (auto created = create_agent(agent_spec); !created) {
+    if (pool != nullptr) pool->release(cluster(), *agent_spec.placement_group);
+    out.result = OpResult::fail("submit '" + spec.task_id + "': " + created.error);
+    return out;
+  }
+  Agent& agent = *agents_.agent(name);
+  agent.dedicated = true;
+  SubmitResult started = run_on_idle_agent(spec, agent);
+  started.pg_reused = out.pg_reused;
+  return started;
+}
+
+bool Scheduler::fits_after(const TaskSpec& spec, const std::vector<const Task*>& victims) const {
+  ResourceVector available = agents_.pool(spec.pool)->ledger.available();
+  std::vector<PgId> pooled_pgs, own_pgs;
+  const PgPool* pool = pg_pool(spec.pool);
+  for (const Task* victim : victims) {
+    const Agent* agent = agents_.agent(victim->agent);
+    if (agent == nullptr || !agent->dedicated) continue;
+    if (victim->pool == spec.pool) available += agent->spec.resources;
+    if (pool != nullptr && pool->holds(agent->placement_group)) {
+      pooled_pgs.push_back(agent->placement_group);
+    } else if (agent->owns_placement_group) {
+      own_pgs.push_back(agent->placement_group);
+    }
+  }
+  if (!spec.resources.fits_in(available)) return false;
+  if (pool != nullptr) return pool->can_acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority), pooled_pgs);
+  return cluster().can_place({spec.resources}, agents_.pool(spec.pool)->spec.placement_strategy, own_pgs);
+}
+
+bool Scheduler::frees_fitting_pg(const Task& victim, const TaskSpec& spec) const {
+  const Agent* agent = agents_.agent(victim.agent);
+  const PgPool* pool = pg_pool(spec.pool);
+  if (agent == nullptr || !agent->dedicated || pool == nullptr) return false;
+  const ResourceVector* shape = pool->shape(agent->placement_group);
+  return shape != nullptr && spec.resources.fits_in(*shape);
+}
+
+std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const TaskSpec& spec, bool pg_reuse_only) {
+  const IncomingTask incoming{spec.priority, spec.pool, spec.labels};
+  const bool quota_short = !spec.resources.fits_in(agents_.pool(spec.pool)->ledger.available());
+  // Only victims whose preemption gives something back help; when the pool quota binds,
+  // only those of the same pool.
+  auto helps = [&](const VictimIndex::Class& c) {
+    return c.gives_back && (!quota_short || c.pool == spec.pool) && (!pg_reuse_only || c.pool == spec.pool);
+  };
+  auto task_of = [&](const VictimIndex::Candidate& c) { return &tasks_.at(task_by_seq_.at(c.seq)); };
+  auto allowed = [&](const VictimIndex::Candidate& c) { return strategy_->should_preempt(incoming, *task_of(c)); };
+
+  // 1. One victim, if one is enough: in each class the best-scoring victim that frees
+  //    enough (looking at most kSingleVictimScan deep); one whose PG the incoming task can
+  //    take over wins, then the higher score.
+  std::optional<Victim> single;
+  bool single_reuses = false;
+  const bool pooled = pg_pool(spec.pool) != nullptr;
+  for (std::uint32_t id = 0; id < index_.class_count(); ++id) {
+    if (!helps(index_.class_of(id))) continue;
+    auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
+    std::optional<Victim> found;
+    bool found_reuses = false;
+    for (std::size_t seen = 0; seen < kSingleVictimScan; ++seen) {
+      const auto candidate = cursor.next();
+      if (!candidate) break;
+      if (!allowed(*candidate)) continue;
+      const Task* victim = task_of(*candidate);
+      if (!fits_after(spec, {victim})) continue;
+      const bool reuses = frees_fitting_pg(*victim, spec);
+      if (pg_reuse_only && !reuses) continue;
+      if (!found) found = Victim{victim, candidate->reason, candidate->score};
+      if (reuses) {
+        found = Victim{victim, candidate->reason, candidate->score};
+        found_reuses = true;
+      }
+      // Without a PG pool no victim's PG is taken over: the first that fits is the one.
+      if (found_reuses || !pooled) break;
+    }
+    if (!found) continue;
+    const bool better = !single || (found_reuses && !single_reuses) ||
+                        (found_reuses == single_reuses &&
+                         (found->score > single->score || (found->score == single->score && found->task->seq < single->task->seq)));
+    if (better) {
+      single = found;
+      single_reuses = found_reuses;
+    }
+  }
+  if (single) return std::vector<Victim>{*single};
+  if (pg_reuse_only) return std::nullopt;
+
+  // 2. Several: take the best-scoring until enough is free, then drop any the others
+  //    make unnecessary (lowest score first), so no more are preempted than needed.
+  auto cursor = index_.open(incoming, now(), helps);
+  std::vector<Victim> chosen;
+  std::vector<const Task*> tasks;
+  while (!fits_after(spec, tasks)) {
+    const auto candidate = cursor.next();
+    if (!candidate) return std::nullopt;
+    if (!allowed(*candidate)) continue;
+    chosen.push_back(Victim{task_of(*candidate), candidate->reason, candidate->score});
+    tasks.push_back(chosen.back().task);
+  }
+  for (std::size_t i = chosen.size(); i-- > 0;) {
+    std::vector<const Task*> without = tasks;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+    if (fits_after(spec, without)) {
+      tasks = std::move(without);
+      chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  return chosen;
+}
+
+SubmitResult Scheduler::submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&)) {
+  ScopedLatency latency(metrics_.task_schedule_latency_ms);
+  TaskSpec spec = submitted;
+  spec.priority = strategy_->priority(submitted);
+  if (auto checked = check_submission(spec); !checked) return SubmitResult{checked, {}, {}, {}, false};
+  return (this->*place)(spec);
+}
+
+SubmitResult Scheduler::submit_task_with_preemption(const TaskSpec& spec) {
+  return submit(spec, &Scheduler::place_with_preemption);
+}
+
+SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& spec) { return submit(spec, &Scheduler::place_with_pg_pool); }
+
+SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
+  SubmitResult out;
+  if (Agent* idle = find_idle_agent(spec.pool, spec.resources, spec.task_id)) return run_on_idle_agent(spec, *idle);
+  if (fits_after(spec, {})) return start_on_new_agent(spec, std::nullopt);
+
+  const auto victims = choose_victims(spec, /*pg_reuse_only=*/false);
+  if (!victims) {
+    const auto evaluation = index_.evaluate({spec.priority, spec.pool, spec.labels}, now(), 0);
+    out.result = OpResult::fail("submit '" + spec.task_id + "': pool '" + spec.pool + "' has " +
+                                agents_.pool(spec.pool)->ledger.available().to_string() + " free for " +
+                                spec.resources.to_string() + ", and the " + std::to_string(evaluation.eligible) +
+                                " tasks the policy lets it preempt do not free enough");
+    return out;
+  }
+  std::optional<PgId> freed_pg;
+  std::vector<std::string> preempted;
+  for (const Victim& victim : *victims) {
+    Task& task = tasks_.at(victim.task->id);
+    if (const Agent* agent = agents_.agent(task.agent); agent != nullptr && frees_fitting_pg(task, spec)) {
+      freed_pg = agent->placement_group;
+    }
+    preempted.push_back(task.id);
+    (void)preempt(task, std::string(kPreemptReasonNames.name(victim.reason)), spec.task_id, "");
+  }
+  out = start_on_new_agent(spec, freed_pg);
+  out.preempted = std::move(preempted);
+  return out;
+}
+
+SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
+  SubmitResult out;
+  const PgPool* pool = pg_pool(spec.pool);
+  if (pool == nullptr) {
+    out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': pool '" + spec.pool +
+                                "' has no PG pool (pg_pool_config.enable)");
+    return out;
+  }
+  const ResourceVector available = agents_.pool(spec.pool)->ledger.available();
+  if (!spec.resources.fits_in(available)) {
+    out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': pool '" + spec.pool +
+                                "' quota is short: needs " + spec.resources.to_string() + ", has " +
+                                available.to_string() + " free");
+    return out;
+  }
+  if (pool->can_acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority))) {
+    return start_on_new_agent(spec, std::nullopt);
+  }
+  const auto victims = choose_victims(spec, /*pg_reuse_only=*/true);
+  if (!victims) {
+    out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': no placement group of pool '" +
+                                spec.pool + "' is free for " + spec.resources.to_string() +
+                                " and no task the policy lets it preempt holds one that fits");
+    return out;
+  }
+  Task& victim = tasks_.at(victims->front().task->id);
+  const PgId freed_pg = agents_.agent(victim.agent)->placement_group;
+  (void)preempt(victim, std::string(kPreemptReasonNames.name(victims->front().reason)), spec.task_id, "");
+  out = start_on_new_agent(spec, freed_pg);
+  out.preempted = {victim.id};
+  return out;
+}
+
+}  // namespace meshsim::scheduler
