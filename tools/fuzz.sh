@@ -6,13 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-120}"
 tools/setup.sh --fuzz
-mkdir -p build-fuzz/crashes build-fuzz/corpus/{csv,jsonl,config}
+mkdir -p build-fuzz/crashes build-fuzz/corpus/{csv,jsonl,config,scenario}
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n' > build-fuzz/corpus/csv/seed
 printf 't,p,o\n1.5,"3",4\n' > build-fuzz/corpus/csv/seed2
 printf '{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}\n' > build-fuzz/corpus/jsonl/seed
 cp configs/scenarios/default.json build-fuzz/corpus/config/seed
+cp experiments/scenarios/*.json build-fuzz/corpus/scenario/
 failed=()
-for pair in csv_trace_fuzz:csv jsonl_trace_fuzz:jsonl config_fuzz:config; do
+for pair in csv_trace_fuzz:csv jsonl_trace_fuzz:jsonl config_fuzz:config scenario_fuzz:scenario; do
   target="${pair%%:*}"; corpus="${pair##*:}"
   echo "== $target for ${seconds}s"
   if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -max_len=4096 \

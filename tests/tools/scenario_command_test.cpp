@@ -28,7 +28,7 @@ struct ScriptRun {
 
 ScriptRun run_script(const fs::path& path) {
   std::ostringstream out, err;
-  const int code = run_scenario_command({path.string(), /*check=*/true, /*metrics=*/""}, out, err);
+  const int code = run_scenario_command({path.string(), /*check=*/true, /*metrics=*/"", /*allow_files=*/true}, out, err);
   ScriptRun run{code, {}, out.str(), err.str()};
   std::istringstream lines(run.out);
   for (std::string line; std::getline(lines, line);) run.steps.push_back(json::parse(line));
@@ -197,7 +197,7 @@ TEST(ScenarioCommandTest, MetricsAreWrittenInThePrometheusTextFormatWithTheSeeds
   fs::remove(file);
   std::ostringstream out, err;
   const auto script = fs::path(MESHSIM_SOURCE_DIR) / "experiments/scenarios/r1_rlhf_pg_pool.json";
-  ASSERT_EQ(run_scenario_command({script.string(), false, file.string()}, out, err), kExitOk) << err.str();
+  ASSERT_EQ(run_scenario_command({script.string(), false, file.string(), true}, out, err), kExitOk) << err.str();
   std::ifstream in(file);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   for (const char* line : {
@@ -256,6 +256,15 @@ TEST(ScenarioCommandTest, AStateThatDoesNotLoadLeavesTheRunAsItWas) {
   EXPECT_NE(result(run, 4)["error"].get<std::string>().find("agent a names no known pool"), std::string::npos);
   EXPECT_EQ(run.steps[4]["time"], 5.0);  // the clock did not move back
   EXPECT_TRUE(result(run, 6)["success"]) << "the hold still expired on time: " << result(run, 6);
+}
+
+TEST(ScenarioCommandTest, StateFilesCanBeDisabledForSandboxedRuns) {
+  const auto script = json::parse(R"({"steps": [{"call": "save_state", "args": {"path": "/nonexistent/never-written.json"}}]})");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_scenario(script, {"inline.json", true, "", /*allow_files=*/false}, out, err), kExitOk) << err.str();
+  const json line = json::parse(out.str());
+  EXPECT_FALSE(line["result"]["success"]);
+  EXPECT_EQ(line["result"]["error"], "state files are disabled in this run");
 }
 
 TEST(ScenarioCommandTest, TheSameScriptPrintsTheSameBytes) {

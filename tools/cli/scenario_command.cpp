@@ -40,7 +40,10 @@ void collect_custom(const json& node, std::set<std::string>& names) {
 
 class ScenarioRunner {
  public:
-  ScenarioRunner(std::string file, const json& script) : file_(std::move(file)) { add_nodes(script); }
+  ScenarioRunner(std::string file, const json& script, bool allow_files)
+      : file_(std::move(file)), allow_files_(allow_files) {
+    add_nodes(script);
+  }
 
   json run_step(std::size_t index, const json& step) {
     if (!step.is_object() || !step.contains("call") || !step["call"].is_string()) {
@@ -355,6 +358,7 @@ class ScenarioRunner {
          [](ScenarioRunner& r, ObjectReader& a) -> Action {
            const std::string path = require_string(a, "path");
            return [&r, path] {
+             if (!r.allow_files_) return json{{"success", false}, {"error", "state files are disabled in this run"}};
              auto written = write_state_file(path, r.scheduler_.save_state());
              return written ? json{{"success", true}, {"path", path}} : json{{"success", false}, {"error", written.error().message}};
            };
@@ -363,6 +367,7 @@ class ScenarioRunner {
          [](ScenarioRunner& r, ObjectReader& a) -> Action {
            const std::string path = require_string(a, "path");
            return [&r, path] {
+             if (!r.allow_files_) return json{{"success", false}, {"error", "state files are disabled in this run"}};
              auto state = read_state_file(path);
              if (!state) return json{{"success", false}, {"error", state.error().message}};
              // Tried on a scratch scheduler first, so a state that does not load leaves
@@ -426,6 +431,7 @@ class ScenarioRunner {
   }
 
   std::string file_;
+  bool allow_files_;
   sch::ManualWorld world_;
   sch::Scheduler scheduler_{world_, &world_, &world_};
 };
@@ -438,6 +444,11 @@ int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& ou
     err << "error: " << script.error().message << "\n";
     return kExitBadInput;
   }
+  return run_scenario(*script, options, out, err);
+}
+
+int run_scenario(const json& script_json, const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const json* script = &script_json;
   try {
     if (!script->is_object() || !script->contains("steps") || !(*script)["steps"].is_array()) {
       throw ScriptError{options.script + ": expected {\"nodes\": [...] (optional), \"steps\": [...]}"};
@@ -447,7 +458,7 @@ int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& ou
         throw ScriptError{options.script + ": " + key + ": unknown key (expected nodes, steps, comment)"};
       }
     }
-    ScenarioRunner runner(options.script, *script);
+    ScenarioRunner runner(options.script, *script, options.allow_files);
     const json& steps = (*script)["steps"];
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const json line = runner.run_step(i, steps[i]);

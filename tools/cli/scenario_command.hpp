@@ -1,6 +1,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace meshsim::cli {
@@ -13,7 +14,11 @@ struct ScenarioCommandOptions {
   std::string script;
   bool check = false;  // run the invariant checker after every step (exit 70 if broken)
   std::string metrics;  // write the Prometheus metrics here at the end (empty: none)
+  bool allow_files = true;  // false: save_state / load_state fail (sandboxed runs, fuzzing)
 };
 int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err);
+// The same on a script already parsed; `options.script` names it in messages.
+int run_scenario(const nlohmann::json& script, const ScenarioCommandOptions& options, std::ostream& out,
+                 std::ostream& err);
 
 }  // namespace meshsim::cli
