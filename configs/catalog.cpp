@@ -134,7 +134,9 @@ json perf_fits_to_json(const std::vector<PerfFit>& fits, const std::string& comm
     out["fits"].push_back(entry);
     by_sku[fit.sku].push_back(fit.factors);
   }
-  for (auto& [sku, list] : by_sku) {
+  for (auto& sku_fits : by_sku) {
+    const std::string& sku = sku_fits.first;
+    const auto& list = sku_fits.second;  // named, not a structured binding: the lambda captures it
     // Median of each factor over the SKU's fits: robust to one odd deployment.
     auto median_of = [&list](double cluster::RooflineFactors::*field) {
       std::vector<double> values;

@@ -75,7 +75,10 @@ bool PreemptionPolicy::label_dominates(const std::string& key, const std::string
 }
 
 std::optional<std::string> find_label_rule_cycle(const LabelRules& rules) {
-  for (const auto& [key, edges] : rules) {
+  for (const auto& rule : rules) {
+    // Named, not structured bindings: the lambda below captures them (clang 14 cannot).
+    const std::string& key = rule.first;
+    const auto& edges = rule.second;
     // Depth-first search with the current path, so a cycle can be named in full.
     std::set<std::string> done;
     std::vector<std::string> path;
