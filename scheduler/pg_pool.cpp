@@ -50,29 +50,21 @@ bool PgPool::can_acquire(const ClusterState& cluster, const ResourceVector& need
                          const std::vector<PgId>& freeing) const {
   if (high_priority && find_idle(cluster, need, true, std::nullopt, freeing)) return true;
   if (!config_.enable_dynamic_pgs) return false;
-  // Dynamic PGs freed without reuse are destroyed: they count neither as idle nor live.
-  std::vector<PgId> reusable;
-  std::uint32_t destroyed = 0;
+  // Dynamic PGs freed without reuse are destroyed: they count neither as idle nor live,
+  // and their node resources come free.
+  std::vector<PgId> reusable, destroyed;
   for (const PgId id : freeing) {
     const auto it = pgs_.find(id);
     if (it == pgs_.end() || it->second.reserved) continue;
-    if (config_.enable_pg_reuse) {
-      reusable.push_back(id);
-    } else {
-      ++destroyed;
-    }
+    (config_.enable_pg_reuse ? reusable : destroyed).push_back(id);
   }
   if (find_idle(cluster, need, false, std::nullopt, reusable)) return true;
-  const std::uint32_t live = live_dynamic() - destroyed;
+  const auto live = live_dynamic() - static_cast<std::uint32_t>(destroyed.size());
   const bool has_idle_dynamic = std::any_of(pgs_.begin(), pgs_.end(), [&](const auto& kv) {
     return !kv.second.reserved && (!kv.second.in_use || std::count(reusable.begin(), reusable.end(), kv.first) != 0);
   });
   if (config_.max_dynamic_pgs != 0 && live >= config_.max_dynamic_pgs && !has_idle_dynamic) return false;
-  std::vector<PgId> node_freeing;
-  for (const PgId id : freeing) {
-    if (pgs_.count(id) != 0 && !pgs_.at(id).reserved && !config_.enable_pg_reuse) node_freeing.push_back(id);
-  }
-  return cluster.can_place({need}, strategy_, node_freeing);
+  return cluster.can_place({need}, strategy_, destroyed);
 }
 
 std::optional<PgId> PgPool::acquire(ClusterState& cluster, const ResourceVector& need, bool high_priority,

@@ -26,18 +26,24 @@ void Scheduler::set_scheduling_strategy(std::unique_ptr<SchedulingStrategy> stra
 
 // ---- pools and agents ----------------------------------------------------------------
 
+OpResult Scheduler::add_pg_pool(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy) {
+  auto pg_pool = std::make_unique<PgPool>(pool, std::move(config), strategy);
+  if (auto reserved = pg_pool->reserve(cluster()); !reserved) {
+    pg_pool->destroy_all(cluster());
+    return OpResult::fail("PG pool: " + reserved.error);
+  }
+  pg_pools_[pool] = std::move(pg_pool);
+  return OpResult::ok();
+}
+
 OpResult Scheduler::create_pool(PoolSpec spec, PgPoolConfig pg_pool) {
   const std::string name = spec.name;
   const PlacementStrategy strategy = spec.placement_strategy;
   if (auto created = agents_.create_pool(std::move(spec)); !created) return created;
-  if (pg_pool.enable) {
-    auto pool = std::make_unique<PgPool>(name, std::move(pg_pool), strategy);
-    if (auto reserved = pool->reserve(cluster()); !reserved) {
-      pool->destroy_all(cluster());
-      (void)agents_.remove_pool(name);
-      return OpResult::fail("create_pool '" + name + "': PG pool: " + reserved.error);
-    }
-    pg_pools_[name] = std::move(pool);
+  if (!pg_pool.enable) return OpResult::ok();
+  if (auto added = add_pg_pool(name, std::move(pg_pool), strategy); !added) {
+    (void)agents_.remove_pool(name);
+    return OpResult::fail("create_pool '" + name + "': " + added.error);
   }
   return OpResult::ok();
 }
@@ -49,13 +55,9 @@ OpResult Scheduler::ensure_pool(PoolSpec spec, std::optional<PgPoolConfig> pg_po
   if (auto updated = agents_.ensure_pool(std::move(spec)); !updated) return updated;
   // A pool without a PG pool gets one; an existing PG pool keeps its first config
   // (re-shaping reserved PGs under running agents is not supported).
-  if (pg_pool && pg_pool->enable && pg_pools_.count(name) == 0) {
-    auto pool = std::make_unique<PgPool>(name, std::move(*pg_pool), strategy);
-    if (auto reserved = pool->reserve(cluster()); !reserved) {
-      pool->destroy_all(cluster());
-      return OpResult::fail("ensure_pool '" + name + "': PG pool: " + reserved.error);
-    }
-    pg_pools_[name] = std::move(pool);
+  if (!pg_pool || !pg_pool->enable || pg_pools_.count(name) != 0) return OpResult::ok();
+  if (auto added = add_pg_pool(name, std::move(*pg_pool), strategy); !added) {
+    return OpResult::fail("ensure_pool '" + name + "': " + added.error);
   }
   return OpResult::ok();
 }
@@ -89,15 +91,7 @@ OpResult Scheduler::delete_agent(const std::string& name, bool force, bool destr
   if (agent == nullptr) return OpResult::fail("delete_agent: no agent '" + name + "'");
   if (agent->task) {
     if (!force) return OpResult::fail("delete_agent: agent '" + name + "' runs task '" + *agent->task + "'; pass force=true");
-    Task& task = tasks_.at(*agent->task);
-    index_.remove(task.seq);
-    task_by_seq_.erase(task.seq);
-    task.state = TaskState::kLost;
-    task.lost_work = task.work_since_checkpoint(now());
-    ++stats_.lost_tasks;
-    stats_.lost_work += task.lost_work;
-    agent->task.reset();
-    idle_agents_[agent->spec.pool].insert(name);
+    end_task(tasks_.at(*agent->task), TaskState::kLost, /*keep_agent=*/true);
   }
   remove_agent(*agent, destroy_pg ? PgFate::kDestroy : PgFate::kKeep);
   return OpResult::ok();
@@ -116,15 +110,8 @@ Scheduler::HealthReport Scheduler::ensure_agent_health(double timeout) {
   for (AgentSpec& spec : stale) {
     Agent* agent = agents_.agent(spec.name);
     if (agent->task) {
-      Task& task = tasks_.at(*agent->task);
-      index_.remove(task.seq);
-      task_by_seq_.erase(task.seq);
-      task.lost_work = task.work_since_checkpoint(now());
-      task.state = TaskState::kRequeued;
-      ++stats_.requeued_tasks;
-      stats_.lost_work += task.lost_work;
-      report.requeued_tasks.push_back(task.id);
-      agent->task.reset();
+      report.requeued_tasks.push_back(*agent->task);
+      end_task(tasks_.at(*agent->task), TaskState::kRequeued, /*keep_agent=*/true);
     }
     // A PG the agent was given (from a PG pool) goes back to it; the new agent gets its own.
     remove_agent(*agent, PgFate::kRelease);
@@ -200,14 +187,21 @@ const Task* Scheduler::task(const std::string& id) const {
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
-void Scheduler::detach_from_agent(Task& task) {
+void Scheduler::end_task(Task& task, TaskState state, bool keep_agent) {
   index_.remove(task.seq);
   task_by_seq_.erase(task.seq);
+  task.state = state;
+  if (state != TaskState::kCompleted) {
+    task.lost_work = task.work_since_checkpoint(now());
+    stats_.lost_work += task.lost_work;
+  }
+  if (state == TaskState::kLost) ++stats_.lost_tasks;
+  if (state == TaskState::kRequeued) ++stats_.requeued_tasks;
   Agent* agent = agents_.agent(task.agent);
   if (agent == nullptr) return;
   agent->task.reset();
   idle_agents_[agent->spec.pool].insert(agent->spec.name);
-  if (agent->dedicated && agent->held_for.empty()) remove_agent(*agent, PgFate::kRelease);
+  if (!keep_agent && agent->dedicated && agent->held_for.empty()) remove_agent(*agent, PgFate::kRelease);
 }
 
 OpResult Scheduler::complete(const std::string& task_id) {
@@ -218,8 +212,7 @@ OpResult Scheduler::complete(const std::string& task_id) {
     return OpResult::fail("complete: task '" + task_id + "' is " + std::string(kTaskStateNames.name(task.state)) +
                           ", not running");
   }
-  detach_from_agent(task);
-  task.state = TaskState::kCompleted;
+  end_task(task, TaskState::kCompleted);
   return OpResult::ok();
 }
 

@@ -202,6 +202,8 @@ class Scheduler {
   };
 
   double now() const { return clock_.now(); }
+  // Reserves the PG pool's high-priority PGs; on failure nothing is left behind.
+  OpResult add_pg_pool(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy);
   void start_task(Task task, Agent& agent);
   void index_add(const Task& task);
   SubmitResult run_on_idle_agent(const TaskSpec& spec, Agent& agent);
@@ -211,13 +213,16 @@ class Scheduler {
   bool fits_after(const TaskSpec& spec, const std::vector<const Task*>& victims) const;
   std::optional<std::vector<Victim>> choose_victims(const TaskSpec& spec, bool pg_reuse_only);
   bool frees_fitting_pg(const Task& victim, const TaskSpec& spec) const;
-  // Ends a task that leaves its agent (completed, preempted, lost): frees or releases it.
-  void detach_from_agent(Task& task);
+  // A running task leaves its agent, ending in `state`; unless completed, its work since
+  // the last checkpoint is counted as lost. A dedicated agent goes too (its PG back to
+  // the PG pool) unless held for a preemptor or `keep_agent` (the caller removes it).
+  void end_task(Task& task, TaskState state, bool keep_agent = false);
   // What happens to a removed agent's PG: destroyed, kept, or (when its task ended)
   // released: a pooled PG goes back to its PG pool, the agent's own PG is destroyed.
   enum class PgFate { kDestroy, kKeep, kRelease };
   void remove_agent(Agent& agent, PgFate fate);
-  PreemptionOutcome preempt(Task& victim, const std::string& reason, const std::string& preemptor,
+  // `why` is unset for a manual execute_preemption with no evaluation naming the victim.
+  PreemptionOutcome preempt(Task& victim, std::optional<PreemptReason> why, const std::string& preemptor,
                             const std::string& hold_for);
   void arm_hold(Agent& agent, double until);
   void release_hold(const std::string& agent_name, std::uint64_t serial);

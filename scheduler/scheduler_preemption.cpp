@@ -29,9 +29,10 @@ PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming
   return out;
 }
 
-PreemptionOutcome Scheduler::preempt(Task& victim, const std::string& reason, const std::string& preemptor,
+PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> why, const std::string& preemptor,
                                      const std::string& hold_for) {
   ScopedLatency latency(metrics_.preemption_execution_latency_ms);
+  const std::string reason = why ? std::string(kPreemptReasonNames.name(*why)) : "manual_preemption";
   ++metrics_.preemption_count[{victim.pool, reason}];
   PreemptionOutcome out;
   const double at = now();
@@ -60,18 +61,19 @@ PreemptionOutcome Scheduler::preempt(Task& victim, const std::string& reason, co
     agent->held_for = hold_for;
     arm_hold(*agent, at + policy_.hold_timeout);
   }
-  detach_from_agent(victim);
-  victim.lost_work = victim.work_since_checkpoint(at);
+  end_task(victim, out.saved_state ? TaskState::kPreempted : TaskState::kLost);
   victim.saved_state = out.saved_state;
-  victim.state = out.saved_state ? TaskState::kPreempted : TaskState::kLost;
-  if (!out.saved_state) ++stats_.lost_tasks;
   // 4. Count it.
   ++stats_.total_preemptions;
-  if (reason == kPreemptReasonNames.name(PreemptReason::kSamePool)) ++stats_.same_pool_preemptions;
-  if (reason == kPreemptReasonNames.name(PreemptReason::kCrossPool)) ++stats_.cross_pool_preemptions;
-  if (reason == kPreemptReasonNames.name(PreemptReason::kLabel)) ++stats_.label_preemptions;
-  if (reason == "manual_preemption") ++stats_.manual_preemptions;
-  stats_.lost_work += victim.lost_work;
+  if (!why) {
+    ++stats_.manual_preemptions;
+  } else if (*why == PreemptReason::kSamePool) {
+    ++stats_.same_pool_preemptions;
+  } else if (*why == PreemptReason::kCrossPool) {
+    ++stats_.cross_pool_preemptions;
+  } else {
+    ++stats_.label_preemptions;
+  }
   stats_.recent_preemptions.push_front(
       PreemptionRecord{at, victim.id, victim.pool, victim.priority, reason, victim.lost_work, preemptor});
   if (stats_.recent_preemptions.size() > kRecentPreemptions) stats_.recent_preemptions.pop_back();
@@ -111,9 +113,7 @@ PreemptionOutcome Scheduler::execute_preemption(const std::string& task_id, cons
     return out;
   }
   const auto reason = last_reasons_.find(task_id);
-  const std::string why =
-      reason == last_reasons_.end() ? "manual_preemption" : std::string(kPreemptReasonNames.name(reason->second));
-  return preempt(it->second, why, "", hold_for);
+  return preempt(it->second, reason == last_reasons_.end() ? std::nullopt : std::optional(reason->second), "", hold_for);
 }
 
 // ---- submission ----------------------------------------------------------------------
@@ -327,7 +327,7 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
       freed_pg = agent->placement_group;
     }
     preempted.push_back(task.id);
-    (void)preempt(task, std::string(kPreemptReasonNames.name(victim.reason)), spec.task_id, "");
+    (void)preempt(task, victim.reason, spec.task_id, "");
   }
   out = start_on_new_agent(spec, freed_pg);
   out.preempted = std::move(preempted);
@@ -361,7 +361,7 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   }
   Task& victim = tasks_.at(victims->front().task->id);
   const PgId freed_pg = agents_.agent(victim.agent)->placement_group;
-  (void)preempt(victim, std::string(kPreemptReasonNames.name(victims->front().reason)), spec.task_id, "");
+  (void)preempt(victim, victims->front().reason, spec.task_id, "");
   out = start_on_new_agent(spec, freed_pg);
   out.preempted = {victim.id};
   return out;
