@@ -447,19 +447,18 @@ int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& ou
   return run_scenario(*script, options, out, err);
 }
 
-int run_scenario(const json& script_json, const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err) {
-  const json* script = &script_json;
+int run_scenario(const json& script, const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err) {
   try {
-    if (!script->is_object() || !script->contains("steps") || !(*script)["steps"].is_array()) {
+    if (!script.is_object() || !script.contains("steps") || !script["steps"].is_array()) {
       throw ScriptError{options.script + ": expected {\"nodes\": [...] (optional), \"steps\": [...]}"};
     }
-    for (const auto& [key, value] : script->items()) {
+    for (const auto& [key, value] : script.items()) {
       if (key != "nodes" && key != "steps" && key != "comment") {
         throw ScriptError{options.script + ": " + key + ": unknown key (expected nodes, steps, comment)"};
       }
     }
-    ScenarioRunner runner(options.script, *script, options.allow_files);
-    const json& steps = (*script)["steps"];
+    ScenarioRunner runner(options.script, script, options.allow_files);
+    const json& steps = script["steps"];
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const json line = runner.run_step(i, steps[i]);
       out << line.dump() << "\n";
