@@ -2,53 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "sim/cluster/llm_cluster_state.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {
 
-struct LlmCluster::Live {
-  RequestRecord record;
-  bool used = false;
-  std::uint32_t instance = 0;        // where it is now
-  std::uint32_t generated = 0;       // output tokens so far (the first comes from prefill)
-  std::uint64_t kv_reserved = 0;     // KV tokens held on `instance`
-  bool recomputing = false;          // evicted: its prefill reruns over prompt + generated
-  SimTime last_token;
-  SimTime tbt_max;
-};
-
-struct LlmCluster::Instance {
-  InstanceTag tag = InstanceTag::kMixed;
-  std::unique_ptr<engine::Timer> timer;
-  std::deque<std::uint32_t> prompts;   // waiting for prefill, arrival order
-  std::deque<std::uint32_t> blocked;   // decoding, left out of a batch (KV held)
-  std::deque<std::uint32_t> fresh;     // ready to decode, KV not yet reserved here
-  std::vector<std::uint32_t> prefill_batch;
-  std::vector<std::uint32_t> decode_batch;
-  std::uint64_t kv_used = 0;
-  bool busy = false;
-  // The iteration (or folded run of decode iterations) in progress.
-  SimTime segment_start;
-  std::uint32_t segment_iterations = 0;
-  std::uint64_t segment_context = 0;   // KV tokens read by the first decode iteration
-  // Routing loads.
-  std::int64_t requests = 0;
-  std::int64_t pending_tokens = 0;
-  std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
-};
-
-namespace {
-
 // The KV tokens a request holds at most on an instance of the given tag.
-std::int64_t kv_need_of(std::uint32_t prompt, std::uint32_t output, InstanceTag tag) {
-  return tag == InstanceTag::kPrompt ? std::int64_t{prompt} + 1 : std::int64_t{prompt} + output;
-}
-
-}  // namespace
-
 std::int64_t LlmCluster::kv_need(const Live& r, InstanceTag tag) {
-  return kv_need_of(r.record.prompt_tokens, r.record.output_tokens, tag);
+  return tag == InstanceTag::kPrompt ? std::int64_t{r.record.prompt_tokens} + 1
+                                     : std::int64_t{r.record.prompt_tokens} + r.record.output_tokens;
 }
 
 LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink)
@@ -72,7 +36,10 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       auto in = std::make_unique<Instance>();
       in->tag = group.tag;
       engine::EventHandler& self = *this;
-      in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, index});
+      // Ranked: iteration ends at one microsecond run after arrivals and transfers, in
+      // instance order, however often a timer was re-armed (folded and unfolded runs
+      // then see the same order of events).
+      in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, index}, index);
       instances_.push_back(std::move(in));
       if (group.tag == InstanceTag::kToken) {
         token_pool_.push_back(index);
@@ -171,190 +138,16 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   in.pending_tokens += request.prompt_tokens + 1;
   in.kv_promised += kv_need(r, in.tag);
   refresh_load(instance);
+  wake(instance);
+}
+
+// New work for an instance: it joins the next batch formed there.
+void LlmCluster::wake(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
   if (in.busy) {
-    interrupt_fold(instance);
+    interrupt_fold(in);
   } else {
     start_iteration(instance);
-  }
-}
-
-SimTime LlmCluster::iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
-  // Whole microseconds, at least one, so every iteration moves the clock.
-  const double ms = config_.perf->iteration_ms(prefill, decode);
-  return SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
-}
-
-SimTime LlmCluster::decode_iteration_time(std::uint32_t batch, std::uint64_t context) const {
-  return iteration_time(PrefillWork{}, DecodeWork{batch, context});
-}
-
-void LlmCluster::start_iteration(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
-  if (in.busy) return;
-  const BatchingConfig& limits = config_.batching;
-  std::vector<std::uint32_t> previous;
-  previous.swap(in.decode_batch);
-  in.prefill_batch.clear();
-  std::uint32_t size = 0;
-  std::uint64_t tokens = 0;
-  const auto room = [&](std::uint64_t more) {
-    return size < limits.max_batch_size && (size == 0 || tokens + more <= limits.max_batch_tokens);
-  };
-  const auto take_decode = [&](std::uint32_t slot) {
-    in.decode_batch.push_back(slot);
-    ++size;
-    ++tokens;
-  };
-  // 1. Decoding sequences left out of too many batches go first.
-  for (auto it = in.blocked.begin(); it != in.blocked.end();) {
-    if (live_[*it].record.preemptions < limits.max_preemptions || !room(1)) {
-      ++it;
-      continue;
-    }
-    take_decode(*it);
-    it = in.blocked.erase(it);
-  }
-  // 2. Prompts, first come first served; a prompt over the token budget runs alone; the
-  //    queue waits (head of line) when the next prompt's KV does not fit. On demand, a
-  //    prompt must also leave a token free for each sequence already decoding here, or
-  //    admitting it would only evict one of them (thrashing).
-  const std::uint64_t keep_free =
-      config_.kv_allocation == KvAllocation::kOnDemand ? previous.size() + in.blocked.size() + in.decode_batch.size() : 0;
-  while (!in.prompts.empty()) {
-    const std::uint32_t slot = in.prompts.front();
-    Live& r = live_[slot];
-    const std::uint32_t pass = prefill_tokens(r);
-    const std::uint64_t need = std::uint64_t{pass} + 1;
-    if (!room(pass) || in.kv_used + need + keep_free > kv_capacity_tokens_) break;
-    in.prompts.pop_front();
-    in.kv_used += need;
-    r.kv_reserved += need;
-    if (!r.record.started) r.record.started = sim_.now();
-    in.prefill_batch.push_back(slot);
-    ++size;
-    tokens += pass;
-  }
-  // 3. Sequences preempted earlier, 4. the previous batch, 5. newly ready sequences.
-  while (!in.blocked.empty() && room(1)) {
-    take_decode(in.blocked.front());
-    in.blocked.pop_front();
-  }
-  for (const std::uint32_t slot : previous) {
-    if (room(1)) {
-      take_decode(slot);
-    } else {
-      // Left out: preempted for this iteration (its KV stays reserved).
-      ++live_[slot].record.preemptions;
-      in.blocked.push_back(slot);
-    }
-  }
-  // Newly ready sequences in order; one whose KV does not fit stops the newcomers behind
-  // it, but not those that already hold all they need here (on demand, a sequence
-  // recomputed here), which could otherwise wait forever behind it holding memory.
-  bool newcomers_blocked = false;
-  for (auto it = in.fresh.begin(); it != in.fresh.end() && room(1);) {
-    const std::uint32_t slot = *it;
-    Live& r = live_[slot];
-    // A sequence prefilled here holds its prompt's KV already; one shipped from a prompt
-    // instance brings it now. Reserving takes the rest of the output up front too.
-    const bool holds_prompt = r.kv_reserved > 0;
-    std::uint64_t need = 0;
-    if (config_.kv_allocation == KvAllocation::kReserve) {
-      need = holds_prompt ? std::uint64_t{r.record.output_tokens} - 1
-                          : std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens;
-    } else if (!holds_prompt) {
-      need = std::uint64_t{r.record.prompt_tokens} + 1;
-    }
-    if (need > 0 && (newcomers_blocked || in.kv_used + need > kv_capacity_tokens_)) {
-      newcomers_blocked = true;
-      ++it;
-      continue;
-    }
-    it = in.fresh.erase(it);
-    in.kv_used += need;
-    r.kv_reserved += need;
-    take_decode(slot);
-  }
-  // On demand, every decoding sequence needs one more KV token per iteration: evict the
-  // latest arrivals until the rest fit.
-  bool evicted = false;
-  if (config_.kv_allocation == KvAllocation::kOnDemand) {
-    while (!in.decode_batch.empty() && in.kv_used + in.decode_batch.size() > kv_capacity_tokens_) {
-      evicted = true;
-      const auto latest = std::max_element(in.decode_batch.begin(), in.decode_batch.end(),
-                                           [&](std::uint32_t a, std::uint32_t b) { return live_[a].record.id < live_[b].record.id; });
-      const std::uint32_t slot = *latest;
-      in.decode_batch.erase(latest);
-      --size;
-      --tokens;
-      evict_for_recompute(in, slot);
-    }
-  }
-  if (size == 0) {
-    refresh_load(instance);
-    // Evicting the whole batch freed memory for the recomputations: select again.
-    if (evicted) start_iteration(instance);
-    return;
-  }
-  running_ += size;
-  set_busy(in, true);
-  refresh_load(instance);
-
-  PrefillWork prefill;
-  for (const std::uint32_t slot : in.prefill_batch) {
-    const std::uint32_t tokens_in_pass = prefill_tokens(live_[slot]);
-    prefill.tokens += tokens_in_pass;
-    ++prefill.sequences;
-    prefill.squared_tokens += static_cast<double>(tokens_in_pass) * tokens_in_pass;
-  }
-  std::uint64_t context = 0;
-  std::uint32_t iterations = 1;
-  for (const std::uint32_t slot : in.decode_batch) {
-    const Live& r = live_[slot];
-    context += std::uint64_t{r.record.prompt_tokens} + r.generated;
-  }
-  in.segment_start = sim_.now();
-  in.segment_context = context;
-  SimTime length;
-  if (!in.prefill_batch.empty()) {
-    length = iteration_time(prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), context});
-  } else {
-    // On-demand KV is not folded yet: a folded run diverged from the unfolded one in a test
-    // (under eviction and recomputation), so it runs iteration by iteration.
-    if (config_.fold_decode && config_.kv_allocation == KvAllocation::kReserve) {
-      // Nothing changes the batch until its first sequence finishes (or new work arrives,
-      // see interrupt_fold): run until then in one event.
-      iterations = ~0u;
-      for (const std::uint32_t slot : in.decode_batch) {
-        iterations = std::min(iterations, live_[slot].record.output_tokens - live_[slot].generated);
-      }
-    }
-    const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
-    for (std::uint32_t i = 0; i < iterations; ++i) length += decode_iteration_time(batch, context + std::uint64_t{i} * batch);
-  }
-  MESHSIM_CHECK(iterations >= 1, "an iteration must make progress");
-  in.segment_iterations = iterations;
-  if (config_.kv_allocation == KvAllocation::kOnDemand) {
-    for (const std::uint32_t slot : in.decode_batch) live_[slot].kv_reserved += iterations;
-    in.kv_used += std::uint64_t{iterations} * in.decode_batch.size();
-  }
-  in.timer->arm_at(in.segment_start + length);
-}
-
-void LlmCluster::interrupt_fold(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
-  if (!in.busy || !in.prefill_batch.empty() || in.segment_iterations <= 1) return;
-  // End the folded run at the first iteration boundary at or after now, so the new work
-  // joins where it would have joined without folding.
-  const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
-  SimTime boundary = in.segment_start;
-  for (std::uint32_t i = 0; i < in.segment_iterations; ++i) {
-    boundary += decode_iteration_time(batch, in.segment_context + std::uint64_t{i} * batch);
-    if (boundary >= sim_.now()) {
-      in.segment_iterations = i + 1;
-      in.timer->arm_at(boundary);
-      return;
-    }
   }
 }
 
@@ -365,48 +158,6 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
   } else {
     arrive_for_decode(static_cast<std::uint32_t>(payload.b >> 32), static_cast<std::uint32_t>(payload.b));
   }
-}
-
-void LlmCluster::end_iteration(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
-  const SimTime now = sim_.now();
-  running_ -= in.prefill_batch.size() + in.decode_batch.size();
-  set_busy(in, false);
-  if (activity_ != nullptr) {
-    activity_->on_iteration(instance, in.segment_start, now, static_cast<std::uint32_t>(in.prefill_batch.size()),
-                            static_cast<std::uint32_t>(in.decode_batch.size()),
-                            in.prefill_batch.empty() ? in.segment_iterations : 1);
-  }
-
-  // Token gaps inside the run: the first iteration's end minus the sequence's previous
-  // token, then each later iteration's length.
-  const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
-  SimTime first_boundary = now;
-  SimTime longest_later;
-  if (in.prefill_batch.empty() && batch > 0) {
-    first_boundary = in.segment_start + decode_iteration_time(batch, in.segment_context);
-    for (std::uint32_t i = 1; i < in.segment_iterations; ++i) {
-      longest_later = std::max(longest_later, decode_iteration_time(batch, in.segment_context + std::uint64_t{i} * batch));
-    }
-  }
-  const std::uint32_t steps = in.prefill_batch.empty() ? in.segment_iterations : 1;
-  std::vector<std::uint32_t> still_decoding;
-  for (const std::uint32_t slot : in.decode_batch) {
-    Live& r = live_[slot];
-    r.tbt_max = std::max({r.tbt_max, first_boundary - r.last_token, longest_later});
-    r.generated += steps;
-    r.last_token = now;
-    if (r.generated >= r.record.output_tokens) {
-      finish(slot, metrics::RequestStatus::kCompleted);
-    } else {
-      still_decoding.push_back(slot);
-    }
-  }
-  in.decode_batch.swap(still_decoding);
-  std::vector<std::uint32_t> prefilled;
-  prefilled.swap(in.prefill_batch);
-  for (const std::uint32_t slot : prefilled) prefill_done(instance, slot);
-  start_iteration(instance);
 }
 
 void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
@@ -422,7 +173,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
     if (r.generated >= r.record.output_tokens) {
       finish(slot, metrics::RequestStatus::kCompleted);
     } else {
-      in.fresh.push_back(slot);
+      ready_to_decode(in, slot);
       refresh_load(instance);
     }
     return;
@@ -437,7 +188,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   }
   if (in.tag == InstanceTag::kMixed) {
     in.pending_tokens -= r.record.prompt_tokens;
-    in.fresh.push_back(slot);
+    ready_to_decode(in, slot);
     refresh_load(instance);
     return;
   }
@@ -466,28 +217,13 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
                       engine::EventPayload{kTransferDone, (std::uint64_t{target} << 32) | slot});
 }
 
-std::uint32_t LlmCluster::prefill_tokens(const Live& r) const {
-  return r.record.prompt_tokens + (r.recomputing ? r.generated : 0);
-}
-
-void LlmCluster::evict_for_recompute(Instance& in, std::uint32_t slot) {
-  Live& r = live_[slot];
-  in.kv_used -= r.kv_reserved;
-  r.kv_reserved = 0;
-  r.recomputing = true;
-  ++r.record.preemptions;
-  in.pending_tokens += prefill_tokens(r);
-  in.prompts.push_front(slot);
-}
-
 void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
-  Instance& in = *instances_[instance];
-  in.fresh.push_back(slot);
-  if (in.busy) {
-    interrupt_fold(instance);
-  } else {
-    start_iteration(instance);
-  }
+  ready_to_decode(*instances_[instance], slot);
+  wake(instance);
+}
+
+void LlmCluster::ready_to_decode(Instance& in, std::uint32_t slot) {
+  (decode_kv_need(live_[slot]) == 0 ? in.holders : in.newcomers).push_back(slot);
 }
 
 void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
@@ -524,8 +260,30 @@ ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
 
 std::uint64_t LlmCluster::kv_used_tokens() const {
   std::uint64_t used = 0;
-  for (const auto& in : instances_) used += in->kv_used;
+  for (const auto& in : instances_) used += in->kv_used + kv_in_segment(*in);
   return used;
+}
+
+std::string LlmCluster::describe(std::uint32_t instance) const {
+  const Instance& in = *instances_[instance];
+  return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +
+         (in.busy ? "busy" : "idle") + "): " + std::to_string(in.prompts.size()) + " waiting for prefill, " +
+         std::to_string(in.decode_batch.size() + in.prefill_batch.size()) + " in the batch, " +
+         std::to_string(in.starved.size() + in.paused.size()) + " paused, " +
+         std::to_string(in.holders.size() + in.newcomers.size()) + " ready to decode (" +
+         std::to_string(in.newcomers.size()) + " waiting for KV), KV " + std::to_string(in.kv_used) + " of " +
+         std::to_string(kv_capacity_tokens_) + " tokens held";
+}
+
+std::string LlmCluster::describe_waiting() const {
+  std::string out;
+  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+    const Instance& in = *instances_[i];
+    if (!in.busy && !in.has_waiting()) continue;
+    if (!out.empty()) out += "; ";
+    out += describe(i);
+  }
+  return out;
 }
 
 void LlmCluster::set_activity_sink(ActivitySink* sink) {

@@ -4,6 +4,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/cluster/hardware.hpp"
@@ -37,8 +38,10 @@ inline constexpr EnumNames kRoutePolicyNames{
 
 // How KV-cache memory is handed out.
 enum class KvAllocation {
-  kReserve,   // a request reserves its whole KV (prompt + output) before it runs, and waits
-              // for it (SplitwiseSim)
+  kReserve,   // a request reserves its whole KV (prompt + output) before it decodes, and
+              // waits for it (SplitwiseSim); when every sequence holding KV on an idle
+              // instance waits so, the latest are evicted and recomputed (see
+              // LlmCluster::break_kv_deadlock)
   kOnDemand,  // one token at a time as it is produced; when memory runs out the most
               // recently arrived decoding sequence is evicted and recomputed (vLLM)
 };
@@ -82,6 +85,11 @@ struct LlmClusterConfig {
 // by a PerfModel, KV-cache capacity per instance, the Splitwise flow (prefill on a prompt
 // instance, KV transfer, decode on a token instance) or both phases on a mixed instance,
 // and routing by a LoadIndex per pool.
+//
+// Guarantees (tests/sim/llm_cluster_property_test.cpp checks them on random
+// configurations): every request completes or is dropped, whatever the capacities and
+// budgets (no KV deadlock in either allocation mode); results do not depend on
+// fold_decode; work per request does not grow with queue lengths or output lengths.
 class LlmCluster final : public ServingSystem, private engine::EventHandler {
  public:
   LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink);
@@ -100,33 +108,53 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   double cost_per_hour() const override { return servers_ * config_.sku.cost_per_hour; }
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
   void set_activity_sink(ActivitySink* sink) override;
+  std::string describe_waiting() const override;
 
   std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
   std::uint32_t servers() const { return servers_; }
   // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
   std::uint64_t events_handled() const { return events_handled_; }
 
+  // A folded run of decode iterations is timed in segments of at most this many
+  // iterations, so cutting it short (new work arrived) costs O(this), not O(output).
+  static constexpr std::uint32_t kFoldSegment = 256;
+
  private:
   struct Instance;
   struct Live;
   enum EventKind : std::uint64_t { kIterationEnd, kTransferDone };
 
+  // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;
   std::uint32_t route(RoutePolicy policy, LoadIndex& index, std::uint32_t& round_robin,
                       const std::vector<std::uint32_t>& members);
   void refresh_load(std::uint32_t instance);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
-  void start_iteration(std::uint32_t instance);
-  void end_iteration(std::uint32_t instance);
-  void interrupt_fold(std::uint32_t instance);
+  void wake(std::uint32_t instance);
   void prefill_done(std::uint32_t instance, std::uint32_t slot);
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
+  void ready_to_decode(Instance& in, std::uint32_t slot);
   void finish(std::uint32_t slot, metrics::RequestStatus status);
+  void set_busy(Instance& in, bool busy);
+  std::string describe(std::uint32_t instance) const;
+
+  // llm_batching.cpp: batch formation, KV admission and eviction, folded decode runs.
+  void start_iteration(std::uint32_t instance);
+  bool form_batch(Instance& in);
+  bool steady_after_one_iteration(const Instance& in) const;
+  std::uint32_t fold_length(const Instance& in) const;
+  void begin_segment(Instance& in, std::uint32_t iterations);
+  void end_iteration(std::uint32_t instance);
+  void interrupt_fold(Instance& in);
+  bool break_kv_deadlock(Instance& in);
+  void evict_latest(Instance& in);
+  void evict_for_recompute(Instance& in, std::uint32_t slot);
+  std::uint64_t kv_in_segment(const Instance& in) const;
+  std::uint64_t prompt_kv_need(const Live& r) const;
+  std::uint64_t decode_kv_need(const Live& r) const;
+  std::uint32_t prefill_tokens(const Live& r) const;
   SimTime iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const;
   SimTime decode_iteration_time(std::uint32_t batch, std::uint64_t context) const;
-  void set_busy(Instance& in, bool busy);
-  void evict_for_recompute(Instance& in, std::uint32_t slot);
-  std::uint32_t prefill_tokens(const Live& r) const;
   static std::int64_t kv_need(const Live& r, InstanceTag tag);
 
   engine::Simulation& sim_;
@@ -143,6 +171,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t token_round_robin_ = 0;
   std::vector<Live> live_;
   std::vector<std::uint32_t> free_slots_;
+  std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends
   std::uint64_t in_system_ = 0;
   std::uint64_t running_ = 0;
   std::uint64_t busy_instances_ = 0;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "sim/metrics/request_record.hpp"
@@ -64,6 +65,10 @@ class ServingSystem {
 
   // Reports instance activity to `sink` from now on (nullptr: stop); no-op by default.
   virtual void set_activity_sink(ActivitySink* /*sink*/) {}
+
+  // What holds the requests in the system, for an error when a run cannot end (requests
+  // in flight and no event left that could move them).
+  virtual std::string describe_waiting() const { return {}; }
 
   // Visits the requests still in the system, in id order.
   virtual void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const = 0;

@@ -27,14 +27,16 @@ class EventHandler {
 
 struct Event {
   SimTime time;
-  std::uint64_t sequence = 0;  // insertion order: breaks ties between equal times
+  // Breaks ties between equal times: the insertion sequence for FIFO events (below
+  // kRankedOrder), kRankedOrder + rank for ranked ones (see EventQueue::push_ranked).
+  std::uint64_t order = 0;
   EventHandler* target = nullptr;
   EventPayload payload;
 };
 
-// Pending events in a vector-backed binary min-heap ordered by (time, sequence), so
-// events at equal times pop in the order they were pushed and every run is
-// deterministic. Costs: push O(log n), pop O(log n), top O(1), no allocation once the
+// Pending events in a vector-backed binary min-heap ordered by (time, order): events at
+// equal times pop in the order they were pushed, except ranked events, which pop after
+// every FIFO event of their time, by rank. Every run is deterministic. Costs: push O(log n), pop O(log n), top O(1), no allocation once the
 // vector has grown (call reserve to avoid even that). Cancellation is not a queue
 // operation: it is lazy, by generation check, in Timer (see timer.hpp).
 class EventQueue {
@@ -44,10 +46,18 @@ class EventQueue {
   std::size_t size() const { return heap_.size(); }
   const Event& top() const { return heap_.front(); }
 
+  static constexpr std::uint64_t kRankedOrder = std::uint64_t{1} << 63;
+
   // Assigns the next insertion sequence number to the event.
   void push(SimTime time, EventHandler* target, EventPayload payload) {
-    heap_.push_back(Event{time, next_sequence_++, target, payload});
-    sift_up(heap_.size() - 1);
+    push_ordered(Event{time, next_sequence_++, target, payload});
+  }
+  // An event whose place among equal times is its rank, not when it was pushed: for
+  // handlers whose relative order must not depend on how often they were re-armed (two
+  // instances ending iterations at the same microsecond). Ranks of live events at one
+  // time should differ; equal ranks pop in an unspecified order.
+  void push_ranked(SimTime time, std::uint32_t rank, EventHandler* target, EventPayload payload) {
+    push_ordered(Event{time, kRankedOrder + rank, target, payload});
   }
 
   // Removes and returns the earliest event. Precondition: !empty().
@@ -61,7 +71,12 @@ class EventQueue {
 
  private:
   static bool before(const Event& x, const Event& y) {
-    return x.time < y.time || (x.time == y.time && x.sequence < y.sequence);
+    return x.time < y.time || (x.time == y.time && x.order < y.order);
+  }
+
+  void push_ordered(const Event& event) {
+    heap_.push_back(event);
+    sift_up(heap_.size() - 1);
   }
 
   // Both sifts move a hole instead of swapping, so each level costs one copy.

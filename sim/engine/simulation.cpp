@@ -31,6 +31,13 @@ void Simulation::schedule_at(SimTime time, EventHandler& target, EventPayload pa
   queue_.push(time, &target, payload);
 }
 
+void Simulation::schedule_ranked_at(SimTime time, std::uint32_t rank, EventHandler& target, EventPayload payload) {
+  MESHSIM_CHECK(time >= now_, "schedule_ranked_at: event time " + std::to_string(time.us()) +
+                                  " us is before now (" + std::to_string(now_.us()) + " us)");
+  MESHSIM_CHECK(state_ != RunState::kFinished, "schedule_ranked_at: the simulation has finished");
+  queue_.push_ranked(time, rank, &target, payload);
+}
+
 void Simulation::schedule_after(SimTime delay, EventHandler& target, EventPayload payload) {
   MESHSIM_CHECK(delay >= SimTime::zero(), "schedule_after: negative delay");
   schedule_at(now_ + delay, target, payload);

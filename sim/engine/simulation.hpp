@@ -35,6 +35,10 @@ class Simulation {
   // in the order they were scheduled.
   void schedule_at(SimTime time, EventHandler& target, EventPayload payload = {});
   void schedule_after(SimTime delay, EventHandler& target, EventPayload payload = {});
+  // Schedules an event that runs after every FIFO event at `time`, in increasing `rank`
+  // among ranked ones (see EventQueue::push_ranked): its order among equal times is a
+  // property of the handler, not of when it was scheduled.
+  void schedule_ranked_at(SimTime time, std::uint32_t rank, EventHandler& target, EventPayload payload = {});
 
   // Runs the earliest event, if any; returns whether one ran.
   bool step();

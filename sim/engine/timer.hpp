@@ -11,10 +11,14 @@ namespace meshsim::engine {
 // Cancellation is lazy: arming or cancelling bumps a generation number, and an event
 // whose generation is stale is dropped when it reaches the head of the queue. No search
 // of the queue, no allocation.
+//
+// A timer given a rank fires after the FIFO events of its time, in rank order (see
+// Simulation::schedule_ranked_at), however often it was re-armed.
 class Timer final : private EventHandler {
  public:
-  Timer(Simulation& sim, EventHandler& target, EventPayload payload = {})
-      : sim_(sim), target_(target), payload_(payload) {}
+  Timer(Simulation& sim, EventHandler& target, EventPayload payload = {},
+        std::optional<std::uint32_t> rank = std::nullopt)
+      : sim_(sim), target_(target), payload_(payload), rank_(rank) {}
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
 
@@ -22,7 +26,11 @@ class Timer final : private EventHandler {
   void arm_at(SimTime time) {
     ++generation_;
     deadline_ = time;
-    sim_.schedule_at(time, *this, EventPayload{generation_, 0});
+    if (rank_) {
+      sim_.schedule_ranked_at(time, *rank_, *this, EventPayload{generation_, 0});
+    } else {
+      sim_.schedule_at(time, *this, EventPayload{generation_, 0});
+    }
   }
   void arm_after(SimTime delay) { arm_at(sim_.now() + delay); }
   void cancel() {
@@ -42,6 +50,7 @@ class Timer final : private EventHandler {
   Simulation& sim_;
   EventHandler& target_;
   EventPayload payload_;
+  std::optional<std::uint32_t> rank_;
   std::uint64_t generation_ = 0;
   std::optional<SimTime> deadline_;
 };

@@ -44,6 +44,8 @@ struct TimeseriesRow {
   double kv_used_fraction = 0.0;  // KV-cache tokens in use / capacity, at the end
   double utilisation = 0.0;       // busy fraction of serving capacity over the interval
   std::uint64_t output_tokens = 0;  // generated in the interval (by completed requests)
+
+  bool operator==(const TimeseriesRow&) const = default;
 };
 
 // Accumulates request outcomes into counts, latency sketches and SLO attainment, in

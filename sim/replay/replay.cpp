@@ -1,5 +1,6 @@
 #include "sim/replay/replay.hpp"
 
+#include <string>
 #include <utility>
 
 #include "sim/engine/check.hpp"
@@ -88,6 +89,12 @@ void Replay::emit_row(SimTime end) {
 }
 
 void Replay::sample() {
+  // Nothing left that could move the requests still in the system: the run would sample
+  // forever. The serving model prevents this; this is the safety net.
+  MESHSIM_CHECK(!source_done_ || sim_.pending_events() > 0,
+                std::to_string(cluster_->in_flight()) + " requests are in flight at " +
+                    std::to_string(sim_.now().seconds()) + " s and nothing can move them: " +
+                    cluster_->describe_waiting());
   emit_row(sim_.now());
   observer_.on_progress(source_.progress(), sim_.now());
   // A final partial row closes the run (see run()).

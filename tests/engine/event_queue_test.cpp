@@ -23,6 +23,18 @@ TEST(EventQueueTest, PopsInTimeThenSequenceOrder) {
   EXPECT_EQ(order, (std::vector<std::uint64_t>{2, 4, 5, 1, 3}));
 }
 
+TEST(EventQueueTest, RankedEventsRunAfterTheFifoEventsOfTheirTimeInRankOrder) {
+  EventQueue queue;
+  queue.push_ranked(SimTime::from_us(10), 7, nullptr, {1, 0});
+  queue.push(SimTime::from_us(10), nullptr, {2, 0});
+  queue.push_ranked(SimTime::from_us(10), 3, nullptr, {3, 0});
+  queue.push_ranked(SimTime::from_us(5), 9, nullptr, {4, 0});
+  queue.push(SimTime::from_us(10), nullptr, {5, 0});  // pushed last, still before the ranked ones
+  std::vector<std::uint64_t> order;
+  while (!queue.empty()) order.push_back(queue.pop().payload.a);
+  EXPECT_EQ(order, (std::vector<std::uint64_t>{4, 2, 5, 3, 1}));
+}
+
 TEST(EventQueueTest, MatchesAReferenceOrderOnRandomInterleavings) {
   // Reference: sort by (time, insertion index), the order the queue promises.
   Rng rng(11);
@@ -43,7 +55,7 @@ TEST(EventQueueTest, MatchesAReferenceOrderOnRandomInterleavings) {
       const Event event = queue.pop();
       ASSERT_EQ(event.time.us(), reference.top().first);
       ASSERT_EQ(event.payload.a, reference.top().second);
-      ASSERT_EQ(event.sequence, reference.top().second);
+      ASSERT_EQ(event.order, reference.top().second);
       now = event.time.us();
       reference.pop();
     }

@@ -139,6 +139,19 @@ TEST(TimerTest, CancelledAndReArmedTimersDeliverOnlyTheLatestDeadline) {
   EXPECT_EQ(recorder.seen, (std::vector<std::pair<std::int64_t, std::uint64_t>>{{40, 2}}));
 }
 
+TEST(TimerTest, RankedTimersKeepTheirOrderHoweverOftenTheyWereReArmed) {
+  Simulation sim(1);
+  Recorder recorder(sim);
+  Timer low(sim, recorder, {1, 0}, 1);
+  Timer high(sim, recorder, {2, 0}, 2);
+  high.arm_at(SimTime::from_us(50));
+  low.arm_at(SimTime::from_us(10));
+  low.arm_at(SimTime::from_us(50));  // re-armed after `high`, still runs first
+  sim.schedule_at(SimTime::from_us(50), recorder, {3, 0});  // FIFO events of that time run first
+  sim.run();
+  EXPECT_EQ(recorder.seen, (std::vector<std::pair<std::int64_t, std::uint64_t>>{{50, 3}, {50, 1}, {50, 2}}));
+}
+
 TEST(SimulationTest, PeriodicHookRunsEveryNEvents) {
   Simulation sim(1);
   Recorder recorder(sim);

@@ -3,92 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <memory>
 
-#include "sim/replay/replay.hpp"
+#include "tests/sim/llm_test_support.hpp"
 #include "traces/generated_source.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
 using metrics::RequestStatus;
-
-// Round numbers: prefill 10 ms + 1 ms per 100 tokens; decode 20 ms + 1 ms per 1,000
-// context tokens; a mixed iteration is the sum.
-class SimplePerf final : public PerfModel {
- public:
-  double prefill_ms(const PrefillWork& w) const override { return 10.0 + static_cast<double>(w.tokens) / 100.0; }
-  double decode_ms(const DecodeWork& w) const override {
-    return 20.0 + static_cast<double>(w.context_tokens) / 1000.0;
-  }
-  double iteration_ms(const PrefillWork& p, const DecodeWork& d) const override {
-    if (p.tokens == 0) return decode_ms(d);
-    if (d.batch == 0) return prefill_ms(p);
-    return prefill_ms(p) + decode_ms(d);
-  }
-};
-
-LlmClusterConfig base_config(std::vector<InstanceGroup> groups) {
-  LlmClusterConfig config;
-  config.model = ModelSpec{"toy", 1e9, 8, 1024, 8, 8, 2};
-  config.sku = SkuSpec{"toy-gpu", 8, 80, 100, 1, 100, 10, 1, 8.0};
-  config.tensor_parallel = 8;
-  config.perf = std::make_shared<SimplePerf>();
-  config.start_state = std::move(groups);
-  config.kv_capacity_tokens = 100'000;
-  return config;
-}
-
-class Collector final : public replay::ReplayObserver {
- public:
-  void on_request(const RequestRecord& record) override { by_id[record.id] = record; }
-  std::map<std::uint64_t, RequestRecord> by_id;
-};
-
-// A fixed list of requests (arrival s, prompt, output) as a source.
-class ListSource final : public traces::RequestSource {
- public:
-  explicit ListSource(std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows) : rows_(std::move(rows)) {}
-  Expected<std::optional<traces::TraceRequest>> next() override {
-    if (next_ >= rows_.size()) return std::optional<traces::TraceRequest>();
-    const auto& [t, p, o] = rows_[next_];
-    traces::TraceRequest r;
-    r.id = next_++;
-    r.arrival = SimTime::from_seconds(t);
-    r.prompt_tokens = p;
-    r.output_tokens = o;
-    return std::optional<traces::TraceRequest>(r);
-  }
-  double progress() const override { return 0; }
-  std::string describe() const override { return "list"; }
-
- private:
-  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows_;
-  std::size_t next_ = 0;
-};
-
-struct RunResult {
-  std::map<std::uint64_t, RequestRecord> records;
-  metrics::RequestCounts counts;
-  std::uint64_t events = 0;
-};
-
-RunResult run(const LlmClusterConfig& config, traces::RequestSource& source) {
-  engine::Simulation sim(1);
-  Collector collector;
-  std::uint64_t cluster_events = 0;
-  LlmCluster* cluster = nullptr;
-  replay::ServingFactory factory = [&](engine::Simulation& s, RequestSink& sink) {
-    auto made = std::make_unique<LlmCluster>(s, config, sink);
-    cluster = made.get();
-    return std::unique_ptr<ServingSystem>(std::move(made));
-  };
-  replay::Replay replay(sim, source, factory, replay::ReplayOptions{}, collector);
-  auto result = replay.run();
-  EXPECT_TRUE(result);
-  cluster_events = cluster->events_handled();
-  return RunResult{collector.by_id, replay.metrics().counts(), cluster_events};
-}
+using testing::base_config;
+using testing::ListSource;
+using testing::run;
 
 TEST(LlmClusterTest, OneRequestOnAMixedInstanceFollowsThePerformanceModel) {
   ListSource source({{0.0, 1000, 3}});
@@ -178,11 +103,34 @@ TEST(LlmClusterTest, OnDemandKvEvictsAndRecomputesTheLatestSequencesAndLosesNone
   std::uint32_t recomputed = 0;
   for (const auto& [id, r] : result.records) {
     EXPECT_EQ(r.status, RequestStatus::kCompleted);
-    recomputed += r.preemptions;
+    recomputed += r.kv_evictions;
   }
   EXPECT_GT(recomputed, 0u);
   // Admitted early, never evicted: the first request ran straight through.
-  EXPECT_EQ(result.records.at(0).preemptions, 0u);
+  EXPECT_EQ(result.records.at(0).kv_evictions, 0u);
+}
+
+// Reserve mode: prompts prefilled one after another fill the KV with sequences that then
+// wait for their output reservation, and nothing runs to free memory. The latest are
+// evicted and recomputed, reserving everything; the run ends.
+TEST(LlmClusterTest, ReserveModeBreaksAKvDeadlockByEvictingTheLatestAndEnds) {
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
+  for (int i = 0; i < 20; ++i) rows.emplace_back(0.0, 100, 800);
+  auto config = base_config({{InstanceTag::kMixed, 1}});
+  config.kv_capacity_tokens = 1000;
+  for (const std::uint32_t budget : {2048u, 1u}) {
+    SCOPED_TRACE(budget);
+    config.batching.max_batch_tokens = budget;
+    ListSource source(rows);
+    const auto result = run(config, source);
+    EXPECT_EQ(result.counts.completed, 20u);
+    EXPECT_EQ(result.counts.in_flight, 0u);
+    std::uint32_t evictions = 0;
+    for (const auto& [id, r] : result.records) evictions += r.kv_evictions;
+    EXPECT_GT(evictions, 0u);
+    // The oldest request is never the one evicted.
+    EXPECT_EQ(result.records.at(0).kv_evictions, 0u);
+  }
 }
 
 TEST(LlmClusterTest, APromptOverTheTokenBudgetRunsAloneAndPausesDecoding) {

@@ -1,0 +1,67 @@
+#pragma once
+
+// LlmCluster's private state, shared by its two source files (llm_cluster.cpp: requests,
+// routing and the Splitwise flow; llm_batching.cpp: batch formation and folded runs).
+
+#include <deque>
+#include <vector>
+
+#include "sim/cluster/llm_cluster.hpp"
+
+namespace meshsim::cluster {
+
+struct LlmCluster::Live {
+  RequestRecord record;
+  bool used = false;
+  std::uint32_t instance = 0;     // where it is now
+  std::uint32_t generated = 0;    // output tokens so far (the first comes from prefill)
+  std::uint64_t kv_reserved = 0;  // KV tokens held on `instance`
+  bool recomputing = false;       // evicted: its prefill reruns over prompt + generated
+  bool reserve_all = false;       // evicted under kReserve: the rerun reserves prompt + output
+  SimTime last_token;
+  SimTime tbt_max;
+};
+
+// The iteration, or folded run of decode iterations of one batch, in progress.
+struct Segment {
+  SimTime start;
+  SimTime end;
+  std::uint32_t iterations = 0;
+  std::uint64_t context = 0;    // KV tokens read by its first decode iteration
+  SimTime first;                // length of its first iteration
+  SimTime longest_later;        // longest of the others
+  std::uint32_t fold_left = 0;  // iterations the same batch runs on after this segment
+  bool cut = false;             // new work arrived: it ends at the next iteration boundary
+};
+
+struct LlmCluster::Instance {
+  InstanceTag tag = InstanceTag::kMixed;
+  std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see start_iteration)
+  // Waiting work, each queue first come first served.
+  std::deque<std::uint32_t> prompts;    // to prefill; evicted sequences to recompute go first
+  std::deque<std::uint32_t> starved;    // decoding, left out of max_preemptions batches: before prompts
+  std::deque<std::uint32_t> paused;     // decoding, left out of fewer batches (KV kept)
+  std::deque<std::uint32_t> holders;    // ready to decode, holding all the KV they need to start
+  std::deque<std::uint32_t> newcomers;  // ready to decode once they reserve KV; the head blocks the rest
+  std::vector<std::uint32_t> prefill_batch;
+  std::vector<std::uint32_t> decode_batch;
+  // KV tokens held here. On demand, the tokens the running segment adds are counted at
+  // its end (kv_in_segment gives them in between).
+  std::uint64_t kv_used = 0;
+  bool busy = false;
+  Segment segment;
+  // Routing loads.
+  std::int64_t requests = 0;
+  std::int64_t pending_tokens = 0;
+  std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
+
+  bool has_waiting() const {
+    return !prompts.empty() || !starved.empty() || !paused.empty() || !holders.empty() || !newcomers.empty();
+  }
+  // Sequences in their decode phase here, running or not.
+  std::uint64_t decoding() const {
+    return decode_batch.size() + starved.size() + paused.size() + holders.size();
+  }
+};
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,67 @@
+// Properties of LlmCluster over random deployments and workloads (tests/sim/serving_cases.hpp):
+// every run ends with every request completed or dropped (no KV deadlock in either
+// allocation mode), and a folded run reports exactly what the unfolded run reports.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "sim/engine/rng.hpp"
+#include "tests/sim/serving_cases.hpp"
+
+namespace meshsim::cluster {
+namespace {
+
+using testing::draw_serving_case;
+using testing::run_case;
+
+struct RngChoice {
+  engine::Rng rng;
+  std::uint64_t pick(std::uint64_t bound) { return rng.uniform_int(bound); }
+};
+
+// MESHSIM_PROPERTY_CASES raises the number of cases for a longer local run.
+int case_count(int default_count) {
+  const char* env = std::getenv("MESHSIM_PROPERTY_CASES");
+  return env != nullptr ? std::max(1, std::atoi(env)) : default_count;
+}
+
+void expect_everything_accounted(const testing::ServingCase& c, const testing::RunResult& r) {
+  EXPECT_EQ(r.counts.arrived, c.requests.size());
+  EXPECT_EQ(r.counts.in_flight, 0u) << "a run must end with nothing in flight";
+  EXPECT_EQ(r.counts.completed + r.counts.dropped, r.counts.arrived);
+  for (const auto& record : r.in_order) {
+    // Only requests that can never fit an instance's KV are dropped.
+    const bool fits = std::uint64_t{record.prompt_tokens} + record.output_tokens <= *c.config.kv_capacity_tokens;
+    EXPECT_EQ(record.status, fits ? metrics::RequestStatus::kCompleted : metrics::RequestStatus::kDropped)
+        << "request " << record.id;
+  }
+}
+
+TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
+  RngChoice choice{engine::Rng(20261122)};
+  const int cases = case_count(400);
+  std::uint64_t folded_events = 0, unfolded_events = 0;
+  for (int i = 0; i < cases; ++i) {
+    const auto c = draw_serving_case(choice);
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + c.description);
+    const auto unfolded = run_case(c, false);
+    const auto folded = run_case(c, true);
+    expect_everything_accounted(c, unfolded);
+    ASSERT_EQ(folded.in_order.size(), unfolded.in_order.size());
+    for (std::size_t k = 0; k < folded.in_order.size(); ++k) {
+      ASSERT_EQ(folded.in_order[k], unfolded.in_order[k]) << "row " << k << " of requests.csv, request "
+                                                           << unfolded.in_order[k].id;
+    }
+    ASSERT_EQ(folded.rows.size(), unfolded.rows.size());
+    for (std::size_t k = 0; k < folded.rows.size(); ++k) {
+      ASSERT_EQ(folded.rows[k], unfolded.rows[k]) << "row " << k << " of timeseries.csv";
+    }
+    folded_events += folded.events;
+    unfolded_events += unfolded.events;
+  }
+  EXPECT_LT(folded_events * 2, unfolded_events) << "folding should save most decode events";
+}
+
+}  // namespace
+}  // namespace meshsim::cluster

@@ -1,0 +1,112 @@
+#pragma once
+
+// Helpers for LlmCluster tests: a round-number performance model, a small deployment,
+// a list of requests as a source, and a replay that keeps everything it reports.
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "sim/cluster/llm_cluster.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace meshsim::cluster::testing {
+
+// Prefill `prefill_base` ms + 1 ms per `prefill_per_ms` tokens; decode `decode_base` ms +
+// 1 ms per `decode_per_ms` context tokens; a mixed iteration is the sum. The defaults are
+// round numbers; coarse ones make equal times (ties between events) common.
+class SimplePerf final : public PerfModel {
+ public:
+  SimplePerf(double prefill_base = 10.0, double prefill_per_ms = 100.0, double decode_base = 20.0,
+             double decode_per_ms = 1000.0)
+      : prefill_base_(prefill_base), prefill_per_ms_(prefill_per_ms), decode_base_(decode_base),
+        decode_per_ms_(decode_per_ms) {}
+  double prefill_ms(const PrefillWork& w) const override {
+    return prefill_base_ + static_cast<double>(w.tokens) / prefill_per_ms_;
+  }
+  double decode_ms(const DecodeWork& w) const override {
+    return decode_base_ + static_cast<double>(w.context_tokens) / decode_per_ms_;
+  }
+  double iteration_ms(const PrefillWork& p, const DecodeWork& d) const override {
+    if (p.tokens == 0) return decode_ms(d);
+    if (d.batch == 0) return prefill_ms(p);
+    return prefill_ms(p) + decode_ms(d);
+  }
+
+ private:
+  double prefill_base_, prefill_per_ms_, decode_base_, decode_per_ms_;
+};
+
+inline LlmClusterConfig base_config(std::vector<InstanceGroup> groups) {
+  LlmClusterConfig config;
+  config.model = ModelSpec{"toy", 1e9, 8, 1024, 8, 8, 2};
+  config.sku = SkuSpec{"toy-gpu", 8, 80, 100, 1, 100, 10, 1, 8.0};
+  config.tensor_parallel = 8;
+  config.perf = std::make_shared<SimplePerf>();
+  config.start_state = std::move(groups);
+  config.kv_capacity_tokens = 100'000;
+  return config;
+}
+
+// A fixed list of requests (arrival s, prompt, output) as a source.
+class ListSource final : public traces::RequestSource {
+ public:
+  explicit ListSource(std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows) : rows_(std::move(rows)) {}
+  Expected<std::optional<traces::TraceRequest>> next() override {
+    if (next_ >= rows_.size()) return std::optional<traces::TraceRequest>();
+    const auto& [t, p, o] = rows_[next_];
+    traces::TraceRequest r;
+    r.id = next_++;
+    r.arrival = SimTime::from_seconds(t);
+    r.prompt_tokens = p;
+    r.output_tokens = o;
+    return std::optional<traces::TraceRequest>(r);
+  }
+  double progress() const override { return 0; }
+  std::string describe() const override { return "list"; }
+
+ private:
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows_;
+  std::size_t next_ = 0;
+};
+
+// Everything a replay reported, in the order it reported it.
+struct RunResult {
+  std::vector<RequestRecord> in_order;       // requests.csv's rows
+  std::map<std::uint64_t, RequestRecord> records;
+  std::vector<metrics::TimeseriesRow> rows;  // timeseries.csv's rows
+  metrics::RequestCounts counts;
+  std::uint64_t events = 0;                  // handled by the cluster
+};
+
+class Collector final : public replay::ReplayObserver {
+ public:
+  void on_request(const RequestRecord& record) override {
+    result.in_order.push_back(record);
+    result.records[record.id] = record;
+  }
+  void on_interval(const metrics::TimeseriesRow& row) override { result.rows.push_back(row); }
+  RunResult result;
+};
+
+inline RunResult run(const LlmClusterConfig& config, traces::RequestSource& source,
+                     replay::ReplayOptions options = {}) {
+  engine::Simulation sim(1);
+  Collector collector;
+  LlmCluster* cluster = nullptr;
+  replay::ServingFactory factory = [&](engine::Simulation& s, RequestSink& sink) {
+    auto made = std::make_unique<LlmCluster>(s, config, sink);
+    cluster = made.get();
+    return std::unique_ptr<ServingSystem>(std::move(made));
+  };
+  replay::Replay replay(sim, source, factory, options, collector);
+  auto outcome = replay.run();
+  if (!outcome) throw std::runtime_error(outcome.error().message);
+  RunResult result = std::move(collector.result);
+  result.counts = replay.metrics().counts();
+  result.events = cluster->events_handled();
+  return result;
+}
+
+}  // namespace meshsim::cluster::testing

@@ -1,0 +1,100 @@
+#pragma once
+
+// Random serving cases (a deployment and a workload) for differential and property
+// tests of LlmCluster, drawn from any source of choices: an Rng in the unit tests, the
+// fuzzer's bytes in tests/fuzz/serving_fold_fuzz.cpp. Cases aim at the corners: tiny KV
+// capacities and token budgets, batches of one, prompts over the budget, outputs long
+// enough to fold many times, bursts, and coarse iteration times so that arrivals,
+// transfers and iteration ends often fall on the same microsecond.
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tests/sim/llm_test_support.hpp"
+
+namespace meshsim::cluster::testing {
+
+struct ServingCase {
+  LlmClusterConfig config;
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> requests;  // arrival s, prompt, output
+  SimTime timeseries_interval = SimTime::from_seconds(1);
+  std::string description;
+};
+
+// `Choose` has `std::uint64_t pick(std::uint64_t bound)`, a value in [0, bound).
+template <typename Choose>
+ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) {
+  const auto one_of = [&](std::initializer_list<std::uint64_t> values) {
+    return *(values.begin() + choose.pick(values.size()));
+  };
+  const auto between = [&](std::uint64_t low, std::uint64_t high) { return low + choose.pick(high - low + 1); };
+
+  ServingCase c;
+  std::vector<InstanceGroup> groups;
+  const auto layout = choose.pick(3);
+  if (layout != 1) groups.push_back({InstanceTag::kMixed, static_cast<std::uint32_t>(between(1, 4))});
+  if (layout != 0) {
+    groups.push_back({InstanceTag::kPrompt, static_cast<std::uint32_t>(between(1, 3))});
+    groups.push_back({InstanceTag::kToken, static_cast<std::uint32_t>(between(1, 3))});
+  }
+  c.config = base_config(groups);
+  c.config.kv_allocation = choose.pick(2) == 0 ? KvAllocation::kReserve : KvAllocation::kOnDemand;
+  constexpr RoutePolicy kPolicies[] = {RoutePolicy::kRoundRobin, RoutePolicy::kFewestRequests,
+                                       RoutePolicy::kFewestPendingTokens, RoutePolicy::kLeastKvMemory};
+  c.config.prompt_routing = kPolicies[choose.pick(4)];
+  c.config.token_routing = kPolicies[choose.pick(4)];
+  c.config.kv_capacity_tokens = one_of({64, 300, 1000, 2500, 8000, 40000});
+  c.config.batching.max_batch_size = static_cast<std::uint32_t>(one_of({1, 2, 3, 8, 64, 512}));
+  c.config.batching.max_batch_tokens = static_cast<std::uint32_t>(one_of({1, 16, 256, 1024, 2048}));
+  c.config.batching.max_preemptions = static_cast<std::uint32_t>(between(0, 5));
+  c.config.kv_transfer_gb_per_s = static_cast<double>(one_of({1, 50, 1000}));
+  // Whole-millisecond pieces: iteration lengths repeat, and coincide with arrivals.
+  c.config.perf = std::make_shared<SimplePerf>(static_cast<double>(one_of({1, 10})),
+                                               static_cast<double>(one_of({100, 1000, 1'000'000})),
+                                               static_cast<double>(one_of({1, 5, 20})),
+                                               static_cast<double>(one_of({1000, 1'000'000'000})));
+  c.timeseries_interval = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 50, 1000})));
+
+  const auto count = static_cast<std::uint32_t>(between(1, max_requests));
+  const auto workload = choose.pick(4);
+  const std::uint32_t long_output = static_cast<std::uint32_t>(one_of({50, 600, 3000}));
+  double t = 0.0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    // 0: one burst; 1: a few bursts; 2: Poisson-like gaps in whole ms; 3: long and short mixed.
+    if (workload == 1 && choose.pick(8) == 0) t += static_cast<double>(between(1, 2000)) / 1000.0;
+    if (workload >= 2) t += static_cast<double>(choose.pick(workload == 2 ? 200 : 2000)) / 1000.0;
+    std::uint32_t prompt = static_cast<std::uint32_t>(one_of({1, 7, 100, 600, 3000}) + choose.pick(50));
+    std::uint32_t output = static_cast<std::uint32_t>(1 + choose.pick(workload == 3 && i % 7 == 0 ? long_output : 60));
+    c.requests.emplace_back(t, prompt, output);
+  }
+  std::ostringstream d;
+  d << "layout " << layout << " (";
+  for (const auto& g : groups) d << kInstanceTagNames.name(g.tag) << "x" << g.count << ' ';
+  d << "), kv " << kKvAllocationNames.name(c.config.kv_allocation) << ' ' << *c.config.kv_capacity_tokens
+    << ", routing " << kRoutePolicyNames.name(c.config.prompt_routing) << '/'
+    << kRoutePolicyNames.name(c.config.token_routing) << ", batch " << c.config.batching.max_batch_size << " seqs "
+    << c.config.batching.max_batch_tokens << " tokens, max_preemptions " << c.config.batching.max_preemptions
+    << ", workload " << workload << " of " << count << " requests";
+  c.description = d.str();
+  return c;
+}
+
+// Replays a case; `fold` sets fold_decode.
+inline RunResult run_case(const ServingCase& c, bool fold) {
+  LlmClusterConfig config = c.config;
+  config.fold_decode = fold;
+  ListSource source(c.requests);
+  replay::ReplayOptions options;
+  options.timeseries_interval = c.timeseries_interval;
+  return run(config, source, options);
+}
+
+// Whether a folded and an unfolded run reported the same things in the same order (the
+// same bytes of requests.csv and timeseries.csv).
+inline bool same_outputs(const RunResult& a, const RunResult& b) { return a.in_order == b.in_order && a.rows == b.rows; }
+
+}  // namespace meshsim::cluster::testing
