@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "traces/json_text.hpp"
+
 namespace meshsim::configs {
 namespace {
 
@@ -77,7 +79,7 @@ json scalar_to_json(const YAML::Node& node) {
   return text;
 }
 
-json yaml_to_json(const YAML::Node& node) {
+json yaml_to_json(const YAML::Node& node, int depth = 0) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -85,16 +87,18 @@ json yaml_to_json(const YAML::Node& node) {
     case YAML::NodeType::Scalar:
       return scalar_to_json(node);
     case YAML::NodeType::Sequence: {
+      if (depth >= traces::kMaxJsonNesting) throw traces::JsonTooDeep();
       json array = json::array();
-      for (const auto& item : node) array.push_back(yaml_to_json(item));
+      for (const auto& item : node) array.push_back(yaml_to_json(item, depth + 1));
       return array;
     }
     case YAML::NodeType::Map: {
+      if (depth >= traces::kMaxJsonNesting) throw traces::JsonTooDeep();
       json object = json::object();
       for (const auto& entry : node) {
         const auto key = entry.first.as<std::string>();
         if (!is_valid_utf8(key)) throw InvalidUtf8{entry.first.Mark()};
-        object[key] = yaml_to_json(entry.second);
+        object[key] = yaml_to_json(entry.second, depth + 1);
       }
       return object;
     }
@@ -113,6 +117,8 @@ Expected<json> parse_yaml(const std::string& text, const std::string& name) {
   } catch (const InvalidUtf8& e) {
     return Error{name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                  ": invalid YAML: text that is not UTF-8"};
+  } catch (const traces::JsonTooDeep& e) {
+    return Error{name + ": invalid YAML: " + e.what()};
   }
 }
 
@@ -124,7 +130,9 @@ Expected<json> read_config_file(const std::string& path) {
   const std::string text = buffer.str();
   if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return parse_yaml(text, path);
   try {
-    return json::parse(text);
+    return traces::parse_json_text(text);
+  } catch (const traces::JsonTooDeep& e) {
+    return Error{path + ": invalid JSON: " + e.what()};
   } catch (const json::parse_error& e) {
     // Turn the byte offset into line:column.
     std::size_t line = 1;

@@ -4,8 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
+#include <map>
 #include <set>
+#include <string_view>
 
 namespace meshsim::scheduler {
 namespace {
@@ -75,34 +76,43 @@ bool PreemptionPolicy::label_dominates(const std::string& key, const std::string
 }
 
 std::optional<std::string> find_label_rule_cycle(const LabelRules& rules) {
-  for (const auto& rule : rules) {
-    // Named, not structured bindings: the lambda below captures them (clang 14 cannot).
-    const std::string& key = rule.first;
-    const auto& edges = rule.second;
-    // Depth-first search with the current path, so a cycle can be named in full.
-    std::set<std::string> done;
-    std::vector<std::string> path;
-    std::function<std::optional<std::string>(const std::string&)> visit =
-        [&](const std::string& value) -> std::optional<std::string> {
-      const auto on_path = std::find(path.begin(), path.end(), value);
-      if (on_path != path.end()) {
-        std::string cycle = key + ": ";
-        for (auto it = on_path; it != path.end(); ++it) cycle += *it + " -> ";
-        return cycle + value;
-      }
-      if (done.count(value) != 0) return std::nullopt;
-      path.push_back(value);
-      if (const auto out = edges.find(value); out != edges.end()) {
-        for (const auto& next : out->second) {
-          if (auto cycle = visit(next)) return cycle;
-        }
-      }
-      path.pop_back();
-      done.insert(value);
-      return std::nullopt;
+  // Depth-first search with an explicit stack (rules come from input files: a long chain
+  // must not exhaust the call stack), keeping the path so a cycle can be named in full.
+  // Each value is visited once: O(values + edges) per key.
+  static const std::vector<std::string> kNoTargets;
+  for (const auto& [key, edges] : rules) {
+    struct Frame {
+      const std::string* value;
+      const std::vector<std::string>* targets;
+      std::size_t next = 0;
     };
-    for (const auto& [value, targets] : edges) {
-      if (auto cycle = visit(value)) return cycle;
+    std::map<std::string_view, std::size_t> on_path;  // value -> its index in `path`
+    std::set<std::string_view> done;
+    std::vector<Frame> path;
+    const auto enter = [&](const std::string& value) {
+      const auto out = edges.find(value);
+      on_path.emplace(value, path.size());
+      path.push_back(Frame{&value, out != edges.end() ? &out->second : &kNoTargets});
+    };
+    for (const auto& start : edges) {
+      if (done.count(start.first) != 0) continue;
+      enter(start.first);
+      while (!path.empty()) {
+        Frame& top = path.back();
+        if (top.next == top.targets->size()) {
+          on_path.erase(*top.value);
+          done.insert(*top.value);
+          path.pop_back();
+          continue;
+        }
+        const std::string& value = (*top.targets)[top.next++];
+        if (const auto loop = on_path.find(value); loop != on_path.end()) {
+          std::string cycle = key + ": ";
+          for (std::size_t i = loop->second; i < path.size(); ++i) cycle += *path[i].value + " -> ";
+          return cycle + value;
+        }
+        if (done.count(value) == 0) enter(value);
+      }
     }
   }
   return std::nullopt;

@@ -2,19 +2,26 @@
 # Builds the libFuzzer targets with clang (build-fuzz/) and runs each for SECONDS
 # (default 120), starting from small seeds made from the test inputs. Crashes are
 # written to build-fuzz/crashes/.
+#   tools/fuzz.sh [SECONDS [TARGET...]]   (default: every target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-120}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(csv_trace_fuzz jsonl_trace_fuzz config_fuzz scenario_fuzz serving_fold_fuzz)
 tools/setup.sh --fuzz
-mkdir -p build-fuzz/crashes build-fuzz/corpus/{csv,jsonl,config,scenario}
+mkdir -p build-fuzz/crashes build-fuzz/corpus/{csv,jsonl,config,scenario,serving}
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n' > build-fuzz/corpus/csv/seed
 printf 't,p,o\n1.5,"3",4\n' > build-fuzz/corpus/csv/seed2
 printf '{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}\n' > build-fuzz/corpus/jsonl/seed
 cp configs/scenarios/default.json build-fuzz/corpus/config/seed
 cp experiments/scenarios/*.json build-fuzz/corpus/scenario/
+printf '\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10' > build-fuzz/corpus/serving/seed
 failed=()
-for pair in csv_trace_fuzz:csv jsonl_trace_fuzz:jsonl config_fuzz:config scenario_fuzz:scenario; do
-  target="${pair%%:*}"; corpus="${pair##*:}"
+declare -A corpus_of=([csv_trace_fuzz]=csv [jsonl_trace_fuzz]=jsonl [config_fuzz]=config [scenario_fuzz]=scenario
+                      [serving_fold_fuzz]=serving)
+for target in "${targets[@]}"; do
+  corpus="${corpus_of[$target]:?unknown fuzz target $target}"
   echo "== $target for ${seconds}s"
   if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -max_len=4096 \
       -artifact_prefix=build-fuzz/crashes/ "build-fuzz/corpus/$corpus" > "build-fuzz/$target.log" 2>&1; then

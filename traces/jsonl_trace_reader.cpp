@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "traces/field_parsing.hpp"
+#include "traces/json_text.hpp"
 
 namespace meshsim::traces {
 namespace {
@@ -28,7 +29,9 @@ std::string JsonlTraceReader::expected_content() const {
 Status JsonlTraceReader::parse_row(const std::string& line, ParsedRow& row) {
   json object;
   try {
-    object = json::parse(line);
+    object = parse_json_text(line);
+  } catch (const JsonTooDeep& e) {
+    return Error{std::string("expected a JSON object: ") + e.what()};
   } catch (const json::parse_error& e) {
     return Error{"column " + std::to_string(e.byte) + ": expected a JSON object: " +
                  std::string(e.what())};

@@ -20,13 +20,29 @@ Error LineTraceReader::error_here(const std::string& what) const {
 }
 
 bool LineTraceReader::read_line() {
-  while (std::getline(*input_, line_)) {
+  std::streambuf& in = *input_->rdbuf();
+  for (;;) {
+    line_.clear();
+    int c = in.sbumpc();
+    if (c == std::char_traits<char>::eof()) return false;
     ++line_number_;
+    while (c != std::char_traits<char>::eof() && c != '\n') {
+      if (line_.size() == kMaxLineBytes) {
+        too_long_ = true;
+        return false;
+      }
+      line_.push_back(static_cast<char>(c));
+      c = in.sbumpc();
+    }
     bytes_read_ += line_.size() + 1;
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     if (line_.find_first_not_of(" \t") != std::string::npos) return true;
   }
-  return false;
+}
+
+Error LineTraceReader::line_too_long() const {
+  return error_here("line longer than " + std::to_string(kMaxLineBytes) + " bytes (the limit for one row): expected " +
+                    expected_content());
 }
 
 Expected<std::optional<TraceRequest>> LineTraceReader::fail(Error error) {
@@ -42,12 +58,14 @@ Expected<std::optional<TraceRequest>> LineTraceReader::next() {
     if (!input_ || !*input_) return fail(Error{name_ + ": cannot read the file"});
     if (has_header()) {
       if (!read_line()) {
+        if (too_long_) return fail(line_too_long());
         return fail(Error{name_ + ": the file is empty: expected " + expected_content()});
       }
       if (auto status = parse_header(line_); !status) return fail(error_here(status.error().message));
     }
   }
   if (!read_line()) {
+    if (too_long_) return fail(line_too_long());
     if (input_->bad()) return fail(error_here("read error"));
     if (rows_ == 0) {
       return fail(Error{name_ + ": no requests in the file: expected " + expected_content()});

@@ -24,6 +24,10 @@ struct ParsedRow {
 // Derived readers parse the header (if any) and each row.
 class LineTraceReader : public RequestSource {
  public:
+  // The longest line a trace may have. Real rows are short (Mooncake's, with their prefix
+  // hashes, reach 2 KB); the bound keeps one bad line from taking gigabytes once parsed.
+  static constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
   // `name` is used in messages (usually the path). `total_bytes` (0 when unknown) drives
   // progress().
   LineTraceReader(std::unique_ptr<std::istream> input, std::string name, std::uint64_t total_bytes);
@@ -45,9 +49,11 @@ class LineTraceReader : public RequestSource {
   Error error_here(const std::string& what) const;
 
  private:
-  // Reads the next non-blank line into line_; false at end of input.
+  // Reads the next non-blank line into line_; false at end of input or on a line longer
+  // than kMaxLineBytes (too_long_ is then set).
   bool read_line();
   Expected<std::optional<TraceRequest>> fail(Error error);
+  Error line_too_long() const;
 
   std::unique_ptr<std::istream> input_;
   std::string name_;
@@ -55,6 +61,7 @@ class LineTraceReader : public RequestSource {
   std::uint64_t bytes_read_ = 0;
   std::uint64_t line_number_ = 0;
   std::string line_;
+  bool too_long_ = false;
   bool started_ = false;
   bool finished_ = false;
   std::optional<Error> error_;

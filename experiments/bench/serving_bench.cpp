@@ -4,11 +4,21 @@
 //    servers, Azure-conversation request sizes;
 //  - BM_Overload: 4 mixed instances (Baseline-H100-like) at 0.5x, 1x and 2x the load they
 //    can serve, 4,000 and 12,000 requests: wall time must stay linear in requests even
-//    when queues grow without bound (requests/s equal at both sizes).
+//    when queues grow without bound (requests/s equal at both sizes);
+//  - BM_OnDemandKvPressure: a burst of 1k to 100k requests on 2 prompt + 2 token
+//    instances with on-demand KV and a quarter of the KV capacity, so sequences are
+//    evicted and recomputed all along and the waiting queues are as long as the burst;
+//  - BM_LongOutputs: outputs of up to 4,000 tokens on 4 mixed instances while requests
+//    keep arriving (each arrival cuts a folded run), 1k to 100k requests;
+//  - BM_LongOutputInterrupted: one 1,000,000-token output alone, then with 100 and
+//    10,000 short requests arriving during it.
+// Cost per request must stay flat as the workload grows (items_per_second equal).
 // Roofline backend and the fitted workload: no data from ../shared is needed.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <tuple>
+#include <vector>
 
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
@@ -47,9 +57,8 @@ traces::GeneratorSpec workload(double rate_per_s, std::uint64_t requests) {
 }
 
 // Replays once; returns the number of requests that arrived.
-std::uint64_t replay_once(const cluster::LlmClusterConfig& config, const traces::GeneratorSpec& spec) {
+std::uint64_t replay_once(const cluster::LlmClusterConfig& config, traces::RequestSource& source) {
   engine::Simulation sim(1);
-  traces::GeneratedSource source(spec, 1);
   NullObserver observer;
   replay::Replay replay(
       sim, source,
@@ -61,6 +70,29 @@ std::uint64_t replay_once(const cluster::LlmClusterConfig& config, const traces:
   benchmark::DoNotOptimize(result);
   return replay.metrics().counts().arrived;
 }
+
+std::uint64_t replay_once(const cluster::LlmClusterConfig& config, const traces::GeneratorSpec& spec) {
+  traces::GeneratedSource source(spec, 1);
+  return replay_once(config, source);
+}
+
+// Requests given as (arrival s, prompt, output).
+class ListSource final : public traces::RequestSource {
+ public:
+  explicit ListSource(std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows) : rows_(std::move(rows)) {}
+  Expected<std::optional<traces::TraceRequest>> next() override {
+    if (next_ >= rows_.size()) return std::optional<traces::TraceRequest>();
+    const auto& [t, p, o] = rows_[next_];
+    traces::TraceRequest r{next_++, engine::SimTime::from_seconds(t), p, o, {}};
+    return std::optional<traces::TraceRequest>(r);
+  }
+  double progress() const override { return 0; }
+  std::string describe() const override { return "list"; }
+
+ private:
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows_;
+  std::uint64_t next_ = 0;
+};
 
 void BM_ScaleServers(benchmark::State& state) {
   const auto servers = static_cast<std::uint32_t>(state.range(0));
@@ -88,12 +120,51 @@ void BM_Overload(benchmark::State& state) {
   state.counters["load"] = load;
 }
 
+void BM_OnDemandKvPressure(benchmark::State& state) {
+  const auto requests = static_cast<std::uint64_t>(state.range(0));
+  auto config = bloom_h100({{cluster::InstanceTag::kPrompt, 2}, {cluster::InstanceTag::kToken, 2}});
+  config.kv_allocation = cluster::KvAllocation::kOnDemand;
+  config.kv_capacity_tokens = 20'000;
+  const auto spec = workload(1e6, requests);  // all within a fraction of a second
+  std::uint64_t arrived = 0;
+  for (auto _ : state) arrived += replay_once(config, spec);
+  state.SetItemsProcessed(static_cast<std::int64_t>(arrived));
+}
+
+void BM_LongOutputs(benchmark::State& state) {
+  const auto requests = static_cast<std::uint64_t>(state.range(0));
+  auto config = bloom_h100({{cluster::InstanceTag::kMixed, 4}});
+  config.kv_capacity_tokens = 200'000;
+  auto spec = workload(0.05, requests);  // below capacity: batches of a few sequences
+  spec.output_tokens = traces::LengthSpec{traces::LengthSpec::Kind::kUniform, 1, 1, 4'000, {}};
+  std::uint64_t arrived = 0;
+  for (auto _ : state) arrived += replay_once(config, spec);
+  state.SetItemsProcessed(static_cast<std::int64_t>(arrived));
+}
+
+void BM_LongOutputInterrupted(benchmark::State& state) {
+  const auto arrivals = static_cast<std::uint32_t>(state.range(0));
+  auto config = bloom_h100({{cluster::InstanceTag::kMixed, 1}});
+  config.kv_capacity_tokens = 2'000'000;
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows{{0.0, 100, 1'000'000}};
+  // The long output takes about 7 simulated hours; spread the short requests over it.
+  for (std::uint32_t i = 1; i <= arrivals; ++i) rows.emplace_back(20'000.0 * i / arrivals, 100, 10);
+  for (auto _ : state) {
+    ListSource source(rows);
+    benchmark::DoNotOptimize(replay_once(config, source));
+  }
+  state.counters["arrivals"] = arrivals;
+}
+
 BENCHMARK(BM_ScaleServers)->Arg(4)->Arg(40)->Arg(400)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Overload)
     ->Args({5, 4000})->Args({5, 12000})
     ->Args({10, 4000})->Args({10, 12000})
     ->Args({20, 4000})->Args({20, 12000})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OnDemandKvPressure)->Arg(1000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LongOutputs)->Arg(1000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LongOutputInterrupted)->Arg(0)->Arg(100)->Arg(10'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 // trace today.
 #include <gtest/gtest.h>
 
+#include "tests/shared_data.hpp"
+
 #include <filesystem>
 
 #include "configs/scenario_config.hpp"
@@ -35,7 +37,7 @@ TEST(FittedWorkloadTest, GeneratorReproducesTheAzureConversationStatistics) {
 
 TEST(FittedWorkloadTest, ShippedFitIsWhatFitTraceGivesOnTheRealTrace) {
   const std::string trace = std::string(MESHSIM_SHARED_DIR) + "/traces/azure2023_conv.csv";
-  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "skipped: " << trace << " is absent";
+  MESHSIM_NEED_SHARED_FILE(trace);
   auto source = traces::open_trace_file(traces::TraceFileSpec{trace, traces::TraceFormat::kAzureCsv, {}});
   ASSERT_TRUE(source);
   auto stats = traces::summarize(**source);

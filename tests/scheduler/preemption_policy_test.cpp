@@ -73,6 +73,18 @@ TEST(PreemptionPolicyTest, ExplicitThresholdsInTheSameUpdateWinOverThePreset) {
   EXPECT_DOUBLE_EQ(policy.label_priority_threshold, 1.0);
 }
 
+// Issue 8: a 100,000-long chain of rules overflowed the stack of a recursive search.
+TEST(PreemptionPolicyTest, LongChainsOfLabelRulesAreCheckedWithoutRecursion) {
+  LabelRules rules;
+  auto& chain = rules["tier"];
+  constexpr int kLength = 100'000;
+  for (int i = 0; i < kLength; ++i) chain["v" + std::to_string(i)] = {"v" + std::to_string(i + 1)};
+  EXPECT_EQ(find_label_rule_cycle(rules), std::nullopt);
+  chain["v" + std::to_string(kLength)] = {"v99998"};
+  EXPECT_EQ(find_label_rule_cycle(rules),
+            "tier: v99998 -> v99999 -> v" + std::to_string(kLength) + " -> v99998");
+}
+
 TEST(PreemptionPolicyTest, CyclicLabelRulesAreRejectedNamingTheCycle) {
   PreemptionPolicy policy;
   PolicyUpdate update;

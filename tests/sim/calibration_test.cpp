@@ -9,6 +9,8 @@
 // A100) that a simulation must resolve, and it is the stated aim.
 #include <gtest/gtest.h>
 
+#include "tests/shared_data.hpp"
+
 #include <cstdio>
 #include <filesystem>
 
@@ -22,7 +24,7 @@ constexpr double kBoundPercent = 15.0;
 
 TEST(CalibrationTest, RooflineMatchesTheSplitwiseProfileWithinTheBound) {
   const std::string path = std::string(MESHSIM_SHARED_DIR) + "/reference/splitwise_perf_model.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "skipped: " << path << " is absent";
+  MESHSIM_NEED_SHARED_FILE(path);
   auto catalog = configs::load_catalog(std::string(MESHSIM_SOURCE_DIR) + "/configs");
   ASSERT_TRUE(catalog) << catalog.error().message;
   auto rows = read_profile_csv(path);
@@ -53,7 +55,7 @@ TEST(CalibrationTest, RooflineMatchesTheSplitwiseProfileWithinTheBound) {
 
 TEST(CalibrationTest, TableBackendReproducesSplitwiseSimMedians) {
   const std::string path = std::string(MESHSIM_SHARED_DIR) + "/reference/splitwise_perf_model.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "skipped: " << path << " is absent";
+  MESHSIM_NEED_SHARED_FILE(path);
   auto rows = read_profile_csv(path);
   ASSERT_TRUE(rows);
   auto table = make_table_model(select_rows(*rows, "bloom-176b", "h100-80gb", 8));

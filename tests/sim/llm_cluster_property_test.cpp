@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "sim/engine/rng.hpp"
+#include "tests/shared_data.hpp"
 #include "tests/sim/serving_cases.hpp"
+#include "traces/workload_source.hpp"
 
 namespace meshsim::cluster {
 namespace {
@@ -61,6 +64,39 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
     unfolded_events += unfolded.events;
   }
   EXPECT_LT(folded_events * 2, unfolded_events) << "folding should save most decode events";
+}
+
+// The same on the real traces, whose arrivals and sizes no generator imitates exactly:
+// random deployments replaying the first requests of each trace, rate-scaled into overload.
+TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsOnRealTraces) {
+  const std::pair<const char*, traces::TraceFormat> kTraces[] = {
+      {"traces/azure2023_conv.csv", traces::TraceFormat::kAzureCsv},
+      {"traces/mooncake_fast25_conversation.jsonl", traces::TraceFormat::kMooncakeJsonl}};
+  RngChoice choice{engine::Rng(7)};
+  for (const auto& [name, format] : kTraces) {
+    const std::string path = meshsim::testing::shared_path(name);
+    MESHSIM_NEED_SHARED_FILE(path);
+    for (int i = 0; i < case_count(4); ++i) {
+      const auto c = draw_serving_case(choice, 1);
+      SCOPED_TRACE(std::string(name) + ", case " + std::to_string(i) + ": " + c.description);
+      traces::WorkloadSpec workload;
+      workload.source = traces::TraceFileSpec{path, format, {}};
+      workload.max_requests = 3000;
+      workload.rate_scale = 4.0;
+      std::map<bool, testing::RunResult> results;
+      for (const bool fold : {true, false}) {
+        auto source = traces::open_workload(workload, 1);
+        ASSERT_TRUE(source) << source.error().message;
+        auto config = c.config;
+        config.fold_decode = fold;
+        replay::ReplayOptions options;
+        options.timeseries_interval = c.timeseries_interval;
+        results[fold] = testing::run(config, **source, options);
+      }
+      EXPECT_EQ(results[false].counts.in_flight, 0u);
+      EXPECT_TRUE(testing::same_outputs(results[true], results[false]));
+    }
+  }
 }
 
 }  // namespace

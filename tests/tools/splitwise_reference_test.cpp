@@ -3,6 +3,8 @@
 // P99 within 20% for TTFT, E2E and TBT.
 #include <gtest/gtest.h>
 
+#include "tests/shared_data.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -42,7 +44,7 @@ nlohmann::json run_scenario(const std::string& scenario) {
 TEST(SplitwiseReferenceTest, ScenariosReproduceSplitwiseSimLatencies) {
   const std::string shared = MESHSIM_SHARED_DIR;
   for (const char* needed : {"/traces/azure2023_conv.csv", "/reference/splitwise_perf_model.csv"}) {
-    if (!fs::exists(shared + needed)) GTEST_SKIP() << "skipped: " << shared + needed << " is absent";
+    MESHSIM_NEED_SHARED_FILE(shared + needed);
   }
   for (const auto& ref : kReferences) {
     const auto summary = run_scenario(ref.scenario);

@@ -2,6 +2,8 @@
 // folder is absent.
 #include <gtest/gtest.h>
 
+#include "tests/shared_data.hpp"
+
 #include <filesystem>
 
 #include "traces/trace_stats.hpp"
@@ -10,15 +12,11 @@
 namespace meshsim::traces {
 namespace {
 
-std::string shared_trace(const std::string& name) { return std::string(MESHSIM_SHARED_DIR) + "/traces/" + name; }
-
-#define SKIP_WITHOUT(path)                                                                         \
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "skipped: " << (path) << " is absent (the shared " \
-                                                                                "public traces are not here)"
+std::string shared_trace(const std::string& name) { return meshsim::testing::shared_path("traces/" + name); }
 
 TEST(RealTracesTest, AzureConversationTraceStreamsAllRows) {
   const auto path = shared_trace("azure2023_conv.csv");
-  SKIP_WITHOUT(path);
+  MESHSIM_NEED_SHARED_FILE(path);
   auto source = open_trace_file(TraceFileSpec{path, TraceFormat::kAzureCsv, {}});
   ASSERT_TRUE(source) << source.error().message;
   auto stats = summarize(**source);
@@ -33,7 +31,7 @@ TEST(RealTracesTest, AzureConversationTraceStreamsAllRows) {
 
 TEST(RealTracesTest, MooncakeConversationTraceStreamsAllRowsWithHashIds) {
   const auto path = shared_trace("mooncake_fast25_conversation.jsonl");
-  SKIP_WITHOUT(path);
+  MESHSIM_NEED_SHARED_FILE(path);
   auto source = open_trace_file(TraceFileSpec{path, TraceFormat::kMooncakeJsonl, {}});
   ASSERT_TRUE(source) << source.error().message;
   std::uint64_t rows = 0;

@@ -148,6 +148,23 @@ TEST(MooncakeReaderTest, NumbersBeyondDoubleRangeAreAnErrorNotACrash) {
       << all.error;
 }
 
+// Issue 8: a line of 100,000 nested arrays crashed the reader (SIGSEGV), and one long line
+// took gigabytes once parsed. Both are errors naming the line.
+TEST(MooncakeReaderTest, DeepNestingAndOverlongLinesAreErrorsNotCrashes) {
+  const std::string deep = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5, \"x\": " +
+                           std::string(100'000, '[') + std::string(100'000, ']') + "}\n";
+  EXPECT_EQ(read_all(*mooncake(deep)).error, "mc.jsonl:1: expected a JSON object: nested deeper than 64 levels");
+  const std::string nested_ok = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5, \"x\": " +
+                                std::string(63, '[') + std::string(63, ']') + "}\n";
+  EXPECT_EQ(read_all(*mooncake(nested_ok)).error, "");
+  std::string huge = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5, \"hash_ids\": [0";
+  while (huge.size() <= LineTraceReader::kMaxLineBytes) huge += ",1234567";
+  const auto all = read_all(*mooncake("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}\n" + huge + "]}\n"));
+  EXPECT_EQ(all.error.rfind("mc.jsonl:2: line longer than 1048576 bytes (the limit for one row)", 0), 0u) << all.error;
+  const auto csv = read_all(*azure("TIMESTAMP,ContextTokens,GeneratedTokens\n" + std::string(2 << 20, '1') + "\n"));
+  EXPECT_EQ(csv.error.rfind("azure.csv:2: line longer than 1048576 bytes", 0), 0u) << csv.error;
+}
+
 TEST(MooncakeReaderTest, MissingKeysWrongTypesAndEmptyFilesAreErrors) {
   EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": 5}\n")).error,
             "mc.jsonl:1: missing key 'output_length'");

@@ -6,6 +6,7 @@
 
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/scenario_args.hpp"
+#include "traces/json_text.hpp"
 
 namespace meshsim::scheduler {
 
@@ -265,7 +266,7 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   try {
-    const json j = json::parse(text.str());
+    const json j = traces::parse_json_text(text.str());
     if (j.at("format") != kStateFormat) {
       return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }
