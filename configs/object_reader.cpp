@@ -91,6 +91,9 @@ void ObjectReader::read(std::string_view key, double& out, std::string_view what
   if (!value->is_number()) return wrong_type(key, what, *value);
   const double number = value->get<double>();
   if (!std::isfinite(number) || (ok && !ok(number))) return wrong_type(key, what, *value);
+  if (std::fabs(number) > kMaxConfigNumber) {
+    return wrong_type(key, std::string(what) + " of magnitude at most 1e15", *value);
+  }
   out = number;
 }
 
@@ -117,8 +120,10 @@ void ObjectReader::read(std::string_view key, std::uint32_t& out, std::string_vi
 void ObjectReader::read_duration(std::string_view key, engine::SimTime& out, double seconds_per_unit) {
   double value = out.seconds() / seconds_per_unit;
   const std::size_t before = error_count_;
-  read(key, value, seconds_per_unit == 1.0 ? "a non-negative number of seconds" : "a non-negative number of milliseconds",
-       [](double v) { return v >= 0; });
+  const double most = engine::SimTime::kMaxSeconds / seconds_per_unit;
+  read(key, value,
+       seconds_per_unit == 1.0 ? "a number of seconds in [0, 1e12]" : "a number of milliseconds in [0, 1e15]",
+       [most](double v) { return v >= 0 && v <= most; });
   if (error_count_ == before) out = engine::SimTime::from_seconds(value * seconds_per_unit);
 }
 

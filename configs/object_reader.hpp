@@ -14,6 +14,10 @@
 
 namespace meshsim::configs {
 
+// No number in a config means more than this (a model of 1e15 parameters, 1e15 seconds):
+// larger ones are refused before they can overflow a conversion.
+inline constexpr double kMaxConfigNumber = 1e15;
+
 // Checks for ObjectReader::read, shared by every config file's reader.
 inline constexpr auto kPositive = [](double v) { return v > 0; };
 inline constexpr auto kNonNegative = [](double v) { return v >= 0; };

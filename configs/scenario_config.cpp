@@ -113,7 +113,7 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
     }
     spec.source = generator;
   }
-  reader.read("rate_scale", spec.rate_scale, "a positive factor", kPositive);
+  reader.read("rate_scale", spec.rate_scale, "a factor in " + traces::rate_scale_range(), traces::rate_scale_in_range);
   reader.read_optional("max_requests", spec.max_requests, "a positive integer", kAtLeastOne);
   ObjectReader window(reader.raw("window"), reader.path_of("window"), reader.errors());
   window.read_duration("start_s", spec.window_start, 1.0);

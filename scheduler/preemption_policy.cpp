@@ -80,7 +80,10 @@ std::optional<std::string> find_label_rule_cycle(const LabelRules& rules) {
   // must not exhaust the call stack), keeping the path so a cycle can be named in full.
   // Each value is visited once: O(values + edges) per key.
   static const std::vector<std::string> kNoTargets;
-  for (const auto& [key, edges] : rules) {
+  for (const auto& rule : rules) {
+    // Named, not structured bindings: the lambda below captures them (clang 14 cannot).
+    const std::string& key = rule.first;
+    const auto& edges = rule.second;
     struct Frame {
       const std::string* value;
       const std::vector<std::string>* targets;

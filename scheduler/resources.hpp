@@ -16,7 +16,10 @@ namespace meshsim::scheduler {
 class ResourceVector {
  public:
   ResourceVector() = default;
-  // Amounts in whole units; rounded to the nearest thousandth.
+  // The largest amount of one resource an input may give (a million nodes of it still
+  // add up without overflowing the milli-unit ledgers).
+  static constexpr double kMaxAmount = 1e12;
+  // Amounts in whole units, each in [0, kMaxAmount]; rounded to the nearest thousandth.
   static ResourceVector of(double cpu, double memory_mb, double gpu);
   ResourceVector& with_custom(const std::string& name, double amount);
 

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::traces {
 namespace {
@@ -112,7 +113,13 @@ Expected<std::optional<TraceRequest>> GeneratedSource::next() {
   }
   // The first request arrives at 0, as a trace's first row does.
   if (generated_ > 0) clock_s_ += next_gap_s();
-  const SimTime arrival = SimTime::from_seconds(clock_s_);
+  const auto checked = SimTime::from_seconds_checked(clock_s_);
+  if (!checked) {
+    finished_ = true;
+    return Error{"generator '" + spec_.name + "': request " + std::to_string(generated_) + " would arrive at " +
+                 number_text(clock_s_) + " s, past the simulated time limit of 1e12 s (is arrivals.rate_per_s that low?)"};
+  }
+  const SimTime arrival = *checked;
   if (spec_.duration && arrival >= *spec_.duration) {
     finished_ = true;
     return std::optional<TraceRequest>();

@@ -58,6 +58,9 @@ Expected<TraceStatistics> summarize(RequestSource& source) {
     outputs.push_back(request.output_tokens);
   }
   if (prompts.size() < 2) return Error{source.describe() + ": at least two requests are needed to fit a workload"};
+  if (gap_sum <= 0) {
+    return Error{source.describe() + ": every request arrives at the same time, so no arrival rate can be fitted"};
+  }
   stats.requests = prompts.size();
   const double gaps = static_cast<double>(stats.requests - 1);
   const double gap_mean = gap_sum / gaps;

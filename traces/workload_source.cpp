@@ -8,6 +8,7 @@
 #include "traces/csv_trace_reader.hpp"
 #include "traces/generated_source.hpp"
 #include "traces/jsonl_trace_reader.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::traces {
 
@@ -39,7 +40,13 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
       return std::optional<TraceRequest>();
     }
     const double offset_us = static_cast<double>((request.arrival - window_start_).us());
-    request.arrival = SimTime::from_us(static_cast<std::int64_t>(std::llround(offset_us / rate_scale_)));
+    const double scaled_us = offset_us / rate_scale_;
+    if (scaled_us > SimTime::max_representable().us()) {
+      finished_ = true;
+      return Error{"rate_scale " + number_text(rate_scale_) + " moves request " + std::to_string(request.id) +
+                   " to " + number_text(scaled_us * 1e-6) + " s, past the simulated time limit of 1e12 s"};
+    }
+    request.arrival = SimTime::from_us(static_cast<std::int64_t>(std::llround(scaled_us)));
     ++emitted_;
     return next;
   }
@@ -75,8 +82,8 @@ Expected<std::unique_ptr<RequestSource>> open_trace_file(const TraceFileSpec& sp
 }
 
 Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed) {
-  if (!(spec.rate_scale > 0) || !std::isfinite(spec.rate_scale)) {
-    return Error{"rate_scale: expected a positive factor, got " + std::to_string(spec.rate_scale)};
+  if (!rate_scale_in_range(spec.rate_scale)) {
+    return Error{"rate_scale: expected a factor in " + rate_scale_range() + ", got " + number_text(spec.rate_scale)};
   }
   if (spec.window_end && *spec.window_end <= spec.window_start) {
     return Error{"window: the end must be after the start"};

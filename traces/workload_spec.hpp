@@ -61,6 +61,13 @@ struct GeneratorSpec {
   std::optional<SimTime> duration;
 };
 
+// The rate scales a workload accepts: beyond them arrival times leave the simulated range
+// (or collapse onto one microsecond).
+inline constexpr double kMinRateScale = 1e-6;
+inline constexpr double kMaxRateScale = 1e6;
+inline bool rate_scale_in_range(double scale) { return scale >= kMinRateScale && scale <= kMaxRateScale; }
+inline std::string rate_scale_range() { return "[1e-06, 1e+06]"; }
+
 // Where requests come from, and what is done to their times.
 struct WorkloadSpec {
   std::variant<TraceFileSpec, GeneratorSpec> source;

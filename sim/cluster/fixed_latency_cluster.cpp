@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::cluster {
 
@@ -84,11 +85,19 @@ void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
   ++running_;
   RequestRecord& record = slots_[slot];
   const SimTime now = sim_.now();
-  const auto prefill_us = static_cast<std::int64_t>(
-      std::llround(config_.prefill_us_per_token * static_cast<double>(record.prompt_tokens)));
+  const double prefill_us_exact = config_.prefill_us_per_token * static_cast<double>(record.prompt_tokens);
+  const std::int64_t decode_steps = static_cast<std::int64_t>(record.output_tokens) - 1;
+  // Checked in floating point first: the integer sums below must not overflow.
+  const double service_s = config_.prefill_base.seconds() + prefill_us_exact * 1e-6 +
+                           config_.time_per_output_token.seconds() * static_cast<double>(decode_steps);
+  if (!(service_s <= SimTime::kMaxSeconds)) {
+    throw RangeError("the fixed-latency model serves request " + std::to_string(record.id) + " in " +
+                     number_text(service_s) + " s, past the simulated time limit of 1e12 s: check prefill_base_ms, "
+                     "prefill_us_per_token and time_per_output_token_ms");
+  }
+  const auto prefill_us = static_cast<std::int64_t>(std::llround(prefill_us_exact));
   record.started = now;
   record.first_token = now + config_.prefill_base + SimTime::from_us(prefill_us);
-  const std::int64_t decode_steps = static_cast<std::int64_t>(record.output_tokens) - 1;
   record.finished = *record.first_token + SimTime::from_us(config_.time_per_output_token.us() * decode_steps);
   record.tbt_max = decode_steps > 0 ? config_.time_per_output_token : SimTime::zero();
   sim_.schedule_at(*record.finished, *this, engine::EventPayload{slot, instance});

@@ -13,12 +13,19 @@
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/cluster/llm_cluster_state.hpp"
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::cluster {
 
 SimTime LlmCluster::iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
   // Whole microseconds, at least one, so every iteration moves the clock.
   const double ms = config_.perf->iteration_ms(prefill, decode);
+  if (!(ms >= 0 && ms <= kMaxIterationMs)) {
+    throw RangeError("the performance model prices an iteration (" + std::to_string(prefill.tokens) +
+                     " prompt tokens, " + std::to_string(decode.batch) + " decoding sequences) at " +
+                     number_text(ms) + " ms, outside [0, " + number_text(kMaxIterationMs) +
+                     "] ms: check the deployment's hardware, model and performance figures");
+  }
   return SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
 }
 

@@ -6,6 +6,7 @@
 
 #include "sim/cluster/llm_cluster_state.hpp"
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::cluster {
 
@@ -209,7 +210,12 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   refresh_load(target);
   const double bandwidth = config_.kv_transfer_gb_per_s.value_or(config_.sku.network_gb_per_s) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
-  const auto transfer_us = std::max<std::int64_t>(1, std::llround(bytes / bandwidth * 1e6));
+  const double transfer_s = bytes / bandwidth;
+  if (!(transfer_s <= SimTime::kMaxSeconds)) {
+    throw RangeError("moving request " + std::to_string(r.record.id) + "'s KV cache takes " + number_text(transfer_s) +
+                     " s, past the simulated time limit of 1e12 s: check kv.transfer_gb_per_s");
+  }
+  const auto transfer_us = std::max<std::int64_t>(1, std::llround(transfer_s * 1e6));
   if (activity_ != nullptr) {
     activity_->on_transfer(r.record.id, instance, target, sim_.now(), sim_.now() + SimTime::from_us(transfer_us));
   }

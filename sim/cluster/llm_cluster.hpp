@@ -118,6 +118,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // A folded run of decode iterations is timed in segments of at most this many
   // iterations, so cutting it short (new work arrived) costs O(this), not O(output).
   static constexpr std::uint32_t kFoldSegment = 256;
+  // The longest iteration a performance model may price (about 11.6 days); longer is an
+  // error in its figures (RangeError), not a time to simulate.
+  static constexpr double kMaxIterationMs = 1e9;
 
  private:
   struct Instance;

@@ -2,7 +2,9 @@
 
 #include <compare>
 #include <cstdint>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 namespace meshsim::engine {
 
@@ -19,6 +21,16 @@ class SimTime {
     const double us = seconds * 1e6;
     return SimTime(static_cast<std::int64_t>(us >= 0 ? us + 0.5 : us - 0.5));
   }
+  // The longest span a simulation represents (about 31,700 years): far below where
+  // microseconds overflow, so sums of in-range times cannot. Inputs beyond it are refused.
+  static constexpr double kMaxSeconds = 1e12;
+  // from_seconds for a value read from input: nullopt when not finite or beyond
+  // +/- kMaxSeconds.
+  static std::optional<SimTime> from_seconds_checked(double seconds) {
+    if (!std::isfinite(seconds) || std::fabs(seconds) > kMaxSeconds) return std::nullopt;
+    return from_seconds(seconds);
+  }
+  static constexpr SimTime max_representable() { return SimTime(static_cast<std::int64_t>(kMaxSeconds * 1e6)); }
   static constexpr SimTime zero() { return SimTime(0); }
   static constexpr SimTime max() { return SimTime(std::numeric_limits<std::int64_t>::max()); }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::engine {
 
@@ -24,17 +25,24 @@ std::optional<SimTime> Simulation::next_event_time() const {
   return queue_.top().time;
 }
 
-void Simulation::schedule_at(SimTime time, EventHandler& target, EventPayload payload) {
-  MESHSIM_CHECK(time >= now_, "schedule_at: event time " + std::to_string(time.us()) +
+void Simulation::check_schedule(SimTime time, std::string_view call) const {
+  MESHSIM_CHECK(time >= now_, std::string(call) + ": event time " + std::to_string(time.us()) +
                                   " us is before now (" + std::to_string(now_.us()) + " us)");
-  MESHSIM_CHECK(state_ != RunState::kFinished, "schedule_at: the simulation has finished");
+  MESHSIM_CHECK(state_ != RunState::kFinished, std::string(call) + ": the simulation has finished");
+  if (time > SimTime::max_representable()) {
+    throw RangeError("the simulated clock would pass " + number_text(SimTime::kMaxSeconds) +
+                     " s (an event at " + number_text(time.seconds()) + " s): check the workload's rate and the "
+                     "performance model's figures");
+  }
+}
+
+void Simulation::schedule_at(SimTime time, EventHandler& target, EventPayload payload) {
+  check_schedule(time, "schedule_at");
   queue_.push(time, &target, payload);
 }
 
 void Simulation::schedule_ranked_at(SimTime time, std::uint32_t rank, EventHandler& target, EventPayload payload) {
-  MESHSIM_CHECK(time >= now_, "schedule_ranked_at: event time " + std::to_string(time.us()) +
-                                  " us is before now (" + std::to_string(now_.us()) + " us)");
-  MESHSIM_CHECK(state_ != RunState::kFinished, "schedule_ranked_at: the simulation has finished");
+  check_schedule(time, "schedule_ranked_at");
   queue_.push_ranked(time, rank, &target, payload);
 }
 

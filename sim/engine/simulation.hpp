@@ -60,6 +60,7 @@ class Simulation {
 
  private:
   void enter_run(std::string_view call);
+  void check_schedule(SimTime time, std::string_view call) const;
   void dispatch(const Event& event);
 
   SimTime now_ = SimTime::zero();

@@ -52,7 +52,7 @@ TEST(ScenarioConfigTest, WrongTypesAndRangesNameTheKeyAndWhatWasExpected) {
             std::string::npos);
   EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "instances": 0}})").find("serving.instances: expected a positive integer, got 0"),
             std::string::npos);
-  EXPECT_NE(parse_error(R"({"workload": {"rate_scale": -1}})").find("workload.rate_scale: expected a positive factor, got -1"),
+  EXPECT_NE(parse_error(R"({"workload": {"rate_scale": -1}})").find("workload.rate_scale: expected a factor in [1e-06, 1e+06], got -1"),
             std::string::npos);
   EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "routing": "random"}})")
                 .find("serving.routing: expected one of 'round_robin', 'least_loaded', got 'random'"),

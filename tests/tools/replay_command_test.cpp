@@ -3,8 +3,10 @@
 #include "tests/shared_data.hpp"
 
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -61,7 +63,7 @@ TEST(ReplayCommandTest, ADifferentSeedGivesADifferentRun) {
     ReplayCommandOptions options;
     options.out_dir = dirs[i].string();
     options.until_s = 60;
-    options.seed = 100 + i;
+    options.seed = std::to_string(100 + i);
     options.quiet = true;
     std::ostringstream out, err;
     ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
@@ -104,6 +106,76 @@ TEST(ReplayCommandTest, BadInputsExitWithAClearMessage) {
   std::ostringstream err2;
   EXPECT_EQ(run_replay_command(options, out, err2), kExitBadInput);
   EXPECT_NE(err2.str().find("cannot tell the trace format"), std::string::npos);
+}
+
+// Issue 8: numbers out of range ended as internal errors (exit 70), or ran as something
+// else (--seed -1 ran as 2^64 - 1). Each is bad input naming the option or key and the
+// accepted range.
+TEST(ReplayCommandTest, NumbersOutOfRangeAreBadInputNamingTheOptionOrKey) {
+  const auto run = [](ReplayCommandOptions options) {
+    options.out_dir = fresh_dir("numbers").string();
+    options.quiet = true;
+    std::ostringstream out, err;
+    const int code = run_replay_command(options, out, err);
+    return std::pair{code, err.str()};
+  };
+  const auto expect_bad = [&](const ReplayCommandOptions& options, const std::string& message) {
+    const auto [code, err] = run(options);
+    EXPECT_EQ(code, kExitBadInput) << err;
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+  };
+  ReplayCommandOptions options;
+  for (const double until : {1e13, std::numeric_limits<double>::infinity(), -1.0}) {
+    options.until_s = until;
+    expect_bad(options, "--until: expected a number of seconds in [0, 1e12]");
+  }
+  options = {};
+  options.rate_scale = 1e-300;
+  expect_bad(options, "--rate-scale: expected a factor in [1e-06, 1e+06], got 1e-300");
+  options = {};
+  for (const char* seed : {"-1", "18446744073709551616", "1e23", "", "7x"}) {
+    options.seed = seed;
+    expect_bad(options, "--seed: expected an integer in [0, 2^64)");
+  }
+  options.seed = "18446744073709551615";
+  options.until_s = 10;
+  EXPECT_EQ(run(options).first, kExitOk);
+
+  auto config = nlohmann::json::parse(slurp(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/default.json"));
+  config["workload"]["generator"] = std::string(MESHSIM_SOURCE_DIR) + "/configs/workloads/azure_conv.json";
+  const auto with = [&](const std::function<void(nlohmann::json&)>& change) {
+    auto changed = config;
+    change(changed);
+    ReplayCommandOptions o;
+    o.config_path = scenario_in_fresh_dir("numbers_config", "s.json", changed.dump()).string();
+    o.until_s = 100;
+    return o;
+  };
+  expect_bad(with([](auto& c) { c["slo"]["ttft_ms"] = 1e300; }),
+             "slo.ttft_ms: expected a number of milliseconds in [0, 1e15], got 1e+300");
+  expect_bad(with([](auto& c) { c["workload"]["rate_scale"] = 1e-300; }), "workload.rate_scale: expected a factor in");
+  expect_bad(with([](auto& c) { c["serving"]["batching"]["max_batch_size"] = 1e300; }), "max_batch_size");
+  // Figures within range that still price an iteration at centuries fail when met.
+  expect_bad(with([](auto& c) { c["serving"]["kv"]["transfer_gb_per_s"] = 1e-15; c["serving"]["start_state"] =
+                                    nlohmann::json::array({{{"tag", "prompt"}, {"count", 1}}, {{"tag", "token"}, {"count", 1}}}); }),
+             "past the simulated time limit");
+  nlohmann::json fixed = {{"serving", {{"kind", "fixed_latency"}, {"prefill_base_ms", 1e14}, {"time_per_output_token_ms", 1e14}}},
+                          {"workload", config["workload"]}};
+  ReplayCommandOptions o;
+  o.config_path = scenario_in_fresh_dir("numbers_fixed", "s.json", fixed.dump()).string();
+  expect_bad(o, "the fixed-latency model serves request 0 in");
+}
+
+TEST(FitCommandTest, ATraceWhoseRequestsAllArriveAtOnceHasNoRateToFit) {
+  const auto path = scenario_in_fresh_dir("fit_equal", "t.csv",
+                                          "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n"
+                                          "2023-11-16 18:15:46.68,374,44\n");
+  FitCommandOptions options;
+  options.trace = path.string();
+  std::ostringstream out, err;
+  EXPECT_EQ(run_fit_command(options, out, err), kExitBadInput);
+  EXPECT_NE(err.str().find("every request arrives at the same time"), std::string::npos) << err.str();
+  EXPECT_EQ(out.str(), "");
 }
 
 TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequest) {

@@ -283,6 +283,13 @@ TEST(ScenarioCommandTest, BadScriptsNameTheStepAndField) {
       {R"({"steps": [{"call": "complete", "args": {"task_id": "a", "taskid": "b"}}]})", "steps[0].args.taskid"},
       {R"({"steps": [{"call": "create_pool", "args": {"name": "p", "resources": {"cpu": -1}}}]})",
        "steps[0].args.resources.cpu"},
+      // Issue 8: amounts that overflow the milli-unit ledgers ended as internal errors.
+      {R"({"steps": [{"call": "create_pool", "args": {"name": "p", "resources": {"cpu": 1e308}}}]})",
+       "steps[0].args.resources.cpu: expected a number in [0, 1e12], got 1e+308"},
+      {R"({"nodes": [{"name": "n", "resources": {"cpu": 1e16, "memory": 1, "gpu": 1}}], "steps": []})",
+       "nodes[0].resources.cpu: expected a number in [0, 1e12], got 1e+16"},
+      {R"({"steps": [{"call": "stats", "comment": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]})",
+       "invalid JSON: nested deeper than 64 levels"},
   };
   for (const auto& c : cases) {
     const auto run = run_script(write_script("bad", c.script));

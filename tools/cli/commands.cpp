@@ -1,5 +1,6 @@
 #include "tools/cli/commands.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <ostream>
@@ -9,11 +10,13 @@
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/cluster/perf_profile.hpp"
+#include "sim/engine/check.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/trace_events.hpp"
 #include "traces/trace_stats.hpp"
 #include "traces/workload_source.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -48,6 +51,16 @@ Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const s
   return spec;
 }
 
+// Digits only, at most 2^64 - 1: no sign, exponent or fraction (CLI11 would wrap -1 and
+// round 1e23 to 2^64 - 1).
+std::optional<std::uint64_t> parse_seed(const std::string& text) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
+  return value;
+}
+
 }  // namespace
 
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -64,18 +77,25 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     }
     config.workload.source = *spec;
   }
-  if (options.seed) config.seed = *options.seed;
+  if (options.seed) {
+    const auto seed = parse_seed(*options.seed);
+    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
+    config.seed = *seed;
+  }
   if (options.rate_scale) {
-    if (!(*options.rate_scale > 0)) {
-      return fail(err, "--rate-scale: expected a positive factor", kExitBadInput);
+    if (!traces::rate_scale_in_range(*options.rate_scale)) {
+      return fail(err, "--rate-scale: expected a factor in " + traces::rate_scale_range() + ", got " +
+                           number_text(*options.rate_scale), kExitBadInput);
     }
     config.workload.rate_scale = *options.rate_scale;
   }
   if (options.until_s) {
-    if (!(*options.until_s >= 0)) {
-      return fail(err, "--until: expected a non-negative number of seconds", kExitBadInput);
+    const auto until = engine::SimTime::from_seconds_checked(*options.until_s);
+    if (!until || *until < engine::SimTime::zero()) {
+      return fail(err, "--until: expected a number of seconds in [0, 1e12], got " + number_text(*options.until_s),
+                  kExitBadInput);
     }
-    config.replay.until = engine::SimTime::from_seconds(*options.until_s);
+    config.replay.until = *until;
   }
 
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
@@ -116,7 +136,12 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   const auto wall_start = std::chrono::steady_clock::now();
   engine::Simulation sim(config.seed);
   replay::Replay replay(sim, **source, factory, config.replay, writer);
-  auto result = replay.run();
+  Expected<replay::ReplayResult> result = Error{""};
+  try {
+    result = replay.run();
+  } catch (const RangeError& e) {
+    result = Error{config_path + ": " + e.what()};
+  }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!result) {
     err << "\nerror: " << result.error().message << '\n';

@@ -13,7 +13,7 @@ struct ReplayCommandOptions {
   std::optional<std::string> trace;  // a trace file instead of the config's workload
   std::string trace_format = "auto"; // auto: by extension (.csv azure, .jsonl mooncake)
   std::string out_dir = "meshsim-out";
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed;     // an integer in [0, 2^64), checked by the command
   std::optional<double> rate_scale;
   std::optional<double> until_s;
   std::optional<std::string> trace_events;  // write a Chrome/Perfetto trace JSON here

@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 
+#include "sim/engine/check.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--trace-format", replay.trace_format, "auto, azure or mooncake")->capture_default_str();
   replay_cmd->add_option("--out", replay.out_dir, "Run folder for summary.json, requests.csv, timeseries.csv")
       ->capture_default_str();
-  replay_cmd->add_option("--seed", replay.seed, "Random seed (overrides the config's)");
+  replay_cmd->add_option("--seed", replay.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
   replay_cmd->add_option("--rate-scale", replay.rate_scale, "Multiply the arrival rate (2 = twice as fast)");
   replay_cmd->add_option("--until", replay.until_s, "Stop at this simulated time, in seconds");
   replay_cmd->add_option("--trace-events", replay.trace_events,
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
+  } catch (const meshsim::RangeError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << '\n';
     return 70;  // EX_SOFTWARE

@@ -15,9 +15,10 @@ sch::ResourceVector read_resources(ObjectReader& args, std::string_view key) {
   }
   ObjectReader r(node, args.path_of(key), args.errors());
   double cpu = 0, memory = 0, gpu = 0;
-  r.read("cpu", cpu, "a number >= 0", configs::kNonNegative);
-  r.read("memory", memory, "a number of MB >= 0", configs::kNonNegative);
-  r.read("gpu", gpu, "a number >= 0", configs::kNonNegative);
+  const auto in_range = [](double v) { return v >= 0 && v <= sch::ResourceVector::kMaxAmount; };
+  r.read("cpu", cpu, "a number in [0, 1e12]", in_range);
+  r.read("memory", memory, "a number of MB in [0, 1e12]", in_range);
+  r.read("gpu", gpu, "a number in [0, 1e12]", in_range);
   sch::ResourceVector out = sch::ResourceVector::of(cpu, memory, gpu);
   if (const json* custom = r.raw("custom"); custom != nullptr && !custom->is_null()) {
     if (!custom->is_object()) {
@@ -26,7 +27,7 @@ sch::ResourceVector read_resources(ObjectReader& args, std::string_view key) {
       ObjectReader c(custom, r.path_of("custom"), r.errors());
       for (const auto& [name, value] : custom->items()) {
         double amount = 0;
-        c.read(name, amount, "a number >= 0", configs::kNonNegative);
+        c.read(name, amount, "a number in [0, 1e12]", in_range);
         out.with_custom(name, amount);
       }
     }
