@@ -121,6 +121,24 @@ std::optional<std::string> find_label_rule_cycle(const LabelRules& rules) {
   return std::nullopt;
 }
 
+PolicyUpdate as_update(const PreemptionPolicy& p) {
+  PolicyUpdate u;
+  u.same_pool_priority_threshold = p.same_pool_priority_threshold;
+  u.cross_pool_priority_threshold = p.cross_pool_priority_threshold;
+  u.remaining_time_weight = p.remaining_time_weight;
+  u.min_preempt_score = p.min_preempt_score;
+  u.enable_cross_pool_preemption = p.enable_cross_pool_preemption;
+  u.protected_pools = p.protected_pools;
+  u.label_preemption_rules = p.label_preemption_rules;
+  u.label_priority_threshold = p.label_priority_threshold;
+  u.enable_label_preemption = p.enable_label_preemption;
+  u.label_max_priority_deficit = p.label_max_priority_deficit;
+  u.cancel_timeout = p.cancel_timeout;
+  u.min_runtime_before_preemption = p.min_runtime_before_preemption;
+  u.hold_timeout = p.hold_timeout;
+  return u;
+}
+
 PolicyUpdateResult update_policy(PreemptionPolicy& policy, const PolicyUpdate& update) {
   PolicyUpdateResult out;
   PreemptionPolicy next = policy;

@@ -84,6 +84,10 @@ struct PolicyUpdateResult {
 // unknown preset, a cyclic label rule) leaves the policy unchanged and says why.
 PolicyUpdateResult update_policy(PreemptionPolicy& policy, const PolicyUpdate& update);
 
+// The update that sets every field to `policy`'s value (no preset): update_policy on it
+// checks a whole policy, e.g. one read from a state file.
+PolicyUpdate as_update(const PreemptionPolicy& policy);
+
 // A cycle in the label rules ("tier: a -> b -> a"), or nullopt when they are acyclic.
 std::optional<std::string> find_label_rule_cycle(const LabelRules& rules);
 

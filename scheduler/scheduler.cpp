@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace meshsim::scheduler {
 
@@ -73,6 +74,7 @@ OpResult Scheduler::create_agent(AgentSpec spec) {
 
 void Scheduler::remove_agent(Agent& agent, PgFate fate) {
   const std::string name = agent.spec.name;
+  const std::string agent_pool = agent.spec.pool;
   const PgId pg = agent.placement_group;
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
   idle_agents_[agent.spec.pool].erase(name);
@@ -82,6 +84,7 @@ void Scheduler::remove_agent(Agent& agent, PgFate fate) {
   }
   // A pooled PG is the PG pool's to keep or destroy, not the agent's.
   (void)agents_.delete_agent(name, /*force=*/true, pool == nullptr && fate != PgFate::kKeep);
+  if (pool == nullptr && fate == PgFate::kKeep && cluster().placement_group(pg) != nullptr) kept_pgs_[pg] = agent_pool;
   if (pool != nullptr && fate == PgFate::kDestroy) pool->destroy(cluster(), pg);
   if (pool != nullptr && fate == PgFate::kRelease) pool->release(cluster(), pg);
 }
@@ -290,10 +293,74 @@ SchedulerState Scheduler::save_state() const {
   state.policy = policy_;
   state.stats = stats_;
   state.last_reasons = last_reasons_;
+  state.kept_pgs = kept_pgs_;
   return state;
 }
 
+namespace {
+
+// What apply_state would silently merge or miss: duplicates that collapse in its maps,
+// identifiers the saved counters would hand out again, and a policy that
+// update_preemption_policy would refuse.
+std::vector<std::string> state_problems(const SchedulerState& state) {
+  std::vector<std::string> problems;
+  std::set<std::string> task_ids;
+  std::set<std::uint64_t> running_seqs;
+  for (const auto& task : state.tasks) {
+    if (!task_ids.insert(task.id).second) problems.push_back("task " + task.id + " appears twice");
+    if (task.seq >= state.next_seq) {
+      problems.push_back("task " + task.id + " has seq " + std::to_string(task.seq) + ", not below next_task_seq " +
+                         std::to_string(state.next_seq));
+    }
+    if (task.state == TaskState::kRunning && !running_seqs.insert(task.seq).second) {
+      problems.push_back("running task " + task.id + " shares seq " + std::to_string(task.seq) + " with another");
+    }
+  }
+  std::set<std::string> agent_names;
+  for (const auto& agent : state.agents.agents) {
+    if (!agent_names.insert(agent.spec.name).second) problems.push_back("agent " + agent.spec.name + " appears twice");
+  }
+  std::set<std::string> names;
+  for (const auto& [spec, node_state] : state.agents.cluster.nodes) {
+    if (!names.insert(spec.name).second) problems.push_back("node " + spec.name + " appears twice");
+  }
+  names.clear();
+  for (const auto& pool : state.agents.pools) {
+    if (!names.insert(pool.name).second) problems.push_back("pool " + pool.name + " appears twice");
+  }
+  for (const auto& [id, pg] : state.agents.cluster.placement_groups) {
+    if (id >= state.agents.cluster.next_pg) {
+      problems.push_back("placement group " + std::to_string(id) + " is not below next_placement_group " +
+                         std::to_string(state.agents.cluster.next_pg));
+    }
+  }
+  PreemptionPolicy fresh;
+  if (auto checked = update_policy(fresh, as_update(state.policy)); !checked.result) {
+    problems.push_back(checked.result.error);
+  }
+  return problems;
+}
+
+}  // namespace
+
 OpResult Scheduler::load_state(const SchedulerState& state) {
+  std::vector<std::string> problems = state_problems(state);
+  if (problems.empty()) {
+    // Loaded on a scratch core first: its checker sees what the state would become.
+    Scheduler scratch(clock_);
+    if (auto applied = scratch.apply_state(state); !applied) return applied;
+    problems = scratch.check_invariants();
+  }
+  if (!problems.empty()) {
+    std::string message = "load_state: the state does not check:";
+    for (std::size_t i = 0; i < problems.size() && i < 5; ++i) message += (i == 0 ? " " : "; ") + problems[i];
+    if (problems.size() > 5) message += "; and " + std::to_string(problems.size() - 5) + " more";
+    return OpResult::fail(message);
+  }
+  return apply_state(state);
+}
+
+OpResult Scheduler::apply_state(const SchedulerState& state) {
   AgentManager agents;
   if (auto restored = agents.restore(state.agents); !restored) return OpResult::fail("load_state: " + restored.error);
   for (const auto& task : state.tasks) {
@@ -315,6 +382,7 @@ OpResult Scheduler::load_state(const SchedulerState& state) {
   policy_ = state.policy;
   stats_ = state.stats;
   last_reasons_ = state.last_reasons;
+  kept_pgs_ = state.kept_pgs;
   idle_agents_.clear();
   for (const Agent* listed : agents_.list_agents()) {
     Agent& agent = *agents_.agent(listed->spec.name);
@@ -342,6 +410,8 @@ void Scheduler::shutdown() {
   for (const Agent* agent : agents_.list_agents()) names.push_back(agent->spec.name);
   for (const auto& name : names) (void)delete_agent(name, /*force=*/true, /*destroy_pg=*/true);
   for (auto& [name, pool] : pg_pools_) pool->destroy_all(cluster());
+  for (const auto& [id, pool] : kept_pgs_) (void)cluster().remove_placement_group(id);
+  kept_pgs_.clear();
 }
 
 std::vector<std::string> Scheduler::check_invariants() const {
@@ -382,6 +452,21 @@ std::vector<std::string> Scheduler::check_invariants() const {
     }
   }
   if (idle != without_task) problems.push_back("idle agent list holds agents that are busy or gone");
+  std::set<PgId> owned;
+  for (const Agent* agent : agents_.list_agents()) owned.insert(agent->placement_group);
+  for (const auto& [id, pool] : kept_pgs_) {
+    if (!owned.insert(id).second) problems.push_back("kept placement group " + std::to_string(id) + " is in use");
+    if (cluster().placement_group(id) == nullptr) {
+      problems.push_back("kept placement group " + std::to_string(id) + " does not exist");
+    }
+  }
+  for (const auto& [id, pg] : cluster().placement_groups()) {
+    const bool pooled = std::any_of(pg_pools_.begin(), pg_pools_.end(),
+                                    [id = id](const auto& entry) { return entry.second->holds(id); });
+    if (!pooled && owned.count(id) == 0) {
+      problems.push_back("placement group " + std::to_string(id) + " belongs to no agent, PG pool or kept set");
+    }
+  }
   return problems;
 }
 

@@ -102,6 +102,7 @@ struct SchedulerState {
   PreemptionPolicy policy;
   PreemptionStats stats;
   std::map<std::string, PreemptReason> last_reasons;
+  std::map<PgId, std::string> kept_pgs;  // kept by delete_agent(destroy_pg=false), by pool
 };
 
 // The fine-grained scheduling core (the seeds' RayScheduler): pools, agents, placement
@@ -181,14 +182,21 @@ class Scheduler {
   const PgPool* pg_pool(const std::string& pool) const;
 
   SchedulerState save_state() const;
-  // Replaces everything with `state` (all or nothing), re-arming capacity holds.
+  // Replaces everything with `state`, re-arming capacity holds. All or nothing: a state
+  // the invariant checker finds fault with (a hand-edited file: a duplicate task, an
+  // agent on a missing PG, a reused PG id, a cyclic label rule) is refused, naming the
+  // problems, and nothing changes.
   OpResult load_state(const SchedulerState& state);
 
-  // Deletes every agent and destroys every PG (PG pools included).
+  // Deletes every agent and destroys every PG (PG pools and kept PGs included).
   void shutdown();
 
-  // Ledgers, PG pools, agents, tasks and the victim index agree; empty when all is well.
+  // Ledgers, PG pools, agents, tasks and the victim index agree, and every placement
+  // group belongs to an agent, a PG pool or the kept set; empty when all is well.
   std::vector<std::string> check_invariants() const;
+  // PGs kept by delete_agent(destroy_pg=false): they hold their node resources until
+  // shutdown (by pool).
+  const std::map<PgId, std::string>& kept_placement_groups() const { return kept_pgs_; }
 
  private:
   struct Handlers {
@@ -232,6 +240,8 @@ class Scheduler {
   SubmitResult submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&));
   SubmitResult place_with_preemption(const TaskSpec& spec);
   SubmitResult place_with_pg_pool(const TaskSpec& spec);
+  // Replaces everything with `state` without checking it (load_state checks first).
+  OpResult apply_state(const SchedulerState& state);
 
   const Clock& clock_;
   Actuator* actuator_;
@@ -248,6 +258,7 @@ class Scheduler {
   VictimIndex index_;
   // The reason each candidate of the last evaluation was given, for execute_preemption.
   std::map<std::string, PreemptReason> last_reasons_;
+  std::map<PgId, std::string> kept_pgs_;
   PreemptionStats stats_;
   std::uint64_t hold_serial_ = 0;
   SchedulerMetrics metrics_;

@@ -253,7 +253,8 @@ Status write_state_file(const std::string& path, const sch::SchedulerState& stat
                   {"next_task_seq", state.next_seq},
                   {"policy", state.policy},
                   {"stats", state.stats},
-                  {"last_evaluation_reasons", reasons}};
+                  {"last_evaluation_reasons", reasons},
+                  {"kept_placement_groups", state.kept_pgs}};
   AtomicFile file(path);
   if (!file.is_open()) return Error{path + ": cannot write the state file"};
   file.stream() << j.dump(1) << "\n";
@@ -289,6 +290,8 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
     for (const auto& [task, reason] : j.at("last_evaluation_reasons").items()) {
       state.last_reasons[task] = sch::enum_from(reason, sch::kPreemptReasonNames);
     }
+    // Absent from files written before kept placement groups were tracked.
+    if (j.contains("kept_placement_groups")) state.kept_pgs = j.at("kept_placement_groups");
     return state;
   } catch (const std::exception& e) {
     return Error{path + ": not a meshsim state file: " + e.what()};
