@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::replay {
 
@@ -15,8 +16,12 @@ Replay::Replay(engine::Simulation& sim, traces::RequestSource& source, const Ser
       options_(options),
       observer_(observer),
       metrics_(options.slo),
-      sample_timer_(sim, *this, engine::EventPayload{kSample, 0}) {
+      sample_timer_(sim, *this, engine::EventPayload{kSample, 0}),
+      interval_(options.timeseries_interval),
+      rows_until_coarser_(options.timeseries_row_budget),
+      next_allowance_(std::max<std::uint64_t>(1, options.timeseries_row_budget / 2)) {
   MESHSIM_CHECK(options_.timeseries_interval > SimTime::zero(), "timeseries interval must be positive");
+  MESHSIM_CHECK(options_.timeseries_row_budget > 0, "the time series needs a row budget");
 }
 
 void Replay::read_next_arrival() {
@@ -86,6 +91,16 @@ void Replay::emit_row(SimTime end) {
   observer_.on_interval(row_);
   row_ = metrics::TimeseriesRow{};
   row_.start = end;
+  if (++rows_ == rows_until_coarser_) {
+    interval_ = interval_ + interval_;
+    rows_until_coarser_ += next_allowance_;
+    next_allowance_ = std::max<std::uint64_t>(1, next_allowance_ / 2);
+    if (rows_ == options_.timeseries_row_budget) {
+      observer_.on_warning("the time series reached " + std::to_string(rows_) + " rows: its interval is now " +
+                           number_text(interval_.seconds()) + " s, and doubles again as rows approach " +
+                           std::to_string(2 * rows_));
+    }
+  }
 }
 
 void Replay::sample() {
@@ -98,12 +113,12 @@ void Replay::sample() {
   emit_row(sim_.now());
   observer_.on_progress(source_.progress(), sim_.now());
   // A final partial row closes the run (see run()).
-  sample_timer_.arm_after(options_.timeseries_interval);
+  sample_timer_.arm_after(interval_);
 }
 
 Expected<ReplayResult> Replay::run() {
   read_next_arrival();
-  sample_timer_.arm_after(options_.timeseries_interval);
+  sample_timer_.arm_after(interval_);
   sim_.set_periodic_hook(4096, [this](const engine::Simulation& s) {
     observer_.on_progress(source_.progress(), s.now());
   });

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "sim/cluster/serving_system.hpp"
 #include "sim/engine/timer.hpp"
@@ -17,6 +18,10 @@ using engine::SimTime;
 struct ReplayOptions {
   std::optional<SimTime> until;  // stop the clock here; later arrivals are not read
   SimTime timeseries_interval = SimTime::from_seconds(10);
+  // Rows of the time series past which the interval doubles (with a warning), and again
+  // after each further half as many: however long a run lasts (a stretched trace would
+  // otherwise write gigabytes), it writes at most 2 * budget + 64 rows.
+  std::uint64_t timeseries_row_budget = 100'000;
   metrics::SloTargets slo;
 };
 
@@ -29,6 +34,9 @@ class ReplayObserver {
   virtual void on_interval(const metrics::TimeseriesRow&) {}
   // Roughly every few thousand events: fraction of the workload read, in [0, 1].
   virtual void on_progress(double /*fraction*/, SimTime /*now*/) {}
+  // Something the user should know that does not stop the run (printed, not written to
+  // the run folder).
+  virtual void on_warning(const std::string& /*message*/) {}
 };
 
 struct ReplayResult {
@@ -78,6 +86,10 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   std::optional<Error> source_error_;
   metrics::TimeseriesRow row_;
   double busy_at_row_start_ = 0.0;
+  SimTime interval_;                  // the time series' interval now
+  std::uint64_t rows_ = 0;            // rows emitted
+  std::uint64_t rows_until_coarser_;  // when the interval doubles next
+  std::uint64_t next_allowance_;      // rows allowed at the next interval
 };
 
 }  // namespace meshsim::replay

@@ -19,7 +19,9 @@ class Collector final : public ReplayObserver {
  public:
   void on_request(const RequestRecord& record) override { records.push_back(record); }
   void on_interval(const metrics::TimeseriesRow& row) override { rows.push_back(row); }
+  void on_warning(const std::string& message) override { warnings.push_back(message); }
   std::vector<RequestRecord> records;
+  std::vector<std::string> warnings;
   std::vector<metrics::TimeseriesRow> rows;
 };
 
@@ -71,6 +73,33 @@ TEST(ReplayTest, LatenciesFollowTheServingModelAndQueueingIsMeasured) {
   const auto& counts = replay.metrics().counts();
   EXPECT_EQ(counts.arrived, 2u);
   EXPECT_EQ(counts.completed, 2u);
+}
+
+// Issue 8: --rate-scale 1e-6 stretched a trace over years and wrote ~25 GB of rows. The
+// interval doubles instead, with a warning, and rows stay under twice the budget.
+TEST(ReplayTest, TheTimeSeriesStaysWithinItsRowBudgetHoweverLongTheRun) {
+  engine::Simulation sim(1);
+  auto source = trace({{0.0, 10, 1}, {5000.0, 10, 1}, {100'000.0, 10, 1}});
+  Collector collector;
+  ReplayOptions options;
+  options.timeseries_interval = SimTime::from_seconds(1);
+  options.timeseries_row_budget = 64;
+  Replay replay(sim, *source, fixed(one_slot()), options, collector);
+  ASSERT_TRUE(replay.run());
+  EXPECT_LE(collector.rows.size(), 2 * 64u + 64u);
+  ASSERT_EQ(collector.warnings.size(), 1u);
+  EXPECT_EQ(collector.warnings.front(),
+            "the time series reached 64 rows: its interval is now 2 s, and doubles again as rows approach 128");
+  // Rows still tile the run and count every arrival.
+  std::uint64_t arrivals = 0;
+  for (std::size_t i = 0; i < collector.rows.size(); ++i) {
+    arrivals += collector.rows[i].arrivals;
+    if (i > 0) {
+      EXPECT_EQ(collector.rows[i].start, collector.rows[i - 1].end);
+    }
+  }
+  EXPECT_EQ(arrivals, 3u);
+  EXPECT_GE(collector.rows.back().end, SimTime::from_seconds(100'000));
 }
 
 TEST(ReplayTest, FullQueuesDropRequestsAndCountThem) {

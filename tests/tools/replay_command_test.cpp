@@ -166,6 +166,45 @@ TEST(ReplayCommandTest, NumbersOutOfRangeAreBadInputNamingTheOptionOrKey) {
   expect_bad(o, "the fixed-latency model serves request 0 in");
 }
 
+// Issue 8: --trace-events /dev/full (or a symlink) was replaced by a regular file, and
+// --trace-events OUT/summary.json left a corrupt summary.json.
+TEST(ReplayCommandTest, OutputsNeverReplaceSpecialFilesOrLinksOrEachOther) {
+  const auto dir = fresh_dir("outputs");
+  fs::create_directories(dir);
+  ReplayCommandOptions options;
+  options.out_dir = (dir / "run").string();
+  options.until_s = 60;
+  options.quiet = true;
+  const auto run = [&](const std::string& trace_events) {
+    options.trace_events = trace_events;
+    std::ostringstream out, err;
+    const int code = run_replay_command(options, out, err);
+    return std::pair{code, err.str()};
+  };
+  // A special file is written in place, never renamed over.
+  EXPECT_EQ(run("/dev/null").first, kExitOk);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  const auto [full_code, full_err] = run("/dev/full");
+  EXPECT_EQ(full_code, kExitOutputError);
+  EXPECT_EQ(full_err, "error: /dev/full: write failed\n");
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  // A symlink is followed: the file it names is replaced, the link stays.
+  std::ofstream(dir / "target.json") << "old";
+  fs::create_symlink(dir / "target.json", dir / "link.json");
+  EXPECT_EQ(run((dir / "link.json").string()).first, kExitOk);
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  EXPECT_EQ(slurp(dir / "target.json").rfind("{\"displayTimeUnit\"", 0), 0u);
+  // The timeline may not take the place of a run-folder file.
+  const std::string summary_before = slurp(dir / "run" / "summary.json");
+  const auto [clash_code, clash_err] = run((dir / "run" / "summary.json").string());
+  EXPECT_EQ(clash_code, kExitBadInput);
+  EXPECT_NE(clash_err.find("is the run folder's summary.json"), std::string::npos) << clash_err;
+  EXPECT_EQ(slurp(dir / "run" / "summary.json"), summary_before);
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+  }
+}
+
 TEST(FitCommandTest, ATraceWhoseRequestsAllArriveAtOnceHasNoRateToFit) {
   const auto path = scenario_in_fresh_dir("fit_equal", "t.csv",
                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n"

@@ -110,12 +110,26 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   if (!source) {
     return fail(err, source.error().message, kExitBadInput);
   }
+  if (options.trace_events) {
+    // Two outputs on one path: one would overwrite the other (or leave it corrupt).
+    const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
+      std::error_code ignored;
+      return std::filesystem::weakly_canonical(a, ignored) == std::filesystem::weakly_canonical(b, ignored);
+    };
+    for (const char* file : RunFolderWriter::kFiles) {
+      if (same(*options.trace_events, std::filesystem::path(options.out_dir) / file)) {
+        return fail(err, "--trace-events: " + *options.trace_events + " is the run folder's " + file +
+                             " (--out " + options.out_dir + "): give the timeline a path of its own",
+                    kExitBadInput);
+      }
+    }
+  }
   std::error_code mkdir_error;
   std::filesystem::create_directories(options.out_dir, mkdir_error);
   if (mkdir_error) {
     return fail(err, options.out_dir + ": cannot create the output folder: " + mkdir_error.message(), kExitOutputError);
   }
-  RunFolderWriter writer(options.out_dir, config.replay.slo.tbt_definition);
+  RunFolderWriter writer(options.out_dir, config.replay.slo.tbt_definition, err);
   if (auto status = writer.open_status(); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }

@@ -29,12 +29,14 @@ json latency_json(const metrics::LatencySummary& s) {
 
 }  // namespace
 
-RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition)
+RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition,
+                                 std::ostream& warnings)
     : folder_(folder),
       tbt_definition_(tbt_definition),
       requests_(folder + "/requests.csv"),
       timeseries_(folder + "/timeseries.csv"),
-      summary_(folder + "/summary.json") {
+      summary_(folder + "/summary.json"),
+      warnings_(warnings) {
   requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,prompt_instance,instance,queueing_s,"
                         "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,preemptions,kv_evictions\n";
   timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
@@ -71,6 +73,8 @@ void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
 }
 
 void RunFolderWriter::on_progress(double fraction, engine::SimTime now) { progress_.update(fraction, now); }
+
+void RunFolderWriter::on_warning(const std::string& message) { warnings_ << "warning: " << message << '\n'; }
 
 Status RunFolderWriter::commit(const json& summary) {
   progress_.finish();

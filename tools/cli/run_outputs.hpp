@@ -14,12 +14,16 @@ namespace meshsim::cli {
 // final names until commit().
 class RunFolderWriter final : public replay::ReplayObserver {
  public:
-  RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition);
+  // Warnings go to `warnings` (the command's error stream).
+  RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition, std::ostream& warnings);
+  // The files it writes in the folder.
+  static constexpr const char* kFiles[] = {"summary.json", "requests.csv", "timeseries.csv"};
 
   Status open_status() const;
   void on_request(const metrics::RequestRecord& record) override;
   void on_interval(const metrics::TimeseriesRow& row) override;
   void on_progress(double fraction, engine::SimTime now) override;
+  void on_warning(const std::string& message) override;
   // Writes summary.json and moves all three files into place.
   Status commit(const nlohmann::json& summary);
 
@@ -30,6 +34,7 @@ class RunFolderWriter final : public replay::ReplayObserver {
   AtomicFile timeseries_;
   AtomicFile summary_;
   ProgressBar progress_;
+  std::ostream& warnings_;
 };
 
 // The summary.json document of a finished replay.

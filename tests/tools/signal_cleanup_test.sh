@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `meshsim replay` stopped by SIGINT or SIGTERM while writing leaves no temporary files
+# (*.tmp) behind, and dies by that signal.
+#   signal_cleanup_test.sh MESHSIM WORK_DIR
+set -u
+set -m  # job control: the background run gets SIGINT as a foreground one would
+meshsim="$1"
+dir="$2"
+for sig in INT TERM; do
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  # A workload long enough to be interrupted (a hundred million requests).
+  cat > "$dir/long.json" <<'JSON'
+{"workload": {"generator": {"name": "long", "arrivals": {"kind": "poisson", "rate_per_s": 50},
+  "prompt_tokens": {"kind": "fixed", "value": 100}, "output_tokens": {"kind": "fixed", "value": 20},
+  "requests": 100000000}}}
+JSON
+  "$meshsim" replay --quiet --config "$dir/long.json" --out "$dir/out" --trace-events "$dir/timeline.json" &
+  pid=$!
+  for _ in $(seq 200); do
+    [ -e "$dir/out/requests.csv.tmp" ] && [ -e "$dir/timeline.json.tmp" ] && break
+    sleep 0.05
+  done
+  if [ ! -e "$dir/out/requests.csv.tmp" ]; then
+    echo "FAIL: the run never started writing"
+    kill -9 "$pid"
+    exit 1
+  fi
+  kill "-$sig" "$pid"
+  for _ in $(seq 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL: SIG$sig did not stop the run"
+    kill -9 "$pid"
+    exit 1
+  fi
+  wait "$pid"
+  code=$?
+  left=$(find "$dir" -name '*.tmp')
+  if [ -n "$left" ]; then
+    echo "FAIL: SIG$sig left $left"
+    exit 1
+  fi
+  expected=$((128 + $(kill -l "$sig")))
+  if [ "$code" -ne "$expected" ]; then
+    echo "FAIL: SIG$sig: exit status $code, expected $expected"
+    exit 1
+  fi
+  echo "SIG$sig: exit status $code, no temporary left"
+done
