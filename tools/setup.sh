@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what meshsim needs from Debian's packages (only what is missing), then
 # configures and builds into a build folder. Idempotent; run as root on a fresh machine.
-#   tools/setup.sh [--sanitize] [--build-dir DIR]
+#   tools/setup.sh [--sanitize|--tsan|--fuzz] [--build-dir DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,7 @@ cmake_args=(-DMESHSIM_WERROR=ON)
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) build_dir=build-asan; cmake_args+=(-DMESHSIM_SANITIZE=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    --tsan) build_dir=build-tsan; cmake_args+=(-DMESHSIM_TSAN=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     --fuzz) build_dir=build-fuzz; cmake_args+=(-DMESHSIM_FUZZ=ON -DMESHSIM_BUILD_TESTS=OFF -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     --build-dir) build_dir="$2"; shift ;;
     *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;

@@ -143,19 +143,46 @@ TEST(LlmClusterTest, APromptOverTheTokenBudgetRunsAloneAndPausesDecoding) {
   EXPECT_EQ(*result.records.at(1).ttft() - *result.records.at(1).queueing(), SimTime::from_ms(40));
 }
 
-TEST(LlmClusterTest, RoutingPoliciesSpreadRequests) {
-  for (const auto policy : {RoutePolicy::kRoundRobin, RoutePolicy::kFewestRequests, RoutePolicy::kFewestPendingTokens,
-                            RoutePolicy::kLeastKvMemory}) {
-    std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
-    for (int i = 0; i < 8; ++i) rows.emplace_back(0.0, 100, 100);
+// A workload on which each policy routes differently (the review found the old test's
+// workload gave every policy the same answer): after a request that finished, a long
+// prompt, a long output and two short requests arrive together on two instances.
+// round_robin ignores load; fewest_requests counts requests; fewest_pending_tokens sees
+// the long prompt still waiting; least_kv_memory sees the long output's reservation.
+TEST(LlmClusterTest, EachRoutingPolicyMakesItsOwnChoices) {
+  const std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows = {
+      {0.0, 10, 1}, {1.0, 3000, 10}, {1.0, 10, 5000}, {1.0, 10, 10}, {1.0, 10, 10}};
+  const std::pair<RoutePolicy, std::vector<std::uint32_t>> expected[] = {
+      {RoutePolicy::kRoundRobin, {0, 1, 0, 1, 0}},
+      {RoutePolicy::kFewestRequests, {0, 0, 1, 0, 1}},
+      {RoutePolicy::kFewestPendingTokens, {0, 0, 1, 1, 1}},
+      {RoutePolicy::kLeastKvMemory, {0, 0, 1, 0, 0}},
+  };
+  for (const auto& [policy, instances] : expected) {
     ListSource source(rows);
-    auto config = base_config({{InstanceTag::kMixed, 4}});
+    auto config = base_config({{InstanceTag::kMixed, 2}});
     config.prompt_routing = policy;
     const auto result = run(config, source);
-    std::map<std::uint32_t, int> per_instance;
-    for (const auto& [id, r] : result.records) ++per_instance[*r.instance];
-    EXPECT_EQ(per_instance.size(), 4u) << kRoutePolicyNames.name(policy);
-    for (const auto& [instance, count] : per_instance) EXPECT_EQ(count, 2) << kRoutePolicyNames.name(policy);
+    std::vector<std::uint32_t> chosen;
+    for (std::uint64_t id = 0; id < rows.size(); ++id) chosen.push_back(*result.records.at(id).prompt_instance);
+    EXPECT_EQ(chosen, instances) << kRoutePolicyNames.name(policy);
+  }
+}
+
+// The token pool follows its own policy: with fewest_requests a decode goes where fewer
+// requests decode, with least_kv_memory where less KV is promised.
+TEST(LlmClusterTest, TokenInstancesAreChosenByTheTokenPolicy) {
+  // Two long decodes land on token instances 1 and 2; then a third request: by requests
+  // the tie goes to the lower index, by KV to the instance holding the smaller one.
+  const std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows = {
+      {0.0, 10, 5000}, {0.001, 10, 50}, {0.5, 10, 10}};
+  for (const auto& [policy, third] : {std::pair{RoutePolicy::kFewestRequests, 1u}, {RoutePolicy::kLeastKvMemory, 2u}}) {
+    ListSource source(rows);
+    auto config = base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 2}});
+    config.token_routing = policy;
+    const auto result = run(config, source);
+    EXPECT_EQ(*result.records.at(0).instance, 1u);
+    EXPECT_EQ(*result.records.at(1).instance, 2u);
+    EXPECT_EQ(*result.records.at(2).instance, third) << kRoutePolicyNames.name(policy);
   }
 }
 

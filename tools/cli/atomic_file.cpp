@@ -15,15 +15,17 @@ namespace {
 namespace fs = std::filesystem;
 
 // Temporary files being written, for the signal handler: fixed storage, since a handler
-// may only touch what needs no allocation or lock.
+// may only touch what needs no allocation or lock. A slot is claimed (by one thread),
+// filled, then marked ready; the handler reads ready slots only.
 constexpr std::size_t kSlots = 32;
 constexpr std::size_t kPathBytes = 4096;
-std::array<std::atomic<bool>, kSlots> slot_used{};
+enum SlotState : int { kFree, kFilling, kReady };
+std::array<std::atomic<int>, kSlots> slot_state{};
 std::array<std::array<char, kPathBytes>, kSlots> slot_path{};
 
 extern "C" void remove_temporaries_and_reraise(int signal_number) {
   for (std::size_t i = 0; i < kSlots; ++i) {
-    if (slot_used[i].load()) ::unlink(slot_path[i].data());
+    if (slot_state[i].load() == kReady) ::unlink(slot_path[i].data());
   }
   std::signal(signal_number, SIG_DFL);
   std::raise(signal_number);
@@ -40,16 +42,17 @@ int register_temporary(const std::string& path) {
   (void)installed;
   if (path.size() >= kPathBytes) return -1;
   for (std::size_t i = 0; i < kSlots; ++i) {
-    if (slot_used[i].load()) continue;
+    int expected = kFree;
+    if (!slot_state[i].compare_exchange_strong(expected, kFilling)) continue;
     std::memcpy(slot_path[i].data(), path.c_str(), path.size() + 1);
-    slot_used[i].store(true);
+    slot_state[i].store(kReady);
     return static_cast<int>(i);
   }
   return -1;  // more files than slots: this one is not cleaned up on a signal
 }
 
 void unregister_temporary(int slot) {
-  if (slot >= 0) slot_used[static_cast<std::size_t>(slot)].store(false);
+  if (slot >= 0) slot_state[static_cast<std::size_t>(slot)].store(kFree);
 }
 
 // Where a write to `path` should go: through symlinks to what they name.

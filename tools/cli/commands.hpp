@@ -22,6 +22,7 @@ struct ReplayCommandOptions {
 
 // Exit codes, so scripts can tell failures apart.
 inline constexpr int kExitOk = 0;
+inline constexpr int kExitExpectationsUnmet = 1;  // a scenario script's "expect" was not met
 inline constexpr int kExitBadInput = 2;   // a config, trace or option is wrong
 inline constexpr int kExitOutputError = 3;  // the run folder could not be written
 

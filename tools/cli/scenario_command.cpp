@@ -9,6 +9,7 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_args.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
+#include "tools/cli/script_expectations.hpp"
 #include "tools/cli/state_file.hpp"
 #include "tools/cli/atomic_file.hpp"
 
@@ -50,10 +51,20 @@ class ScenarioRunner {
       throw ScriptError{file_ + ": steps[" + std::to_string(index) + "]: expected {\"call\": NAME, \"args\": {...}}"};
     }
     const std::string call = step["call"].get<std::string>();
+    const std::string where = "steps[" + std::to_string(index) + "]";
     for (const auto& [key, value] : step.items()) {
-      if (key != "call" && key != "args" && key != "comment") {
-        throw ScriptError{file_ + ": steps[" + std::to_string(index) + "]." + key + ": unknown key (expected call, args)"};
+      if (key != "call" && key != "args" && key != "comment" && key != "name" && key != "expect" &&
+          key != "expect_time") {
+        throw ScriptError{file_ + ": " + where + "." + key +
+                          ": unknown key (expected call, args, name, expect, expect_time, comment)"};
       }
+    }
+    if (step.contains("name") && !step["name"].is_string()) throw ScriptError{file_ + ": " + where + ".name: expected a string"};
+    if (step.contains("expect") && !step["expect"].is_object()) {
+      throw ScriptError{file_ + ": " + where + ".expect: expected an object (what the result must contain)"};
+    }
+    if (step.contains("expect_time") && !step["expect_time"].is_number()) {
+      throw ScriptError{file_ + ": " + where + ".expect_time: expected a number of seconds"};
     }
     const json empty = json::object();
     const json& args_json = step.contains("args") ? step["args"] : empty;
@@ -75,7 +86,19 @@ class ScenarioRunner {
       if (!errors.empty()) throw ScriptError{errors.to_string()};
       result = run();
     }
-    return json{{"step", index}, {"call", call}, {"time", world_.now()}, {"result", result}};
+    json line{{"step", index}, {"call", call}, {"time", world_.now()}, {"result", result}};
+    if (step.contains("name")) line["name"] = step["name"];
+    return line;
+  }
+
+  // The step's "expect" and "expect_time" checked against what it printed.
+  static std::vector<std::string> unmet(const json& step, const json& line) {
+    std::vector<std::string> out;
+    if (step.contains("expect")) out = unmet_expectations(step["expect"], line["result"]);
+    if (step.contains("expect_time")) {
+      for (auto& message : unmet_expectations(step["expect_time"], line["time"], "time")) out.push_back(std::move(message));
+    }
+    return out;
   }
 
   std::vector<std::string> check() const { return scheduler_.check_invariants(); }
@@ -459,9 +482,15 @@ int run_scenario(const json& script, const ScenarioCommandOptions& options, std:
     }
     ScenarioRunner runner(options.script, script, options.allow_files);
     const json& steps = script["steps"];
+    std::size_t unmet = 0;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const json line = runner.run_step(i, steps[i]);
       out << line.dump() << "\n";
+      for (const auto& message : ScenarioRunner::unmet(steps[i], line)) {
+        ++unmet;
+        err << "unmet: " << options.script << ": steps[" << i << "]"
+            << (line.contains("name") ? " (" + line["name"].get<std::string>() + ")" : "") << ": " << message << "\n";
+      }
       if (const auto& result = line["result"]; result.contains("warnings")) {
         for (const auto& warning : result["warnings"]) err << "warning: steps[" << i << "]: " << warning.get<std::string>() << "\n";
       }
@@ -480,6 +509,7 @@ int run_scenario(const json& script, const ScenarioCommandOptions& options, std:
         return kExitOutputError;
       }
     }
+    if (unmet > 0) return kExitExpectationsUnmet;
   } catch (const ScriptError& e) {
     out.flush();
     err << "error: " << e.message << "\n";
