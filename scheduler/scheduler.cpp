@@ -343,20 +343,29 @@ std::vector<std::string> state_problems(const SchedulerState& state) {
 
 }  // namespace
 
-OpResult Scheduler::load_state(const SchedulerState& state) {
+OpResult Scheduler::check_state(const SchedulerState& state) const {
   std::vector<std::string> problems = state_problems(state);
   if (problems.empty()) {
-    // Loaded on a scratch core first: its checker sees what the state would become.
-    Scheduler scratch(clock_);
+    // Loaded on a scratch core at the state's own time: its checker sees what the state
+    // would become.
+    struct SavedClock final : Clock {
+      double at;
+      explicit SavedClock(double t) : at(t) {}
+      double now() const override { return at; }
+    } saved_clock(state.saved_at);
+    Scheduler scratch(saved_clock);
     if (auto applied = scratch.apply_state(state); !applied) return applied;
     problems = scratch.check_invariants();
   }
-  if (!problems.empty()) {
-    std::string message = "load_state: the state does not check:";
-    for (std::size_t i = 0; i < problems.size() && i < 5; ++i) message += (i == 0 ? " " : "; ") + problems[i];
-    if (problems.size() > 5) message += "; and " + std::to_string(problems.size() - 5) + " more";
-    return OpResult::fail(message);
-  }
+  if (problems.empty()) return OpResult::ok();
+  std::string message = "load_state: the state does not check:";
+  for (std::size_t i = 0; i < problems.size() && i < 5; ++i) message += (i == 0 ? " " : "; ") + problems[i];
+  if (problems.size() > 5) message += "; and " + std::to_string(problems.size() - 5) + " more";
+  return OpResult::fail(message);
+}
+
+OpResult Scheduler::load_state(const SchedulerState& state) {
+  if (auto checked = check_state(state); !checked) return checked;
   return apply_state(state);
 }
 

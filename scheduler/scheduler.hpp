@@ -187,6 +187,8 @@ class Scheduler {
   // agent on a missing PG, a reused PG id, a cyclic label rule) is refused, naming the
   // problems, and nothing changes.
   OpResult load_state(const SchedulerState& state);
+  // What load_state would say of `state` without loading it: ok, or why it is refused.
+  OpResult check_state(const SchedulerState& state) const;
 
   // Deletes every agent and destroys every PG (PG pools and kept PGs included).
   void shutdown();

@@ -393,12 +393,9 @@ class ScenarioRunner {
              if (!r.allow_files_) return json{{"success", false}, {"error", "state files are disabled in this run"}};
              auto state = read_state_file(path);
              if (!state) return json{{"success", false}, {"error", state.error().message}};
-             // Tried on a scratch scheduler first, so a state that does not load leaves
-             // this world's clock and timers as they were.
-             sch::ManualWorld scratch_world;
-             scratch_world.rewind(state->saved_at);
-             sch::Scheduler scratch(scratch_world, &scratch_world, &scratch_world);
-             if (auto loaded = scratch.load_state(*state); !loaded) return to_json(loaded);
+             // Checked before the clock is rewound, so a state that does not load
+             // leaves this world's clock and timers as they were.
+             if (auto checked = r.scheduler_.check_state(*state); !checked) return to_json(checked);
              r.world_.rewind(state->saved_at);
              return to_json(r.scheduler_.load_state(*state));
            };
