@@ -64,8 +64,9 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     if (evicted) continue;
     if (!in.has_waiting()) break;
     // Waiting work and nothing to run: no event would ever change that here.
-    MESHSIM_CHECK(break_kv_deadlock(in), "the serving model cannot make progress at " +
-                                             std::to_string(sim_.now().seconds()) + " s: " + describe(instance));
+    const bool evicted_waiting = break_kv_deadlock(in);
+    MESHSIM_CHECK(evicted_waiting, "the serving model cannot make progress at " +
+                                       std::to_string(sim_.now().seconds()) + " s: " + describe(instance));
   }
   refresh_load(instance);
   if (in.prefill_batch.empty() && in.decode_batch.empty()) return;

@@ -164,6 +164,9 @@ TEST(ReplayCommandTest, NumbersOutOfRangeAreBadInputNamingTheOptionOrKey) {
   ReplayCommandOptions o;
   o.config_path = scenario_in_fresh_dir("numbers_fixed", "s.json", fixed.dump()).string();
   expect_bad(o, "the fixed-latency model serves request 0 in");
+  fixed["serving"]["prefill_base_ms"] = 1e300;
+  o.config_path = scenario_in_fresh_dir("numbers_fixed_huge", "s.json", fixed.dump()).string();
+  expect_bad(o, "serving.prefill_base_ms: expected a number of milliseconds in [0, 1e15], got 1e+300");
 }
 
 // Issue 8: --trace-events /dev/full (or a symlink) was replaced by a regular file, and
