@@ -80,7 +80,8 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     const Live& r = live_[slot];
     segment.context += std::uint64_t{r.record.prompt_tokens} + r.generated;
   }
-  if (in.decode_batch.empty() || !in.prefill_batch.empty()) {
+  if (!in.prefill_batch.empty()) {
+    // A prefill (with any decodes beside it) is one iteration, never folded.
     PrefillWork prefill;
     for (const std::uint32_t slot : in.prefill_batch) {
       const std::uint32_t tokens = prefill_tokens(live_[slot]);
