@@ -25,6 +25,7 @@
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/replay/replay.hpp"
 #include "traces/generated_source.hpp"
+#include "traces/list_source.hpp"
 
 namespace {
 
@@ -75,24 +76,6 @@ std::uint64_t replay_once(const cluster::LlmClusterConfig& config, const traces:
   traces::GeneratedSource source(spec, 1);
   return replay_once(config, source);
 }
-
-// Requests given as (arrival s, prompt, output).
-class ListSource final : public traces::RequestSource {
- public:
-  explicit ListSource(std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows) : rows_(std::move(rows)) {}
-  Expected<std::optional<traces::TraceRequest>> next() override {
-    if (next_ >= rows_.size()) return std::optional<traces::TraceRequest>();
-    const auto& [t, p, o] = rows_[next_];
-    traces::TraceRequest r{next_++, engine::SimTime::from_seconds(t), p, o, {}};
-    return std::optional<traces::TraceRequest>(r);
-  }
-  double progress() const override { return 0; }
-  std::string describe() const override { return "list"; }
-
- private:
-  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows_;
-  std::uint64_t next_ = 0;
-};
 
 void BM_ScaleServers(benchmark::State& state) {
   const auto servers = static_cast<std::uint32_t>(state.range(0));
@@ -150,7 +133,7 @@ void BM_LongOutputInterrupted(benchmark::State& state) {
   // The long output takes about 7 simulated hours; spread the short requests over it.
   for (std::uint32_t i = 1; i <= arrivals; ++i) rows.emplace_back(20'000.0 * i / arrivals, 100, 10);
   for (auto _ : state) {
-    ListSource source(rows);
+    traces::ListSource source(rows);
     benchmark::DoNotOptimize(replay_once(config, source));
   }
   state.counters["arrivals"] = arrivals;

@@ -10,6 +10,7 @@
 
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/replay/replay.hpp"
+#include "traces/list_source.hpp"
 
 namespace meshsim::cluster::testing {
 
@@ -49,27 +50,7 @@ inline LlmClusterConfig base_config(std::vector<InstanceGroup> groups) {
   return config;
 }
 
-// A fixed list of requests (arrival s, prompt, output) as a source.
-class ListSource final : public traces::RequestSource {
- public:
-  explicit ListSource(std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows) : rows_(std::move(rows)) {}
-  Expected<std::optional<traces::TraceRequest>> next() override {
-    if (next_ >= rows_.size()) return std::optional<traces::TraceRequest>();
-    const auto& [t, p, o] = rows_[next_];
-    traces::TraceRequest r;
-    r.id = next_++;
-    r.arrival = SimTime::from_seconds(t);
-    r.prompt_tokens = p;
-    r.output_tokens = o;
-    return std::optional<traces::TraceRequest>(r);
-  }
-  double progress() const override { return 0; }
-  std::string describe() const override { return "list"; }
-
- private:
-  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows_;
-  std::size_t next_ = 0;
-};
+using traces::ListSource;
 
 // Everything a replay reported, in the order it reported it.
 struct RunResult {

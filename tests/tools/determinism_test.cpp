@@ -10,19 +10,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace meshsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::slurp;
 
 // One replay of the default scenario with `seed` into `dir`; returns its three files.
 std::string replay_into(const fs::path& dir, int seed) {

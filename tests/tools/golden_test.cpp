@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "tests/shared_data.hpp"
+#include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 
@@ -25,12 +26,7 @@ using nlohmann::json;
 const fs::path kSource = MESHSIM_SOURCE_DIR;
 const fs::path kGoldenFile = kSource / "tests" / "golden" / "fingerprints.json";
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::slurp;
 
 // FNV-1a, 64 bits, as 16 hex digits: stable across compilers and libraries.
 std::string fingerprint(const std::string& bytes) {

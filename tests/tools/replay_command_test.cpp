@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace meshsim::cli {
@@ -17,26 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("meshsim_test_" + name);
-  fs::remove_all(dir);
-  return dir;
-}
-
-// Writes `text` as a scenario file in a fresh folder; returns its path.
-fs::path scenario_in_fresh_dir(const std::string& name, const std::string& file, const std::string& text) {
-  const fs::path dir = fresh_dir(name);
-  fs::create_directories(dir);
-  std::ofstream(dir / file) << text;
-  return dir / file;
-}
+using testing::fresh_dir;
+using testing::scenario_in_fresh_dir;
+using testing::slurp;
 
 TEST(ReplayCommandTest, SameConfigAndSeedGiveByteIdenticalOutputs) {
   std::vector<fs::path> dirs = {fresh_dir("det_a"), fresh_dir("det_b")};
