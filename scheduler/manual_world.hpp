@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -21,7 +22,9 @@ class ManualWorld : public Clock, public TimerService, public Actuator {
     const double until = now_ + seconds;
     while (!timers_.empty() && timers_.begin()->first.first <= until) {
       const auto it = timers_.begin();
-      now_ = it->first.first;
+      // A timer a timed-out cancel overtook (see cancel_task) fires late, now: the
+      // clock never goes back.
+      now_ = std::max(now_, it->first.first);
       auto callback = std::move(it->second);
       timers_.erase(it);
       callback();

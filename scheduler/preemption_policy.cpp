@@ -148,19 +148,23 @@ PolicyUpdateResult update_policy(PreemptionPolicy& policy, const PolicyUpdate& u
   };
 
   if (update.preemption_aggressiveness) {
-    std::string text = *update.preemption_aggressiveness;
     std::optional<PreemptionAggressiveness> level;
-    if (text.rfind("env:", 0) == 0) {
-      const std::string variable = text.substr(4);
-      const char* value = variable.empty() ? nullptr : std::getenv(variable.c_str());
-      if (value == nullptr) {
+    if (const auto* from_environment = std::get_if<PresetFromEnvironment>(&*update.preemption_aggressiveness)) {
+      const std::string& variable = from_environment->variable;
+      const auto& value = from_environment->value;
+      if (!value) {
         out.warnings.push_back("preemption_aggressiveness: environment variable '" + variable +
                                "' is not set; thresholds left unchanged");
-      } else if (!(level = parse_aggressiveness(value))) {
-        out.warnings.push_back("preemption_aggressiveness: environment variable '" + variable + "' is '" + value +
+      } else if (!(level = parse_aggressiveness(*value))) {
+        out.warnings.push_back("preemption_aggressiveness: environment variable '" + variable + "' is '" + *value +
                                "', expected " + accepted_aggressiveness_names() + "; thresholds left unchanged");
       }
-    } else if (!(level = parse_aggressiveness(text))) {
+    } else if (const auto& text = std::get<std::string>(*update.preemption_aggressiveness);
+               !(level = parse_aggressiveness(text))) {
+      if (text.rfind("env:", 0) == 0) {
+        return fail("preemption_aggressiveness '" + text +
+                    "': the caller reads the environment and passes a PresetFromEnvironment");
+      }
       return fail("preemption_aggressiveness '" + text + "' is not one of " + accepted_aggressiveness_names());
     }
     if (level) {

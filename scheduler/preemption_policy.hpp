@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "scheduler/op_result.hpp"
@@ -54,6 +55,12 @@ struct PreemptionPolicy {
                        const std::string& victim_value) const;
 };
 
+// A preset named by an environment variable, as the caller found it.
+struct PresetFromEnvironment {
+  std::string variable;
+  std::optional<std::string> value;  // unset: the variable is not set
+};
+
 // update_preemption_policy's arguments: every field optional. The preset is applied
 // first, so explicit thresholds given in the same update win over it.
 struct PolicyUpdate {
@@ -70,8 +77,10 @@ struct PolicyUpdate {
   std::optional<double> cancel_timeout;
   std::optional<double> min_runtime_before_preemption;
   std::optional<double> hold_timeout;
-  // A name, an alias, or "env:VARNAME" (read from the environment).
-  std::optional<std::string> preemption_aggressiveness;
+  // A name or an alias; or a preset named by an environment variable, which the caller
+  // reads (scripts write "env:VARNAME"): the core never reads the process environment,
+  // since many simulations with their own settings share one process.
+  std::optional<std::variant<std::string, PresetFromEnvironment>> preemption_aggressiveness;
 };
 
 struct PolicyUpdateResult {

@@ -30,27 +30,43 @@ TEST(PreemptionPolicyTest, P10PresetsAcceptNamesAliasesAndAnyCase) {
   EXPECT_DOUBLE_EQ(policy.same_pool_priority_threshold, 1.0);
 }
 
-TEST(PreemptionPolicyTest, P10EnvironmentVariableSelectsThePreset) {
+PolicyUpdateResult set_from_environment(PreemptionPolicy& policy, std::optional<std::string> value) {
+  PolicyUpdate update;
+  update.preemption_aggressiveness = PresetFromEnvironment{"SCHEDULEMESH_PREEMPTION_LEVEL", std::move(value)};
+  return update_policy(policy, update);
+}
+
+// The caller reads the variable (tools/cli/scenario_args: preset_argument); the core
+// takes what it found.
+TEST(PreemptionPolicyTest, P10APresetFromTheEnvironmentSelectsThePreset) {
   PreemptionPolicy policy;
-  ::setenv("SCHEDULEMESH_PREEMPTION_LEVEL", "high", 1);
-  auto result = set_level(policy, "env:SCHEDULEMESH_PREEMPTION_LEVEL");
+  auto result = set_from_environment(policy, "high");
   ASSERT_TRUE(result.result.success);
   EXPECT_TRUE(result.warnings.empty());
   EXPECT_DOUBLE_EQ(policy.label_priority_threshold, 0.1);
   EXPECT_DOUBLE_EQ(policy.same_pool_priority_threshold, 0.5);
 
   // Invalid or unset: a warning, and the thresholds stay as they were.
-  ::setenv("SCHEDULEMESH_PREEMPTION_LEVEL", "bogus", 1);
-  result = set_level(policy, "env:SCHEDULEMESH_PREEMPTION_LEVEL");
+  result = set_from_environment(policy, "bogus");
   ASSERT_TRUE(result.result.success);
   ASSERT_EQ(result.warnings.size(), 1u);
   EXPECT_NE(result.warnings[0].find("is 'bogus', expected"), std::string::npos) << result.warnings[0];
   EXPECT_DOUBLE_EQ(policy.same_pool_priority_threshold, 0.5);
-  ::unsetenv("SCHEDULEMESH_PREEMPTION_LEVEL");
-  result = set_level(policy, "env:SCHEDULEMESH_PREEMPTION_LEVEL");
+  result = set_from_environment(policy, std::nullopt);
   ASSERT_EQ(result.warnings.size(), 1u);
   EXPECT_NE(result.warnings[0].find("is not set"), std::string::npos);
   EXPECT_DOUBLE_EQ(policy.label_priority_threshold, 0.1);
+}
+
+// Many simulations share a process: the core never reads its environment (issue 9).
+TEST(PreemptionPolicyTest, TheCoreDoesNotReadTheProcessEnvironment) {
+  ::setenv("SCHEDULEMESH_PREEMPTION_LEVEL", "high", 1);
+  PreemptionPolicy policy;
+  const auto result = set_level(policy, "env:SCHEDULEMESH_PREEMPTION_LEVEL");
+  ::unsetenv("SCHEDULEMESH_PREEMPTION_LEVEL");
+  EXPECT_FALSE(result.result.success);
+  EXPECT_NE(result.result.error.find("the caller reads the environment"), std::string::npos) << result.result.error;
+  EXPECT_DOUBLE_EQ(policy.same_pool_priority_threshold, PreemptionPolicy{}.same_pool_priority_threshold);
 }
 
 TEST(PreemptionPolicyTest, P10ADirectUnknownPresetIsAnErrorListingTheAcceptedValues) {

@@ -1,10 +1,19 @@
 #include "tools/cli/scenario_args.hpp"
 
+#include <cstdlib>
+
 namespace meshsim::cli {
 
 using configs::ObjectReader;
 using nlohmann::json;
 namespace sch = meshsim::scheduler;
+
+std::variant<std::string, sch::PresetFromEnvironment> preset_argument(const std::string& text) {
+  if (text.rfind("env:", 0) != 0) return text;
+  sch::PresetFromEnvironment preset{text.substr(4), std::nullopt};
+  if (const char* value = preset.variable.empty() ? nullptr : std::getenv(preset.variable.c_str())) preset.value = value;
+  return preset;
+}
 
 sch::ResourceVector read_resources(ObjectReader& args, std::string_view key) {
   const json* node = args.raw(key);
@@ -127,7 +136,9 @@ sch::PolicyUpdate read_policy_update(ObjectReader& args) {
   args.read_optional("cancel_timeout", update.cancel_timeout);
   args.read_optional("min_runtime_before_preemption", update.min_runtime_before_preemption);
   args.read_optional("hold_timeout", update.hold_timeout);
-  args.read_optional("preemption_aggressiveness", update.preemption_aggressiveness);
+  std::optional<std::string> preset;
+  args.read_optional("preemption_aggressiveness", preset);
+  if (preset) update.preemption_aggressiveness = preset_argument(*preset);
   if (const json* rules = args.raw("label_preemption_rules"); rules != nullptr && !rules->is_null()) {
     sch::LabelRules parsed;
     bool ok = rules->is_object();

@@ -5,6 +5,8 @@
 // field names.
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <variant>
 
 #include "configs/object_reader.hpp"
 #include "scheduler/scheduler.hpp"
@@ -13,6 +15,9 @@ namespace meshsim::cli {
 
 // {"cpu", "memory", "gpu", "custom": {name: amount}}; absent keys are 0.
 scheduler::ResourceVector read_resources(configs::ObjectReader& args, std::string_view key);
+// A preset argument: "env:VARNAME" is read from this process's environment here, at the
+// edge (the core never reads it); any other text is a preset name.
+std::variant<std::string, scheduler::PresetFromEnvironment> preset_argument(const std::string& text);
 scheduler::Labels read_labels(configs::ObjectReader& args, std::string_view key);
 std::vector<std::string> read_strings(configs::ObjectReader& args, std::string_view key);
 std::optional<scheduler::PgPoolConfig> read_pg_pool_config(configs::ObjectReader& args, std::string_view key);
