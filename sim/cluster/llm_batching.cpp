@@ -108,7 +108,7 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
 // the budget (one over it runs alone) and their KV fits (on demand leaving a token free
 // for each sequence decoding here, or admitting them would only evict one), (3) other
 // paused sequences, (4) the previous batch (a sequence that no longer fits is paused and
-// counted in `preemptions`), (5) sequences ready to decode: those holding their KV, then
+// counted in `pauses`), (5) sequences ready to decode: those holding their KV, then
 // newcomers while their KV fits. On demand, (6) the latest arrivals among the decoding
 // sequences are evicted until each can take its next token. Returns whether it evicted.
 bool LlmCluster::form_batch(Instance& in) {
@@ -154,8 +154,8 @@ bool LlmCluster::form_batch(Instance& in) {
     } else {
       // Left out: paused for this iteration (its KV stays reserved).
       Live& r = live_[slot];
-      ++r.record.preemptions;
-      (r.record.preemptions >= limits.max_preemptions ? in.starved : in.paused).push_back(slot);
+      ++r.record.pauses;
+      (r.record.pauses >= limits.max_preemptions ? in.starved : in.paused).push_back(slot);
     }
   }
   while (!in.holders.empty() && room(1)) take_decode(in.holders);

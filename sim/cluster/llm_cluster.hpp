@@ -53,7 +53,8 @@ inline constexpr EnumNames kKvAllocationNames{
 struct BatchingConfig {
   std::uint32_t max_batch_size = 512;
   std::uint32_t max_batch_tokens = 2048;  // prompt tokens + 1 per decoding sequence
-  // A decoding sequence left out of this many batches goes before new prompts.
+  // A decoding sequence paused (left out of a batch) this many times goes before new
+  // prompts. SplitwiseSim's name, kept for its configs; the count is RequestRecord::pauses.
   std::uint32_t max_preemptions = 4;
 };
 

@@ -34,7 +34,7 @@ struct RequestRecord {
   std::optional<SimTime> first_token;
   std::optional<SimTime> finished;        // last token
   SimTime tbt_max;                        // longest gap between two output tokens
-  std::uint32_t preemptions = 0;   // times a decoding sequence was left out of a batch (KV kept)
+  std::uint32_t pauses = 0;        // times a decoding sequence was left out of a batch (KV kept)
   std::uint32_t kv_evictions = 0;  // times its KV was evicted and later recomputed
 
   bool operator==(const RequestRecord&) const = default;

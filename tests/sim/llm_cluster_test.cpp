@@ -53,7 +53,7 @@ TEST(LlmClusterTest, FoldingDecodeIterationsChangesNoResultAndSavesEvents) {
       ASSERT_EQ(a.first_token, b.first_token) << id;
       ASSERT_EQ(a.finished, b.finished) << id;
       ASSERT_EQ(a.tbt_max, b.tbt_max) << id;
-      ASSERT_EQ(a.preemptions, b.preemptions) << id;
+      ASSERT_EQ(a.pauses, b.pauses) << id;
       ASSERT_EQ(a.instance, b.instance) << id;
     }
     // On-demand KV runs unfolded for now (see LlmCluster::start_iteration).
@@ -139,7 +139,7 @@ TEST(LlmClusterTest, APromptOverTheTokenBudgetRunsAloneAndPausesDecoding) {
   config.batching.max_batch_tokens = 2048;
   const auto result = run(config, source);
   // The big prompt ran in an iteration of its own: the running decode was left out once.
-  EXPECT_EQ(result.records.at(0).preemptions, 1u);
+  EXPECT_EQ(result.records.at(0).pauses, 1u);
   EXPECT_EQ(*result.records.at(1).ttft() - *result.records.at(1).queueing(), SimTime::from_ms(40));
 }
 

@@ -38,7 +38,7 @@ RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefiniti
       summary_(folder + "/summary.json"),
       warnings_(warnings) {
   requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,prompt_instance,instance,queueing_s,"
-                        "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,preemptions,kv_evictions\n";
+                        "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,pauses,kv_evictions\n";
   timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
                           "token_instances,mixed_instances,utilisation,kv_used_fraction,output_tokens\n";
 }
@@ -60,7 +60,7 @@ void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
   if (r.instance) out << *r.instance;
   out << ',' << seconds(r.queueing()) << ',' << seconds(r.ttft()) << ','
       << seconds(r.tbt_mean(tbt_definition_)) << ',' << (completed ? seconds(r.tbt_max) : "") << ','
-      << seconds(r.e2e()) << ',' << r.preemptions << ',' << r.kv_evictions << '\n';
+      << seconds(r.e2e()) << ',' << r.pauses << ',' << r.kv_evictions << '\n';
 }
 
 void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
