@@ -117,16 +117,36 @@ void Replay::sample() {
 }
 
 Expected<ReplayResult> Replay::run() {
+  start();
+  advance_until(options_.until.value_or(SimTime::max()));
+  return finish();
+}
+
+void Replay::start() {
+  MESHSIM_CHECK(phase_ == Phase::kCreated, "Replay::start: called twice");
+  phase_ = Phase::kStarted;
   read_next_arrival();
   sample_timer_.arm_after(interval_);
   sim_.set_periodic_hook(4096, [this](const engine::Simulation& s) {
     observer_.on_progress(source_.progress(), s.now());
   });
-  if (options_.until) {
-    sim_.run_until(*options_.until);
-  } else {
-    sim_.run();
-  }
+}
+
+void Replay::advance_until(SimTime time) {
+  MESHSIM_CHECK(phase_ == Phase::kStarted, "Replay::advance_until: call start() first, and not after finish()");
+  if (sim_.state() == engine::RunState::kFinished) return;  // the source failed
+  const SimTime target = options_.until ? std::min(time, *options_.until) : time;
+  if (target < sim_.now()) return;
+  sim_.run_until(target);
+}
+
+bool Replay::done() const {
+  return source_error_.has_value() || done_at_.has_value() || (options_.until && sim_.now() >= *options_.until);
+}
+
+Expected<ReplayResult> Replay::finish() {
+  MESHSIM_CHECK(phase_ == Phase::kStarted, "Replay::finish: call start() first, and finish() once");
+  phase_ = Phase::kFinished;
   if (source_error_) return *source_error_;
   // A cancelled sampling event may have moved the clock past the last departure.
   const SimTime end = done_at_.value_or(sim_.now());

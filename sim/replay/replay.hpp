@@ -53,7 +53,8 @@ using ServingFactory =
 
 // Streams requests from a source into a cluster on the simulation's clock, one arrival
 // event ahead (memory grows with requests in flight, not with trace length), and
-// measures the outcome.
+// measures the outcome. run() does it all; a caller that acts between steps (an RL
+// environment) calls start(), then advance_until() as often as it likes, then finish().
 class Replay final : private engine::EventHandler, private cluster::RequestSink {
  public:
   Replay(engine::Simulation& sim, traces::RequestSource& source, const ServingFactory& serving,
@@ -61,7 +62,19 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
 
   // Runs to the end of the workload (or `until`). Errors come from the source.
   Expected<ReplayResult> run();
+
+  // The same in steps: start() once, advance_until(t) with t not decreasing (runs every
+  // event up to t, or up to `until`, and leaves the clock there), finish() once.
+  void start();
+  void advance_until(SimTime time);
+  // The workload has ended with nothing in flight, `until` is reached, or the source failed.
+  bool done() const;
+  Expected<ReplayResult> finish();
+
+  SimTime now() const { return sim_.now(); }
   const metrics::RunMetrics& metrics() const { return metrics_; }
+  cluster::ServingSystem& serving() { return *cluster_; }
+  const cluster::ServingSystem& serving() const { return *cluster_; }
 
  private:
   enum EventKind : std::uint64_t { kArrival, kSample };
@@ -90,6 +103,7 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   std::uint64_t rows_ = 0;            // rows emitted
   std::uint64_t rows_until_coarser_;  // when the interval doubles next
   std::uint64_t next_allowance_;      // rows allowed at the next interval
+  enum class Phase { kCreated, kStarted, kFinished } phase_ = Phase::kCreated;
 };
 
 }  // namespace meshsim::replay

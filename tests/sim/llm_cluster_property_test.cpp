@@ -101,3 +101,44 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsOnRealTraces) {
 
 }  // namespace
 }  // namespace meshsim::cluster
+
+namespace meshsim::cluster {
+namespace {
+
+// A replay driven in steps (start, advance_until, finish: how an RL environment drives it)
+// reports exactly what one run() reports, with or without an `until`.
+TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
+  RngChoice choice{engine::Rng(99)};
+  for (int i = 0; i < case_count(40); ++i) {
+    const auto c = draw_serving_case(choice);
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + c.description);
+    replay::ReplayOptions options;
+    options.timeseries_interval = c.timeseries_interval;
+    if (i % 2 == 1) options.until = SimTime::from_seconds(5);
+    traces::ListSource whole_source(c.requests);
+    const auto whole = testing::run(c.config, whole_source, options);
+
+    engine::Simulation sim(1);
+    testing::Collector collector;
+    traces::ListSource source(c.requests);
+    replay::Replay replay(
+        sim, source,
+        [&](engine::Simulation& s, RequestSink& sink) {
+          return std::unique_ptr<ServingSystem>(std::make_unique<LlmCluster>(s, c.config, sink));
+        },
+        options, collector);
+    replay.start();
+    SimTime t;
+    while (!replay.done()) {
+      t += SimTime::from_us(static_cast<std::int64_t>(1 + choice.pick(400'000)));
+      replay.advance_until(t);
+      ASSERT_LE(replay.now(), t);
+    }
+    ASSERT_TRUE(replay.finish());
+    EXPECT_TRUE(collector.result.in_order == whole.in_order);
+    EXPECT_TRUE(collector.result.rows == whole.rows);
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::cluster

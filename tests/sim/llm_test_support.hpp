@@ -75,18 +75,15 @@ inline RunResult run(const LlmClusterConfig& config, traces::RequestSource& sour
                      replay::ReplayOptions options = {}) {
   engine::Simulation sim(1);
   Collector collector;
-  LlmCluster* cluster = nullptr;
   replay::ServingFactory factory = [&](engine::Simulation& s, RequestSink& sink) {
-    auto made = std::make_unique<LlmCluster>(s, config, sink);
-    cluster = made.get();
-    return std::unique_ptr<ServingSystem>(std::move(made));
+    return std::unique_ptr<ServingSystem>(std::make_unique<LlmCluster>(s, config, sink));
   };
   replay::Replay replay(sim, source, factory, options, collector);
   auto outcome = replay.run();
   if (!outcome) throw std::runtime_error(outcome.error().message);
   RunResult result = std::move(collector.result);
   result.counts = replay.metrics().counts();
-  result.events = cluster->events_handled();
+  result.events = dynamic_cast<const LlmCluster&>(replay.serving()).events_handled();
   return result;
 }
 
