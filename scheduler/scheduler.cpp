@@ -216,6 +216,9 @@ OpResult Scheduler::complete(const std::string& task_id) {
                           ", not running");
   }
   end_task(task, TaskState::kCompleted);
+  ++stats_.completed_tasks;
+  last_reasons_.erase(task_id);
+  tasks_.erase(it);
   return OpResult::ok();
 }
 
@@ -255,6 +258,9 @@ SchedulerStats Scheduler::stats() const {
   for (const auto& [id, task] : tasks_) {
     ++out.tasks[std::string(kTaskStateNames.name(task.state))];
     if (task.state == TaskState::kRunning) ++out.pools[task.pool].running_tasks;
+  }
+  if (stats_.completed_tasks > 0) {
+    out.tasks[std::string(kTaskStateNames.name(TaskState::kCompleted))] += stats_.completed_tasks;
   }
   for (const auto& [name, pool] : agents_.pools()) {
     PoolStats& stats = out.pools[name];

@@ -74,6 +74,9 @@ struct PreemptionStats {
                 label_preemptions = 0, manual_preemptions = 0;
   std::size_t running_tasks = 0;
   std::uint64_t restored_tasks = 0, requeued_tasks = 0, lost_tasks = 0;
+  // Completed tasks leave the core's tables (memory does not grow with job churn): they
+  // are counted here.
+  std::uint64_t completed_tasks = 0;
   double lost_work = 0.0;  // seconds, over all preemptions and failures
   std::deque<PreemptionRecord> recent_preemptions;  // newest first
 };

@@ -232,6 +232,7 @@ json to_json(const sch::PreemptionStats& s) {
           {"restored_tasks", s.restored_tasks},
           {"requeued_tasks", s.requeued_tasks},
           {"lost_tasks", s.lost_tasks},
+          {"completed_tasks", s.completed_tasks},
           {"lost_work", s.lost_work},
           {"recent_preemptions", recent}};
 }

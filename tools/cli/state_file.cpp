@@ -218,6 +218,7 @@ void from_json(const json& j, PreemptionStats& s) {
   s.restored_tasks = j.at("restored_tasks");
   s.requeued_tasks = j.at("requeued_tasks");
   s.lost_tasks = j.at("lost_tasks");
+  s.completed_tasks = j.value("completed_tasks", std::uint64_t{0});  // absent from older files
   s.lost_work = j.at("lost_work");
   s.recent_preemptions = j.at("recent_preemptions").get<std::deque<PreemptionRecord>>();
 }
