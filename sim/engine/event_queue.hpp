@@ -36,8 +36,9 @@ struct Event {
 
 // Pending events in a vector-backed binary min-heap ordered by (time, order): events at
 // equal times pop in the order they were pushed, except ranked events, which pop after
-// every FIFO event of their time, by rank. Every run is deterministic. Costs: push O(log n), pop O(log n), top O(1), no allocation once the
-// vector has grown (call reserve to avoid even that). Cancellation is not a queue
+// every FIFO event of their time, by rank. Every run is deterministic. Costs: push
+// O(log n), pop O(log n), top O(1), no allocation once the vector has grown (call
+// reserve to avoid even that). Cancellation is not a queue
 // operation: it is lazy, by generation check, in Timer (see timer.hpp).
 class EventQueue {
  public:

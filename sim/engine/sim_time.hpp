@@ -1,8 +1,8 @@
 #pragma once
 
+#include <cmath>
 #include <compare>
 #include <cstdint>
-#include <cmath>
 #include <limits>
 #include <optional>
 

@@ -97,11 +97,12 @@ Status AtomicFile::commit() {
   if (direct_) return Ok{};
   std::error_code error;
   fs::rename(temporary_, resolved(path_), error);
-  unregister_temporary(slot_);
   if (error) {
-    fs::remove(temporary_, error);
-    return Error{path_ + ": cannot move the finished file into place: " + error.message()};
+    std::error_code ignored;
+    fs::remove(temporary_, ignored);
   }
+  unregister_temporary(slot_);
+  if (error) return Error{path_ + ": cannot move the finished file into place: " + error.message()};
   return Ok{};
 }
 

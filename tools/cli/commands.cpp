@@ -11,12 +11,12 @@
 #include "configs/scenario_config.hpp"
 #include "sim/cluster/perf_profile.hpp"
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/trace_events.hpp"
 #include "traces/trace_stats.hpp"
 #include "traces/workload_source.hpp"
-#include "sim/engine/number_text.hpp"
 
 namespace meshsim::cli {
 namespace {
