@@ -10,11 +10,10 @@ namespace meshsim::cluster {
 
 FixedLatencyCluster::FixedLatencyCluster(engine::Simulation& sim, FixedLatencyConfig config,
                                          RequestSink& sink)
-    : sim_(sim), config_(config), sink_(sink), instances_(config.instances) {
+    : sim_(sim), config_(config), sink_(sink), instances_(config.instances), start_(sim.now()), busy_(sim.now()) {
   MESHSIM_CHECK(config_.instances > 0 && config_.max_batch > 0,
                 "FixedLatencyCluster needs at least one instance and one batch slot");
   for (std::uint32_t i = 0; i < config_.instances; ++i) by_load_.emplace(0, i);
-  busy_accounted_until_ = sim_.now();
 }
 
 std::uint32_t FixedLatencyCluster::route() {
@@ -33,14 +32,12 @@ void FixedLatencyCluster::set_load(std::uint32_t instance, std::int64_t delta) {
   by_load_.emplace(load, instance);
 }
 
-void FixedLatencyCluster::account_busy_time() {
-  busy_slot_us_ += static_cast<double>(running_) * static_cast<double>((sim_.now() - busy_accounted_until_).us());
-  busy_accounted_until_ = sim_.now();
-}
-
-double FixedLatencyCluster::busy_unit_us() {
-  account_busy_time();
-  return busy_slot_us_;
+ServingSystem::Usage FixedLatencyCluster::usage() const {
+  const SimTime now = sim_.now();
+  const auto us = static_cast<double>((now - start_).us());
+  return Usage{busy_.total(now), static_cast<double>(config_.instances) * config_.max_batch * us,
+               static_cast<double>(config_.instances) * config_.gpus_per_instance * us,
+               config_.instances * config_.cost_per_instance_hour * us / 3.6e9};
 }
 
 void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
@@ -80,7 +77,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
 }
 
 void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
-  account_busy_time();
+  busy_.add(1.0, sim_.now());
   ++instances_[instance].running;
   ++running_;
   RequestRecord& record = slots_[slot];
@@ -106,7 +103,7 @@ void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
 void FixedLatencyCluster::on_event(const engine::EventPayload& payload) {
   const auto slot = static_cast<std::uint32_t>(payload.a);
   const auto instance = static_cast<std::uint32_t>(payload.b);
-  account_busy_time();
+  busy_.add(-1.0, sim_.now());
   Instance& in = instances_[instance];
   --in.running;
   --running_;

@@ -12,6 +12,7 @@
 
 #include "sim/engine/simulation.hpp"
 #include "sim/cluster/serving_system.hpp"
+#include "sim/metrics/level_integral.hpp"
 
 namespace meshsim::cluster {
 
@@ -49,11 +50,8 @@ class FixedLatencyCluster final : public ServingSystem, private engine::EventHan
   std::uint64_t queued() const override { return queued_; }
   std::uint64_t running() const override { return running_; }
   std::uint32_t instances() const override { return static_cast<std::uint32_t>(instances_.size()); }
-  // Capacity units are batch slots.
-  double busy_unit_us() override;
-  double capacity_units() const override { return static_cast<double>(config_.instances) * config_.max_batch; }
-  double gpus() const override { return static_cast<double>(config_.instances) * config_.gpus_per_instance; }
-  double cost_per_hour() const override { return config_.instances * config_.cost_per_instance_hour; }
+  // Capacity units are batch slots; the instances never change.
+  Usage usage() const override;
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
 
  private:
@@ -66,7 +64,6 @@ class FixedLatencyCluster final : public ServingSystem, private engine::EventHan
   std::uint32_t route();
   void start(std::uint32_t instance, std::uint32_t slot);
   void set_load(std::uint32_t instance, std::int64_t delta);
-  void account_busy_time();
 
   engine::Simulation& sim_;
   FixedLatencyConfig config_;
@@ -79,8 +76,8 @@ class FixedLatencyCluster final : public ServingSystem, private engine::EventHan
   std::uint32_t next_round_robin_ = 0;
   std::uint64_t queued_ = 0;
   std::uint64_t running_ = 0;
-  double busy_slot_us_ = 0.0;
-  SimTime busy_accounted_until_;
+  SimTime start_;
+  metrics::LevelIntegral busy_;  // batch slots in use
 };
 
 }  // namespace meshsim::cluster

@@ -377,6 +377,10 @@ void LlmCluster::end_iteration(std::uint32_t instance) {
   in.decode_batch.swap(still_decoding);
   for (const std::uint32_t slot : in.prefill_batch) prefill_done(instance, slot);
   in.prefill_batch.clear();
+  if (in.evacuating) {
+    migrate_all(instance);
+    return;
+  }
   start_iteration(instance);
 }
 

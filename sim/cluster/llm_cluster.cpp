@@ -17,7 +17,15 @@ std::int64_t LlmCluster::kv_need(const Live& r, InstanceTag tag) {
 }
 
 LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink)
-    : sim_(sim), config_(std::move(config)), sink_(sink) {
+    : sim_(sim),
+      config_(std::move(config)),
+      sink_(sink),
+      prompt_router_(config_.prompt_routing),
+      token_router_(config_.token_routing),
+      busy_(sim.now()),
+      capacity_(sim.now()),
+      gpus_(sim.now()),
+      cost_(sim.now()) {
   MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
   MESHSIM_CHECK(config_.tensor_parallel > 0 && config_.sku.gpus_per_node % config_.tensor_parallel == 0,
                 "the tensor-parallel degree must divide the GPUs per node");
@@ -30,52 +38,33 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
     kv_capacity_tokens_ = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
   }
   MESHSIM_CHECK(kv_capacity_tokens_ > 0, "the model's weights leave no HBM for the KV cache");
-  const std::uint32_t per_server = config_.sku.gpus_per_node / config_.tensor_parallel;
+  // The start state, packed onto as few servers as hold it, ACTIVE from the start.
+  std::uint32_t server = 0;
+  bool any_prompt = false, any_token = false, any_routable = false;
   for (const auto& group : config_.start_state) {
     for (std::uint32_t i = 0; i < group.count; ++i) {
-      const auto index = static_cast<std::uint32_t>(instances_.size());
-      auto in = std::make_unique<Instance>();
-      in->tag = group.tag;
-      engine::EventHandler& self = *this;
-      // Ranked: iteration ends at one microsecond run after arrivals and transfers, in
-      // instance order, however often a timer was re-armed (folded and unfolded runs
-      // then see the same order of events).
-      in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, index}, index);
-      instances_.push_back(std::move(in));
-      if (group.tag == InstanceTag::kToken) {
-        token_pool_.push_back(index);
-        token_index_.add(index, 0);
-      } else {
-        prompt_pool_.push_back(index);
-        prompt_index_.add(index, 0);
-      }
+      if (instances_.empty() || server_instances(server) == instances_per_server()) server = add_server();
+      activate(add_instance(group.tag, server));
+      any_prompt |= group.tag == InstanceTag::kPrompt;
+      any_token |= group.tag == InstanceTag::kToken;
+      any_routable |= group.tag != InstanceTag::kToken;
     }
   }
-  MESHSIM_CHECK(!prompt_pool_.empty(), "the start state needs at least one prompt or mixed instance");
-  const bool splits = std::any_of(instances_.begin(), instances_.end(),
-                                  [](const auto& in) { return in->tag == InstanceTag::kPrompt; });
-  MESHSIM_CHECK(!splits || !token_pool_.empty(), "prompt instances need at least one token instance");
-  servers_ = static_cast<std::uint32_t>((instances_.size() + per_server - 1) / per_server);
-  busy_accounted_until_ = sim_.now();
+  MESHSIM_CHECK(any_routable, "the start state needs at least one prompt or mixed instance");
+  MESHSIM_CHECK(!any_prompt || any_token, "prompt instances need at least one token instance");
 }
 
 LlmCluster::~LlmCluster() = default;
 
-double LlmCluster::busy_unit_us() {
-  busy_us_ += static_cast<double>(busy_instances_) * static_cast<double>((sim_.now() - busy_accounted_until_).us());
-  busy_accounted_until_ = sim_.now();
-  return busy_us_;
+ServingSystem::Usage LlmCluster::usage() const {
+  const SimTime now = sim_.now();
+  return Usage{busy_.total(now), capacity_.total(now), gpus_.total(now), cost_.total(now)};
 }
 
 void LlmCluster::set_busy(Instance& in, bool busy) {
   if (in.busy == busy) return;
-  busy_unit_us();
   in.busy = busy;
-  if (busy) {
-    ++busy_instances_;
-  } else {
-    --busy_instances_;
-  }
+  busy_.add(busy ? 1.0 : -1.0, sim_.now());
 }
 
 std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
@@ -90,21 +79,8 @@ std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
 
 void LlmCluster::refresh_load(std::uint32_t instance) {
   const Instance& in = *instances_[instance];
-  if (in.tag == InstanceTag::kToken) {
-    token_index_.update(instance, load_of(in, config_.token_routing));
-  } else {
-    prompt_index_.update(instance, load_of(in, config_.prompt_routing));
-  }
-}
-
-std::uint32_t LlmCluster::route(RoutePolicy policy, LoadIndex& index, std::uint32_t& round_robin,
-                                const std::vector<std::uint32_t>& members) {
-  if (policy == RoutePolicy::kRoundRobin) {
-    const std::uint32_t chosen = members[round_robin];
-    round_robin = (round_robin + 1) % static_cast<std::uint32_t>(members.size());
-    return chosen;
-  }
-  return index.least();
+  PoolRouter& router = router_for(in.tag);
+  router.update(instance, load_of(in, router.policy()));
 }
 
 void LlmCluster::submit(const traces::TraceRequest& request) {
@@ -129,17 +105,23 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
-  const std::uint32_t instance = route(config_.prompt_routing, prompt_index_, prompt_round_robin_, prompt_pool_);
-  r.instance = instance;
+  const std::uint32_t instance = prompt_router_.pick();
   r.record.prompt_instance = instance;
-  r.record.instance = instance;
+  assign(instance, slot);
+  instances_[instance]->prompts.push_back(slot);
+  wake(instance);
+}
+
+// The request in `slot` is now `instance`'s to serve: its routing loads count it.
+void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
+  Live& r = live_[slot];
   Instance& in = *instances_[instance];
-  in.prompts.push_back(slot);
+  r.instance = instance;
+  r.record.instance = instance;
   ++in.requests;
-  in.pending_tokens += request.prompt_tokens + 1;
+  in.pending_tokens += r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1 : 1;
   in.kv_promised += kv_need(r, in.tag);
   refresh_load(instance);
-  wake(instance);
 }
 
 // New work for an instance: it joins the next batch formed there.
@@ -200,14 +182,8 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   in.kv_used -= r.kv_reserved;
   r.kv_reserved = 0;
   refresh_load(instance);
-  const std::uint32_t target = route(config_.token_routing, token_index_, token_round_robin_, token_pool_);
-  Instance& to = *instances_[target];
-  ++to.requests;
-  to.pending_tokens += 1;
-  to.kv_promised += kv_need(r, to.tag);
-  r.instance = target;
-  r.record.instance = target;
-  refresh_load(target);
+  const std::uint32_t target = token_router_.pick();
+  assign(target, slot);
   const double bandwidth = config_.kv_transfer_gb_per_s.value_or(config_.sku.network_gb_per_s) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
   const double transfer_s = bytes / bandwidth;
@@ -224,6 +200,11 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
 }
 
 void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
+  if (instances_[instance]->evacuating) {
+    // Shipped here before the instance was evacuated: it goes on to an ACTIVE one.
+    migrate(instance, slot);
+    return;
+  }
   ready_to_decode(*instances_[instance], slot);
   wake(instance);
 }
@@ -255,10 +236,17 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
 ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
   InstanceCounts counts;
   for (const auto& in : instances_) {
+    if (in->removed) continue;
     switch (in->tag) {
       case InstanceTag::kPrompt: ++counts.prompt; break;
       case InstanceTag::kToken: ++counts.token; break;
       case InstanceTag::kMixed: ++counts.mixed; break;
+    }
+    switch (in->state) {
+      case InstanceState::kStarting: ++counts.starting; break;
+      case InstanceState::kActive: ++counts.active; break;
+      case InstanceState::kDraining: ++counts.draining; break;
+      case InstanceState::kInactive: ++counts.inactive; break;
     }
   }
   return counts;
@@ -273,6 +261,7 @@ std::uint64_t LlmCluster::kv_used_tokens() const {
 std::string LlmCluster::describe(std::uint32_t instance) const {
   const Instance& in = *instances_[instance];
   return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +
+         std::string(kInstanceStateNames.name(in.state)) + (in.evacuating ? ", evacuating" : "") + ", " +
          (in.busy ? "busy" : "idle") + "): " + std::to_string(in.prompts.size()) + " waiting for prefill, " +
          std::to_string(in.decode_batch.size() + in.prefill_batch.size()) + " in the batch, " +
          std::to_string(in.starved.size() + in.paused.size()) + " paused, " +
@@ -295,9 +284,11 @@ std::string LlmCluster::describe_waiting() const {
 void LlmCluster::set_activity_sink(ActivitySink* sink) {
   activity_ = sink;
   if (activity_ == nullptr) return;
-  const std::uint32_t per_server = config_.sku.gpus_per_node / config_.tensor_parallel;
   for (std::uint32_t i = 0; i < instances_.size(); ++i) {
-    activity_->on_instance(i, i / per_server, kInstanceTagNames.name(instances_[i]->tag));
+    const Instance& in = *instances_[i];
+    if (in.removed) continue;
+    activity_->on_instance(i, in.server, kInstanceTagNames.name(in.tag));
+    activity_->on_instance_state(i, kInstanceStateNames.name(in.state), sim_.now());
   }
 }
 

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "sim/cluster/hardware.hpp"
-#include "sim/cluster/load_index.hpp"
+#include "sim/cluster/pool_router.hpp"
 #include "sim/cluster/perf_model.hpp"
 #include "sim/cluster/serving_system.hpp"
 #include "sim/engine/enum_names.hpp"
+#include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/timer.hpp"
+#include "sim/metrics/level_integral.hpp"
 
 namespace meshsim::cluster {
 
@@ -22,18 +24,16 @@ inline constexpr EnumNames kInstanceTagNames{std::array{std::pair{InstanceTag::k
                                                         std::pair{InstanceTag::kToken, std::string_view("token")},
                                                         std::pair{InstanceTag::kMixed, std::string_view("mixed")}}};
 
-// How a pool picks the instance for the next request.
-enum class RoutePolicy {
-  kRoundRobin,
-  kFewestRequests,       // requests assigned and not finished (SplitwiseSim's JSQ)
-  kFewestPendingTokens,  // prompt tokens not yet prefilled + 1 per request decoding (token_jsq)
-  kLeastKvMemory,        // KV-cache tokens held or promised to the requests routed there
-};
-inline constexpr EnumNames kRoutePolicyNames{
-    std::array{std::pair{RoutePolicy::kRoundRobin, std::string_view("round_robin")},
-               std::pair{RoutePolicy::kFewestRequests, std::string_view("fewest_requests")},
-               std::pair{RoutePolicy::kFewestPendingTokens, std::string_view("fewest_pending_tokens")},
-               std::pair{RoutePolicy::kLeastKvMemory, std::string_view("least_kv_memory")}}};
+// An instance's lifecycle (seed 003's worker states): STARTING (loading weights: costs,
+// serves nothing) -> ACTIVE (routed to) -> DRAINING (no new requests; those it has
+// finish, or move to ACTIVE instances when evacuated) -> INACTIVE (KV cache flushed,
+// memory released; may start again) -> removed.
+enum class InstanceState { kStarting, kActive, kDraining, kInactive };
+inline constexpr EnumNames kInstanceStateNames{
+    std::array{std::pair{InstanceState::kStarting, std::string_view("starting")},
+               std::pair{InstanceState::kActive, std::string_view("active")},
+               std::pair{InstanceState::kDraining, std::string_view("draining")},
+               std::pair{InstanceState::kInactive, std::string_view("inactive")}}};
 
 // How KV-cache memory is handed out.
 enum class KvAllocation {
@@ -84,11 +84,14 @@ struct LlmClusterConfig {
 // LLM serving on simulated GPU instances: prefill and decode in continuous batches priced
 // by a PerfModel, KV-cache capacity per instance, the Splitwise flow (prefill on a prompt
 // instance, KV transfer, decode on a token instance) or both phases on a mixed instance,
-// and routing by a LoadIndex per pool.
+// and routing by a PoolRouter per pool. Instances live on servers of the SKU and come and
+// go through the lifecycle calls (driven by the ScalingManager); those of the start state
+// are ACTIVE from the start.
 //
 // Guarantees (tests/sim/llm_cluster_property_test.cpp checks them on random
-// configurations): every request completes or is dropped, whatever the capacities and
-// budgets (no KV deadlock in either allocation mode); results do not depend on
+// configurations, with random scaling): every request completes or is dropped, whatever
+// the capacities, budgets and scaling (no KV deadlock in either allocation mode; a
+// request on an evacuated instance moves, it is never lost); results do not depend on
 // fold_decode; work per request does not grow with queue lengths or output lengths.
 class LlmCluster final : public ServingSystem, private engine::EventHandler {
  public:
@@ -98,22 +101,62 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void submit(const traces::TraceRequest& request) override;
   std::uint64_t queued() const override { return in_system_ - running_; }
   std::uint64_t running() const override { return running_; }
-  std::uint32_t instances() const override { return static_cast<std::uint32_t>(instances_.size()); }
+  std::uint32_t instances() const override { return existing_; }
   InstanceCounts instance_counts() const override;
   std::uint64_t kv_used_tokens() const override;
-  std::uint64_t kv_total_tokens() const override { return kv_capacity_tokens_ * instances_.size(); }
-  double busy_unit_us() override;
-  double capacity_units() const override { return static_cast<double>(instances_.size()); }
-  double gpus() const override { return static_cast<double>(instances_.size()) * config_.tensor_parallel; }
-  double cost_per_hour() const override { return servers_ * config_.sku.cost_per_hour; }
+  std::uint64_t kv_total_tokens() const override { return kv_capacity_tokens_ * serving_; }
+  Usage usage() const override;
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
   void set_activity_sink(ActivitySink* sink) override;
   std::string describe_waiting() const override;
 
+  const LlmClusterConfig& config() const { return config_; }
   std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
-  std::uint32_t servers() const { return servers_; }
+  // Instances a server of the SKU holds (GPUs per node / tensor-parallel degree).
+  std::uint32_t instances_per_server() const { return config_.sku.gpus_per_node / config_.tensor_parallel; }
   // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
   std::uint64_t events_handled() const { return events_handled_; }
+
+  // --- Servers and the instance lifecycle (llm_lifecycle.cpp). Ids are stable and never
+  // reused. A call out of order (draining a STARTING instance, removing a busy one) is a
+  // programming error (std::logic_error); a request the cluster may refuse returns Error.
+  struct InstanceView {
+    std::uint32_t id = 0;
+    InstanceTag tag = InstanceTag::kMixed;
+    InstanceState state = InstanceState::kActive;
+    std::uint32_t server = 0;
+    std::int64_t requests = 0;        // assigned and not finished (includes KV transfers in flight)
+    std::int64_t pending_tokens = 0;  // prompt tokens not yet prefilled + 1 per request decoding
+    std::uint64_t kv_used = 0;        // KV tokens held now
+    bool evacuating = false;
+  };
+  std::uint32_t servers() const { return servers_alive_; }
+  std::uint32_t add_server();
+  // The server must hold no instance.
+  void remove_server(std::uint32_t server);
+  std::uint32_t server_instances(std::uint32_t server) const;
+  // A new STARTING instance on `server`, which must have room for it.
+  std::uint32_t add_instance(InstanceTag tag, std::uint32_t server);
+  // STARTING -> ACTIVE: routed to from now.
+  void activate(std::uint32_t instance);
+  // ACTIVE -> DRAINING. Refused when it would leave no ACTIVE instance to route a pool's
+  // requests to (the prompt pool always; the token pool while prompt instances exist).
+  Status drain(std::uint32_t instance);
+  // DRAINING: at its next iteration boundary (at once if idle) the instance's remaining
+  // requests move to ACTIVE instances; those with KV here recompute it there (counted in
+  // RequestRecord::migrations). KV transfers still on their way move when they land.
+  void evacuate(std::uint32_t instance);
+  // DRAINING with nothing assigned: ready for deactivate().
+  bool drained(std::uint32_t instance) const;
+  // Drained DRAINING -> INACTIVE: the KV cache is flushed.
+  void deactivate(std::uint32_t instance);
+  // INACTIVE -> STARTING (reactivation passes through STARTING again).
+  void restart(std::uint32_t instance);
+  // INACTIVE or STARTING -> removed; its server stays until remove_server.
+  void remove_instance(std::uint32_t instance);
+  std::optional<InstanceView> instance(std::uint32_t id) const;
+  // Existing instances, by id.
+  std::vector<InstanceView> instance_views() const;
 
   // A folded run of decode iterations is timed in segments of at most this many
   // iterations, so cutting it short (new work arrived) costs O(this), not O(output).
@@ -129,8 +172,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;
-  std::uint32_t route(RoutePolicy policy, LoadIndex& index, std::uint32_t& round_robin,
-                      const std::vector<std::uint32_t>& members);
+  PoolRouter& router_for(InstanceTag tag) { return tag == InstanceTag::kToken ? token_router_ : prompt_router_; }
+  void assign(std::uint32_t instance, std::uint32_t slot);
   void refresh_load(std::uint32_t instance);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
   void wake(std::uint32_t instance);
@@ -140,6 +183,13 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void finish(std::uint32_t slot, metrics::RequestStatus status);
   void set_busy(Instance& in, bool busy);
   std::string describe(std::uint32_t instance) const;
+
+  // llm_lifecycle.cpp: states, servers and evacuation.
+  Instance& existing(std::uint32_t instance, const char* call);
+  void set_state(std::uint32_t instance, InstanceState state);
+  void migrate_all(std::uint32_t instance);
+  void migrate(std::uint32_t from, std::uint32_t slot);
+  void account_levels();
 
   // llm_batching.cpp: batch formation, KV admission and eviction, folded decode runs.
   void start_iteration(std::uint32_t instance);
@@ -164,22 +214,25 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   LlmClusterConfig config_;
   RequestSink& sink_;
   std::uint64_t kv_capacity_tokens_ = 0;
-  std::uint32_t servers_ = 0;
+  // Instances by id, never freed (a removed one keeps its timer, which stale events in
+  // the queue still point to); `removed` marks the gone.
   std::vector<std::unique_ptr<Instance>> instances_;
-  std::vector<std::uint32_t> prompt_pool_;  // prompt and mixed instances
-  std::vector<std::uint32_t> token_pool_;   // token instances
-  LoadIndex prompt_index_;
-  LoadIndex token_index_;
-  std::uint32_t prompt_round_robin_ = 0;
-  std::uint32_t token_round_robin_ = 0;
+  std::vector<std::uint32_t> server_load_;  // instances per server id; kNoServer when removed
+  std::uint32_t servers_alive_ = 0;
+  std::uint32_t existing_ = 0;  // instances not removed
+  std::uint32_t serving_ = 0;   // ACTIVE or DRAINING: capacity that serves
+  std::uint32_t prompt_side_ = 0;  // prompt-tag instances not removed (they need token instances)
+  PoolRouter prompt_router_;       // ACTIVE prompt and mixed instances
+  PoolRouter token_router_;        // ACTIVE token instances
   std::vector<Live> live_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends
   std::uint64_t in_system_ = 0;
   std::uint64_t running_ = 0;
-  std::uint64_t busy_instances_ = 0;
-  double busy_us_ = 0.0;
-  SimTime busy_accounted_until_;
+  metrics::LevelIntegral busy_;      // instances running a batch
+  metrics::LevelIntegral capacity_;  // instances serving (ACTIVE or DRAINING)
+  metrics::LevelIntegral gpus_;      // GPUs of existing instances
+  metrics::LevelIntegral cost_;      // USD per microsecond of the servers
   std::uint64_t events_handled_ = 0;
   ActivitySink* activity_ = nullptr;
 };

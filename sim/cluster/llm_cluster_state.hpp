@@ -36,6 +36,10 @@ struct Segment {
 
 struct LlmCluster::Instance {
   InstanceTag tag = InstanceTag::kMixed;
+  InstanceState state = InstanceState::kStarting;
+  bool removed = false;
+  bool evacuating = false;  // DRAINING past its timeout: its requests move at the next boundary
+  std::uint32_t server = 0;
   std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see start_iteration)
   // Waiting work, each queue first come first served.
   std::deque<std::uint32_t> prompts;    // to prefill; evicted sequences to recompute go first

@@ -31,6 +31,9 @@ class ActivitySink {
                             std::uint32_t prompts, std::uint32_t decodes, std::uint32_t iterations) = 0;
   virtual void on_transfer(std::uint64_t request, std::uint32_t from, std::uint32_t to, engine::SimTime start,
                            engine::SimTime end) = 0;
+  // An instance entered a lifecycle state ("starting", "active", "draining", "inactive",
+  // "removed") at `time`.
+  virtual void on_instance_state(std::uint32_t /*instance*/, std::string_view /*state*/, engine::SimTime /*time*/) {}
 };
 
 // A simulated serving cluster as the replay sees it: requests go in at their arrival
@@ -46,22 +49,35 @@ class ServingSystem {
   virtual std::uint64_t queued() const = 0;
   virtual std::uint64_t running() const = 0;
   std::uint64_t in_flight() const { return queued() + running(); }
+  // Instances that exist (in any state).
   virtual std::uint32_t instances() const = 0;
-  // Instances by what they do: prompt (prefill only), token (decode only), mixed (both).
+  // Existing instances by what they do (prompt: prefill only, token: decode only, mixed:
+  // both) and by lifecycle state (see InstanceState in llm_cluster.hpp).
   struct InstanceCounts {
     std::uint32_t prompt = 0, token = 0, mixed = 0;
+    std::uint32_t starting = 0, active = 0, draining = 0, inactive = 0;
   };
-  virtual InstanceCounts instance_counts() const { return InstanceCounts{0, 0, instances()}; }
-  // KV-cache tokens in use and in total over all instances (0 / 0 where not modelled).
+  virtual InstanceCounts instance_counts() const {
+    InstanceCounts counts;
+    counts.mixed = counts.active = instances();
+    return counts;
+  }
+  // KV-cache tokens in use and in total over the instances that hold a cache (0 / 0
+  // where not modelled).
   virtual std::uint64_t kv_used_tokens() const { return 0; }
   virtual std::uint64_t kv_total_tokens() const { return 0; }
 
-  // Busy time so far summed over capacity units (batch slots or instances), in unit-us;
-  // utilisation over an interval is its increase / (capacity_units * interval).
-  virtual double busy_unit_us() = 0;
-  virtual double capacity_units() const = 0;
-  virtual double gpus() const = 0;
-  virtual double cost_per_hour() const = 0;  // USD, all servers
+  // Totals from the start of the run to now, as integrals over simulated time (capacity
+  // comes and goes): busy and serving capacity in unit-microseconds (units: batch slots
+  // or instances), so utilisation over an interval is the ratio of their increases;
+  // GPU-microseconds held by instances in any state; cost of the servers, USD.
+  struct Usage {
+    double busy_unit_us = 0.0;
+    double capacity_unit_us = 0.0;
+    double gpu_us = 0.0;
+    double cost_usd = 0.0;
+  };
+  virtual Usage usage() const = 0;
 
   // Reports instance activity to `sink` from now on (nullptr: stop); no-op by default.
   virtual void set_activity_sink(ActivitySink* /*sink*/) {}

@@ -36,6 +36,7 @@ struct RequestRecord {
   SimTime tbt_max;                        // longest gap between two output tokens
   std::uint32_t pauses = 0;        // times a decoding sequence was left out of a batch (KV kept)
   std::uint32_t kv_evictions = 0;  // times its KV was evicted and later recomputed
+  std::uint32_t migrations = 0;    // times it moved off an evacuated instance (its KV, if any, recomputed)
 
   bool operator==(const RequestRecord&) const = default;
 

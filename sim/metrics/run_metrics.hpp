@@ -41,6 +41,7 @@ struct TimeseriesRow {
   std::uint64_t running = 0;      // being served at the end
   std::uint32_t instances = 0;    // instances that exist at the end
   std::uint32_t prompt_instances = 0, token_instances = 0, mixed_instances = 0;
+  std::uint32_t starting_instances = 0, active_instances = 0, draining_instances = 0, inactive_instances = 0;
   double kv_used_fraction = 0.0;  // KV-cache tokens in use / capacity, at the end
   double utilisation = 0.0;       // busy fraction of serving capacity over the interval
   std::uint64_t output_tokens = 0;  // generated in the interval (by completed requests)

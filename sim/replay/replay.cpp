@@ -69,10 +69,11 @@ void Replay::on_request_finished(const metrics::RequestRecord& record) {
 void Replay::note_if_done() {
   if (done_at_ || !source_done_ || cluster_->in_flight() != 0) return;
   done_at_ = sim_.now();
+  usage_at_done_ = cluster_->usage();
   sample_timer_.cancel();
 }
 
-void Replay::emit_row(SimTime end) {
+void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
   row_.end = end;
   row_.queued = cluster_->queued();
   row_.running = cluster_->running();
@@ -81,13 +82,16 @@ void Replay::emit_row(SimTime end) {
   row_.prompt_instances = counts.prompt;
   row_.token_instances = counts.token;
   row_.mixed_instances = counts.mixed;
+  row_.starting_instances = counts.starting;
+  row_.active_instances = counts.active;
+  row_.draining_instances = counts.draining;
+  row_.inactive_instances = counts.inactive;
   const auto kv_total = cluster_->kv_total_tokens();
   row_.kv_used_fraction =
       kv_total ? static_cast<double>(cluster_->kv_used_tokens()) / static_cast<double>(kv_total) : 0.0;
-  const double busy = cluster_->busy_unit_us();
-  const double capacity = cluster_->capacity_units() * static_cast<double>((row_.end - row_.start).us());
-  row_.utilisation = capacity > 0 ? (busy - busy_at_row_start_) / capacity : 0.0;
-  busy_at_row_start_ = busy;
+  const double capacity = usage.capacity_unit_us - usage_at_row_start_.capacity_unit_us;
+  row_.utilisation = capacity > 0 ? (usage.busy_unit_us - usage_at_row_start_.busy_unit_us) / capacity : 0.0;
+  usage_at_row_start_ = usage;
   observer_.on_interval(row_);
   row_ = metrics::TimeseriesRow{};
   row_.start = end;
@@ -110,7 +114,7 @@ void Replay::sample() {
                 std::to_string(cluster_->in_flight()) + " requests are in flight at " +
                     std::to_string(sim_.now().seconds()) + " s and nothing can move them: " +
                     cluster_->describe_waiting());
-  emit_row(sim_.now());
+  emit_row(sim_.now(), cluster_->usage());
   observer_.on_progress(source_.progress(), sim_.now());
   // A final partial row closes the run (see run()).
   sample_timer_.arm_after(interval_);
@@ -150,7 +154,8 @@ Expected<ReplayResult> Replay::finish() {
   if (source_error_) return *source_error_;
   // A cancelled sampling event may have moved the clock past the last departure.
   const SimTime end = done_at_.value_or(sim_.now());
-  if (row_.start < end || row_.arrivals + row_.completions + row_.drops > 0) emit_row(end);
+  const auto usage = done_at_ ? usage_at_done_ : cluster_->usage();
+  if (row_.start < end || row_.arrivals + row_.completions + row_.drops > 0) emit_row(end, usage);
 
   // Requests still in the system are reported with only what had happened by the end.
   std::uint64_t in_flight = 0;
@@ -172,11 +177,9 @@ Expected<ReplayResult> Replay::finish() {
   ReplayResult result;
   result.end_time = end;
   result.events = sim_.events_processed();
-  const double capacity_us = cluster_->capacity_units() * static_cast<double>(end.us());
-  result.utilisation = capacity_us > 0 ? cluster_->busy_unit_us() / capacity_us : 0.0;
-  const double hours = end.seconds() / 3600.0;
-  result.gpu_hours = cluster_->gpus() * hours;
-  result.cost = cluster_->cost_per_hour() * hours;
+  result.utilisation = usage.capacity_unit_us > 0 ? usage.busy_unit_us / usage.capacity_unit_us : 0.0;
+  result.gpu_hours = usage.gpu_us / 3.6e9;
+  result.cost = usage.cost_usd;
   return result;
 }
 

@@ -43,8 +43,8 @@ struct ReplayResult {
   SimTime end_time;  // the clock when the replay stopped
   std::uint64_t events = 0;
   double utilisation = 0.0;  // busy fraction of serving capacity over the run
-  double gpu_hours = 0.0;
-  double cost = 0.0;         // USD
+  double gpu_hours = 0.0;    // GPUs held by instances (in any state) over time
+  double cost = 0.0;         // USD: the servers over time
 };
 
 // Builds the serving system a replay drives, reporting to the replay's sink.
@@ -82,7 +82,8 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   void on_request_finished(const metrics::RequestRecord& record) override;
   void read_next_arrival();
   void sample();
-  void emit_row(SimTime end);
+  // `usage`: the cluster's at `end` (the clock may have moved past the last departure).
+  void emit_row(SimTime end, const cluster::ServingSystem::Usage& usage);
   // Called whenever the workload may have ended: stops sampling and notes the time.
   void note_if_done();
 
@@ -98,7 +99,8 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   std::optional<SimTime> done_at_;  // when the last request left, if it has
   std::optional<Error> source_error_;
   metrics::TimeseriesRow row_;
-  double busy_at_row_start_ = 0.0;
+  cluster::ServingSystem::Usage usage_at_row_start_;
+  cluster::ServingSystem::Usage usage_at_done_;
   SimTime interval_;                  // the time series' interval now
   std::uint64_t rows_ = 0;            // rows emitted
   std::uint64_t rows_until_coarser_;  // when the interval doubles next

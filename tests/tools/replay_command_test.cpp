@@ -334,19 +334,24 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
   std::string line;
   std::getline(csv, line);
   ASSERT_EQ(line, "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
-                  "token_instances,mixed_instances,utilisation,kv_used_fraction,output_tokens");
+                  "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
+                  "inactive_instances,utilisation,kv_used_fraction,output_tokens");
   double most_kv = 0;
   int rows = 0;
   while (std::getline(csv, line)) {
     std::vector<std::string> f;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
-    ASSERT_EQ(f.size(), 14u);
+    ASSERT_EQ(f.size(), 18u);
     EXPECT_EQ(f[7], "4");
     EXPECT_EQ(f[8], "1");
     EXPECT_EQ(f[9], "2");
     EXPECT_EQ(f[10], "1");
-    const double kv = std::stod(f[12]);
+    EXPECT_EQ(f[11], "0");  // no scaling: all four ACTIVE from the start
+    EXPECT_EQ(f[12], "4");
+    EXPECT_EQ(f[13], "0");
+    EXPECT_EQ(f[14], "0");
+    const double kv = std::stod(f[16]);
     EXPECT_GE(kv, 0.0);
     EXPECT_LE(kv, 1.0);
     most_kv = std::max(most_kv, kv);

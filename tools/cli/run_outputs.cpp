@@ -38,9 +38,10 @@ RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefiniti
       summary_(folder + "/summary.json"),
       warnings_(warnings) {
   requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,prompt_instance,instance,queueing_s,"
-                        "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,pauses,kv_evictions\n";
+                        "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,pauses,kv_evictions,migrations\n";
   timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
-                          "token_instances,mixed_instances,utilisation,kv_used_fraction,output_tokens\n";
+                          "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
+                          "inactive_instances,utilisation,kv_used_fraction,output_tokens\n";
 }
 
 Status RunFolderWriter::open_status() const {
@@ -60,14 +61,16 @@ void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
   if (r.instance) out << *r.instance;
   out << ',' << seconds(r.queueing()) << ',' << seconds(r.ttft()) << ','
       << seconds(r.tbt_mean(tbt_definition_)) << ',' << (completed ? seconds(r.tbt_max) : "") << ','
-      << seconds(r.e2e()) << ',' << r.pauses << ',' << r.kv_evictions << '\n';
+      << seconds(r.e2e()) << ',' << r.pauses << ',' << r.kv_evictions << ',' << r.migrations << '\n';
 }
 
 void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
   timeseries_.stream() << seconds(row.start) << ',' << seconds(row.end) << ',' << row.arrivals << ','
                        << row.completions << ',' << row.drops << ',' << row.queued << ',' << row.running
                        << ',' << row.instances << ',' << row.prompt_instances << ',' << row.token_instances << ','
-                       << row.mixed_instances << ',' << fixed(row.utilisation, 6) << ','
+                       << row.mixed_instances << ',' << row.starting_instances << ',' << row.active_instances
+                       << ',' << row.draining_instances << ',' << row.inactive_instances << ','
+                       << fixed(row.utilisation, 6) << ','
                        << fixed(row.kv_used_fraction, 6) << ',' << row.output_tokens
                        << '\n';
 }

@@ -1,0 +1,224 @@
+// LlmCluster's servers and instance lifecycle: STARTING -> ACTIVE -> DRAINING -> INACTIVE
+// -> removed, and the evacuation of a draining instance. The ScalingManager decides when;
+// this file keeps every step safe: routing only ever picks ACTIVE instances, a pool that
+// takes requests always keeps one, and a request on an evacuated instance moves to an
+// ACTIVE one (never dropped). Evacuation happens at an iteration boundary, so folded and
+// unfolded runs move the same requests at the same time.
+
+#include <algorithm>
+#include <string>
+
+#include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/llm_cluster_state.hpp"
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+namespace {
+constexpr std::uint32_t kNoServer = ~0u;
+}
+
+void LlmCluster::account_levels() {
+  const SimTime now = sim_.now();
+  capacity_.set(serving_, now);
+  gpus_.set(static_cast<double>(existing_) * config_.tensor_parallel, now);
+  cost_.set(servers_alive_ * config_.sku.cost_per_hour / 3.6e9, now);  // USD per microsecond
+}
+
+LlmCluster::Instance& LlmCluster::existing(std::uint32_t instance, const char* call) {
+  MESHSIM_CHECK(instance < instances_.size() && !instances_[instance]->removed,
+                std::string(call) + ": no instance " + std::to_string(instance));
+  return *instances_[instance];
+}
+
+void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
+  instances_[instance]->state = state;
+  account_levels();
+  if (activity_ != nullptr) activity_->on_instance_state(instance, kInstanceStateNames.name(state), sim_.now());
+}
+
+std::uint32_t LlmCluster::add_server() {
+  const auto id = static_cast<std::uint32_t>(server_load_.size());
+  server_load_.push_back(0);
+  ++servers_alive_;
+  account_levels();
+  return id;
+}
+
+std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
+  MESHSIM_CHECK(server < server_load_.size() && server_load_[server] != kNoServer,
+                "no server " + std::to_string(server));
+  return server_load_[server];
+}
+
+void LlmCluster::remove_server(std::uint32_t server) {
+  MESHSIM_CHECK(server_instances(server) == 0, "server " + std::to_string(server) + " still holds instances");
+  server_load_[server] = kNoServer;
+  --servers_alive_;
+  account_levels();
+}
+
+std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
+  MESHSIM_CHECK(server_instances(server) < instances_per_server(),
+                "server " + std::to_string(server) + " has no room for another instance");
+  const auto id = static_cast<std::uint32_t>(instances_.size());
+  auto in = std::make_unique<Instance>();
+  in->tag = tag;
+  in->server = server;
+  engine::EventHandler& self = *this;
+  // Ranked: iteration ends at one microsecond run after arrivals and transfers, in
+  // instance order, however often a timer was re-armed (folded and unfolded runs then
+  // see the same order of events).
+  in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
+  instances_.push_back(std::move(in));
+  ++server_load_[server];
+  ++existing_;
+  if (tag == InstanceTag::kPrompt) ++prompt_side_;
+  if (activity_ != nullptr) activity_->on_instance(id, server, kInstanceTagNames.name(tag));
+  set_state(id, InstanceState::kStarting);
+  return id;
+}
+
+void LlmCluster::activate(std::uint32_t instance) {
+  Instance& in = existing(instance, "activate");
+  MESHSIM_CHECK(in.state == InstanceState::kStarting, "activate: instance " + std::to_string(instance) +
+                                                          " is not STARTING");
+  ++serving_;
+  PoolRouter& router = router_for(in.tag);
+  router.add(instance, load_of(in, router.policy()));
+  set_state(instance, InstanceState::kActive);
+}
+
+Status LlmCluster::drain(std::uint32_t instance) {
+  Instance& in = existing(instance, "drain");
+  MESHSIM_CHECK(in.state == InstanceState::kActive, "drain: instance " + std::to_string(instance) +
+                                                        " is not ACTIVE");
+  PoolRouter& router = router_for(in.tag);
+  const bool needed = in.tag == InstanceTag::kToken ? prompt_side_ > 0 : true;
+  if (needed && router.size() == 1) {
+    return Error{"instance " + std::to_string(instance) + " is the last ACTIVE " +
+                 (in.tag == InstanceTag::kToken ? "token instance (prompt instances ship their KV to one)"
+                                                : "prompt or mixed instance (new requests go to one)")};
+  }
+  router.remove(instance);
+  set_state(instance, InstanceState::kDraining);
+  return Ok{};
+}
+
+void LlmCluster::evacuate(std::uint32_t instance) {
+  Instance& in = existing(instance, "evacuate");
+  MESHSIM_CHECK(in.state == InstanceState::kDraining, "evacuate: instance " + std::to_string(instance) +
+                                                          " is not DRAINING");
+  if (in.evacuating) return;
+  in.evacuating = true;
+  if (in.busy) {
+    // The running batch ends at its next iteration boundary (end_iteration migrates).
+    interrupt_fold(in);
+  } else {
+    migrate_all(instance);
+  }
+}
+
+// Moves every request waiting on an idle evacuated instance, oldest first.
+void LlmCluster::migrate_all(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  MESHSIM_CHECK(!in.busy && in.prefill_batch.empty(), "migrate_all: the instance is running a batch");
+  std::vector<std::uint32_t> slots(in.decode_batch.begin(), in.decode_batch.end());
+  for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) {
+    slots.insert(slots.end(), queue->begin(), queue->end());
+    queue->clear();
+  }
+  in.decode_batch.clear();
+  std::sort(slots.begin(), slots.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return live_[a].record.id < live_[b].record.id; });
+  for (const std::uint32_t slot : slots) migrate(instance, slot);
+}
+
+// Moves one request off `from` to an ACTIVE instance: one that has not been prefilled
+// goes to the prompt pool as if it had just arrived; one that has recomputes its KV
+// (prompt and tokens so far) where it will decode: the token pool, or the mixed pool when
+// the cluster has no token instance.
+void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
+  Live& r = live_[slot];
+  Instance& in = *instances_[from];
+  MESHSIM_CHECK(r.instance == from, "migrate: request " + std::to_string(r.record.id) + " is not on instance " +
+                                         std::to_string(from));
+  // Undo assign() and whatever KV it holds here.
+  in.kv_used -= r.kv_reserved;
+  r.kv_reserved = 0;
+  --in.requests;
+  in.pending_tokens -= r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1
+                                        : 1 + (r.recomputing ? std::int64_t{prefill_tokens(r)} : 0);
+  in.kv_promised -= kv_need(r, in.tag);
+  ++r.record.migrations;
+  std::uint32_t target;
+  if (r.generated == 0) {
+    target = prompt_router_.pick();
+    r.record.prompt_instance = target;
+    assign(target, slot);
+  } else {
+    target = token_router_.empty() ? prompt_router_.pick() : token_router_.pick();
+    r.recomputing = true;
+    r.reserve_all = config_.kv_allocation == KvAllocation::kReserve;
+    assign(target, slot);
+    instances_[target]->pending_tokens += prefill_tokens(r);
+    refresh_load(target);
+  }
+  instances_[target]->prompts.push_back(slot);
+  wake(target);
+}
+
+bool LlmCluster::drained(std::uint32_t instance) const {
+  MESHSIM_CHECK(instance < instances_.size() && !instances_[instance]->removed,
+                "drained: no instance " + std::to_string(instance));
+  const Instance& in = *instances_[instance];
+  return in.state == InstanceState::kDraining && in.requests == 0 && !in.busy;
+}
+
+void LlmCluster::deactivate(std::uint32_t instance) {
+  Instance& in = existing(instance, "deactivate");
+  MESHSIM_CHECK(drained(instance), "deactivate: instance " + std::to_string(instance) + " is not drained");
+  MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
+                "deactivate: a drained instance still holds work: " + describe(instance));
+  // The KV cache is flushed and its memory released.
+  in.evacuating = false;
+  for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) queue->shrink_to_fit();
+  --serving_;
+  set_state(instance, InstanceState::kInactive);
+}
+
+void LlmCluster::restart(std::uint32_t instance) {
+  Instance& in = existing(instance, "restart");
+  MESHSIM_CHECK(in.state == InstanceState::kInactive, "restart: instance " + std::to_string(instance) +
+                                                          " is not INACTIVE");
+  set_state(instance, InstanceState::kStarting);
+}
+
+void LlmCluster::remove_instance(std::uint32_t instance) {
+  Instance& in = existing(instance, "remove_instance");
+  MESHSIM_CHECK(in.state == InstanceState::kInactive || in.state == InstanceState::kStarting,
+                "remove_instance: instance " + std::to_string(instance) + " is still serving");
+  in.removed = true;
+  --existing_;
+  --server_load_[in.server];
+  if (in.tag == InstanceTag::kPrompt) --prompt_side_;
+  account_levels();
+  if (activity_ != nullptr) activity_->on_instance_state(instance, "removed", sim_.now());
+}
+
+std::optional<LlmCluster::InstanceView> LlmCluster::instance(std::uint32_t id) const {
+  if (id >= instances_.size() || instances_[id]->removed) return std::nullopt;
+  const Instance& in = *instances_[id];
+  return InstanceView{id,          in.tag,         in.state, in.server, in.requests, in.pending_tokens,
+                      in.kv_used + kv_in_segment(in), in.evacuating};
+}
+
+std::vector<LlmCluster::InstanceView> LlmCluster::instance_views() const {
+  std::vector<InstanceView> views;
+  for (std::uint32_t id = 0; id < instances_.size(); ++id) {
+    if (auto view = instance(id)) views.push_back(*view);
+  }
+  return views;
+}
+
+}  // namespace meshsim::cluster
