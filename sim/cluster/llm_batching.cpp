@@ -56,7 +56,7 @@ std::uint64_t LlmCluster::decode_kv_need(const Live& r) const {
 
 void LlmCluster::start_iteration(std::uint32_t instance) {
   Instance& in = *instances_[instance];
-  if (in.busy) return;
+  if (in.busy || in.evacuating) return;
   for (;;) {
     const bool evicted = form_batch(in);
     if (!in.prefill_batch.empty() || !in.decode_batch.empty()) break;
@@ -378,7 +378,12 @@ void LlmCluster::end_iteration(std::uint32_t instance) {
   for (const std::uint32_t slot : in.prefill_batch) prefill_done(instance, slot);
   in.prefill_batch.clear();
   if (in.evacuating) {
-    migrate_all(instance);
+    // Its requests move one microsecond later, from an ordinary (FIFO) event: moved now,
+    // from this ranked event, they would reach instances whose iteration ends at this
+    // same time ran before it (lower rank) after their batch was formed in an unfolded
+    // run, yet within a folded run's iteration boundary; every other new work arrives
+    // from FIFO events, before all ranked ones.
+    sim_.schedule_after(SimTime::from_us(1), *this, engine::EventPayload{kMigrate, instance});
     return;
   }
   start_iteration(instance);

@@ -138,6 +138,8 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
   ++events_handled_;
   if (payload.a == kIterationEnd) {
     end_iteration(static_cast<std::uint32_t>(payload.b));
+  } else if (payload.a == kMigrate) {
+    migrate_all(static_cast<std::uint32_t>(payload.b));
   } else {
     arrive_for_decode(static_cast<std::uint32_t>(payload.b >> 32), static_cast<std::uint32_t>(payload.b));
   }

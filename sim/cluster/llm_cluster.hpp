@@ -142,9 +142,11 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // ACTIVE -> DRAINING. Refused when it would leave no ACTIVE instance to route a pool's
   // requests to (the prompt pool always; the token pool while prompt instances exist).
   Status drain(std::uint32_t instance);
-  // DRAINING: at its next iteration boundary (at once if idle) the instance's remaining
-  // requests move to ACTIVE instances; those with KV here recompute it there (counted in
-  // RequestRecord::migrations). KV transfers still on their way move when they land.
+  // DRAINING: the instance's remaining requests move to ACTIVE instances, at once if it
+  // is idle, else one microsecond after its running batch's next iteration boundary;
+  // those with KV here recompute it there (counted in RequestRecord::migrations). KV
+  // transfers still on their way move when they land. Call it from an ordinary event
+  // (as the ScalingManager does), not from inside the cluster's own.
   void evacuate(std::uint32_t instance);
   // DRAINING with nothing assigned: ready for deactivate().
   bool drained(std::uint32_t instance) const;
@@ -168,7 +170,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
  private:
   struct Instance;
   struct Live;
-  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone };
+  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate };
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/scaling_manager.hpp"
 #include "sim/replay/replay.hpp"
 #include "traces/list_source.hpp"
 
@@ -59,6 +60,8 @@ struct RunResult {
   std::vector<metrics::TimeseriesRow> rows;  // timeseries.csv's rows
   metrics::RequestCounts counts;
   std::uint64_t events = 0;                  // handled by the cluster
+  ScalingCounts scaling;                     // run_scaled only
+  std::vector<std::string> log;              // run_scaled only: the ScalingManager's lines
 };
 
 class Collector final : public replay::ReplayObserver {
@@ -84,6 +87,57 @@ inline RunResult run(const LlmClusterConfig& config, traces::RequestSource& sour
   RunResult result = std::move(collector.result);
   result.counts = replay.metrics().counts();
   result.events = dynamic_cast<const LlmCluster&>(replay.serving()).events_handled();
+  return result;
+}
+
+// A scaling action at a fixed time: scale `tag` up (scale_up_full) or down (the
+// least-loaded ACTIVE instance of `tag`).
+struct ScalingAction {
+  SimTime at;
+  bool up = true;
+  InstanceTag tag = InstanceTag::kMixed;
+};
+
+// run() with a ScalingManager over the cluster, taking `actions` at their times (blocked
+// ones are counted, as the manager does).
+inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSource& source,
+                            replay::ReplayOptions options, const ScalingConfig& scaling,
+                            const std::vector<ScalingAction>& actions) {
+  struct Driver final : engine::EventHandler {
+    ScalingManager* manager = nullptr;
+    const std::vector<ScalingAction>* actions = nullptr;
+    void on_event(const engine::EventPayload& payload) override {
+      const ScalingAction& action = (*actions)[payload.a];
+      if (action.up) {
+        (void)manager->scale_up_full(action.tag);
+      } else {
+        (void)manager->scale_down(action.tag);
+      }
+    }
+  };
+  engine::Simulation sim(1);
+  Collector collector;
+  LlmCluster* cluster = nullptr;
+  replay::ServingFactory factory = [&](engine::Simulation& s, RequestSink& sink) {
+    auto made = std::make_unique<LlmCluster>(s, config, sink);
+    cluster = made.get();
+    return std::unique_ptr<ServingSystem>(std::move(made));
+  };
+  replay::Replay replay(sim, source, factory, options, collector);
+  ScalingManager manager(sim, *cluster, scaling);
+  std::vector<std::string> log;
+  manager.set_log([&](std::string_view line) { log.emplace_back(line); });
+  Driver driver;
+  driver.manager = &manager;
+  driver.actions = &actions;
+  for (std::uint64_t i = 0; i < actions.size(); ++i) sim.schedule_at(actions[i].at, driver, engine::EventPayload{i, 0});
+  auto outcome = replay.run();
+  if (!outcome) throw std::runtime_error(outcome.error().message);
+  RunResult result = std::move(collector.result);
+  result.counts = replay.metrics().counts();
+  result.events = cluster->events_handled();
+  result.scaling = manager.counts();
+  result.log = std::move(log);
   return result;
 }
 

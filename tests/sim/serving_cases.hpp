@@ -23,6 +23,9 @@ struct ServingCase {
   std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> requests;  // arrival s, prompt, output
   SimTime timeseries_interval = SimTime::from_seconds(1);
   std::string description;
+  // Scaling actions taken while it runs (draw_scaling adds them).
+  ScalingConfig scaling;
+  std::vector<ScalingAction> actions;
 };
 
 // `Choose` has `std::uint64_t pick(std::uint64_t bound)`, a value in [0, bound).
@@ -83,6 +86,39 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
   return c;
 }
 
+// Adds random scaling to a case: scale-ups and scale-downs of its pools at random times
+// over its arrivals and a little after, under a random ScalingConfig (delays from none to
+// seconds, drain timeouts from at once to never, tight limits so some actions are blocked).
+template <typename Choose>
+void draw_scaling(Choose& choose, ServingCase& c) {
+  const auto one_of = [&](std::initializer_list<std::int64_t> values) {
+    return *(values.begin() + choose.pick(values.size()));
+  };
+  ScalingConfig& s = c.scaling;
+  s.scale_up_delay = SimTime::from_ms(one_of({0, 7, 500, 3000}));
+  s.drain_check_interval = SimTime::from_ms(one_of({1, 50, 1000}));
+  const std::int64_t timeout = one_of({-1, 0, 10, 300, 5000});
+  s.drain_timeout = timeout < 0 ? std::nullopt : std::optional<SimTime>(SimTime::from_ms(timeout));
+  s.min_instances_per_pool = static_cast<std::uint32_t>(1 + choose.pick(2));
+  s.max_total_instances = static_cast<std::uint32_t>(2 + choose.pick(8));
+  std::vector<InstanceTag> tags;
+  for (const auto& g : c.config.start_state) tags.push_back(g.tag);
+  const double horizon = std::get<0>(c.requests.back()) + 2.0;
+  const auto actions = choose.pick(13);
+  for (std::uint64_t i = 0; i < actions; ++i) {
+    ScalingAction action;
+    action.at = SimTime::from_us(static_cast<std::int64_t>(choose.pick(static_cast<std::uint64_t>(horizon * 1000)) * 1000));
+    action.up = choose.pick(2) == 0;
+    action.tag = tags[choose.pick(tags.size())];
+    c.actions.push_back(action);
+  }
+  std::ostringstream d;
+  d << ", scaling: " << actions << " actions, delay " << s.scale_up_delay.seconds() << " s, check "
+    << s.drain_check_interval.seconds() << " s, timeout " << timeout << " ms, min " << s.min_instances_per_pool
+    << ", max " << s.max_total_instances;
+  c.description += d.str();
+}
+
 // Replays a case; `fold` sets fold_decode.
 inline RunResult run_case(const ServingCase& c, bool fold) {
   LlmClusterConfig config = c.config;
@@ -90,7 +126,8 @@ inline RunResult run_case(const ServingCase& c, bool fold) {
   ListSource source(c.requests);
   replay::ReplayOptions options;
   options.timeseries_interval = c.timeseries_interval;
-  return run(config, source, options);
+  if (c.actions.empty()) return run(config, source, options);
+  return run_scaled(config, source, options, c.scaling, c.actions);
 }
 
 // Whether a folded and an unfolded run reported the same things in the same order (the

@@ -1,0 +1,197 @@
+#include "sim/cluster/scaling_manager.hpp"
+
+#include <cstdio>
+#include <vector>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config)
+    : sim_(sim), cluster_(cluster), config_(config), drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
+  MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
+  MESHSIM_CHECK(config_.scale_up_delay >= SimTime::zero(), "scale_up_delay must not be negative");
+  MESHSIM_CHECK(config_.min_instances_per_pool >= 1, "min_instances_per_pool must be at least 1");
+}
+
+std::string ScalingManager::at_now() const {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", sim_.now().seconds());
+  return text;
+}
+
+void ScalingManager::log(const std::string& line) const {
+  if (log_) log_(line);
+}
+
+Error ScalingManager::blocked(std::string why) {
+  ++counts_.blocked;
+  log("[Action Blocked] " + why);
+  return Error{std::move(why)};
+}
+
+Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag) {
+  if (cluster_.instances() >= config_.max_total_instances) {
+    return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
+  }
+  if (config_.max_servers && cluster_.servers() >= *config_.max_servers) {
+    return blocked("Max servers reached (" + std::to_string(*config_.max_servers) + ")");
+  }
+  if (tag == InstanceTag::kPrompt && count(InstanceTag::kToken, InstanceState::kActive) == 0) {
+    return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
+  }
+  ScaleUp added;
+  added.server = cluster_.add_server();
+  added.instance = cluster_.add_instance(tag, added.server);
+  ++counts_.scale_ups;
+  log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
+      std::to_string(added.instance));
+  sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, added.instance});
+  return added;
+}
+
+Status ScalingManager::begin_drain(std::uint32_t instance, bool remove) {
+  const auto view = cluster_.instance(instance);
+  if (!view || view->state != InstanceState::kActive) {
+    return blocked("Cannot drain instance " + std::to_string(instance) + ", it is not ACTIVE");
+  }
+  const std::string_view pool = kInstanceTagNames.name(view->tag);
+  if (count(view->tag, InstanceState::kActive) <= config_.min_instances_per_pool) {
+    return blocked("Cannot remove " + std::string(pool) + ", min limit reached");
+  }
+  if (auto drained = cluster_.drain(instance); !drained) return blocked(drained.error().message);
+  Draining& d = draining_[instance];
+  d.since = sim_.now();
+  d.remove = remove;
+  d.serial = ++drain_serials_;
+  log("[ScalingManager] Instance " + std::to_string(instance) + " draining started at " + at_now());
+  if (config_.drain_timeout) {
+    sim_.schedule_after(*config_.drain_timeout, *this,
+                        engine::EventPayload{kEvacuate, (std::uint64_t{d.serial} << 32) | instance});
+  }
+  if (!drain_check_.armed()) drain_check_.arm_after(config_.drain_check_interval);
+  return Ok{};
+}
+
+Status ScalingManager::scale_down_full(std::uint32_t instance) {
+  auto status = begin_drain(instance, true);
+  if (status) ++counts_.scale_downs;
+  return status;
+}
+
+Status ScalingManager::deactivate(std::uint32_t instance) {
+  auto status = begin_drain(instance, false);
+  if (status) ++counts_.scale_downs;
+  return status;
+}
+
+Status ScalingManager::reactivate(std::uint32_t instance) {
+  const auto view = cluster_.instance(instance);
+  if (!view || view->state != InstanceState::kInactive) {
+    return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
+  }
+  cluster_.restart(instance);
+  ++counts_.scale_ups;
+  sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, instance});
+  return Ok{};
+}
+
+std::optional<std::uint32_t> ScalingManager::least_loaded(InstanceTag tag) const {
+  std::optional<std::uint32_t> best;
+  std::uint64_t best_load = 0;
+  for (const auto& view : get_active_instances(tag)) {
+    const std::uint64_t load =
+        tag == InstanceTag::kToken ? view.kv_used : static_cast<std::uint64_t>(view.pending_tokens);
+    if (!best || load <= best_load) {  // views come by id: ties go to the newest
+      best = view.id;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+Status ScalingManager::scale_down(InstanceTag tag) {
+  const auto chosen = least_loaded(tag);
+  if (!chosen) return blocked("Cannot remove " + std::string(kInstanceTagNames.name(tag)) + ", no ACTIVE instance");
+  return scale_down_full(*chosen);
+}
+
+void ScalingManager::on_event(const engine::EventPayload& payload) {
+  switch (payload.a) {
+    case kActivate: {
+      const auto instance = static_cast<std::uint32_t>(payload.b);
+      const auto view = cluster_.instance(instance);
+      if (!view || view->state != InstanceState::kStarting) return;
+      cluster_.activate(instance);
+      log("[ScalingManager] Instance " + std::to_string(instance) + " scaled up at " + at_now());
+      return;
+    }
+    case kDrainCheck: check_draining(); return;
+    case kEvacuate: {
+      const auto instance = static_cast<std::uint32_t>(payload.b);
+      const auto it = draining_.find(instance);
+      if (it == draining_.end() || it->second.serial != static_cast<std::uint32_t>(payload.b >> 32)) return;
+      const auto view = cluster_.instance(instance);
+      if (!view || view->state != InstanceState::kDraining || view->evacuating) return;
+      ++counts_.evacuations;
+      log("[ScalingManager] Instance " + std::to_string(instance) + " drain timeout at " + at_now() + ": " +
+          std::to_string(view->requests) + " requests move to ACTIVE instances");
+      cluster_.evacuate(instance);
+      return;
+    }
+    default: MESHSIM_CHECK(false, "ScalingManager: unknown event");
+  }
+}
+
+void ScalingManager::check_draining() {
+  std::vector<std::uint32_t> done;
+  for (const auto& [instance, d] : draining_) {
+    if (cluster_.drained(instance)) done.push_back(instance);
+  }
+  for (const std::uint32_t instance : done) {
+    const bool remove = draining_.at(instance).remove;
+    draining_.erase(instance);
+    cluster_.deactivate(instance);
+    if (!remove) {
+      log("[ScalingManager] Instance " + std::to_string(instance) + " inactive at " + at_now());
+      continue;
+    }
+    const std::uint32_t server = cluster_.instance(instance)->server;
+    cluster_.remove_instance(instance);
+    ++counts_.instances_removed;
+    log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());
+    if (cluster_.server_instances(server) == 0) {
+      cluster_.remove_server(server);
+      ++counts_.servers_removed;
+      log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
+    }
+  }
+  if (!draining_.empty()) drain_check_.arm_after(config_.drain_check_interval);
+}
+
+std::vector<LlmCluster::InstanceView> ScalingManager::get_active_instances(std::optional<InstanceTag> tag) const {
+  std::vector<LlmCluster::InstanceView> active;
+  for (const auto& view : cluster_.instance_views()) {
+    if (view.state == InstanceState::kActive && (!tag || view.tag == *tag)) active.push_back(view);
+  }
+  return active;
+}
+
+std::uint32_t ScalingManager::count(InstanceTag tag, InstanceState state) const {
+  std::uint32_t n = 0;
+  for (const auto& view : cluster_.instance_views()) n += view.tag == tag && view.state == state;
+  return n;
+}
+
+ScalingStatus ScalingManager::get_status_summary() const {
+  const auto counts = cluster_.instance_counts();
+  ScalingStatus status;
+  status.active_instances = counts.active;
+  status.scaling_up_instances = counts.starting;
+  status.draining_instances = counts.draining;
+  status.total_servers = cluster_.servers();
+  status.total_instances = cluster_.instances();
+  return status;
+}
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,118 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/cluster/llm_cluster.hpp"
+#include "sim/engine/expected.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/engine/timer.hpp"
+
+namespace meshsim::cluster {
+
+// The ScalingManager's parameters (seed 004, with seed 003's drain timeout).
+struct ScalingConfig {
+  // STARTING -> ACTIVE (loading weights). Published cold starts: 34-84 s for 30-70B
+  // models with fast loaders, 71-360 s from zero replicas on Ray Serve.
+  SimTime scale_up_delay = SimTime::from_seconds(10);
+  SimTime drain_check_interval = SimTime::from_seconds(1);
+  // A draining instance still busy this long after it started draining is evacuated: its
+  // requests move to ACTIVE instances. None: it drains for as long as it takes.
+  std::optional<SimTime> drain_timeout = SimTime::from_seconds(30);
+  std::uint32_t min_instances_per_pool = 1;  // ACTIVE instances a pool keeps
+  std::uint32_t max_total_instances = 100;   // instances that exist, in any state
+  std::optional<std::uint32_t> max_servers;  // elastic cluster cap (none: only max_total_instances)
+};
+
+// get_status_summary() (seed 004's keys).
+struct ScalingStatus {
+  std::uint32_t active_instances = 0;
+  std::uint32_t scaling_up_instances = 0;  // STARTING
+  std::uint32_t draining_instances = 0;
+  std::uint32_t total_servers = 0;
+  std::uint32_t total_instances = 0;
+  bool operator==(const ScalingStatus&) const = default;
+};
+
+// What the manager did, for summaries and the RL reward's churn term.
+struct ScalingCounts {
+  std::uint64_t scale_ups = 0, scale_downs = 0, blocked = 0;
+  std::uint64_t instances_removed = 0, servers_removed = 0, evacuations = 0;
+};
+
+// The actuator of seed 004 over an elastic cluster: scale_up_full creates a server (one
+// instance per server, as in the seed) and a STARTING instance that becomes ACTIVE after
+// scale_up_delay; scale_down_full drains an instance, checks it every
+// drain_check_interval, removes it once empty and then its server when idle. Instances
+// get the start state's configuration (the cluster has one model, parallelism and SKU).
+// Limits are enforced here: an action that would break min_instances_per_pool,
+// max_total_instances or max_servers is refused and logged as blocked, never an error.
+// Draining never blocks the simulation: every step is an event.
+class ScalingManager final : private engine::EventHandler {
+ public:
+  using LogSink = std::function<void(std::string_view line)>;
+
+  ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config);
+
+  const ScalingConfig& config() const { return config_; }
+  // Log lines in the seed's shape ("[ScalingManager] Instance 3 draining started at
+  // 250.00"); off unless set.
+  void set_log(LogSink log) { log_ = std::move(log); }
+
+  struct ScaleUp {
+    std::uint32_t server = 0;
+    std::uint32_t instance = 0;
+  };
+  // Adds a server and a STARTING instance of `tag` on it. Error (blocked): a limit.
+  Expected<ScaleUp> scale_up_full(InstanceTag tag);
+  // Drains ACTIVE `instance`; removes it, then its server if idle, once drained. Error
+  // (blocked): the pool would fall below min_instances_per_pool, or it is not ACTIVE.
+  Status scale_down_full(std::uint32_t instance);
+  // The ACTIVE instance of `tag` a scale-down takes: prompt and mixed by fewest pending
+  // prompt tokens, token by least KV memory in use; ties to the newest.
+  std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
+  // scale_down_full(least_loaded(tag)).
+  Status scale_down(InstanceTag tag);
+
+  // Seed 003's worker moves: drain to INACTIVE (the instance and its server stay), and
+  // reactivate an INACTIVE one through STARTING.
+  Status deactivate(std::uint32_t instance);
+  Status reactivate(std::uint32_t instance);
+
+  std::vector<LlmCluster::InstanceView> get_active_instances(std::optional<InstanceTag> tag = std::nullopt) const;
+  std::uint32_t count(InstanceTag tag, InstanceState state) const;
+  ScalingStatus get_status_summary() const;
+  const ScalingCounts& counts() const { return counts_; }
+  LlmCluster& cluster() { return cluster_; }
+  const LlmCluster& cluster() const { return cluster_; }
+
+ private:
+  enum EventKind : std::uint64_t { kActivate, kDrainCheck, kEvacuate };
+  struct Draining {
+    SimTime since;
+    bool remove = true;  // scale_down_full: removed when drained; deactivate: kept INACTIVE
+    std::uint32_t serial = 0;  // which drain: a timeout left from an earlier one is ignored
+  };
+  void on_event(const engine::EventPayload& payload) override;
+  Status begin_drain(std::uint32_t instance, bool remove);
+  void check_draining();
+  Error blocked(std::string why);
+  void log(const std::string& line) const;
+  std::string at_now() const;
+
+  engine::Simulation& sim_;
+  LlmCluster& cluster_;
+  ScalingConfig config_;
+  LogSink log_;
+  std::map<std::uint32_t, Draining> draining_;  // by instance id
+  std::uint32_t drain_serials_ = 0;
+  engine::Timer drain_check_;
+  ScalingCounts counts_;
+};
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,212 @@
+// The ScalingManager and the instance lifecycle (scenario E4 and the drain half of E2):
+// scale-up through STARTING, scale-down of the least-loaded instance, drain, removal of
+// the instance and its server, limits refused and logged as blocked, and evacuation past
+// the drain timeout moving requests without losing one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/cluster/scaling_manager.hpp"
+#include "tests/sim/llm_test_support.hpp"
+
+namespace meshsim::cluster {
+namespace {
+
+using testing::base_config;
+
+struct Sink final : RequestSink {
+  void on_request_finished(const RequestRecord& record) override { done.push_back(record); }
+  std::vector<RequestRecord> done;
+};
+
+struct Fixture {
+  explicit Fixture(std::vector<InstanceGroup> groups, ScalingConfig scaling = {})
+      : cluster(sim, base_config(std::move(groups)), sink), manager(sim, cluster, scaling) {
+    manager.set_log([this](std::string_view line) { log.emplace_back(line); });
+  }
+  void submit(std::uint64_t id, std::uint32_t prompt, std::uint32_t output) {
+    traces::TraceRequest r;
+    r.id = id;
+    r.arrival = sim.now();
+    r.prompt_tokens = prompt;
+    r.output_tokens = output;
+    cluster.submit(r);
+  }
+  void run_until(double seconds) { sim.run_until(SimTime::from_seconds(seconds)); }
+  bool logged(const std::string& line) const { return std::find(log.begin(), log.end(), line) != log.end(); }
+
+  engine::Simulation sim{1};
+  Sink sink;
+  LlmCluster cluster;
+  ScalingManager manager;
+  std::vector<std::string> log;
+};
+
+ScalingConfig with_delay(double seconds) {
+  ScalingConfig config;
+  config.scale_up_delay = SimTime::from_seconds(seconds);
+  return config;
+}
+
+ScalingStatus status(std::uint32_t active, std::uint32_t starting, std::uint32_t draining, std::uint32_t servers,
+                     std::uint32_t instances) {
+  return ScalingStatus{active, starting, draining, servers, instances};
+}
+
+TEST(ScalingManagerTest, ScaleUpCreatesAServerAndAnInstanceThatIsActiveAfterTheDelay) {
+  Fixture f({{InstanceTag::kMixed, 1}});
+  EXPECT_EQ(f.manager.get_status_summary(), status(1, 0, 0, 1, 1));
+  f.run_until(5);
+  const auto added = f.manager.scale_up_full(InstanceTag::kMixed);
+  ASSERT_TRUE(added);
+  EXPECT_EQ(added->server, 1u);
+  EXPECT_EQ(added->instance, 1u);
+  EXPECT_EQ(f.manager.get_status_summary(), status(1, 1, 0, 2, 2));
+  EXPECT_EQ(f.manager.get_active_instances().size(), 1u);
+  // Requests while it starts go to the ACTIVE instance only.
+  for (int i = 0; i < 5; ++i) f.submit(i, 100, 2000);
+  f.run_until(14.999999);
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kStarting);
+  EXPECT_EQ(f.cluster.instance(1)->requests, 0);
+  f.run_until(15);
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
+  EXPECT_EQ(f.manager.get_status_summary(), status(2, 0, 0, 2, 2));
+  EXPECT_TRUE(f.logged("[ScalingManager] Full scale-up: server 1 + instance 1"));
+  EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 scaled up at 15.00"));
+  // New requests now reach it (it has the least load).
+  f.submit(10, 100, 50);
+  EXPECT_EQ(f.cluster.instance(1)->requests, 1);
+}
+
+TEST(ScalingManagerTest, ScaleDownDrainsTheLeastLoadedAndRemovesItsServerOnceEmpty) {
+  Fixture f({{InstanceTag::kPrompt, 2}, {InstanceTag::kToken, 2}});
+  // Prompt instance 0 gets the longer prompt; 1 has fewer pending tokens.
+  f.submit(0, 5000, 3);
+  f.submit(1, 100, 3);
+  ASSERT_EQ(f.manager.least_loaded(InstanceTag::kPrompt), 1u);
+  ASSERT_TRUE(f.manager.scale_down(InstanceTag::kPrompt));
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kDraining);
+  EXPECT_EQ(f.manager.get_status_summary(), status(3, 0, 1, 4, 4));
+  EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 draining started at 0.00"));
+  // A draining instance gets no new request.
+  f.submit(2, 10, 3);
+  EXPECT_EQ(f.cluster.instance(1)->requests, 1);
+  f.run_until(0.5);
+  // Its request finished prefill and left; the next check (1 s) removes it, then its
+  // server (one 8-GPU instance per 8-GPU server).
+  EXPECT_TRUE(f.cluster.drained(1));
+  f.run_until(1.0);
+  EXPECT_FALSE(f.cluster.instance(1).has_value());
+  EXPECT_EQ(f.manager.get_status_summary(), status(3, 0, 0, 3, 3));
+  EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 removed at 1.00"));
+  EXPECT_TRUE(f.logged("[ScalingManager] Auto scale-down server 1 after instance removal"));
+  f.run_until(60);
+  EXPECT_EQ(f.sink.done.size(), 3u);
+}
+
+TEST(ScalingManagerTest, ScaleDownOfATokenInstanceTakesTheOneWithLeastKvMemory) {
+  Fixture f({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 3}});
+  f.submit(0, 3000, 400);
+  f.run_until(0.2);
+  f.submit(1, 100, 400);
+  f.run_until(0.5);
+  // Token instances 1 and 2 hold the two requests' KV; 3 holds none.
+  EXPECT_EQ(f.manager.least_loaded(InstanceTag::kToken), 3u);
+  ASSERT_TRUE(f.manager.scale_down(InstanceTag::kToken));
+  EXPECT_EQ(f.cluster.instance(3)->state, InstanceState::kDraining);
+}
+
+TEST(ScalingManagerTest, AScaledUpInstanceOnItsOwnServerTakesTheServerWithItWhenRemoved) {
+  Fixture f({{InstanceTag::kMixed, 1}}, with_delay(2));
+  ASSERT_TRUE(f.manager.scale_up_full(InstanceTag::kMixed));
+  f.run_until(2);
+  ASSERT_TRUE(f.manager.scale_down_full(1));
+  f.run_until(3);
+  EXPECT_EQ(f.manager.get_status_summary(), status(1, 0, 0, 1, 1));
+  EXPECT_TRUE(f.logged("[ScalingManager] Auto scale-down server 1 after instance removal"));
+  EXPECT_EQ(f.manager.counts().servers_removed, 1u);
+}
+
+TEST(ScalingManagerTest, ActionsBeyondTheLimitsAreRefusedAndLoggedAsBlocked) {
+  ScalingConfig limits;
+  limits.max_total_instances = 3;
+  limits.min_instances_per_pool = 2;
+  Fixture f({{InstanceTag::kMixed, 2}}, limits);
+  EXPECT_FALSE(f.manager.scale_down(InstanceTag::kMixed));
+  EXPECT_TRUE(f.logged("[Action Blocked] Cannot remove mixed, min limit reached"));
+  ASSERT_TRUE(f.manager.scale_up_full(InstanceTag::kMixed));
+  EXPECT_FALSE(f.manager.scale_up_full(InstanceTag::kMixed));
+  EXPECT_TRUE(f.logged("[Action Blocked] Max cluster size reached (3)"));
+  // STARTING instances do not count toward the minimum.
+  EXPECT_FALSE(f.manager.scale_down(InstanceTag::kMixed));
+  f.run_until(10);
+  EXPECT_TRUE(f.manager.scale_down(InstanceTag::kMixed));
+  EXPECT_EQ(f.manager.counts().blocked, 3u);
+  EXPECT_EQ(f.manager.counts().scale_ups, 1u);
+  EXPECT_EQ(f.manager.counts().scale_downs, 1u);
+}
+
+TEST(ScalingManagerTest, TheClusterRefusesToDrainTheLastInstanceAPoolRoutesTo) {
+  engine::Simulation sim(1);
+  Sink sink;
+  LlmCluster cluster(sim, base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}}), sink);
+  EXPECT_FALSE(cluster.drain(0));
+  EXPECT_FALSE(cluster.drain(1));
+  EXPECT_EQ(cluster.instance(0)->state, InstanceState::kActive);
+}
+
+TEST(ScalingManagerTest, PastTheDrainTimeoutRequestsMoveToActiveInstancesAndNoneIsLost) {
+  ScalingConfig scaling;
+  scaling.drain_timeout = SimTime::from_seconds(2);
+  Fixture f({{InstanceTag::kMixed, 2}}, scaling);
+  // Long outputs on both instances (20 ms per decode iteration: 2,000 tokens take 40 s).
+  for (int i = 0; i < 6; ++i) f.submit(i, 200, 2000);
+  f.run_until(1);
+  ASSERT_TRUE(f.manager.scale_down_full(1));
+  const auto moving = f.cluster.instance(1)->requests;
+  ASSERT_GT(moving, 0);
+  f.run_until(3.1);
+  EXPECT_EQ(f.manager.counts().evacuations, 1u);
+  EXPECT_EQ(f.cluster.instance(1)->requests, 0) << "evacuated at the first iteration boundary after 3 s";
+  f.run_until(4);
+  EXPECT_EQ(f.cluster.instance(1), std::nullopt) << "removed at the next check";
+  EXPECT_EQ(f.cluster.instance(0)->requests, 6);
+  f.run_until(1000);
+  ASSERT_EQ(f.sink.done.size(), 6u);
+  std::int64_t migrated = 0;
+  for (const auto& r : f.sink.done) {
+    EXPECT_EQ(r.status, metrics::RequestStatus::kCompleted);
+    EXPECT_EQ(*r.instance, 0u);
+    migrated += r.migrations;
+  }
+  EXPECT_EQ(migrated, moving);
+}
+
+TEST(ScalingManagerTest, ADeactivatedInstanceStaysInactiveAndPassesThroughStartingWhenReactivated) {
+  Fixture f({{InstanceTag::kMixed, 2}}, with_delay(3));
+  ASSERT_TRUE(f.manager.deactivate(1));
+  f.run_until(1);
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kInactive);
+  EXPECT_EQ(f.cluster.servers(), 2u) << "an INACTIVE instance keeps its server";
+  ASSERT_TRUE(f.manager.reactivate(1));
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kStarting);
+  f.run_until(4);
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
+}
+
+TEST(ScalingManagerTest, GpuHoursAndCostCountInstancesAndServersForTheTimeTheyExist) {
+  Fixture f({{InstanceTag::kMixed, 1}}, with_delay(10));
+  f.run_until(3600);
+  ASSERT_TRUE(f.manager.scale_up_full(InstanceTag::kMixed));
+  f.run_until(7200);
+  const auto usage = f.cluster.usage();
+  // One 8-GPU instance for 2 h, another for 1 h (STARTING included).
+  EXPECT_DOUBLE_EQ(usage.gpu_us / 3.6e9, 24.0);
+  EXPECT_DOUBLE_EQ(usage.cost_usd, 3 * f.cluster.config().sku.cost_per_hour);
+  // Serving capacity excludes the 10 s of STARTING.
+  EXPECT_DOUBLE_EQ(usage.capacity_unit_us / 1e6, 7200.0 + 3590.0);
+}
+
+}  // namespace
+}  // namespace meshsim::cluster
