@@ -289,7 +289,7 @@ void LlmCluster::set_activity_sink(ActivitySink* sink) {
   for (std::uint32_t i = 0; i < instances_.size(); ++i) {
     const Instance& in = *instances_[i];
     if (in.removed) continue;
-    activity_->on_instance(i, in.server, kInstanceTagNames.name(in.tag));
+    if (in.server != kNoServer) activity_->on_instance(i, in.server, kInstanceTagNames.name(in.tag));
     activity_->on_instance_state(i, kInstanceStateNames.name(in.state), sim_.now());
   }
 }

@@ -124,7 +124,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     std::uint32_t id = 0;
     InstanceTag tag = InstanceTag::kMixed;
     InstanceState state = InstanceState::kActive;
-    std::uint32_t server = 0;
+    std::optional<std::uint32_t> server;  // none when INACTIVE
     std::int64_t requests = 0;        // assigned and not finished (includes KV transfers in flight)
     std::int64_t pending_tokens = 0;  // prompt tokens not yet prefilled + 1 per request decoding
     std::uint64_t kv_used = 0;        // KV tokens held now
@@ -150,12 +150,15 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void evacuate(std::uint32_t instance);
   // DRAINING with nothing assigned: ready for deactivate().
   bool drained(std::uint32_t instance) const;
-  // Drained DRAINING -> INACTIVE: the KV cache is flushed.
-  void deactivate(std::uint32_t instance);
-  // INACTIVE -> STARTING (reactivation passes through STARTING again).
-  void restart(std::uint32_t instance);
-  // INACTIVE or STARTING -> removed; its server stays until remove_server.
-  void remove_instance(std::uint32_t instance);
+  // Drained DRAINING -> INACTIVE: the KV cache is flushed and the instance leaves its
+  // server (returned: the caller releases it when idle).
+  std::uint32_t deactivate(std::uint32_t instance);
+  // INACTIVE -> STARTING on `server` (reactivation passes through STARTING again).
+  void restart(std::uint32_t instance, std::uint32_t server);
+  // INACTIVE or STARTING -> removed; a STARTING one leaves its server (returned).
+  std::optional<std::uint32_t> remove_instance(std::uint32_t instance);
+  // Instances that hold a server (STARTING, ACTIVE or DRAINING).
+  std::uint32_t attached_instances() const { return attached_; }
   std::optional<InstanceView> instance(std::uint32_t id) const;
   // Existing instances, by id.
   std::vector<InstanceView> instance_views() const;
@@ -192,6 +195,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void migrate_all(std::uint32_t instance);
   void migrate(std::uint32_t from, std::uint32_t slot);
   void account_levels();
+  void attach(Instance& in, std::uint32_t server);
+  std::uint32_t detach(Instance& in);
+  static constexpr std::uint32_t kNoServer = ~0u;
 
   // llm_batching.cpp: batch formation, KV admission and eviction, folded decode runs.
   void start_iteration(std::uint32_t instance);
@@ -222,6 +228,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::vector<std::uint32_t> server_load_;  // instances per server id; kNoServer when removed
   std::uint32_t servers_alive_ = 0;
   std::uint32_t existing_ = 0;  // instances not removed
+  std::uint32_t attached_ = 0;  // instances on a server (STARTING, ACTIVE, DRAINING)
   std::uint32_t serving_ = 0;   // ACTIVE or DRAINING: capacity that serves
   std::uint32_t prompt_side_ = 0;  // prompt-tag instances not removed (they need token instances)
   PoolRouter prompt_router_;       // ACTIVE prompt and mixed instances
@@ -233,7 +240,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint64_t running_ = 0;
   metrics::LevelIntegral busy_;      // instances running a batch
   metrics::LevelIntegral capacity_;  // instances serving (ACTIVE or DRAINING)
-  metrics::LevelIntegral gpus_;      // GPUs of existing instances
+  metrics::LevelIntegral gpus_;      // GPUs of the instances on servers
   metrics::LevelIntegral cost_;      // USD per microsecond of the servers
   std::uint64_t events_handled_ = 0;
   ActivitySink* activity_ = nullptr;

@@ -14,14 +14,10 @@
 
 namespace meshsim::cluster {
 
-namespace {
-constexpr std::uint32_t kNoServer = ~0u;
-}
-
 void LlmCluster::account_levels() {
   const SimTime now = sim_.now();
   capacity_.set(serving_, now);
-  gpus_.set(static_cast<double>(existing_) * config_.tensor_parallel, now);
+  gpus_.set(static_cast<double>(attached_) * config_.tensor_parallel, now);
   cost_.set(servers_alive_ * config_.sku.cost_per_hour / 3.6e9, now);  // USD per microsecond
 }
 
@@ -58,20 +54,33 @@ void LlmCluster::remove_server(std::uint32_t server) {
   account_levels();
 }
 
-std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
+void LlmCluster::attach(Instance& in, std::uint32_t server) {
   MESHSIM_CHECK(server_instances(server) < instances_per_server(),
                 "server " + std::to_string(server) + " has no room for another instance");
+  in.server = server;
+  ++server_load_[server];
+  ++attached_;
+}
+
+std::uint32_t LlmCluster::detach(Instance& in) {
+  const std::uint32_t server = in.server;
+  --server_load_[server];
+  --attached_;
+  in.server = kNoServer;
+  return server;
+}
+
+std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
   const auto id = static_cast<std::uint32_t>(instances_.size());
   auto in = std::make_unique<Instance>();
   in->tag = tag;
-  in->server = server;
+  attach(*in, server);
   engine::EventHandler& self = *this;
   // Ranked: iteration ends at one microsecond run after arrivals and transfers, in
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
   instances_.push_back(std::move(in));
-  ++server_load_[server];
   ++existing_;
   if (tag == InstanceTag::kPrompt) ++prompt_side_;
   if (activity_ != nullptr) activity_->on_instance(id, server, kInstanceTagNames.name(tag));
@@ -175,42 +184,50 @@ bool LlmCluster::drained(std::uint32_t instance) const {
   return in.state == InstanceState::kDraining && in.requests == 0 && !in.busy;
 }
 
-void LlmCluster::deactivate(std::uint32_t instance) {
+std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
   Instance& in = existing(instance, "deactivate");
   MESHSIM_CHECK(drained(instance), "deactivate: instance " + std::to_string(instance) + " is not drained");
   MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
                 "deactivate: a drained instance still holds work: " + describe(instance));
-  // The KV cache is flushed and its memory released.
+  // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
   for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) queue->shrink_to_fit();
   --serving_;
+  const std::uint32_t server = detach(in);
   set_state(instance, InstanceState::kInactive);
+  return server;
 }
 
-void LlmCluster::restart(std::uint32_t instance) {
+void LlmCluster::restart(std::uint32_t instance, std::uint32_t server) {
   Instance& in = existing(instance, "restart");
   MESHSIM_CHECK(in.state == InstanceState::kInactive, "restart: instance " + std::to_string(instance) +
                                                           " is not INACTIVE");
+  attach(in, server);
+  if (activity_ != nullptr) activity_->on_instance(instance, server, kInstanceTagNames.name(in.tag));
   set_state(instance, InstanceState::kStarting);
 }
 
-void LlmCluster::remove_instance(std::uint32_t instance) {
+std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance) {
   Instance& in = existing(instance, "remove_instance");
   MESHSIM_CHECK(in.state == InstanceState::kInactive || in.state == InstanceState::kStarting,
                 "remove_instance: instance " + std::to_string(instance) + " is still serving");
+  std::optional<std::uint32_t> server;
+  if (in.state == InstanceState::kStarting) server = detach(in);
   in.removed = true;
   --existing_;
-  --server_load_[in.server];
   if (in.tag == InstanceTag::kPrompt) --prompt_side_;
   account_levels();
   if (activity_ != nullptr) activity_->on_instance_state(instance, "removed", sim_.now());
+  return server;
 }
 
 std::optional<LlmCluster::InstanceView> LlmCluster::instance(std::uint32_t id) const {
   if (id >= instances_.size() || instances_[id]->removed) return std::nullopt;
   const Instance& in = *instances_[id];
-  return InstanceView{id,          in.tag,         in.state, in.server, in.requests, in.pending_tokens,
-                      in.kv_used + kv_in_segment(in), in.evacuating};
+  InstanceView view{id, in.tag, in.state, std::nullopt, in.requests, in.pending_tokens,
+                    in.kv_used + kv_in_segment(in), in.evacuating};
+  if (in.server != kNoServer) view.server = in.server;
+  return view;
 }
 
 std::vector<LlmCluster::InstanceView> LlmCluster::instance_views() const {

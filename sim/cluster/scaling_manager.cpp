@@ -30,13 +30,18 @@ Error ScalingManager::blocked(std::string why) {
   return Error{std::move(why)};
 }
 
-Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag) {
-  if (cluster_.instances() >= config_.max_total_instances) {
+Status ScalingManager::room_for_one_more() {
+  if (cluster_.attached_instances() >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
   if (config_.max_servers && cluster_.servers() >= *config_.max_servers) {
     return blocked("Max servers reached (" + std::to_string(*config_.max_servers) + ")");
   }
+  return Ok{};
+}
+
+Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag) {
+  if (auto room = room_for_one_more(); !room) return room.error();
   if (tag == InstanceTag::kPrompt && count(InstanceTag::kToken, InstanceState::kActive) == 0) {
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
@@ -90,8 +95,12 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
   if (!view || view->state != InstanceState::kInactive) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
-  cluster_.restart(instance);
+  if (auto room = room_for_one_more(); !room) return room;
+  const std::uint32_t server = cluster_.add_server();
+  cluster_.restart(instance, server);
   ++counts_.scale_ups;
+  log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " + std::to_string(server) +
+      " at " + at_now());
   sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, instance});
   return Ok{};
 }
@@ -151,15 +160,14 @@ void ScalingManager::check_draining() {
   for (const std::uint32_t instance : done) {
     const bool remove = draining_.at(instance).remove;
     draining_.erase(instance);
-    cluster_.deactivate(instance);
-    if (!remove) {
+    const std::uint32_t server = cluster_.deactivate(instance);
+    if (remove) {
+      cluster_.remove_instance(instance);
+      ++counts_.instances_removed;
+      log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());
+    } else {
       log("[ScalingManager] Instance " + std::to_string(instance) + " inactive at " + at_now());
-      continue;
     }
-    const std::uint32_t server = cluster_.instance(instance)->server;
-    cluster_.remove_instance(instance);
-    ++counts_.instances_removed;
-    log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());
     if (cluster_.server_instances(server) == 0) {
       cluster_.remove_server(server);
       ++counts_.servers_removed;

@@ -25,7 +25,7 @@ struct ScalingConfig {
   // requests move to ACTIVE instances. None: it drains for as long as it takes.
   std::optional<SimTime> drain_timeout = SimTime::from_seconds(30);
   std::uint32_t min_instances_per_pool = 1;  // ACTIVE instances a pool keeps
-  std::uint32_t max_total_instances = 100;   // instances that exist, in any state
+  std::uint32_t max_total_instances = 100;   // instances on servers (STARTING, ACTIVE, DRAINING)
   std::optional<std::uint32_t> max_servers;  // elastic cluster cap (none: only max_total_instances)
 };
 
@@ -79,8 +79,9 @@ class ScalingManager final : private engine::EventHandler {
   // scale_down_full(least_loaded(tag)).
   Status scale_down(InstanceTag tag);
 
-  // Seed 003's worker moves: drain to INACTIVE (the instance and its server stay), and
-  // reactivate an INACTIVE one through STARTING.
+  // Seed 003's worker moves: drain to INACTIVE (the instance keeps its id; its server is
+  // released like scale_down_full's), and reactivate an INACTIVE one through STARTING on
+  // a new server.
   Status deactivate(std::uint32_t instance);
   Status reactivate(std::uint32_t instance);
 
@@ -100,6 +101,7 @@ class ScalingManager final : private engine::EventHandler {
   };
   void on_event(const engine::EventPayload& payload) override;
   Status begin_drain(std::uint32_t instance, bool remove);
+  Status room_for_one_more();
   void check_draining();
   Error blocked(std::string why);
   void log(const std::string& line) const;

@@ -70,7 +70,8 @@ class ServingSystem {
   // Totals from the start of the run to now, as integrals over simulated time (capacity
   // comes and goes): busy and serving capacity in unit-microseconds (units: batch slots
   // or instances), so utilisation over an interval is the ratio of their increases;
-  // GPU-microseconds held by instances in any state; cost of the servers, USD.
+  // GPU-microseconds held by instances on servers (STARTING, ACTIVE, DRAINING); cost of
+  // the servers, USD.
   struct Usage {
     double busy_unit_us = 0.0;
     double capacity_unit_us = 0.0;

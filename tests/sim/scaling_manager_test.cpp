@@ -188,9 +188,12 @@ TEST(ScalingManagerTest, ADeactivatedInstanceStaysInactiveAndPassesThroughStarti
   ASSERT_TRUE(f.manager.deactivate(1));
   f.run_until(1);
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kInactive);
-  EXPECT_EQ(f.cluster.servers(), 2u) << "an INACTIVE instance keeps its server";
+  EXPECT_EQ(f.cluster.instance(1)->server, std::nullopt);
+  EXPECT_EQ(f.cluster.servers(), 1u) << "an INACTIVE instance releases its server";
+  EXPECT_EQ(f.cluster.usage().gpu_us, 8.0 * 2 * 1e6) << "two instances' GPUs for the first second, then one";
   ASSERT_TRUE(f.manager.reactivate(1));
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kStarting);
+  EXPECT_EQ(f.cluster.servers(), 2u);
   f.run_until(4);
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
 }

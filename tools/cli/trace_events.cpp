@@ -63,6 +63,13 @@ void ChromeTraceWriter::on_transfer(std::uint64_t request, std::uint32_t from, s
                  << ",\"tid\":" << tid << ",\"ts\":" << end.us() << "}";
 }
 
+void ChromeTraceWriter::on_instance_state(std::uint32_t instance, std::string_view state, engine::SimTime time) {
+  // An instant event on the instance's track: its lifecycle reads along the timeline.
+  begin_event();
+  file_.stream() << R"({"ph":"i","s":"t","name":")" << state << R"(","pid":)" << server_of(instance)
+                 << ",\"tid\":" << instance << ",\"ts\":" << time.us() << "}";
+}
+
 Status ChromeTraceWriter::commit() {
   file_.stream() << "\n]}\n";
   return file_.commit();

@@ -12,7 +12,9 @@ namespace meshsim::cli {
 // Writes instance activity as a Chrome trace-event JSON file (opens in ui.perfetto.dev and
 // chrome://tracing): one process per server, one track per instance with a slice per
 // prefill iteration or folded run of decode iterations, and a "kv in" track per instance
-// with its incoming KV-cache transfers (async slices: they overlap). Streamed: memory does not grow with the run.
+// with its incoming KV-cache transfers (async slices: they overlap); lifecycle changes
+// (starting, active, draining, inactive, removed) are instant events on the instance's
+// track. Streamed: memory does not grow with the run.
 class ChromeTraceWriter final : public cluster::ActivitySink {
  public:
   explicit ChromeTraceWriter(const std::string& path);
@@ -23,6 +25,7 @@ class ChromeTraceWriter final : public cluster::ActivitySink {
                     std::uint32_t decodes, std::uint32_t iterations) override;
   void on_transfer(std::uint64_t request, std::uint32_t from, std::uint32_t to, engine::SimTime start,
                    engine::SimTime end) override;
+  void on_instance_state(std::uint32_t instance, std::string_view state, engine::SimTime time) override;
   // Closes the JSON document and moves the file into place.
   Status commit();
 
