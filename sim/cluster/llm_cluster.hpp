@@ -111,6 +111,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::string describe_waiting() const override;
 
   const LlmClusterConfig& config() const { return config_; }
+  SimTime now() const { return sim_.now(); }
   std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
   // Instances a server of the SKU holds (GPUs per node / tensor-parallel degree).
   std::uint32_t instances_per_server() const { return config_.sku.gpus_per_node / config_.tensor_parallel; }
@@ -126,6 +127,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     InstanceState state = InstanceState::kActive;
     std::optional<std::uint32_t> server;  // none when INACTIVE
     std::int64_t requests = 0;        // assigned and not finished (includes KV transfers in flight)
+    std::uint32_t running = 0;        // in the batch running now
     std::int64_t pending_tokens = 0;  // prompt tokens not yet prefilled + 1 per request decoding
     std::uint64_t kv_used = 0;        // KV tokens held now
     bool evacuating = false;

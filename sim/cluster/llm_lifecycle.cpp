@@ -224,7 +224,8 @@ std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance)
 std::optional<LlmCluster::InstanceView> LlmCluster::instance(std::uint32_t id) const {
   if (id >= instances_.size() || instances_[id]->removed) return std::nullopt;
   const Instance& in = *instances_[id];
-  InstanceView view{id, in.tag, in.state, std::nullopt, in.requests, in.pending_tokens,
+  const auto running = in.busy ? static_cast<std::uint32_t>(in.prefill_batch.size() + in.decode_batch.size()) : 0u;
+  InstanceView view{id,      in.tag,           in.state, std::nullopt, in.requests, running, in.pending_tokens,
                     in.kv_used + kv_in_segment(in), in.evacuating};
   if (in.server != kNoServer) view.server = in.server;
   return view;

@@ -90,6 +90,19 @@ Status ScalingManager::deactivate(std::uint32_t instance) {
   return status;
 }
 
+Status ScalingManager::cancel_scale_up(std::uint32_t instance) {
+  const auto view = cluster_.instance(instance);
+  if (!view || view->state != InstanceState::kStarting) {
+    return blocked("Cannot cancel instance " + std::to_string(instance) + ", it is not STARTING");
+  }
+  const std::uint32_t server = *cluster_.remove_instance(instance);
+  ++counts_.scale_downs;
+  ++counts_.instances_removed;
+  log("[ScalingManager] Instance " + std::to_string(instance) + " cancelled while starting at " + at_now());
+  release_if_idle(server);
+  return Ok{};
+}
+
 Status ScalingManager::reactivate(std::uint32_t instance) {
   const auto view = cluster_.instance(instance);
   if (!view || view->state != InstanceState::kInactive) {
@@ -152,6 +165,13 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
   }
 }
 
+void ScalingManager::release_if_idle(std::uint32_t server) {
+  if (cluster_.server_instances(server) != 0) return;
+  cluster_.remove_server(server);
+  ++counts_.servers_removed;
+  log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
+}
+
 void ScalingManager::check_draining() {
   std::vector<std::uint32_t> done;
   for (const auto& [instance, d] : draining_) {
@@ -168,11 +188,7 @@ void ScalingManager::check_draining() {
     } else {
       log("[ScalingManager] Instance " + std::to_string(instance) + " inactive at " + at_now());
     }
-    if (cluster_.server_instances(server) == 0) {
-      cluster_.remove_server(server);
-      ++counts_.servers_removed;
-      log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
-    }
+    release_if_idle(server);
   }
   if (!draining_.empty()) drain_check_.arm_after(config_.drain_check_interval);
 }

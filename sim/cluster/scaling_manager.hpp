@@ -79,6 +79,9 @@ class ScalingManager final : private engine::EventHandler {
   // scale_down_full(least_loaded(tag)).
   Status scale_down(InstanceTag tag);
 
+  // Takes back a scale-up still STARTING: the instance and its server go at once.
+  Status cancel_scale_up(std::uint32_t instance);
+
   // Seed 003's worker moves: drain to INACTIVE (the instance keeps its id; its server is
   // released like scale_down_full's), and reactivate an INACTIVE one through STARTING on
   // a new server.
@@ -103,6 +106,7 @@ class ScalingManager final : private engine::EventHandler {
   Status begin_drain(std::uint32_t instance, bool remove);
   Status room_for_one_more();
   void check_draining();
+  void release_if_idle(std::uint32_t server);
   Error blocked(std::string why);
   void log(const std::string& line) const;
   std::string at_now() const;

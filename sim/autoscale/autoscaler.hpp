@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "sim/cluster/scaling_manager.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/engine/timer.hpp"
+
+namespace meshsim::autoscale {
+
+using cluster::InstanceState;
+using cluster::InstanceTag;
+using cluster::ScalingManager;
+using engine::SimTime;
+
+// One pool (the instances of one tag) as an autoscaler sees it at a decision. Only
+// fold-invariant quantities: a decision is the same whether decode runs are folded.
+struct PoolSnapshot {
+  InstanceTag tag = InstanceTag::kMixed;
+  std::uint32_t active = 0, starting = 0, draining = 0, inactive = 0;
+  std::uint64_t active_requests = 0;   // assigned to ACTIVE instances, running or waiting
+  std::uint64_t pending_requests = 0;  // of those, waiting (not in the running batch)
+  std::uint64_t kv_used = 0;           // KV tokens held on ACTIVE instances
+  std::uint64_t kv_capacity = 0;       // KV tokens ACTIVE instances hold at most
+  std::int64_t pending_tokens = 0;     // on ACTIVE instances
+  // Instances counted as the pool's size (Kubernetes' "current replicas").
+  std::uint32_t current() const { return active + starting; }
+};
+PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag);
+// The tags the cluster's start state has: the pools an autoscaler manages.
+std::vector<InstanceTag> pools_of(const ScalingManager& manager);
+
+// Brings a pool's size (ACTIVE + STARTING) to `desired`: scale-ups, or first cancelled
+// scale-ups still STARTING (newest first), then drains of the least-loaded ACTIVE
+// instances. Limits are the manager's (blocked actions are counted there).
+void scale_pool_to(ScalingManager& manager, InstanceTag tag, std::uint32_t desired);
+
+// An autoscaling policy: every interval() it looks at the cluster and acts through the
+// ScalingManager, the one actuator (so limits, delays and logs are the same for all
+// policies, and the RL agent is one more implementation).
+class Autoscaler {
+ public:
+  virtual ~Autoscaler() = default;
+  virtual std::string_view name() const = 0;
+  virtual SimTime interval() const = 0;
+  virtual void decide(ScalingManager& manager) = 0;
+};
+
+// A fixed size per pool (the start state's unless given): the baseline that never scales.
+class StaticAutoscaler final : public Autoscaler {
+ public:
+  // `sizes`: desired instances per pool; a pool not named keeps its size at the start.
+  StaticAutoscaler(std::vector<std::pair<InstanceTag, std::uint32_t>> sizes, SimTime interval)
+      : sizes_(std::move(sizes)), interval_(interval) {}
+  std::string_view name() const override { return "static"; }
+  SimTime interval() const override { return interval_; }
+  void decide(ScalingManager& manager) override {
+    for (const auto& [tag, size] : sizes_) scale_pool_to(manager, tag, size);
+  }
+
+ private:
+  std::vector<std::pair<InstanceTag, std::uint32_t>> sizes_;
+  SimTime interval_;
+};
+
+// Calls an autoscaler every interval from `start`, while `running()` says the run goes
+// on (so the decision events stop once the workload is served and the run can end).
+class AutoscalerLoop final : private engine::EventHandler {
+ public:
+  AutoscalerLoop(engine::Simulation& sim, ScalingManager& manager, Autoscaler& policy,
+                 std::function<bool()> running);
+  // First decision at now (the policy sets the start state's size at once).
+  void start();
+  std::uint64_t decisions() const { return decisions_; }
+
+ private:
+  void on_event(const engine::EventPayload& payload) override;
+
+  ScalingManager& manager_;
+  Autoscaler& policy_;
+  std::function<bool()> running_;
+  engine::Timer timer_;
+  std::uint64_t decisions_ = 0;
+};
+
+}  // namespace meshsim::autoscale

@@ -1,0 +1,52 @@
+#include "sim/autoscale/target_tracking.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshsim::autoscale {
+
+double TargetTrackingAutoscaler::metric(const PoolSnapshot& pool) const {
+  if (pool.active == 0) return 0.0;
+  switch (config_.metric) {
+    case TrackedMetric::kKvUtilisation:
+      return pool.kv_capacity > 0 ? static_cast<double>(pool.kv_used) / static_cast<double>(pool.kv_capacity) : 0.0;
+    case TrackedMetric::kRequestsPerInstance:
+      return static_cast<double>(pool.active_requests) / pool.active;
+  }
+  return 0.0;
+}
+
+std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, SimTime now) {
+  const std::uint32_t current = pool.current();
+  std::uint32_t recommendation = current;
+  if (pool.active > 0) {
+    const double ratio = metric(pool) / config_.target;
+    if (std::abs(ratio - 1.0) > config_.tolerance) {
+      recommendation = static_cast<std::uint32_t>(std::min(1e6, std::ceil(ratio * pool.active)));
+    }
+  }
+  recommendation = std::clamp(recommendation, config_.min_instances, config_.max_instances);
+  // Scale-down stabilisation: the highest recommendation of the window (this one included).
+  auto& history = history_[pool.tag];
+  while (!history.empty() && now - history.front().first > config_.scale_down_stabilization) history.pop_front();
+  history.emplace_back(now, recommendation);
+  std::uint32_t down_limit = 0;
+  for (const auto& [when, value] : history) down_limit = std::max(down_limit, value);
+  std::uint32_t next = current;
+  if (next < recommendation) next = recommendation;
+  if (next > down_limit) next = down_limit;
+  // Scale-up rate: the larger of the two default policies.
+  const auto by_percent =
+      static_cast<std::uint32_t>(std::ceil(current * (1.0 + config_.scale_up_percent / 100.0)));
+  const std::uint32_t up_limit = std::max(by_percent, current + config_.scale_up_instances);
+  return std::clamp(std::min(next, up_limit), config_.min_instances, config_.max_instances);
+}
+
+void TargetTrackingAutoscaler::decide(ScalingManager& manager) {
+  for (const InstanceTag tag : pools_) {
+    const PoolSnapshot pool = snapshot(manager, tag);
+    scale_pool_to(manager, tag, desired(pool, manager.cluster().now()));
+  }
+}
+
+}  // namespace meshsim::autoscale

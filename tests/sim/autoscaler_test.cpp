@@ -1,0 +1,205 @@
+// Autoscalers behind one interface: seed 003's ElasticScheduler (scenarios E1 and E3),
+// the Kubernetes HPA rules of target tracking (hand-computed cases), the static
+// baseline, and scale_pool_to's order of scale-downs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/autoscale/elastic_scheduler.hpp"
+#include "sim/autoscale/target_tracking.hpp"
+#include "tests/sim/llm_test_support.hpp"
+
+namespace meshsim::autoscale {
+namespace {
+
+using cluster::testing::base_config;
+using cluster::testing::SimplePerf;
+
+struct Sink final : cluster::RequestSink {
+  void on_request_finished(const cluster::RequestRecord& record) override { done.push_back(record); }
+  std::vector<cluster::RequestRecord> done;
+};
+
+// A mixed pool on flat 20 ms decode iterations (so a request's length is its output
+// tokens * 20 ms), driven by an autoscaler; records the pool's size after each decision.
+struct World {
+  World(std::uint32_t start, cluster::ScalingConfig scaling = {}) {
+    auto config = base_config({{InstanceTag::kMixed, start}});
+    config.perf = std::make_shared<SimplePerf>(10.0, 100.0, 20.0, 1e12);
+    config.kv_capacity_tokens = 100'000'000;  // KV never limits the batch
+    cluster = std::make_unique<cluster::LlmCluster>(sim, config, sink);
+    manager = std::make_unique<ScalingManager>(sim, *cluster, scaling);
+    manager->set_log([this](std::string_view line) {
+      log.push_back(std::to_string(sim.now().seconds()) + " " + std::string(line));
+    });
+  }
+  void submit(std::uint32_t count, std::uint32_t output) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      traces::TraceRequest r;
+      r.id = next_id++;
+      r.arrival = sim.now();
+      r.prompt_tokens = 10;
+      r.output_tokens = output;
+      cluster->submit(r);
+    }
+  }
+  // Runs decisions of `policy` every interval until `until` seconds, noting each change
+  // of the pool's size (ACTIVE + STARTING) as (time, size).
+  void run(Autoscaler& policy, double until) {
+    while (sim.now().seconds() < until) {
+      policy.decide(*manager);
+      const auto size = snapshot(*manager, InstanceTag::kMixed).current();
+      if (sizes.empty() || sizes.back().second != size) sizes.emplace_back(sim.now().seconds(), size);
+      sim.run_until(sim.now() + policy.interval());
+    }
+  }
+  engine::Simulation sim{1};
+  Sink sink;
+  std::unique_ptr<cluster::LlmCluster> cluster;
+  std::unique_ptr<ScalingManager> manager;
+  std::vector<std::string> log;
+  std::vector<std::pair<double, std::uint32_t>> sizes;
+  std::uint64_t next_id = 0;
+};
+
+ElasticConfig e1_config() {
+  ElasticConfig c;  // the seed's defaults: thresholds 0.5 / 0.8, 5 s checks, cooldowns 30 / 60 s
+  c.requests_per_worker_capacity = 8;
+  c.min_workers = 1;
+  c.max_workers = 8;
+  return c;
+}
+
+// E1: the load rises from 2 to 40 concurrent requests at 20 s (a check) and falls back
+// once they finish (20,000 tokens of 20 ms: at 420.01 s). Up: first after 10 s above the
+// threshold (at 30 s), then one step per scale_up_cooldown (30 s) while the ratio stays
+// above 0.8 (40 / (8 n) > 0.8 up to n = 6: 40/48 = 0.83): 7 workers at 180 s. Down: the
+// check at 425 s sees the ratio below 0.5, 10 s stable (435 s), then one step per
+// scale_down_cooldown (60 s) down to min_workers.
+TEST(ElasticSchedulerTest, E1ScalesOneStepPerCheckAfterTheStablePeriodAndTheCooldowns) {
+  World w(1);
+  ElasticAutoscaler elastic(e1_config(), {InstanceTag::kMixed});
+  w.submit(2, 25'000);
+  w.run(elastic, 19);
+  w.submit(38, 20'000);
+  w.run(elastic, 900);
+  const std::vector<std::pair<double, std::uint32_t>> expected = {
+      {0, 1},   {30, 2},  {60, 3},  {90, 4},  {120, 5}, {150, 6}, {180, 7},
+      {435, 6}, {495, 5}, {555, 4}, {615, 3}, {675, 2}, {735, 1}};
+  EXPECT_EQ(w.sizes, expected);
+  EXPECT_EQ(w.sink.done.size(), 40u);
+  // Drained workers end INACTIVE (their server released), ready to be woken.
+  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).inactive, 6u);
+  EXPECT_EQ(w.cluster->servers(), 1u);
+}
+
+TEST(ElasticSchedulerTest, E3NeverLeavesMinAndMaxWorkersAndDisabledFreezesTheCount) {
+  ElasticConfig bounded = e1_config();
+  bounded.min_workers = 2;
+  bounded.max_workers = 3;
+  {
+    World w(1);
+    ElasticAutoscaler elastic(bounded, {InstanceTag::kMixed});
+    w.submit(100, 50'000);
+    w.run(elastic, 600);
+    for (const auto& [t, size] : w.sizes) {
+      if (t > 0) {
+        EXPECT_GE(size, 2u) << "at " << t;
+      }
+      EXPECT_LE(size, 3u) << "at " << t;
+    }
+    EXPECT_EQ(w.sizes.back().second, 3u);
+    // The metrics with the seed's keys.
+    const auto m = elastic.scheduler(InstanceTag::kMixed).get_metrics(*w.manager);
+    EXPECT_EQ(m.at("active_workers"), 3);
+    EXPECT_EQ(m.at("total_workers"), 3);
+    EXPECT_EQ(m.at("active_requests"), 100);
+    EXPECT_EQ(m.at("total_capacity"), 24);
+    EXPECT_DOUBLE_EQ(m.at("load_ratio"), 100.0 / 24);
+    EXPECT_EQ(m.at("draining_workers"), 0);
+    EXPECT_EQ(m.at("pending_requests"), 0);
+  }
+  {
+    ElasticConfig frozen = bounded;
+    frozen.enable_elastic = false;
+    World w(1);
+    ElasticAutoscaler elastic(frozen, {InstanceTag::kMixed});
+    w.submit(100, 50'000);
+    w.run(elastic, 600);
+    EXPECT_EQ(w.sizes, (std::vector<std::pair<double, std::uint32_t>>{{0, 1}}));
+  }
+}
+
+TEST(ElasticSchedulerTest, WakeUpAllWorkersPausesTheRulesUntilResumed) {
+  World w(2);
+  ElasticAutoscaler elastic(e1_config(), {InstanceTag::kMixed});
+  auto& scheduler = elastic.scheduler(InstanceTag::kMixed);
+  scheduler.wake_up_all_workers(*w.manager);
+  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 8u);
+  w.run(elastic, 300);  // idle: the rules would drain workers, but they are paused
+  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).active, 8u);
+  scheduler.resume_elastic_scheduling();
+  w.run(elastic, 400);
+  EXPECT_LT(snapshot(*w.manager, InstanceTag::kMixed).current(), 8u);
+}
+
+TEST(ElasticSchedulerTest, ConfigsWithoutAGapBetweenThresholdsAreRefused) {
+  ElasticConfig c;
+  EXPECT_TRUE(check(c).empty());
+  c.scale_down_threshold = 0.8;
+  EXPECT_EQ(check(c).size(), 1u);
+  c = ElasticConfig{};
+  c.min_workers = 9;
+  EXPECT_EQ(check(c).size(), 1u);
+}
+
+PoolSnapshot pool(std::uint32_t active, std::uint32_t starting, double kv_utilisation) {
+  PoolSnapshot p;
+  p.active = active;
+  p.starting = starting;
+  p.kv_capacity = 1000ull * active;
+  p.kv_used = static_cast<std::uint64_t>(kv_utilisation * static_cast<double>(p.kv_capacity));
+  return p;
+}
+
+TEST(TargetTrackingTest, FollowsTheHpaReplicaCalculatorToleranceRateLimitAndStabilisation) {
+  TargetTrackingConfig c;
+  c.target = 0.5;
+  TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed});
+  const auto at = [](double s) { return SimTime::from_seconds(s); };
+  EXPECT_EQ(hpa.desired(pool(2, 0, 0.9), at(0)), 4u);     // ceil(2 * 0.9 / 0.5) = ceil(3.6)
+  EXPECT_EQ(hpa.desired(pool(4, 0, 0.52), at(15)), 4u);   // 1.04: within the 0.1 tolerance
+  EXPECT_EQ(hpa.desired(pool(4, 0, 0.1), at(30)), 4u);    // wants 1, but 4 was recommended 30 s ago
+  EXPECT_EQ(hpa.desired(pool(4, 0, 0.1), at(299)), 4u);   // still inside the 300 s window
+  EXPECT_EQ(hpa.desired(pool(4, 0, 0.1), at(316)), 1u);   // 4 (t=15) left the window at 315 s
+  // Scale-up rate: at most max(2 * current, current + 4) per period.
+  EXPECT_EQ(hpa.desired(pool(1, 0, 1.0), at(330)), 2u);   // ceil(1 * 2) = 2
+  TargetTrackingAutoscaler fresh(c, {InstanceTag::kMixed});
+  c.target = 0.1;
+  TargetTrackingAutoscaler steep(c, {InstanceTag::kMixed});
+  EXPECT_EQ(steep.desired(pool(1, 0, 1.0), at(0)), 5u);   // wants 10; limit max(2, 1 + 4) = 5
+  EXPECT_EQ(steep.desired(pool(10, 0, 1.0), at(15)), 20u);  // wants 100; limit max(20, 14)
+  // STARTING instances count as current but carry no load.
+  EXPECT_EQ(fresh.desired(pool(2, 2, 0.5), at(0)), 4u);   // ratio 1: keeps 4
+  EXPECT_EQ(fresh.desired(pool(2, 1, 1.0), at(15)), 4u);  // ceil(2 * 2) = 4 (3 current)
+}
+
+TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastLoaded) {
+  World w(2);
+  scale_pool_to(*w.manager, InstanceTag::kMixed, 4);
+  EXPECT_EQ(w.manager->get_status_summary().scaling_up_instances, 2u);
+  scale_pool_to(*w.manager, InstanceTag::kMixed, 3);
+  EXPECT_FALSE(w.cluster->instance(3).has_value()) << "the newest STARTING instance was cancelled";
+  EXPECT_EQ(w.manager->get_status_summary().total_servers, 3u);
+  w.sim.run_until(SimTime::from_seconds(20));
+  w.submit(1, 1000);  // goes to instance 0 (least loaded, lowest id)
+  scale_pool_to(*w.manager, InstanceTag::kMixed, 2);
+  EXPECT_EQ(w.cluster->instance(2)->state, InstanceState::kDraining) << "idle and newest";
+  StaticAutoscaler fixed({{InstanceTag::kMixed, 5}}, SimTime::from_seconds(60));
+  fixed.decide(*w.manager);
+  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 5u);
+}
+
+}  // namespace
+}  // namespace meshsim::autoscale
