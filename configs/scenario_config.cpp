@@ -1,5 +1,6 @@
 #include "configs/scenario_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "configs/config_file.hpp"
@@ -167,6 +168,20 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     reader.read("seed", config.seed);
     parse_workload(reader, base_dir, config.workload);
     parse_serving(reader, base_dir, config.serving);
+    parse_scaling(reader, config.scaling);
+    parse_autoscaler(reader, config.autoscaler);
+    if (const auto* llm = std::get_if<LlmServingSpec>(&config.serving)) {
+      for (const auto& [tag, size] : config.autoscaler.static_sizes) {
+        const bool present = std::any_of(llm->start_state.begin(), llm->start_state.end(),
+                                         [&](const auto& group) { return group.tag == tag; });
+        if (!present) {
+          errors.add("autoscaler.static.sizes." + std::string(cluster::kInstanceTagNames.name(tag)),
+                     "the start state has no instance of this tag (pools are the start state's tags)");
+        }
+      }
+    } else if (config.autoscaler.policy != AutoscalerPolicy::kNone) {
+      errors.add("autoscaler.policy", "autoscaling needs the llm serving model (serving.kind: llm)");
+    }
     ObjectReader slo(reader.raw("slo"), "slo", errors);
     slo.read_duration("ttft_ms", config.replay.slo.ttft, 1e-3);
     slo.read_duration("tbt_ms", config.replay.slo.tbt, 1e-3);
@@ -235,6 +250,8 @@ json to_json(const ScenarioConfig& config) {
       {"seed", config.seed},
       {"workload", workload},
       {"serving", serving_to_json(config.serving)},
+      {"scaling", scaling_to_json(config.scaling)},
+      {"autoscaler", autoscaler_to_json(config.autoscaler)},
       {"slo",
        {{"ttft_ms", config.replay.slo.ttft.ms()},
         {"tbt_ms", config.replay.slo.tbt.ms()},

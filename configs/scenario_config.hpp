@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "configs/scaling_config.hpp"
 #include "configs/serving_config.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/replay/replay.hpp"
@@ -18,6 +19,8 @@ struct ScenarioConfig {
   std::uint64_t seed = 42;
   traces::WorkloadSpec workload;
   ServingSpec serving;
+  ScalingSpec scaling;
+  AutoscalerSpec autoscaler;
   replay::ReplayOptions replay;
 };
 

@@ -137,6 +137,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // The server must hold no instance.
   void remove_server(std::uint32_t server);
   std::uint32_t server_instances(std::uint32_t server) const;
+  // The lowest-numbered server with room for one more instance, if any.
+  std::optional<std::uint32_t> server_with_room() const;
   // A new STARTING instance on `server`, which must have room for it.
   std::uint32_t add_instance(InstanceTag tag, std::uint32_t server);
   // STARTING -> ACTIVE: routed to from now.

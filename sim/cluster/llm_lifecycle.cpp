@@ -47,6 +47,13 @@ std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
   return server_load_[server];
 }
 
+std::optional<std::uint32_t> LlmCluster::server_with_room() const {
+  for (std::uint32_t server = 0; server < server_load_.size(); ++server) {
+    if (server_load_[server] != kNoServer && server_load_[server] < instances_per_server()) return server;
+  }
+  return std::nullopt;
+}
+
 void LlmCluster::remove_server(std::uint32_t server) {
   MESHSIM_CHECK(server_instances(server) == 0, "server " + std::to_string(server) + " still holds instances");
   server_load_[server] = kNoServer;

@@ -30,11 +30,16 @@ Error ScalingManager::blocked(std::string why) {
   return Error{std::move(why)};
 }
 
+std::uint32_t ScalingManager::take_server() {
+  if (const auto server = cluster_.server_with_room()) return *server;
+  return cluster_.add_server();
+}
+
 Status ScalingManager::room_for_one_more() {
   if (cluster_.attached_instances() >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
-  if (config_.max_servers && cluster_.servers() >= *config_.max_servers) {
+  if (config_.max_servers && !cluster_.server_with_room() && cluster_.servers() >= *config_.max_servers) {
     return blocked("Max servers reached (" + std::to_string(*config_.max_servers) + ")");
   }
   return Ok{};
@@ -46,7 +51,7 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
   ScaleUp added;
-  added.server = cluster_.add_server();
+  added.server = take_server();
   added.instance = cluster_.add_instance(tag, added.server);
   ++counts_.scale_ups;
   log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
@@ -109,7 +114,7 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
   if (auto room = room_for_one_more(); !room) return room;
-  const std::uint32_t server = cluster_.add_server();
+  const std::uint32_t server = take_server();
   cluster_.restart(instance, server);
   ++counts_.scale_ups;
   log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " + std::to_string(server) +

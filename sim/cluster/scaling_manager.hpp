@@ -45,9 +45,10 @@ struct ScalingCounts {
   std::uint64_t instances_removed = 0, servers_removed = 0, evacuations = 0;
 };
 
-// The actuator of seed 004 over an elastic cluster: scale_up_full creates a server (one
-// instance per server, as in the seed) and a STARTING instance that becomes ACTIVE after
-// scale_up_delay; scale_down_full drains an instance, checks it every
+// The actuator of seed 004 over an elastic cluster: scale_up_full places a STARTING
+// instance on a server with room for it, or creates a server (one instance per server
+// when an instance fills one, as in the seed; smaller ones are packed, so no half-empty
+// server is paid for), and the instance becomes ACTIVE after scale_up_delay; scale_down_full drains an instance, checks it every
 // drain_check_interval, removes it once empty and then its server when idle. Instances
 // get the start state's configuration (the cluster has one model, parallelism and SKU).
 // Limits are enforced here: an action that would break min_instances_per_pool,
@@ -68,7 +69,7 @@ class ScalingManager final : private engine::EventHandler {
     std::uint32_t server = 0;
     std::uint32_t instance = 0;
   };
-  // Adds a server and a STARTING instance of `tag` on it. Error (blocked): a limit.
+  // Adds a STARTING instance of `tag` (and a server if none has room). Error (blocked): a limit.
   Expected<ScaleUp> scale_up_full(InstanceTag tag);
   // Drains ACTIVE `instance`; removes it, then its server if idle, once drained. Error
   // (blocked): the pool would fall below min_instances_per_pool, or it is not ACTIVE.
@@ -105,6 +106,8 @@ class ScalingManager final : private engine::EventHandler {
   void on_event(const engine::EventPayload& payload) override;
   Status begin_drain(std::uint32_t instance, bool remove);
   Status room_for_one_more();
+  // Room on an existing server (lowest id first), else a new server.
+  std::uint32_t take_server();
   void check_draining();
   void release_if_idle(std::uint32_t server);
   Error blocked(std::string why);

@@ -17,6 +17,8 @@ class EnumNames {
  public:
   constexpr explicit EnumNames(std::array<std::pair<E, std::string_view>, N> entries) : entries_(entries) {}
 
+  const std::array<std::pair<E, std::string_view>, N>& entries() const { return entries_; }
+
   std::optional<E> parse(std::string_view name) const {
     for (const auto& [value, text] : entries_) {
       if (text == name) return value;

@@ -22,6 +22,7 @@ void RunMetrics::on_finished(const RequestRecord& record) {
                     record.started,
                 "on_finished: a completed request needs its start, first token and finish times");
   ++counts_.completed;
+  migrations_ += record.migrations;
   MESHSIM_CHECK(counts_.completed + counts_.dropped <= counts_.arrived,
                 "on_finished: more requests finished than arrived");
   const SimTime ttft = *record.ttft();

@@ -67,17 +67,22 @@ class RunMetrics {
   LatencySummary tbt() const { return summarize(tbt_); }
   LatencySummary e2e() const { return summarize(e2e_); }
   LatencySummary queueing() const { return summarize(queueing_); }
-  // Fractions of completed requests meeting each target, and both.
+  // Fractions of the requests that left the system (completed or dropped) meeting each
+  // target, and both: a dropped request is a miss. Requests still in flight when a run
+  // stops at `until` are not counted (their outcome is unknown).
   double ttft_attainment() const { return fraction(ttft_met_); }
   double tbt_attainment() const { return fraction(tbt_met_); }
   double slo_attainment() const { return fraction(slo_met_); }
   std::uint64_t output_tokens() const { return output_tokens_; }
   std::uint64_t prompt_tokens() const { return prompt_tokens_; }
+  // Moves off evacuated instances, over completed requests.
+  std::uint64_t migrations() const { return migrations_; }
 
  private:
   static LatencySummary summarize(const QuantileSketch& sketch);
   double fraction(std::uint64_t met) const {
-    return counts_.completed ? static_cast<double>(met) / static_cast<double>(counts_.completed) : 0.0;
+    const std::uint64_t left = counts_.completed + counts_.dropped;
+    return left ? static_cast<double>(met) / static_cast<double>(left) : 0.0;
   }
 
   SloTargets slo_;
@@ -85,6 +90,7 @@ class RunMetrics {
   QuantileSketch ttft_, tbt_, e2e_, queueing_;
   std::uint64_t ttft_met_ = 0, tbt_met_ = 0, slo_met_ = 0;
   std::uint64_t output_tokens_ = 0, prompt_tokens_ = 0;
+  std::uint64_t migrations_ = 0;
 };
 
 }  // namespace meshsim::metrics

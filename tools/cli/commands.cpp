@@ -7,11 +7,15 @@
 #include <set>
 #include <tuple>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/cluster/perf_profile.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/engine/number_text.hpp"
+#include "sim/autoscale/scaling_harness.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/trace_events.hpp"
@@ -89,6 +93,19 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     }
     config.workload.rate_scale = *options.rate_scale;
   }
+  if (options.autoscaler) {
+    const auto policy = configs::kAutoscalerPolicyNames.parse(*options.autoscaler);
+    if (!policy) {
+      return fail(err, "--autoscaler: expected one of " + configs::kAutoscalerPolicyNames.accepted() + ", got '" +
+                           *options.autoscaler + "'", kExitBadInput);
+    }
+    if (*policy != configs::AutoscalerPolicy::kNone && !std::holds_alternative<configs::LlmServingSpec>(config.serving)) {
+      return fail(err, "--autoscaler: autoscaling needs the llm serving model, and " + config_path + " uses another",
+                  kExitBadInput);
+    }
+    config.autoscaler.policy = *policy;
+  }
+  if (options.scaling_log) config.scaling.log = true;
   if (options.until_s) {
     const auto until = engine::SimTime::from_seconds_checked(*options.until_s);
     if (!until || *until < engine::SimTime::zero()) {
@@ -150,9 +167,26 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   const auto wall_start = std::chrono::steady_clock::now();
   engine::Simulation sim(config.seed);
   replay::Replay replay(sim, **source, factory, config.replay, writer);
+  std::unique_ptr<autoscale::ScalingHarness> scaling;
+  if (config.autoscaler.policy != configs::AutoscalerPolicy::kNone) {
+    const auto& llm = std::get<configs::LlmServingSpec>(config.serving);
+    scaling = std::make_unique<autoscale::ScalingHarness>(sim, replay,
+                                                          configs::manager_config(config.scaling, config.autoscaler),
+                                                          configs::make_autoscaler(config.autoscaler, llm.start_state));
+    if (config.scaling.log) {
+      // Bare lines on the command's error stream, no wall-clock stamp: the simulated time
+      // is in the line.
+      auto logger = std::make_shared<spdlog::logger>("scaling", std::make_shared<spdlog::sinks::ostream_sink_st>(err));
+      logger->set_pattern("%v");
+      scaling->manager().set_log([logger](std::string_view line) { logger->info("{}", line); });
+    }
+  }
   Expected<replay::ReplayResult> result = Error{""};
   try {
-    result = replay.run();
+    replay.start();
+    if (scaling) scaling->start();
+    replay.advance_until(config.replay.until.value_or(engine::SimTime::max()));
+    result = replay.finish();
   } catch (const RangeError& e) {
     result = Error{config_path + ": " + e.what()};
   }
@@ -161,8 +195,24 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     err << "\nerror: " << result.error().message << '\n';
     return kExitBadInput;
   }
-  const auto summary =
-      make_summary(configs::to_json(config), config.seed, (*source)->describe(), *result, replay.metrics());
+  nlohmann::json scaling_section;
+  if (scaling) {
+    const auto& counts = scaling->manager().counts();
+    const double hours = result->end_time.seconds() / 3600.0;
+    const double tp = scaling->manager().cluster().config().tensor_parallel;
+    scaling_section = {{"autoscaler", scaling->policy()->name()},
+                       {"decisions", scaling->decisions()},
+                       {"mean_instances", hours > 0 ? result->gpu_hours / tp / hours : 0.0},
+                       {"scale_ups", counts.scale_ups},
+                       {"scale_downs", counts.scale_downs},
+                       {"blocked", counts.blocked},
+                       {"instances_removed", counts.instances_removed},
+                       {"servers_removed", counts.servers_removed},
+                       {"evacuations", counts.evacuations},
+                       {"migrations", replay.metrics().migrations()}};
+  }
+  const auto summary = make_summary(configs::to_json(config), config.seed, (*source)->describe(), *result,
+                                    replay.metrics(), scaling_section);
   if (auto status = writer.commit(summary); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }

@@ -17,6 +17,8 @@ struct ReplayCommandOptions {
   std::optional<double> rate_scale;
   std::optional<double> until_s;
   std::optional<std::string> trace_events;  // write a Chrome/Perfetto trace JSON here
+  std::optional<std::string> autoscaler;    // a policy name, overriding the config's
+  bool scaling_log = false;                 // print the ScalingManager's log lines (stderr)
   bool quiet = false;                // no summary table
 };
 

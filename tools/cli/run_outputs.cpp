@@ -79,7 +79,7 @@ void RunFolderWriter::on_progress(double fraction, engine::SimTime now) { progre
 
 void RunFolderWriter::on_warning(const std::string& message) { warnings_ << "warning: " << message << '\n'; }
 
-Status RunFolderWriter::commit(const json& summary) {
+Status RunFolderWriter::commit(const nlohmann::ordered_json& summary) {
   progress_.finish();
   // Replace, not throw, on bytes that are not UTF-8 (a trace path given on the command line).
   summary_.stream() << summary.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
@@ -89,43 +89,43 @@ Status RunFolderWriter::commit(const json& summary) {
   return Ok{};
 }
 
-json make_summary(const json& resolved_config, std::uint64_t seed, const std::string& workload_source,
-                  const replay::ReplayResult& result, const metrics::RunMetrics& metrics) {
+nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t seed,
+                                   const std::string& workload_source, const replay::ReplayResult& result,
+                                   const metrics::RunMetrics& metrics, const json& scaling) {
   const auto& counts = metrics.counts();
   const double duration = result.end_time.seconds();
   const auto per_second = [duration](double amount) { return duration > 0 ? amount / duration : 0.0; };
-  return json{
-      {"meshsim_version", MESHSIM_VERSION},
-      {"seed", seed},
-      {"workload_source", workload_source},
-      {"requests",
-       {{"arrived", counts.arrived},
-        {"completed", counts.completed},
-        {"dropped", counts.dropped},
-        {"in_flight", counts.in_flight}}},
-      {"latency_s",
-       {{"ttft", latency_json(metrics.ttft())},
-        {"tbt", latency_json(metrics.tbt())},
-        {"e2e", latency_json(metrics.e2e())},
-        {"queueing", latency_json(metrics.queueing())}}},
-      {"slo",
-       {{"ttft_target_s", metrics.slo().ttft.seconds()},
-        {"tbt_definition", metrics::kTbtDefinitionNames.name(metrics.slo().tbt_definition)},
-        {"tbt_target_s", metrics.slo().tbt.seconds()},
-        {"ttft_attainment", metrics.ttft_attainment()},
-        {"tbt_attainment", metrics.tbt_attainment()},
-        {"attainment", metrics.slo_attainment()}}},
-      {"throughput",
-       {{"completed_per_s", per_second(static_cast<double>(counts.completed))},
-        {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}}},
-      {"utilisation", result.utilisation},
-      {"cost", {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}}},
-      {"simulated_time_s", duration},
-      {"events", result.events},
-      {"config", resolved_config}};
+  // Headline figures first, the resolved config last (ordered_json keeps this order).
+  nlohmann::ordered_json summary;
+  summary["meshsim_version"] = MESHSIM_VERSION;
+  summary["seed"] = seed;
+  summary["workload_source"] = workload_source;
+  summary["requests"] = {{"arrived", counts.arrived},
+                         {"completed", counts.completed},
+                         {"dropped", counts.dropped},
+                         {"in_flight", counts.in_flight}};
+  summary["slo"] = {{"ttft_target_s", metrics.slo().ttft.seconds()},
+                    {"tbt_definition", metrics::kTbtDefinitionNames.name(metrics.slo().tbt_definition)},
+                    {"tbt_target_s", metrics.slo().tbt.seconds()},
+                    {"ttft_attainment", metrics.ttft_attainment()},
+                    {"tbt_attainment", metrics.tbt_attainment()},
+                    {"attainment", metrics.slo_attainment()}};
+  summary["latency_s"] = {{"ttft", latency_json(metrics.ttft())},
+                          {"tbt", latency_json(metrics.tbt())},
+                          {"e2e", latency_json(metrics.e2e())},
+                          {"queueing", latency_json(metrics.queueing())}};
+  summary["throughput"] = {{"completed_per_s", per_second(static_cast<double>(counts.completed))},
+                           {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}};
+  summary["utilisation"] = result.utilisation;
+  summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
+  if (!scaling.is_null()) summary["scaling"] = scaling;
+  summary["simulated_time_s"] = duration;
+  summary["events"] = result.events;
+  summary["config"] = resolved_config;
+  return summary;
 }
 
-std::string format_summary_table(const json& s) {
+std::string format_summary_table(const nlohmann::ordered_json& s) {
   std::string out;
   char line[256];
   const auto& r = s["requests"];
@@ -155,6 +155,16 @@ std::string format_summary_table(const json& s) {
                 s["cost"]["gpu_hours"].get<double>(), s["cost"]["usd"].get<double>(),
                 s["simulated_time_s"].get<double>());
   out += line;
+  if (s.contains("scaling")) {
+    const auto& k = s["scaling"];
+    std::snprintf(line, sizeof line,
+                  "scaling     %s: %.1f instances on average, %" PRIu64 " up, %" PRIu64 " down, %" PRIu64
+                  " blocked, %" PRIu64 " evacuations\n",
+                  k["autoscaler"].get<std::string>().c_str(), k["mean_instances"].get<double>(),
+                  k["scale_ups"].get<std::uint64_t>(), k["scale_downs"].get<std::uint64_t>(),
+                  k["blocked"].get<std::uint64_t>(), k["evacuations"].get<std::uint64_t>());
+    out += line;
+  }
   return out;
 }
 

@@ -25,7 +25,7 @@ class RunFolderWriter final : public replay::ReplayObserver {
   void on_progress(double fraction, engine::SimTime now) override;
   void on_warning(const std::string& message) override;
   // Writes summary.json and moves all three files into place.
-  Status commit(const nlohmann::json& summary);
+  Status commit(const nlohmann::ordered_json& summary);
 
  private:
   std::string folder_;
@@ -37,12 +37,13 @@ class RunFolderWriter final : public replay::ReplayObserver {
   std::ostream& warnings_;
 };
 
-// The summary.json document of a finished replay.
-nlohmann::json make_summary(const nlohmann::json& resolved_config, std::uint64_t seed,
-                            const std::string& workload_source, const replay::ReplayResult& result,
-                            const metrics::RunMetrics& metrics);
+// The summary.json document of a finished replay: headline figures, then the resolved
+// config. `scaling` (null when nothing scaled) is the scaling section.
+nlohmann::ordered_json make_summary(const nlohmann::json& resolved_config, std::uint64_t seed,
+                                   const std::string& workload_source, const replay::ReplayResult& result,
+                                   const metrics::RunMetrics& metrics, const nlohmann::json& scaling = nullptr);
 
 // A human-readable table of the summary, for the terminal.
-std::string format_summary_table(const nlohmann::json& summary);
+std::string format_summary_table(const nlohmann::ordered_json& summary);
 
 }  // namespace meshsim::cli

@@ -1,0 +1,157 @@
+#include "configs/scaling_config.hpp"
+
+#include <algorithm>
+
+namespace meshsim::configs {
+namespace {
+
+using nlohmann::json;
+
+json optional_seconds(const std::optional<SimTime>& time) { return time ? json(time->seconds()) : json(nullptr); }
+
+void parse_elastic(ObjectReader& reader, autoscale::ElasticConfig& c) {
+  const auto ratio = [](double v) { return v >= 0 && v <= 1e6; };
+  reader.read("scale_down_threshold", c.scale_down_threshold, "a load ratio >= 0", ratio);
+  reader.read("scale_up_threshold", c.scale_up_threshold, "a load ratio >= 0", ratio);
+  reader.read("min_workers", c.min_workers, "a positive integer", kAtLeastOne);
+  reader.read("max_workers", c.max_workers, "a positive integer", kAtLeastOne);
+  reader.read("requests_per_worker_capacity", c.requests_per_worker_capacity, "a positive number", kPositive);
+  reader.read_duration("monitoring_interval_s", c.monitoring_interval, 1.0);
+  reader.read_duration("drain_timeout_s", c.drain_timeout, 1.0);
+  reader.read_duration("scale_down_cooldown_s", c.scale_down_cooldown, 1.0);
+  reader.read_duration("scale_up_cooldown_s", c.scale_up_cooldown, 1.0);
+  reader.read_duration("min_stable_period_s", c.min_stable_period, 1.0);
+  reader.read("enable_elastic", c.enable_elastic);
+  for (const auto& problem : autoscale::check(c)) reader.fail("scale_up_threshold", problem);
+}
+
+void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& c) {
+  reader.read_choice("metric", c.metric, autoscale::kTrackedMetricNames);
+  reader.read("target", c.target, "a positive target", kPositive);
+  reader.read("tolerance", c.tolerance, "a fraction in [0, 1)", [](double v) { return v >= 0 && v < 1; });
+  reader.read_duration("period_s", c.period, 1.0);
+  reader.read_duration("scale_down_stabilization_s", c.scale_down_stabilization, 1.0);
+  reader.read("scale_up_percent", c.scale_up_percent, "a non-negative percentage", kNonNegative);
+  reader.read("scale_up_instances", c.scale_up_instances);
+  reader.read("min_instances", c.min_instances, "a positive integer", kAtLeastOne);
+  reader.read("max_instances", c.max_instances, "a positive integer", kAtLeastOne);
+  if (c.period <= SimTime::zero()) reader.fail("period_s", "expected a positive number of seconds");
+  if (c.min_instances > c.max_instances) reader.fail("min_instances", "must not exceed max_instances");
+}
+
+}  // namespace
+
+void parse_scaling(ObjectReader& parent, ScalingSpec& spec) {
+  ObjectReader reader(parent.raw("scaling"), parent.path_of("scaling"), parent.errors());
+  auto& m = spec.manager;
+  reader.read_duration("scale_up_delay_s", m.scale_up_delay, 1.0);
+  reader.read_duration("drain_check_interval_s", m.drain_check_interval, 1.0);
+  reader.read_optional_duration("drain_timeout_s", m.drain_timeout, 1.0);
+  reader.read("min_instances_per_pool", m.min_instances_per_pool, "a positive integer", kAtLeastOne);
+  reader.read("max_total_instances", m.max_total_instances, "a positive integer", kAtLeastOne);
+  reader.read_optional("max_servers", m.max_servers, "a positive integer", kAtLeastOne);
+  reader.read("log", spec.log);
+  if (m.drain_check_interval <= SimTime::zero()) {
+    reader.fail("drain_check_interval_s", "expected a positive number of seconds");
+  }
+}
+
+void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
+  ObjectReader reader(parent.raw("autoscaler"), parent.path_of("autoscaler"), parent.errors());
+  reader.read_choice("policy", spec.policy, kAutoscalerPolicyNames);
+  {
+    ObjectReader fixed(reader.raw("static"), reader.path_of("static"), reader.errors());
+    fixed.read_duration("interval_s", spec.static_interval, 1.0);
+    if (spec.static_interval <= SimTime::zero()) fixed.fail("interval_s", "expected a positive number of seconds");
+    ObjectReader sizes(fixed.raw("sizes"), fixed.path_of("sizes"), fixed.errors());
+    for (const auto& [tag, name] : cluster::kInstanceTagNames.entries()) {
+      std::optional<std::uint32_t> size;
+      sizes.read_optional(name, size, "a positive integer", kAtLeastOne);
+      if (size) spec.static_sizes.emplace_back(tag, *size);
+    }
+  }
+  {
+    ObjectReader elastic(reader.raw("elastic"), reader.path_of("elastic"), reader.errors());
+    parse_elastic(elastic, spec.elastic);
+  }
+  {
+    ObjectReader tracking(reader.raw("target_tracking"), reader.path_of("target_tracking"), reader.errors());
+    parse_target_tracking(tracking, spec.target_tracking);
+  }
+}
+
+json scaling_to_json(const ScalingSpec& spec) {
+  const auto& m = spec.manager;
+  return json{{"scale_up_delay_s", m.scale_up_delay.seconds()},
+              {"drain_check_interval_s", m.drain_check_interval.seconds()},
+              {"drain_timeout_s", optional_seconds(m.drain_timeout)},
+              {"min_instances_per_pool", m.min_instances_per_pool},
+              {"max_total_instances", m.max_total_instances},
+              {"max_servers", m.max_servers ? json(*m.max_servers) : json(nullptr)},
+              {"log", spec.log}};
+}
+
+json autoscaler_to_json(const AutoscalerSpec& spec) {
+  json sizes = json::object();
+  for (const auto& [tag, size] : spec.static_sizes) sizes[std::string(cluster::kInstanceTagNames.name(tag))] = size;
+  const auto& e = spec.elastic;
+  const auto& t = spec.target_tracking;
+  return json{{"policy", kAutoscalerPolicyNames.name(spec.policy)},
+              {"static", {{"interval_s", spec.static_interval.seconds()}, {"sizes", sizes}}},
+              {"elastic",
+               {{"scale_down_threshold", e.scale_down_threshold},
+                {"scale_up_threshold", e.scale_up_threshold},
+                {"min_workers", e.min_workers},
+                {"max_workers", e.max_workers},
+                {"requests_per_worker_capacity", e.requests_per_worker_capacity},
+                {"monitoring_interval_s", e.monitoring_interval.seconds()},
+                {"drain_timeout_s", e.drain_timeout.seconds()},
+                {"scale_down_cooldown_s", e.scale_down_cooldown.seconds()},
+                {"scale_up_cooldown_s", e.scale_up_cooldown.seconds()},
+                {"min_stable_period_s", e.min_stable_period.seconds()},
+                {"enable_elastic", e.enable_elastic}}},
+              {"target_tracking",
+               {{"metric", autoscale::kTrackedMetricNames.name(t.metric)},
+                {"target", t.target},
+                {"tolerance", t.tolerance},
+                {"period_s", t.period.seconds()},
+                {"scale_down_stabilization_s", t.scale_down_stabilization.seconds()},
+                {"scale_up_percent", t.scale_up_percent},
+                {"scale_up_instances", t.scale_up_instances},
+                {"min_instances", t.min_instances},
+                {"max_instances", t.max_instances}}}};
+}
+
+std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spec,
+                                                       const std::vector<cluster::InstanceGroup>& start_state) {
+  std::vector<cluster::InstanceTag> pools;
+  for (const auto& group : start_state) {
+    if (std::find(pools.begin(), pools.end(), group.tag) == pools.end()) pools.push_back(group.tag);
+  }
+  switch (spec.policy) {
+    case AutoscalerPolicy::kNone: return nullptr;
+    case AutoscalerPolicy::kStatic: {
+      auto sizes = spec.static_sizes;
+      for (const auto tag : pools) {
+        const bool named = std::any_of(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == tag; });
+        if (named) continue;
+        std::uint32_t size = 0;
+        for (const auto& group : start_state) size += group.tag == tag ? group.count : 0;
+        sizes.emplace_back(tag, size);
+      }
+      return std::make_unique<autoscale::StaticAutoscaler>(std::move(sizes), spec.static_interval);
+    }
+    case AutoscalerPolicy::kElastic: return std::make_unique<autoscale::ElasticAutoscaler>(spec.elastic, pools);
+    case AutoscalerPolicy::kTargetTracking:
+      return std::make_unique<autoscale::TargetTrackingAutoscaler>(spec.target_tracking, pools);
+  }
+  return nullptr;
+}
+
+cluster::ScalingConfig manager_config(const ScalingSpec& scaling, const AutoscalerSpec& autoscaler) {
+  cluster::ScalingConfig config = scaling.manager;
+  if (autoscaler.policy == AutoscalerPolicy::kElastic) config.drain_timeout = autoscaler.elastic.drain_timeout;
+  return config;
+}
+
+}  // namespace meshsim::configs

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "configs/object_reader.hpp"
+#include "sim/autoscale/elastic_scheduler.hpp"
+#include "sim/autoscale/target_tracking.hpp"
+#include "sim/cluster/scaling_manager.hpp"
+
+namespace meshsim::configs {
+
+using engine::SimTime;
+
+enum class AutoscalerPolicy { kNone, kStatic, kElastic, kTargetTracking };
+inline constexpr EnumNames kAutoscalerPolicyNames{
+    std::array{std::pair{AutoscalerPolicy::kNone, std::string_view("none")},
+               std::pair{AutoscalerPolicy::kStatic, std::string_view("static")},
+               std::pair{AutoscalerPolicy::kElastic, std::string_view("elastic")},
+               std::pair{AutoscalerPolicy::kTargetTracking, std::string_view("target_tracking")}}};
+
+// The "scaling" object: the ScalingManager's parameters, and whether it logs.
+struct ScalingSpec {
+  cluster::ScalingConfig manager;
+  bool log = false;  // its lines ("[ScalingManager] ...") on the console
+};
+
+// The "autoscaler" object: which policy acts every decision interval, with the
+// parameters of each (only the chosen one is used).
+struct AutoscalerSpec {
+  AutoscalerPolicy policy = AutoscalerPolicy::kNone;
+  // static: instances per pool; a pool not named keeps its start-state size.
+  std::vector<std::pair<cluster::InstanceTag, std::uint32_t>> static_sizes;
+  SimTime static_interval = SimTime::from_seconds(60);
+  autoscale::ElasticConfig elastic;
+  autoscale::TargetTrackingConfig target_tracking;
+};
+
+void parse_scaling(ObjectReader& parent, ScalingSpec& spec);
+void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec);
+nlohmann::json scaling_to_json(const ScalingSpec& spec);
+nlohmann::json autoscaler_to_json(const AutoscalerSpec& spec);
+
+// The policy `spec` names for a cluster with these pools (start-state tags); nullptr for
+// none. The manager's config as the policy needs it: the elastic policy's drain_timeout
+// is the manager's.
+std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spec,
+                                                       const std::vector<cluster::InstanceGroup>& start_state);
+cluster::ScalingConfig manager_config(const ScalingSpec& scaling, const AutoscalerSpec& autoscaler);
+
+}  // namespace meshsim::configs

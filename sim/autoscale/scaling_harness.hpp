@@ -1,0 +1,32 @@
+#pragma once
+
+#include <memory>
+
+#include "sim/autoscale/autoscaler.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace meshsim::autoscale {
+
+// A replay's LlmCluster under a ScalingManager and, optionally, an autoscaler that
+// decides every interval from the replay's start while the replay runs (its decision
+// events stop once the workload is served, so the run ends).
+class ScalingHarness {
+ public:
+  // The replay must serve with an LlmCluster (the only serving model that scales).
+  ScalingHarness(engine::Simulation& sim, replay::Replay& replay, cluster::ScalingConfig config,
+                 std::unique_ptr<Autoscaler> policy);
+  // Arms the first decision (at the current time): call after Replay::start().
+  void start();
+
+  ScalingManager& manager() { return manager_; }
+  const ScalingManager& manager() const { return manager_; }
+  const Autoscaler* policy() const { return policy_.get(); }
+  std::uint64_t decisions() const { return loop_ ? loop_->decisions() : 0; }
+
+ private:
+  ScalingManager manager_;
+  std::unique_ptr<Autoscaler> policy_;
+  std::unique_ptr<AutoscalerLoop> loop_;
+};
+
+}  // namespace meshsim::autoscale
