@@ -78,6 +78,14 @@ void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
     ObjectReader tracking(reader.raw("target_tracking"), reader.path_of("target_tracking"), reader.errors());
     parse_target_tracking(tracking, spec.target_tracking);
   }
+  {
+    ObjectReader oracle(reader.raw("oracle"), reader.path_of("oracle"), reader.errors());
+    oracle.read_duration("window_s", spec.oracle.window, 1.0);
+    if (spec.oracle.window <= SimTime::zero()) oracle.fail("window_s", "expected a positive number of seconds");
+    oracle.read("target_utilisation", spec.oracle.target_utilisation, "a fraction in (0, 1]",
+                [](double v) { return v > 0 && v <= 1; });
+    oracle.read("max_instances", spec.oracle.max_instances, "a positive integer", kAtLeastOne);
+  }
 }
 
 json scaling_to_json(const ScalingSpec& spec) {
@@ -119,11 +127,17 @@ json autoscaler_to_json(const AutoscalerSpec& spec) {
                 {"scale_up_percent", t.scale_up_percent},
                 {"scale_up_instances", t.scale_up_instances},
                 {"min_instances", t.min_instances},
-                {"max_instances", t.max_instances}}}};
+                {"max_instances", t.max_instances}}},
+              {"oracle",
+               {{"window_s", spec.oracle.window.seconds()},
+                {"target_utilisation", spec.oracle.target_utilisation},
+                {"max_instances", spec.oracle.max_instances}}}};
 }
 
 std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spec,
-                                                       const std::vector<cluster::InstanceGroup>& start_state) {
+                                                       const std::vector<cluster::InstanceGroup>& start_state,
+                                                       SimTime tbt_target,
+                                                       std::unique_ptr<traces::RequestSource> lookahead) {
   std::vector<cluster::InstanceTag> pools;
   for (const auto& group : start_state) {
     if (std::find(pools.begin(), pools.end(), group.tag) == pools.end()) pools.push_back(group.tag);
@@ -144,6 +158,11 @@ std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spe
     case AutoscalerPolicy::kElastic: return std::make_unique<autoscale::ElasticAutoscaler>(spec.elastic, pools);
     case AutoscalerPolicy::kTargetTracking:
       return std::make_unique<autoscale::TargetTrackingAutoscaler>(spec.target_tracking, pools);
+    case AutoscalerPolicy::kOracle: {
+      autoscale::OracleConfig oracle = spec.oracle;
+      oracle.tbt_target = tbt_target;
+      return std::make_unique<autoscale::OracleAutoscaler>(oracle, pools, std::move(lookahead));
+    }
   }
   return nullptr;
 }
@@ -151,6 +170,7 @@ std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spe
 cluster::ScalingConfig manager_config(const ScalingSpec& scaling, const AutoscalerSpec& autoscaler) {
   cluster::ScalingConfig config = scaling.manager;
   if (autoscaler.policy == AutoscalerPolicy::kElastic) config.drain_timeout = autoscaler.elastic.drain_timeout;
+  if (autoscaler.policy == AutoscalerPolicy::kOracle) config.scale_up_delay = SimTime::zero();
   return config;
 }
 

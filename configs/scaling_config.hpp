@@ -7,6 +7,7 @@
 
 #include "configs/object_reader.hpp"
 #include "sim/autoscale/elastic_scheduler.hpp"
+#include "sim/autoscale/oracle.hpp"
 #include "sim/autoscale/target_tracking.hpp"
 #include "sim/cluster/scaling_manager.hpp"
 
@@ -14,12 +15,13 @@ namespace meshsim::configs {
 
 using engine::SimTime;
 
-enum class AutoscalerPolicy { kNone, kStatic, kElastic, kTargetTracking };
+enum class AutoscalerPolicy { kNone, kStatic, kElastic, kTargetTracking, kOracle };
 inline constexpr EnumNames kAutoscalerPolicyNames{
     std::array{std::pair{AutoscalerPolicy::kNone, std::string_view("none")},
                std::pair{AutoscalerPolicy::kStatic, std::string_view("static")},
                std::pair{AutoscalerPolicy::kElastic, std::string_view("elastic")},
-               std::pair{AutoscalerPolicy::kTargetTracking, std::string_view("target_tracking")}}};
+               std::pair{AutoscalerPolicy::kTargetTracking, std::string_view("target_tracking")},
+               std::pair{AutoscalerPolicy::kOracle, std::string_view("oracle")}}};
 
 // The "scaling" object: the ScalingManager's parameters, and whether it logs.
 struct ScalingSpec {
@@ -36,6 +38,7 @@ struct AutoscalerSpec {
   SimTime static_interval = SimTime::from_seconds(60);
   autoscale::ElasticConfig elastic;
   autoscale::TargetTrackingConfig target_tracking;
+  autoscale::OracleConfig oracle;  // its tbt_target is the scenario's SLO
 };
 
 void parse_scaling(ObjectReader& parent, ScalingSpec& spec);
@@ -44,10 +47,14 @@ nlohmann::json scaling_to_json(const ScalingSpec& spec);
 nlohmann::json autoscaler_to_json(const AutoscalerSpec& spec);
 
 // The policy `spec` names for a cluster with these pools (start-state tags); nullptr for
-// none. The manager's config as the policy needs it: the elastic policy's drain_timeout
-// is the manager's.
+// none. The oracle reads `lookahead` (its own copy of the workload) and sizes for
+// `tbt_target`; other policies ignore both.
 std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spec,
-                                                       const std::vector<cluster::InstanceGroup>& start_state);
+                                                       const std::vector<cluster::InstanceGroup>& start_state,
+                                                       SimTime tbt_target,
+                                                       std::unique_ptr<traces::RequestSource> lookahead);
+// The manager's config as the policy needs it: the elastic policy's drain_timeout is the
+// manager's; the oracle scales instantly (scale_up_delay 0).
 cluster::ScalingConfig manager_config(const ScalingSpec& scaling, const AutoscalerSpec& autoscaler);
 
 }  // namespace meshsim::configs

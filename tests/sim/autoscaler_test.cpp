@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/autoscale/elastic_scheduler.hpp"
+#include "sim/autoscale/oracle.hpp"
 #include "sim/autoscale/target_tracking.hpp"
 #include "tests/sim/llm_test_support.hpp"
 
@@ -199,6 +200,32 @@ TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastL
   StaticAutoscaler fixed({{InstanceTag::kMixed, 5}}, SimTime::from_seconds(60));
   fixed.decide(*w.manager);
   EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 5u);
+}
+
+// Hand-computed: SimplePerf(10, 100, 20, 1000), KV 100,000 tokens, mean prompt 1,000 and
+// output 1,000. Prefill: 1,000 tokens in 10 + 10 ms, 50,000 tokens/s. Decode: context
+// 1,500 per sequence, 20 + 1.5 B ms per iteration <= 100 ms gives B <= 53, but KV holds
+// 100,000 / 2,000 = 50 sequences: 50 tokens per 95 ms, 526.3 tokens/s. Window 100 s at
+// 80%: prompt work 2 s -> 1 instance; decode work 190 s -> ceil(2.375) = 3; both: 3.
+TEST(OracleTest, SizesEachPoolForTheComingWindowFromThePerformanceModel) {
+  World w(1);
+  auto config = base_config({{InstanceTag::kMixed, 1}});
+  cluster::LlmCluster cluster(w.sim, config, w.sink);
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
+  for (int i = 0; i < 100; ++i) rows.emplace_back(i * 0.5, 1000, 1000);   // 100 in [0, 50)
+  for (int i = 0; i < 10; ++i) rows.emplace_back(150 + i, 1000, 1000);   // 10 in [150, 160)
+  OracleConfig c;
+  c.window = SimTime::from_seconds(100);
+  OracleAutoscaler oracle(c, {InstanceTag::kMixed}, std::make_unique<traces::ListSource>(rows));
+  const auto first = oracle.demand(SimTime::zero());
+  EXPECT_EQ(first.requests, 100u);
+  EXPECT_EQ(first.output_tokens, 100'000u);
+  EXPECT_EQ(oracle.size_for(first, InstanceTag::kMixed, cluster), 3u);
+  EXPECT_EQ(oracle.size_for(first, InstanceTag::kToken, cluster), 3u);
+  EXPECT_EQ(oracle.size_for(first, InstanceTag::kPrompt, cluster), 1u);
+  EXPECT_EQ(oracle.demand(SimTime::from_seconds(100)).requests, 10u);
+  EXPECT_EQ(oracle.demand(SimTime::from_seconds(200)).requests, 0u);
+  EXPECT_EQ(oracle.size_for({}, InstanceTag::kMixed, cluster), 1u) << "an empty window keeps one instance";
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ RunOutcome replay(const nlohmann::json& config, const std::string& name, const s
 // Decisions see only what folding does not change, so every policy's outputs are the
 // same bytes folded or not, and every request is accounted for.
 TEST(AutoscalerCommandTest, EveryPolicyRunsFoldsExactlyAndAccountsForEveryRequest) {
-  for (const char* policy : {"static", "elastic", "target_tracking"}) {
+  for (const char* policy : {"static", "elastic", "target_tracking", "oracle"}) {
     SCOPED_TRACE(policy);
     auto config = default_config();
     config["run"]["until_s"] = 1200;
@@ -99,7 +99,7 @@ TEST(AutoscalerCommandTest, BadPoliciesAndParametersAreBadInputNamingTheKey) {
   auto config = default_config();
   auto run = replay(config, "bad_policy", "hpa");
   EXPECT_EQ(run.code, kExitBadInput);
-  EXPECT_NE(run.err.find("--autoscaler: expected one of 'none', 'static', 'elastic', 'target_tracking', got 'hpa'"),
+  EXPECT_NE(run.err.find("--autoscaler: expected one of 'none', 'static', 'elastic', 'target_tracking', 'oracle', got 'hpa'"),
             std::string::npos)
       << run.err;
 

@@ -170,9 +170,16 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   std::unique_ptr<autoscale::ScalingHarness> scaling;
   if (config.autoscaler.policy != configs::AutoscalerPolicy::kNone) {
     const auto& llm = std::get<configs::LlmServingSpec>(config.serving);
-    scaling = std::make_unique<autoscale::ScalingHarness>(sim, replay,
-                                                          configs::manager_config(config.scaling, config.autoscaler),
-                                                          configs::make_autoscaler(config.autoscaler, llm.start_state));
+    std::unique_ptr<traces::RequestSource> lookahead;
+    if (config.autoscaler.policy == configs::AutoscalerPolicy::kOracle) {
+      // The oracle's own copy of the workload (the same seed gives the same stream).
+      auto copy = traces::open_workload(config.workload, config.seed);
+      if (!copy) return fail(err, copy.error().message, kExitBadInput);
+      lookahead = std::move(*copy);
+    }
+    scaling = std::make_unique<autoscale::ScalingHarness>(
+        sim, replay, configs::manager_config(config.scaling, config.autoscaler),
+        configs::make_autoscaler(config.autoscaler, llm.start_state, config.replay.slo.tbt, std::move(lookahead)));
     if (config.scaling.log) {
       // Bare lines on the command's error stream, no wall-clock stamp: the simulated time
       // is in the line.

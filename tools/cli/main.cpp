@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--trace-events", replay.trace_events,
                          "Write instance activity as Chrome/Perfetto trace JSON to this file");
   replay_cmd->add_option("--autoscaler", replay.autoscaler,
-                         "Autoscaling policy: none, static, elastic or target_tracking (parameters from the "
-                         "config's autoscaler object)");
+                         "Autoscaling policy: none, static, elastic, target_tracking or oracle (parameters "
+                         "from the config's autoscaler object)");
   replay_cmd->add_flag("--scaling-log", replay.scaling_log, "Print the ScalingManager's actions on stderr");
   replay_cmd->add_flag("--quiet", replay.quiet, "Print no summary table");
 
