@@ -12,8 +12,12 @@ namespace meshsim::autoscale {
 
 // What target tracking measures on a pool's ACTIVE instances.
 enum class TrackedMetric {
-  kKvUtilisation,        // KV-cache tokens held / capacity (reserved KV: committed memory)
-  kRequestsPerInstance,  // requests assigned, running or waiting (concurrency, as Knative's KPA)
+  // Requests assigned, running or waiting: concurrency, the batch-size signal GKE
+  // recommends for LLM servers (and Knative's KPA metric). The default.
+  kRequestsPerInstance,
+  // KV-cache tokens held / capacity (vLLM's gpu_cache_usage_perc; reserved KV counts as
+  // held). A poor signal where KV is plentiful and decode time limits TBT.
+  kKvUtilisation,
 };
 inline constexpr EnumNames kTrackedMetricNames{
     std::array{std::pair{TrackedMetric::kKvUtilisation, std::string_view("kv_utilisation")},
@@ -21,8 +25,8 @@ inline constexpr EnumNames kTrackedMetricNames{
 
 // The Kubernetes HorizontalPodAutoscaler (autoscaling/v2) with its defaults.
 struct TargetTrackingConfig {
-  TrackedMetric metric = TrackedMetric::kKvUtilisation;
-  double target = 0.7;     // the metric's target value per instance
+  TrackedMetric metric = TrackedMetric::kRequestsPerInstance;
+  double target = 32;      // the metric's target value per instance (a fraction for kv_utilisation)
   double tolerance = 0.1;  // no change while |metric / target - 1| <= tolerance
   SimTime period = SimTime::from_seconds(15);
   SimTime scale_down_stabilization = SimTime::from_seconds(300);

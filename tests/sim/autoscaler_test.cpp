@@ -166,6 +166,7 @@ PoolSnapshot pool(std::uint32_t active, std::uint32_t starting, double kv_utilis
 
 TEST(TargetTrackingTest, FollowsTheHpaReplicaCalculatorToleranceRateLimitAndStabilisation) {
   TargetTrackingConfig c;
+  c.metric = TrackedMetric::kKvUtilisation;
   c.target = 0.5;
   TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed});
   const auto at = [](double s) { return SimTime::from_seconds(s); };
@@ -226,6 +227,14 @@ TEST(OracleTest, SizesEachPoolForTheComingWindowFromThePerformanceModel) {
   EXPECT_EQ(oracle.demand(SimTime::from_seconds(100)).requests, 10u);
   EXPECT_EQ(oracle.demand(SimTime::from_seconds(200)).requests, 0u);
   EXPECT_EQ(oracle.size_for({}, InstanceTag::kMixed, cluster), 1u) << "an empty window keeps one instance";
+}
+
+TEST(TargetTrackingTest, TheDefaultMetricIsRequestsPerInstance) {
+  TargetTrackingAutoscaler hpa(TargetTrackingConfig{}, {InstanceTag::kMixed});
+  PoolSnapshot p = pool(2, 0, 0.0);
+  p.active_requests = 128;  // 64 per instance against a target of 32
+  EXPECT_DOUBLE_EQ(hpa.metric(p), 64);
+  EXPECT_EQ(hpa.desired(p, SimTime::zero()), 4u);
 }
 
 }  // namespace

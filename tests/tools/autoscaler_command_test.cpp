@@ -55,7 +55,7 @@ TEST(AutoscalerCommandTest, EveryPolicyRunsFoldsExactlyAndAccountsForEveryReques
     SCOPED_TRACE(policy);
     auto config = default_config();
     config["run"]["until_s"] = 1200;
-    config["autoscaler"]["target_tracking"]["target"] = 0.3;
+    config["autoscaler"]["target_tracking"]["target"] = 16;
     config["autoscaler"]["elastic"]["requests_per_worker_capacity"] = 24;
     std::map<bool, RunOutcome> runs;
     for (const bool fold : {true, false}) {
