@@ -5,34 +5,27 @@
 namespace meshsim::autoscale {
 
 PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
+  const auto& totals = manager.cluster().pool_totals(tag);
   PoolSnapshot pool;
   pool.tag = tag;
-  const std::uint64_t capacity = manager.cluster().kv_capacity_tokens();
-  for (const auto& view : manager.cluster().instance_views()) {
-    if (view.tag != tag) continue;
-    switch (view.state) {
-      case InstanceState::kStarting: ++pool.starting; break;
-      case InstanceState::kDraining: ++pool.draining; break;
-      case InstanceState::kInactive: ++pool.inactive; break;
-      case InstanceState::kActive:
-        ++pool.active;
-        pool.active_requests += static_cast<std::uint64_t>(view.requests);
-        pool.pending_requests += static_cast<std::uint64_t>(view.requests) - view.running;
-        pool.kv_used += view.kv_used;
-        pool.kv_capacity += capacity;
-        pool.pending_tokens += view.pending_tokens;
-        break;
-    }
-  }
+  pool.active = totals.count(InstanceState::kActive);
+  pool.starting = totals.count(InstanceState::kStarting);
+  pool.draining = totals.count(InstanceState::kDraining);
+  pool.inactive = totals.count(InstanceState::kInactive);
+  pool.active_requests = static_cast<std::uint64_t>(totals.active_requests);
+  pool.pending_tokens = totals.active_pending_tokens;
   return pool;
 }
 
-std::vector<InstanceTag> pools_of(const ScalingManager& manager) {
-  std::vector<InstanceTag> tags;
-  for (const auto& group : manager.cluster().config().start_state) {
-    if (std::find(tags.begin(), tags.end(), group.tag) == tags.end()) tags.push_back(group.tag);
+PoolKv scan_active(const ScalingManager& manager, InstanceTag tag) {
+  PoolKv pool;
+  for (const auto& view : manager.cluster().instance_views()) {
+    if (view.tag != tag || view.state != InstanceState::kActive) continue;
+    pool.pending_requests += static_cast<std::uint64_t>(view.requests) - view.running;
+    pool.kv_used += view.kv_used;
+    pool.kv_capacity += manager.cluster().kv_capacity_tokens();
   }
-  return tags;
+  return pool;
 }
 
 void scale_pool_to(ScalingManager& manager, InstanceTag tag, std::uint32_t desired) {
@@ -43,9 +36,10 @@ void scale_pool_to(ScalingManager& manager, InstanceTag tag, std::uint32_t desir
   }
   if (current <= desired) return;
   // Newest STARTING first: they serve nothing yet.
-  auto views = manager.cluster().instance_views();
-  for (auto it = views.rbegin(); it != views.rend() && current > desired; ++it) {
-    if (it->tag == tag && it->state == InstanceState::kStarting && manager.cancel_scale_up(it->id)) --current;
+  while (current > desired) {
+    const auto starting = manager.newest_starting(tag);
+    if (!starting || !manager.cancel_scale_up(*starting)) break;
+    --current;
   }
   for (; current > desired; --current) {
     if (!manager.scale_down(tag)) return;

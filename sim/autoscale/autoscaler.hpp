@@ -17,22 +17,24 @@ using cluster::InstanceTag;
 using cluster::ScalingManager;
 using engine::SimTime;
 
-// One pool (the instances of one tag) as an autoscaler sees it at a decision. Only
-// fold-invariant quantities: a decision is the same whether decode runs are folded.
+// One pool (the instances of one tag) as an autoscaler sees it at a decision, in O(1)
+// (from LlmCluster::pool_totals). Only fold-invariant quantities: a decision is the same
+// whether decode runs are folded.
 struct PoolSnapshot {
   InstanceTag tag = InstanceTag::kMixed;
   std::uint32_t active = 0, starting = 0, draining = 0, inactive = 0;
-  std::uint64_t active_requests = 0;   // assigned to ACTIVE instances, running or waiting
-  std::uint64_t pending_requests = 0;  // of those, waiting (not in the running batch)
-  std::uint64_t kv_used = 0;           // KV tokens held on ACTIVE instances
-  std::uint64_t kv_capacity = 0;       // KV tokens ACTIVE instances hold at most
-  std::int64_t pending_tokens = 0;     // on ACTIVE instances
+  std::uint64_t active_requests = 0;  // assigned to ACTIVE instances, running or waiting
+  std::int64_t pending_tokens = 0;    // on ACTIVE instances
   // Instances counted as the pool's size (Kubernetes' "current replicas").
   std::uint32_t current() const { return active + starting; }
 };
 PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag);
-// The tags the cluster's start state has: the pools an autoscaler manages.
-std::vector<InstanceTag> pools_of(const ScalingManager& manager);
+// What costs a walk over the pool's instances, O(n): requests waiting (not in the running
+// batch) and KV tokens held on its ACTIVE instances, and the KV they can hold.
+struct PoolKv {
+  std::uint64_t pending_requests = 0, kv_used = 0, kv_capacity = 0;
+};
+PoolKv scan_active(const ScalingManager& manager, InstanceTag tag);
 
 // Brings a pool's size (ACTIVE + STARTING) to `desired`: scale-ups, or first cancelled
 // scale-ups still STARTING (newest first), then drains of the least-loaded ACTIVE

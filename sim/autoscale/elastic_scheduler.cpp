@@ -26,7 +26,9 @@ double ElasticScheduler::load_ratio(const PoolSnapshot& pool) const {
 
 bool ElasticScheduler::add_worker(ScalingManager& manager) {
   for (const auto& view : manager.cluster().instance_views()) {
-    if (view.tag == pool_ && view.state == InstanceState::kInactive) return static_cast<bool>(manager.reactivate(view.id));
+    if (view.tag == pool_ && view.state == InstanceState::kInactive) {
+      return static_cast<bool>(manager.reactivate(view.id));
+    }
   }
   return static_cast<bool>(manager.scale_up_full(pool_));
 }
@@ -94,7 +96,7 @@ std::map<std::string, double> ElasticScheduler::get_metrics(const ScalingManager
           {"draining_workers", pool.draining},
           {"total_workers", pool.active + pool.starting + pool.draining + pool.inactive},
           {"active_requests", static_cast<double>(pool.active_requests)},
-          {"pending_requests", static_cast<double>(pool.pending_requests)},
+          {"pending_requests", static_cast<double>(scan_active(manager, pool_).pending_requests)},
           {"load_ratio", load_ratio(pool)},
           {"total_capacity", pool.active * config_.requests_per_worker_capacity}};
 }

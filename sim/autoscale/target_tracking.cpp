@@ -5,22 +5,22 @@
 
 namespace meshsim::autoscale {
 
-double TargetTrackingAutoscaler::metric(const PoolSnapshot& pool) const {
+double TargetTrackingAutoscaler::metric(const PoolSnapshot& pool, const PoolKv& kv) const {
   if (pool.active == 0) return 0.0;
   switch (config_.metric) {
     case TrackedMetric::kKvUtilisation:
-      return pool.kv_capacity > 0 ? static_cast<double>(pool.kv_used) / static_cast<double>(pool.kv_capacity) : 0.0;
+      return kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0;
     case TrackedMetric::kRequestsPerInstance:
       return static_cast<double>(pool.active_requests) / pool.active;
   }
   return 0.0;
 }
 
-std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, SimTime now) {
+std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) {
   const std::uint32_t current = pool.current();
   std::uint32_t recommendation = current;
   if (pool.active > 0) {
-    const double ratio = metric(pool) / config_.target;
+    const double ratio = metric(pool, kv) / config_.target;
     if (std::abs(ratio - 1.0) > config_.tolerance) {
       recommendation = static_cast<std::uint32_t>(std::min(1e6, std::ceil(ratio * pool.active)));
     }
@@ -45,7 +45,9 @@ std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, SimTim
 void TargetTrackingAutoscaler::decide(ScalingManager& manager) {
   for (const InstanceTag tag : pools_) {
     const PoolSnapshot pool = snapshot(manager, tag);
-    scale_pool_to(manager, tag, desired(pool, manager.cluster().now()));
+    // Only the KV metric needs the walk over the pool's instances.
+    const PoolKv kv = config_.metric == TrackedMetric::kKvUtilisation ? scan_active(manager, tag) : PoolKv{};
+    scale_pool_to(manager, tag, desired(pool, kv, manager.cluster().now()));
   }
 }
 

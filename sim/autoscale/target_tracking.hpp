@@ -50,9 +50,10 @@ class TargetTrackingAutoscaler final : public Autoscaler {
   std::string_view name() const override { return "target_tracking"; }
   SimTime interval() const override { return config_.period; }
   void decide(ScalingManager& manager) override;
-  // The size the rules want for `pool` now (records the recommendation).
-  std::uint32_t desired(const PoolSnapshot& pool, SimTime now);
-  double metric(const PoolSnapshot& pool) const;
+  // The size the rules want for `pool` now (records the recommendation); `kv` matters for
+  // the KV metric only.
+  std::uint32_t desired(const PoolSnapshot& pool, const PoolKv& kv, SimTime now);
+  double metric(const PoolSnapshot& pool, const PoolKv& kv) const;
 
  private:
   TargetTrackingConfig config_;

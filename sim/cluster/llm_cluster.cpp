@@ -77,10 +77,23 @@ std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
   return 0;
 }
 
+std::int64_t LlmCluster::scale_down_load(const Instance& in) {
+  return in.tag == InstanceTag::kToken ? in.kv_promised : in.pending_tokens;
+}
+
+// Called after every change of an instance's loads: the router, the scale-down index and
+// the pool totals follow (the last two only count ACTIVE instances).
 void LlmCluster::refresh_load(std::uint32_t instance) {
-  const Instance& in = *instances_[instance];
+  Instance& in = *instances_[instance];
   PoolRouter& router = router_for(in.tag);
   router.update(instance, load_of(in, router.policy()));
+  if (in.state != InstanceState::kActive) return;
+  const auto tag = static_cast<std::size_t>(in.tag);
+  scale_down_index_[tag].update(instance, scale_down_load(in));
+  pools_[tag].active_requests += in.requests - in.counted_requests;
+  pools_[tag].active_pending_tokens += in.pending_tokens - in.counted_pending_tokens;
+  in.counted_requests = in.requests;
+  in.counted_pending_tokens = in.pending_tokens;
 }
 
 void LlmCluster::submit(const traces::TraceRequest& request) {
@@ -237,21 +250,26 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
 
 ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
   InstanceCounts counts;
-  for (const auto& in : instances_) {
-    if (in->removed) continue;
-    switch (in->tag) {
-      case InstanceTag::kPrompt: ++counts.prompt; break;
-      case InstanceTag::kToken: ++counts.token; break;
-      case InstanceTag::kMixed: ++counts.mixed; break;
+  for (std::size_t tag = 0; tag < pools_.size(); ++tag) {
+    std::uint32_t existing = 0;
+    for (const std::uint32_t n : pools_[tag].by_state) existing += n;
+    switch (static_cast<InstanceTag>(tag)) {
+      case InstanceTag::kPrompt: counts.prompt = existing; break;
+      case InstanceTag::kToken: counts.token = existing; break;
+      case InstanceTag::kMixed: counts.mixed = existing; break;
     }
-    switch (in->state) {
-      case InstanceState::kStarting: ++counts.starting; break;
-      case InstanceState::kActive: ++counts.active; break;
-      case InstanceState::kDraining: ++counts.draining; break;
-      case InstanceState::kInactive: ++counts.inactive; break;
-    }
+    counts.starting += pools_[tag].count(InstanceState::kStarting);
+    counts.active += pools_[tag].count(InstanceState::kActive);
+    counts.draining += pools_[tag].count(InstanceState::kDraining);
+    counts.inactive += pools_[tag].count(InstanceState::kInactive);
   }
   return counts;
+}
+
+std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
+  const LoadIndex& index = scale_down_index_[static_cast<std::size_t>(tag)];
+  if (index.empty()) return std::nullopt;
+  return index.least();
 }
 
 std::uint64_t LlmCluster::kv_used_tokens() const {

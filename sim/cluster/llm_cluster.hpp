@@ -1,8 +1,10 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,7 +165,28 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::optional<std::uint32_t> remove_instance(std::uint32_t instance);
   // Instances that hold a server (STARTING, ACTIVE or DRAINING).
   std::uint32_t attached_instances() const { return attached_; }
+  // A pool's figures kept up to date as they change (O(1) to read): instances by state,
+  // and the requests and pending prompt tokens of its ACTIVE instances.
+  struct PoolTotals {
+    std::array<std::uint32_t, 4> by_state{};  // indexed by InstanceState
+    std::int64_t active_requests = 0;
+    std::int64_t active_pending_tokens = 0;
+    std::uint32_t count(InstanceState state) const { return by_state[static_cast<std::size_t>(state)]; }
+  };
+  const PoolTotals& pool_totals(InstanceTag tag) const { return pools_[static_cast<std::size_t>(tag)]; }
+  // The ACTIVE instance of `tag` a scale-down takes, in O(1): prompt and mixed by fewest
+  // pending prompt tokens, token by least KV memory held or promised to its requests;
+  // ties to the lowest id. None when the pool has no ACTIVE instance.
+  std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
   std::optional<InstanceView> instance(std::uint32_t id) const;
+  // O(1) (instance() also walks the running segment for its KV use): the state and tag
+  // of an instance that exists.
+  std::optional<InstanceState> state_of(std::uint32_t id) const;
+  InstanceTag tag_of(std::uint32_t id) const;
+  // The lifecycle's bookkeeping agrees with the instances (pool totals, routers and the
+  // scale-down index hold exactly the ACTIVE ones, server loads, counts, no request on an
+  // INACTIVE instance); empty when all is well. O(instances): for tests and --check.
+  std::vector<std::string> check_invariants() const;
   // Existing instances, by id.
   std::vector<InstanceView> instance_views() const;
 
@@ -182,9 +205,13 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;
   PoolRouter& router_for(InstanceTag tag) { return tag == InstanceTag::kToken ? token_router_ : prompt_router_; }
+  const PoolRouter& router_for(InstanceTag tag) const {
+    return tag == InstanceTag::kToken ? token_router_ : prompt_router_;
+  }
   void assign(std::uint32_t instance, std::uint32_t slot);
   void refresh_load(std::uint32_t instance);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
+  static std::int64_t scale_down_load(const Instance& in);
   void wake(std::uint32_t instance);
   void prefill_done(std::uint32_t instance, std::uint32_t slot);
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
@@ -230,6 +257,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // the queue still point to); `removed` marks the gone.
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<std::uint32_t> server_load_;  // instances per server id; kNoServer when removed
+  std::set<std::uint32_t> servers_with_room_;
   std::uint32_t servers_alive_ = 0;
   std::uint32_t existing_ = 0;  // instances not removed
   std::uint32_t attached_ = 0;  // instances on a server (STARTING, ACTIVE, DRAINING)
@@ -237,6 +265,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t prompt_side_ = 0;  // prompt-tag instances not removed (they need token instances)
   PoolRouter prompt_router_;       // ACTIVE prompt and mixed instances
   PoolRouter token_router_;        // ACTIVE token instances
+  std::array<PoolTotals, 3> pools_{};        // by InstanceTag
+  std::array<LoadIndex, 3> scale_down_index_;  // ACTIVE instances by least_loaded's load, by tag
   std::vector<Live> live_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends

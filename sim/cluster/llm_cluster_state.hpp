@@ -38,6 +38,7 @@ struct LlmCluster::Instance {
   InstanceTag tag = InstanceTag::kMixed;
   InstanceState state = InstanceState::kStarting;
   bool removed = false;
+  bool counted_state = false;  // in the pool totals' counts by state
   bool evacuating = false;  // DRAINING past its timeout: its requests move at the next boundary
   std::uint32_t server = 0;
   std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see start_iteration)
@@ -58,6 +59,9 @@ struct LlmCluster::Instance {
   std::int64_t requests = 0;
   std::int64_t pending_tokens = 0;
   std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
+  // What of `requests` and `pending_tokens` the pool totals hold (while ACTIVE).
+  std::int64_t counted_requests = 0;
+  std::int64_t counted_pending_tokens = 0;
 
   bool has_waiting() const {
     return !prompts.empty() || !starved.empty() || !paused.empty() || !holders.empty() || !newcomers.empty();

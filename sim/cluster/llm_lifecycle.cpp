@@ -28,7 +28,28 @@ LlmCluster::Instance& LlmCluster::existing(std::uint32_t instance, const char* c
 }
 
 void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
-  instances_[instance]->state = state;
+  Instance& in = *instances_[instance];
+  const auto tag = static_cast<std::size_t>(in.tag);
+  PoolTotals& pool = pools_[tag];
+  if (in.state == InstanceState::kActive) {
+    // Leaving ACTIVE: out of the totals and the scale-down index.
+    pool.active_requests -= in.counted_requests;
+    pool.active_pending_tokens -= in.counted_pending_tokens;
+    in.counted_requests = in.counted_pending_tokens = 0;
+    scale_down_index_[tag].remove(instance);
+  }
+  // A new instance enters the counts here (its state field starts as STARTING).
+  if (!in.counted_state) {
+    in.counted_state = true;
+  } else {
+    --pool.by_state[static_cast<std::size_t>(in.state)];
+  }
+  ++pool.by_state[static_cast<std::size_t>(state)];
+  in.state = state;
+  if (state == InstanceState::kActive) {
+    scale_down_index_[tag].add(instance, scale_down_load(in));
+    refresh_load(instance);
+  }
   account_levels();
   if (activity_ != nullptr) activity_->on_instance_state(instance, kInstanceStateNames.name(state), sim_.now());
 }
@@ -36,6 +57,7 @@ void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
 std::uint32_t LlmCluster::add_server() {
   const auto id = static_cast<std::uint32_t>(server_load_.size());
   server_load_.push_back(0);
+  servers_with_room_.insert(id);
   ++servers_alive_;
   account_levels();
   return id;
@@ -48,15 +70,14 @@ std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
 }
 
 std::optional<std::uint32_t> LlmCluster::server_with_room() const {
-  for (std::uint32_t server = 0; server < server_load_.size(); ++server) {
-    if (server_load_[server] != kNoServer && server_load_[server] < instances_per_server()) return server;
-  }
-  return std::nullopt;
+  if (servers_with_room_.empty()) return std::nullopt;
+  return *servers_with_room_.begin();
 }
 
 void LlmCluster::remove_server(std::uint32_t server) {
   MESHSIM_CHECK(server_instances(server) == 0, "server " + std::to_string(server) + " still holds instances");
   server_load_[server] = kNoServer;
+  servers_with_room_.erase(server);
   --servers_alive_;
   account_levels();
 }
@@ -65,13 +86,14 @@ void LlmCluster::attach(Instance& in, std::uint32_t server) {
   MESHSIM_CHECK(server_instances(server) < instances_per_server(),
                 "server " + std::to_string(server) + " has no room for another instance");
   in.server = server;
-  ++server_load_[server];
+  if (++server_load_[server] == instances_per_server()) servers_with_room_.erase(server);
   ++attached_;
 }
 
 std::uint32_t LlmCluster::detach(Instance& in) {
   const std::uint32_t server = in.server;
   --server_load_[server];
+  servers_with_room_.insert(server);
   --attached_;
   in.server = kNoServer;
   return server;
@@ -221,11 +243,86 @@ std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance)
   std::optional<std::uint32_t> server;
   if (in.state == InstanceState::kStarting) server = detach(in);
   in.removed = true;
+  --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
   --existing_;
   if (in.tag == InstanceTag::kPrompt) --prompt_side_;
   account_levels();
   if (activity_ != nullptr) activity_->on_instance_state(instance, "removed", sim_.now());
   return server;
+}
+
+std::vector<std::string> LlmCluster::check_invariants() const {
+  std::vector<std::string> problems;
+  const auto fail = [&](const std::string& what) { problems.push_back(what); };
+  std::array<PoolTotals, 3> totals{};
+  std::vector<std::uint32_t> loads(server_load_.size(), 0);
+  std::uint32_t existing = 0, attached = 0, serving = 0, prompt_side = 0;
+  for (std::uint32_t id = 0; id < instances_.size(); ++id) {
+    const Instance& in = *instances_[id];
+    const std::string name = "instance " + std::to_string(id);
+    const bool active = !in.removed && in.state == InstanceState::kActive;
+    if (router_for(in.tag).contains(id) != active) fail(name + ": routed to exactly when ACTIVE");
+    if (scale_down_index_[static_cast<std::size_t>(in.tag)].contains(id) != active) {
+      fail(name + ": in the scale-down index only when ACTIVE");
+    }
+    if (in.removed) continue;
+    ++existing;
+    PoolTotals& pool = totals[static_cast<std::size_t>(in.tag)];
+    ++pool.by_state[static_cast<std::size_t>(in.state)];
+    if (active) {
+      pool.active_requests += in.requests;
+      pool.active_pending_tokens += in.pending_tokens;
+    }
+    serving += in.state == InstanceState::kActive || in.state == InstanceState::kDraining;
+    prompt_side += in.tag == InstanceTag::kPrompt;
+    const bool on_server = in.state != InstanceState::kInactive;
+    if (on_server != (in.server != kNoServer)) fail(name + ": on a server exactly when not INACTIVE");
+    if (in.server != kNoServer) {
+      ++attached;
+      if (in.server >= loads.size() || server_load_[in.server] == kNoServer) {
+        fail(name + ": on server " + std::to_string(in.server) + ", which does not exist");
+      } else {
+        ++loads[in.server];
+      }
+    }
+    if ((in.state == InstanceState::kInactive || in.state == InstanceState::kStarting) &&
+        (in.requests != 0 || in.busy || in.has_waiting() || in.kv_used != 0)) {
+      fail(name + " holds work while " + std::string(kInstanceStateNames.name(in.state)));
+    }
+  }
+  for (std::size_t tag = 0; tag < totals.size(); ++tag) {
+    const auto& want = totals[tag];
+    const auto& have = pools_[tag];
+    if (want.by_state != have.by_state || want.active_requests != have.active_requests ||
+        want.active_pending_tokens != have.active_pending_tokens) {
+      fail("pool " + std::string(kInstanceTagNames.name(static_cast<InstanceTag>(tag))) +
+           ": its totals disagree with its instances");
+    }
+  }
+  for (std::uint32_t server = 0; server < server_load_.size(); ++server) {
+    const bool alive = server_load_[server] != kNoServer;
+    if (alive && (server_load_[server] < instances_per_server()) != (servers_with_room_.count(server) == 1)) {
+      fail("server " + std::to_string(server) + ": listed as having room exactly when it has");
+    }
+    if (alive && server_load_[server] != loads[server]) {
+      fail("server " + std::to_string(server) + ": counts " + std::to_string(server_load_[server]) +
+           " instances, holds " + std::to_string(loads[server]));
+    }
+  }
+  if (existing != existing_ || attached != attached_ || serving != serving_ || prompt_side != prompt_side_) {
+    fail("instance counts disagree with the instances");
+  }
+  return problems;
+}
+
+std::optional<InstanceState> LlmCluster::state_of(std::uint32_t id) const {
+  if (id >= instances_.size() || instances_[id]->removed) return std::nullopt;
+  return instances_[id]->state;
+}
+
+InstanceTag LlmCluster::tag_of(std::uint32_t id) const {
+  MESHSIM_CHECK(id < instances_.size(), "tag_of: no instance " + std::to_string(id));
+  return instances_[id]->tag;
 }
 
 std::optional<LlmCluster::InstanceView> LlmCluster::instance(std::uint32_t id) const {

@@ -1,8 +1,7 @@
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <set>
 
 #include "sim/cluster/load_index.hpp"
 #include "sim/engine/check.hpp"
@@ -24,8 +23,9 @@ inline constexpr EnumNames kRoutePolicyNames{
                std::pair{RoutePolicy::kLeastKvMemory, std::string_view("least_kv_memory")}}};
 
 // The instances of one pool that take requests (ACTIVE ones) and the choice among them:
-// O(1) per request and O(log n) per load change for the load policies; members join and
-// leave as instances are scaled.
+// O(1) per request and O(log n) per load change for the load policies, O(log n) for round
+// robin (instances in id order, continuing after the last chosen); members join and leave
+// in O(log n) as instances are scaled.
 class PoolRouter {
  public:
   explicit PoolRouter(RoutePolicy policy) : policy_(policy) {}
@@ -35,21 +35,15 @@ class PoolRouter {
   std::size_t size() const { return members_.size(); }
   bool contains(std::uint32_t member) const { return index_.contains(member); }
 
-  // Joins the pool (last in round-robin order).
   void add(std::uint32_t member, std::int64_t load) {
     if (index_.contains(member)) return;
     index_.add(member, load);
-    members_.push_back(member);
+    members_.insert(member);
   }
   void remove(std::uint32_t member) {
     if (!index_.contains(member)) return;
     index_.remove(member);
-    const auto it = std::find(members_.begin(), members_.end(), member);
-    const auto position = static_cast<std::uint32_t>(it - members_.begin());
-    members_.erase(it);
-    // Round robin goes on with the member that followed the removed one.
-    if (position < next_) --next_;
-    if (next_ >= members_.size()) next_ = 0;
+    members_.erase(member);
   }
   void update(std::uint32_t member, std::int64_t load) { index_.update(member, load); }
 
@@ -57,16 +51,17 @@ class PoolRouter {
   std::uint32_t pick() {
     MESHSIM_CHECK(!members_.empty(), "PoolRouter::pick: the pool has no instance taking requests");
     if (policy_ != RoutePolicy::kRoundRobin) return index_.least();
-    const std::uint32_t chosen = members_[next_];
-    next_ = (next_ + 1) % static_cast<std::uint32_t>(members_.size());
-    return chosen;
+    auto it = members_.lower_bound(next_);
+    if (it == members_.end()) it = members_.begin();
+    next_ = *it + 1;
+    return *it;
   }
 
  private:
   RoutePolicy policy_;
   LoadIndex index_;
-  std::vector<std::uint32_t> members_;  // round-robin order
-  std::uint32_t next_ = 0;
+  std::set<std::uint32_t> members_;  // by id: the round-robin order
+  std::uint32_t next_ = 0;           // round robin: the first id to consider next
 };
 
 }  // namespace meshsim::cluster

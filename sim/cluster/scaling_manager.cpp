@@ -20,13 +20,12 @@ std::string ScalingManager::at_now() const {
   return text;
 }
 
-void ScalingManager::log(const std::string& line) const {
-  if (log_) log_(line);
-}
+// Callers check log_ first, so no line is built when nobody listens.
+void ScalingManager::log(const std::string& line) const { log_(line); }
 
 Error ScalingManager::blocked(std::string why) {
   ++counts_.blocked;
-  log("[Action Blocked] " + why);
+  if (log_) log("[Action Blocked] " + why);
   return Error{std::move(why)};
 }
 
@@ -53,28 +52,28 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
   ScaleUp added;
   added.server = take_server();
   added.instance = cluster_.add_instance(tag, added.server);
+  starting_[static_cast<std::size_t>(tag)].insert(added.instance);
   ++counts_.scale_ups;
-  log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
+  if (log_) log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
       std::to_string(added.instance));
   sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, added.instance});
   return added;
 }
 
 Status ScalingManager::begin_drain(std::uint32_t instance, bool remove) {
-  const auto view = cluster_.instance(instance);
-  if (!view || view->state != InstanceState::kActive) {
+  if (cluster_.state_of(instance) != InstanceState::kActive) {
     return blocked("Cannot drain instance " + std::to_string(instance) + ", it is not ACTIVE");
   }
-  const std::string_view pool = kInstanceTagNames.name(view->tag);
-  if (count(view->tag, InstanceState::kActive) <= config_.min_instances_per_pool) {
-    return blocked("Cannot remove " + std::string(pool) + ", min limit reached");
+  const InstanceTag tag = cluster_.tag_of(instance);
+  if (count(tag, InstanceState::kActive) <= config_.min_instances_per_pool) {
+    return blocked("Cannot remove " + std::string(kInstanceTagNames.name(tag)) + ", min limit reached");
   }
   if (auto drained = cluster_.drain(instance); !drained) return blocked(drained.error().message);
   Draining& d = draining_[instance];
   d.since = sim_.now();
   d.remove = remove;
   d.serial = ++drain_serials_;
-  log("[ScalingManager] Instance " + std::to_string(instance) + " draining started at " + at_now());
+  if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " draining started at " + at_now());
   if (config_.drain_timeout) {
     sim_.schedule_after(*config_.drain_timeout, *this,
                         engine::EventPayload{kEvacuate, (std::uint64_t{d.serial} << 32) | instance});
@@ -96,46 +95,38 @@ Status ScalingManager::deactivate(std::uint32_t instance) {
 }
 
 Status ScalingManager::cancel_scale_up(std::uint32_t instance) {
-  const auto view = cluster_.instance(instance);
-  if (!view || view->state != InstanceState::kStarting) {
+  if (cluster_.state_of(instance) != InstanceState::kStarting) {
     return blocked("Cannot cancel instance " + std::to_string(instance) + ", it is not STARTING");
   }
+  starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].erase(instance);
   const std::uint32_t server = *cluster_.remove_instance(instance);
   ++counts_.scale_downs;
   ++counts_.instances_removed;
-  log("[ScalingManager] Instance " + std::to_string(instance) + " cancelled while starting at " + at_now());
+  if (log_) {
+    log("[ScalingManager] Instance " + std::to_string(instance) + " cancelled while starting at " + at_now());
+  }
   release_if_idle(server);
   return Ok{};
 }
 
 Status ScalingManager::reactivate(std::uint32_t instance) {
-  const auto view = cluster_.instance(instance);
-  if (!view || view->state != InstanceState::kInactive) {
+  if (cluster_.state_of(instance) != InstanceState::kInactive) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
   if (auto room = room_for_one_more(); !room) return room;
   const std::uint32_t server = take_server();
   cluster_.restart(instance, server);
+  starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].insert(instance);
   ++counts_.scale_ups;
-  log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " + std::to_string(server) +
-      " at " + at_now());
+  if (log_) {
+    log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " +
+        std::to_string(server) + " at " + at_now());
+  }
   sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, instance});
   return Ok{};
 }
 
-std::optional<std::uint32_t> ScalingManager::least_loaded(InstanceTag tag) const {
-  std::optional<std::uint32_t> best;
-  std::uint64_t best_load = 0;
-  for (const auto& view : get_active_instances(tag)) {
-    const std::uint64_t load =
-        tag == InstanceTag::kToken ? view.kv_used : static_cast<std::uint64_t>(view.pending_tokens);
-    if (!best || load <= best_load) {  // views come by id: ties go to the newest
-      best = view.id;
-      best_load = load;
-    }
-  }
-  return best;
-}
+std::optional<std::uint32_t> ScalingManager::least_loaded(InstanceTag tag) const { return cluster_.least_loaded(tag); }
 
 Status ScalingManager::scale_down(InstanceTag tag) {
   const auto chosen = least_loaded(tag);
@@ -147,10 +138,10 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
   switch (payload.a) {
     case kActivate: {
       const auto instance = static_cast<std::uint32_t>(payload.b);
-      const auto view = cluster_.instance(instance);
-      if (!view || view->state != InstanceState::kStarting) return;
+      if (cluster_.state_of(instance) != InstanceState::kStarting) return;
+      starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].erase(instance);
       cluster_.activate(instance);
-      log("[ScalingManager] Instance " + std::to_string(instance) + " scaled up at " + at_now());
+      if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " scaled up at " + at_now());
       return;
     }
     case kDrainCheck: check_draining(); return;
@@ -161,7 +152,7 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
       const auto view = cluster_.instance(instance);
       if (!view || view->state != InstanceState::kDraining || view->evacuating) return;
       ++counts_.evacuations;
-      log("[ScalingManager] Instance " + std::to_string(instance) + " drain timeout at " + at_now() + ": " +
+      if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " drain timeout at " + at_now() + ": " +
           std::to_string(view->requests) + " requests move to ACTIVE instances");
       cluster_.evacuate(instance);
       return;
@@ -174,7 +165,7 @@ void ScalingManager::release_if_idle(std::uint32_t server) {
   if (cluster_.server_instances(server) != 0) return;
   cluster_.remove_server(server);
   ++counts_.servers_removed;
-  log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
+  if (log_) log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
 }
 
 void ScalingManager::check_draining() {
@@ -189,9 +180,9 @@ void ScalingManager::check_draining() {
     if (remove) {
       cluster_.remove_instance(instance);
       ++counts_.instances_removed;
-      log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());
+      if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());
     } else {
-      log("[ScalingManager] Instance " + std::to_string(instance) + " inactive at " + at_now());
+      if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " inactive at " + at_now());
     }
     release_if_idle(server);
   }
@@ -207,13 +198,17 @@ std::vector<LlmCluster::InstanceView> ScalingManager::get_active_instances(std::
 }
 
 std::uint32_t ScalingManager::count(InstanceTag tag, InstanceState state) const {
-  std::uint32_t n = 0;
-  for (const auto& view : cluster_.instance_views()) n += view.tag == tag && view.state == state;
-  return n;
+  return cluster_.pool_totals(tag).count(state);
+}
+
+std::optional<std::uint32_t> ScalingManager::newest_starting(InstanceTag tag) const {
+  const auto& ids = starting_[static_cast<std::size_t>(tag)];
+  if (ids.empty()) return std::nullopt;
+  return *ids.rbegin();
 }
 
 ScalingStatus ScalingManager::get_status_summary() const {
-  const auto counts = cluster_.instance_counts();
+  const auto counts = cluster_.instance_counts();  // O(1): from the pool totals
   ScalingStatus status;
   status.active_instances = counts.active;
   status.scaling_up_instances = counts.starting;

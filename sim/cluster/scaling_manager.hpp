@@ -1,6 +1,8 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <set>
 #include <functional>
 #include <map>
 #include <optional>
@@ -45,15 +47,15 @@ struct ScalingCounts {
   std::uint64_t instances_removed = 0, servers_removed = 0, evacuations = 0;
 };
 
-// The actuator of seed 004 over an elastic cluster: scale_up_full places a STARTING
+// The actuator of seed 004 over an elastic cluster. scale_up_full places a STARTING
 // instance on a server with room for it, or creates a server (one instance per server
 // when an instance fills one, as in the seed; smaller ones are packed, so no half-empty
-// server is paid for), and the instance becomes ACTIVE after scale_up_delay; scale_down_full drains an instance, checks it every
-// drain_check_interval, removes it once empty and then its server when idle. Instances
-// get the start state's configuration (the cluster has one model, parallelism and SKU).
-// Limits are enforced here: an action that would break min_instances_per_pool,
-// max_total_instances or max_servers is refused and logged as blocked, never an error.
-// Draining never blocks the simulation: every step is an event.
+// server is paid for); it becomes ACTIVE after scale_up_delay. scale_down_full drains an
+// instance, checks it every drain_check_interval, removes it once empty and then its
+// server when idle. Instances get the start state's configuration (the cluster has one
+// model, parallelism and SKU). Limits are enforced here: an action that would break
+// min_instances_per_pool, max_total_instances or max_servers is refused and logged as
+// blocked, never an error. Draining never blocks the simulation: every step is an event.
 class ScalingManager final : private engine::EventHandler {
  public:
   using LogSink = std::function<void(std::string_view line)>;
@@ -74,8 +76,8 @@ class ScalingManager final : private engine::EventHandler {
   // Drains ACTIVE `instance`; removes it, then its server if idle, once drained. Error
   // (blocked): the pool would fall below min_instances_per_pool, or it is not ACTIVE.
   Status scale_down_full(std::uint32_t instance);
-  // The ACTIVE instance of `tag` a scale-down takes: prompt and mixed by fewest pending
-  // prompt tokens, token by least KV memory in use; ties to the newest.
+  // The ACTIVE instance of `tag` a scale-down takes (LlmCluster::least_loaded: prompt and
+  // mixed by fewest pending prompt tokens, token by least KV memory held or promised).
   std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
   // scale_down_full(least_loaded(tag)).
   Status scale_down(InstanceTag tag);
@@ -91,6 +93,8 @@ class ScalingManager final : private engine::EventHandler {
 
   std::vector<LlmCluster::InstanceView> get_active_instances(std::optional<InstanceTag> tag = std::nullopt) const;
   std::uint32_t count(InstanceTag tag, InstanceState state) const;
+  // The most recent scale-up of `tag` still STARTING, if any.
+  std::optional<std::uint32_t> newest_starting(InstanceTag tag) const;
   ScalingStatus get_status_summary() const;
   const ScalingCounts& counts() const { return counts_; }
   LlmCluster& cluster() { return cluster_; }
@@ -120,6 +124,7 @@ class ScalingManager final : private engine::EventHandler {
   LogSink log_;
   std::map<std::uint32_t, Draining> draining_;  // by instance id
   std::uint32_t drain_serials_ = 0;
+  std::array<std::set<std::uint32_t>, 3> starting_;  // STARTING instances by tag
   engine::Timer drain_check_;
   ScalingCounts counts_;
 };

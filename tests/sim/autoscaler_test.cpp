@@ -155,13 +155,23 @@ TEST(ElasticSchedulerTest, ConfigsWithoutAGapBetweenThresholdsAreRefused) {
   EXPECT_EQ(check(c).size(), 1u);
 }
 
-PoolSnapshot pool(std::uint32_t active, std::uint32_t starting, double kv_utilisation) {
-  PoolSnapshot p;
-  p.active = active;
-  p.starting = starting;
-  p.kv_capacity = 1000ull * active;
-  p.kv_used = static_cast<std::uint64_t>(kv_utilisation * static_cast<double>(p.kv_capacity));
+// A pool of `active` ACTIVE instances at `kv_utilisation` of their KV, and what the
+// target tracker reads of it.
+struct Pool {
+  PoolSnapshot snapshot;
+  PoolKv kv;
+};
+Pool pool(std::uint32_t active, std::uint32_t starting, double kv_utilisation) {
+  Pool p;
+  p.snapshot.active = active;
+  p.snapshot.starting = starting;
+  p.kv.kv_capacity = 1000ull * active;
+  p.kv.kv_used = static_cast<std::uint64_t>(kv_utilisation * static_cast<double>(p.kv.kv_capacity));
   return p;
+}
+
+std::uint32_t desired(TargetTrackingAutoscaler& hpa, const Pool& p, SimTime at) {
+  return hpa.desired(p.snapshot, p.kv, at);
 }
 
 TEST(TargetTrackingTest, FollowsTheHpaReplicaCalculatorToleranceRateLimitAndStabilisation) {
@@ -170,21 +180,21 @@ TEST(TargetTrackingTest, FollowsTheHpaReplicaCalculatorToleranceRateLimitAndStab
   c.target = 0.5;
   TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed});
   const auto at = [](double s) { return SimTime::from_seconds(s); };
-  EXPECT_EQ(hpa.desired(pool(2, 0, 0.9), at(0)), 4u);     // ceil(2 * 0.9 / 0.5) = ceil(3.6)
-  EXPECT_EQ(hpa.desired(pool(4, 0, 0.52), at(15)), 4u);   // 1.04: within the 0.1 tolerance
-  EXPECT_EQ(hpa.desired(pool(4, 0, 0.1), at(30)), 4u);    // wants 1, but 4 was recommended 30 s ago
-  EXPECT_EQ(hpa.desired(pool(4, 0, 0.1), at(299)), 4u);   // still inside the 300 s window
-  EXPECT_EQ(hpa.desired(pool(4, 0, 0.1), at(316)), 1u);   // 4 (t=15) left the window at 315 s
+  EXPECT_EQ(desired(hpa, pool(2, 0, 0.9), at(0)), 4u);     // ceil(2 * 0.9 / 0.5) = ceil(3.6)
+  EXPECT_EQ(desired(hpa, pool(4, 0, 0.52), at(15)), 4u);   // 1.04: within the 0.1 tolerance
+  EXPECT_EQ(desired(hpa, pool(4, 0, 0.1), at(30)), 4u);    // wants 1, but 4 was recommended 30 s ago
+  EXPECT_EQ(desired(hpa, pool(4, 0, 0.1), at(299)), 4u);   // still inside the 300 s window
+  EXPECT_EQ(desired(hpa, pool(4, 0, 0.1), at(316)), 1u);   // 4 (t=15) left the window at 315 s
   // Scale-up rate: at most max(2 * current, current + 4) per period.
-  EXPECT_EQ(hpa.desired(pool(1, 0, 1.0), at(330)), 2u);   // ceil(1 * 2) = 2
+  EXPECT_EQ(desired(hpa, pool(1, 0, 1.0), at(330)), 2u);   // ceil(1 * 2) = 2
   TargetTrackingAutoscaler fresh(c, {InstanceTag::kMixed});
   c.target = 0.1;
   TargetTrackingAutoscaler steep(c, {InstanceTag::kMixed});
-  EXPECT_EQ(steep.desired(pool(1, 0, 1.0), at(0)), 5u);   // wants 10; limit max(2, 1 + 4) = 5
-  EXPECT_EQ(steep.desired(pool(10, 0, 1.0), at(15)), 20u);  // wants 100; limit max(20, 14)
+  EXPECT_EQ(desired(steep, pool(1, 0, 1.0), at(0)), 5u);   // wants 10; limit max(2, 1 + 4) = 5
+  EXPECT_EQ(desired(steep, pool(10, 0, 1.0), at(15)), 20u);  // wants 100; limit max(20, 14)
   // STARTING instances count as current but carry no load.
-  EXPECT_EQ(fresh.desired(pool(2, 2, 0.5), at(0)), 4u);   // ratio 1: keeps 4
-  EXPECT_EQ(fresh.desired(pool(2, 1, 1.0), at(15)), 4u);  // ceil(2 * 2) = 4 (3 current)
+  EXPECT_EQ(desired(fresh, pool(2, 2, 0.5), at(0)), 4u);   // ratio 1: keeps 4
+  EXPECT_EQ(desired(fresh, pool(2, 1, 1.0), at(15)), 4u);  // ceil(2 * 2) = 4 (3 current)
 }
 
 TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastLoaded) {
@@ -197,7 +207,7 @@ TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastL
   w.sim.run_until(SimTime::from_seconds(20));
   w.submit(1, 1000);  // goes to instance 0 (least loaded, lowest id)
   scale_pool_to(*w.manager, InstanceTag::kMixed, 2);
-  EXPECT_EQ(w.cluster->instance(2)->state, InstanceState::kDraining) << "idle and newest";
+  EXPECT_EQ(w.cluster->instance(1)->state, InstanceState::kDraining) << "idle, lowest id";
   StaticAutoscaler fixed({{InstanceTag::kMixed, 5}}, SimTime::from_seconds(60));
   fixed.decide(*w.manager);
   EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 5u);
@@ -231,10 +241,10 @@ TEST(OracleTest, SizesEachPoolForTheComingWindowFromThePerformanceModel) {
 
 TEST(TargetTrackingTest, TheDefaultMetricIsRequestsPerInstance) {
   TargetTrackingAutoscaler hpa(TargetTrackingConfig{}, {InstanceTag::kMixed});
-  PoolSnapshot p = pool(2, 0, 0.0);
-  p.active_requests = 128;  // 64 per instance against a target of 32
-  EXPECT_DOUBLE_EQ(hpa.metric(p), 64);
-  EXPECT_EQ(hpa.desired(p, SimTime::zero()), 4u);
+  Pool p = pool(2, 0, 0.0);
+  p.snapshot.active_requests = 128;  // 64 per instance against a target of 32
+  EXPECT_DOUBLE_EQ(hpa.metric(p.snapshot, p.kv), 64);
+  EXPECT_EQ(desired(hpa, p, SimTime::zero()), 4u);
 }
 
 }  // namespace

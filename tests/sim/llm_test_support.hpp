@@ -113,6 +113,8 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
       } else {
         (void)manager->scale_down(action.tag);
       }
+      // The invariant checker after every action: bookkeeping drift fails the run.
+      for (const auto& problem : manager->cluster().check_invariants()) throw std::logic_error(problem);
     }
   };
   engine::Simulation sim(1);
@@ -133,6 +135,7 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
   for (std::uint64_t i = 0; i < actions.size(); ++i) sim.schedule_at(actions[i].at, driver, engine::EventPayload{i, 0});
   auto outcome = replay.run();
   if (!outcome) throw std::runtime_error(outcome.error().message);
+  for (const auto& problem : cluster->check_invariants()) throw std::logic_error(problem);
   RunResult result = std::move(collector.result);
   result.counts = replay.metrics().counts();
   result.events = cluster->events_handled();

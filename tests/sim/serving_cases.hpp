@@ -107,7 +107,8 @@ void draw_scaling(Choose& choose, ServingCase& c) {
   const auto actions = choose.pick(13);
   for (std::uint64_t i = 0; i < actions; ++i) {
     ScalingAction action;
-    action.at = SimTime::from_us(static_cast<std::int64_t>(choose.pick(static_cast<std::uint64_t>(horizon * 1000)) * 1000));
+    const auto ms = choose.pick(static_cast<std::uint64_t>(horizon * 1000));
+    action.at = SimTime::from_ms(static_cast<std::int64_t>(ms));
     action.up = choose.pick(2) == 0;
     action.tag = tags[choose.pick(tags.size())];
     c.actions.push_back(action);

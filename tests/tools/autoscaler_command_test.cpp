@@ -99,7 +99,8 @@ TEST(AutoscalerCommandTest, BadPoliciesAndParametersAreBadInputNamingTheKey) {
   auto config = default_config();
   auto run = replay(config, "bad_policy", "hpa");
   EXPECT_EQ(run.code, kExitBadInput);
-  EXPECT_NE(run.err.find("--autoscaler: expected one of 'none', 'static', 'elastic', 'target_tracking', 'oracle', got 'hpa'"),
+  EXPECT_NE(run.err.find("--autoscaler: expected one of 'none', 'static', 'elastic', 'target_tracking', "
+                         "'oracle', got 'hpa'"),
             std::string::npos)
       << run.err;
 

@@ -99,7 +99,8 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
       return fail(err, "--autoscaler: expected one of " + configs::kAutoscalerPolicyNames.accepted() + ", got '" +
                            *options.autoscaler + "'", kExitBadInput);
     }
-    if (*policy != configs::AutoscalerPolicy::kNone && !std::holds_alternative<configs::LlmServingSpec>(config.serving)) {
+    const bool llm = std::holds_alternative<configs::LlmServingSpec>(config.serving);
+    if (*policy != configs::AutoscalerPolicy::kNone && !llm) {
       return fail(err, "--autoscaler: autoscaling needs the llm serving model, and " + config_path + " uses another",
                   kExitBadInput);
     }

@@ -1,0 +1,162 @@
+// Scaling, measured against serving alone in the same process:
+//  - BM_AutoscaledReplay: a diurnal workload (50,000 requests, Azure-conversation sizes)
+//    on the default deployment (Llama2-70B TP4 on H100), replayed with no autoscaler and
+//    with target tracking (15 s decisions, 10 s cold starts, instances coming and going
+//    all day); reports both in simulated requests per wall second and their ratio
+//    (issue 9: the autoscaled replay stays >= 100,000 req/s and within 2x of serving
+//    alone);
+//  - BM_ScalingDecision: one target-tracking decision (snapshot of the pool and the
+//    scale-ups or drains it asks for) on pools of 10, 100 and 1,000 instances under a load
+//    that swings by half every 15 s, so each decision adds or drains about a third of the
+//    pool; p99 wall time per decision (p99_us) and per action it took
+//    (p99_us_per_action; target <= 20 us).
+// Roofline backend and a generated workload: no data from ../shared is needed.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "configs/catalog.hpp"
+#include "configs/scenario_config.hpp"
+#include "sim/autoscale/scaling_harness.hpp"
+#include "sim/autoscale/target_tracking.hpp"
+#include "traces/generated_source.hpp"
+
+namespace {
+
+using namespace meshsim;
+using Clock = std::chrono::steady_clock;
+
+class NullObserver final : public replay::ReplayObserver {};
+
+cluster::LlmClusterConfig llama_h100(std::uint32_t instances) {
+  static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
+  cluster::LlmClusterConfig config;
+  config.model = catalog.models.at("llama2-70b");
+  config.sku = catalog.skus.at("h100-80gb");
+  config.tensor_parallel = 4;
+  config.kv_reserve_fraction = 0.1;
+  config.perf = std::make_shared<cluster::RooflinePerfModel>(config.model, config.sku, 4,
+                                                             catalog.factors_for("llama2-70b", "h100-80gb", 4));
+  config.start_state = {{cluster::InstanceTag::kMixed, instances}};
+  return config;
+}
+
+traces::GeneratorSpec diurnal(std::uint64_t requests) {
+  static const traces::GeneratorSpec fitted =
+      *configs::load_generator(configs::default_catalog_folder() + "/workloads/azure_conv.json");
+  traces::GeneratorSpec spec = fitted;
+  spec.arrivals.kind = traces::ArrivalSpec::Kind::kDiurnal;
+  spec.arrivals.rate_per_s = 20;
+  spec.arrivals.amplitude = 0.8;
+  spec.arrivals.period_s = 3600;
+  spec.requests = requests;
+  return spec;
+}
+
+// Replays once, with target tracking or without; returns the wall seconds.
+double replay_once(const cluster::LlmClusterConfig& config, const traces::GeneratorSpec& spec, bool autoscaled) {
+  const auto start = Clock::now();
+  engine::Simulation sim(1);
+  traces::GeneratedSource source(spec, 1);
+  NullObserver observer;
+  replay::Replay replay(
+      sim, source,
+      [&config](engine::Simulation& s, cluster::RequestSink& sink) {
+        return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::LlmCluster>(s, config, sink));
+      },
+      replay::ReplayOptions{}, observer);
+  std::unique_ptr<autoscale::ScalingHarness> scaling;
+  if (autoscaled) {
+    scaling = std::make_unique<autoscale::ScalingHarness>(
+        sim, replay, cluster::ScalingConfig{},
+        std::make_unique<autoscale::TargetTrackingAutoscaler>(autoscale::TargetTrackingConfig{},
+                                                              std::vector{cluster::InstanceTag::kMixed}));
+  }
+  replay.start();
+  if (scaling) scaling->start();
+  replay.advance_until(engine::SimTime::max());
+  auto result = replay.finish();
+  benchmark::DoNotOptimize(result);
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void BM_AutoscaledReplay(benchmark::State& state) {
+  const auto requests = static_cast<std::uint64_t>(state.range(0));
+  const auto config = llama_h100(6);
+  const auto spec = diurnal(requests);
+  double alone_s = 0, autoscaled_s = 0;
+  for (auto _ : state) {
+    alone_s += replay_once(config, spec, false);
+    autoscaled_s += replay_once(config, spec, true);
+  }
+  const auto runs = static_cast<double>(state.iterations());
+  state.counters["alone_req_per_s"] = static_cast<double>(requests) * runs / alone_s;
+  state.counters["autoscaled_req_per_s"] = static_cast<double>(requests) * runs / autoscaled_s;
+  state.counters["autoscaled_over_alone"] = alone_s / autoscaled_s;
+}
+
+void BM_ScalingDecision(benchmark::State& state) {
+  const auto instances = static_cast<std::uint32_t>(state.range(0));
+  auto config = llama_h100(instances);
+  engine::Simulation sim(1);
+  struct Sink final : cluster::RequestSink {
+    void on_request_finished(const cluster::RequestRecord&) override {}
+  } sink;
+  cluster::LlmCluster llm(sim, config, sink);
+  cluster::ScalingConfig scaling;
+  scaling.max_total_instances = 4 * instances;
+  cluster::ScalingManager manager(sim, llm, scaling);
+  autoscale::TargetTrackingConfig tracking;
+  tracking.scale_down_stabilization = engine::SimTime::zero();  // every decision acts
+  tracking.max_instances = 4 * instances;
+  autoscale::TargetTrackingAutoscaler hpa(tracking, {cluster::InstanceTag::kMixed});
+  // Load: 24 requests per instance, long outputs, so decisions swing around the target.
+  std::uint64_t id = 0;
+  const auto submit = [&](std::uint32_t count) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      traces::TraceRequest r;
+      r.id = id++;
+      r.arrival = sim.now();
+      r.prompt_tokens = 500;
+      r.output_tokens = 5000;
+      llm.submit(r);
+    }
+  };
+  submit(24 * instances);
+  std::vector<double> samples_us, per_action_us;
+  std::uint64_t actions = 0;
+  bool high = true;
+  for (auto _ : state) {
+    // Alternate the load so decisions scale up, then down.
+    state.PauseTiming();
+    if (high) submit(24 * instances);
+    high = !high;
+    sim.run_until(sim.now() + engine::SimTime::from_seconds(15));
+    state.ResumeTiming();
+    const auto before = manager.counts().scale_ups + manager.counts().scale_downs;
+    const auto start = Clock::now();
+    hpa.decide(manager);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    const auto taken = manager.counts().scale_ups + manager.counts().scale_downs - before;
+    samples_us.push_back(us);
+    per_action_us.push_back(us / static_cast<double>(std::max<std::uint64_t>(1, taken)));
+    actions += taken;
+  }
+  const auto p99 = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() * 99 / 100];
+  };
+  state.counters["p99_us"] = p99(samples_us);
+  state.counters["p99_us_per_action"] = p99(per_action_us);
+  state.counters["actions_per_decision"] = static_cast<double>(actions) / static_cast<double>(samples_us.size());
+  state.counters["instances"] = instances;
+}
+
+}  // namespace
+
+BENCHMARK(BM_AutoscaledReplay)->Arg(50'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_ScalingDecision)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->Iterations(200);
+
+BENCHMARK_MAIN();
