@@ -9,7 +9,9 @@ using nlohmann::json;
 
 json optional_seconds(const std::optional<SimTime>& time) { return time ? json(time->seconds()) : json(nullptr); }
 
-void parse_elastic(ObjectReader& reader, autoscale::ElasticConfig& c) {
+}  // namespace
+
+void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& c) {
   const auto ratio = [](double v) { return v >= 0 && v <= 1e6; };
   reader.read("scale_down_threshold", c.scale_down_threshold, "a load ratio >= 0", ratio);
   reader.read("scale_up_threshold", c.scale_up_threshold, "a load ratio >= 0", ratio);
@@ -24,6 +26,8 @@ void parse_elastic(ObjectReader& reader, autoscale::ElasticConfig& c) {
   reader.read("enable_elastic", c.enable_elastic);
   for (const auto& problem : autoscale::check(c)) reader.fail("scale_up_threshold", problem);
 }
+
+namespace {
 
 void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& c) {
   reader.read_choice("metric", c.metric, autoscale::kTrackedMetricNames);
@@ -72,7 +76,7 @@ void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
   }
   {
     ObjectReader elastic(reader.raw("elastic"), reader.path_of("elastic"), reader.errors());
-    parse_elastic(elastic, spec.elastic);
+    read_elastic_config(elastic, spec.elastic);
   }
   {
     ObjectReader tracking(reader.raw("target_tracking"), reader.path_of("target_tracking"), reader.errors());

@@ -42,6 +42,8 @@ struct AutoscalerSpec {
 };
 
 void parse_scaling(ObjectReader& parent, ScalingSpec& spec);
+// The fields of seed 003's ElasticConfig from `reader` (also a scenario step's arguments).
+void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& config);
 void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec);
 nlohmann::json scaling_to_json(const ScalingSpec& spec);
 nlohmann::json autoscaler_to_json(const AutoscalerSpec& spec);

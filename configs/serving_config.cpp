@@ -37,6 +37,12 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
   if (spec.backend == LlmServingSpec::Backend::kTable && spec.profile.empty()) {
     reader.fail("profile", "the table backend needs a profile CSV");
   }
+  {
+    ObjectReader constant(reader.raw("constant"), reader.path_of("constant"), reader.errors());
+    const auto ms = [](double v) { return v > 0 && v <= cluster::LlmCluster::kMaxIterationMs; };
+    constant.read("prefill_ms", spec.constant_prefill_ms, "a positive number of ms", ms);
+    constant.read("decode_ms", spec.constant_decode_ms, "a positive number of ms", ms);
+  }
   if (const json* groups = reader.raw("start_state")) {
     spec.start_state.clear();
     if (!groups->is_array() || groups->empty()) {
@@ -83,6 +89,7 @@ json llm_to_json(const LlmServingSpec& spec) {
               {"tensor_parallel", spec.tensor_parallel},
               {"backend", kBackendNames.name(spec.backend)},
               {"profile", spec.profile},
+              {"constant", {{"prefill_ms", spec.constant_prefill_ms}, {"decode_ms", spec.constant_decode_ms}}},
               {"start_state", groups},
               {"batching",
                {{"max_batch_size", spec.batching.max_batch_size},
@@ -171,6 +178,8 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
                    std::to_string(llm.tensor_parallel) + ": " + table.error().message};
     }
     config.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
+  } else if (llm.backend == LlmServingSpec::Backend::kConstant) {
+    config.perf = std::make_shared<cluster::ConstantPerfModel>(llm.constant_prefill_ms, llm.constant_decode_ms);
   } else {
     config.perf = std::make_shared<cluster::RooflinePerfModel>(
         model->second, sku->second, llm.tensor_parallel,

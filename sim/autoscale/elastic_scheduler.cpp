@@ -1,6 +1,7 @@
 #include "sim/autoscale/elastic_scheduler.hpp"
 
 #include <limits>
+#include <utility>
 
 #include "sim/engine/check.hpp"
 
@@ -109,12 +110,16 @@ void ElasticAutoscaler::decide(ScalingManager& manager) {
   for (auto& scheduler : schedulers_) scheduler.check(manager);
 }
 
-ElasticScheduler& ElasticAutoscaler::scheduler(InstanceTag pool) {
-  for (auto& scheduler : schedulers_) {
+const ElasticScheduler& ElasticAutoscaler::scheduler(InstanceTag pool) const {
+  for (const auto& scheduler : schedulers_) {
     if (scheduler.pool() == pool) return scheduler;
   }
   MESHSIM_CHECK(false, "ElasticAutoscaler: no scheduler for that pool");
   return schedulers_.front();
+}
+
+ElasticScheduler& ElasticAutoscaler::scheduler(InstanceTag pool) {
+  return const_cast<ElasticScheduler&>(std::as_const(*this).scheduler(pool));
 }
 
 }  // namespace meshsim::autoscale

@@ -75,6 +75,7 @@ class ElasticAutoscaler final : public Autoscaler {
   SimTime interval() const override { return config_.monitoring_interval; }
   void decide(ScalingManager& manager) override;
   ElasticScheduler& scheduler(InstanceTag pool);
+  const ElasticScheduler& scheduler(InstanceTag pool) const;
 
  private:
   ElasticConfig config_;

@@ -111,4 +111,22 @@ class TablePerfModel final : public PerfModel {
   PiecewiseLinear decode_;
 };
 
+// Every iteration takes a fixed time, whatever its size: prefill_ms with prompts in it,
+// plus decode_ms with decoding sequences. For scripted what-if studies and scenario
+// scripts whose timings must be worked out by hand (a request's length is then its
+// output tokens times decode_ms).
+class ConstantPerfModel final : public PerfModel {
+ public:
+  ConstantPerfModel(double prefill_ms, double decode_ms) : prefill_(prefill_ms), decode_(decode_ms) {}
+  double prefill_ms(const PrefillWork&) const override { return prefill_; }
+  double decode_ms(const DecodeWork&) const override { return decode_; }
+  double iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const override {
+    return (prefill.tokens > 0 ? prefill_ : 0.0) + (decode.batch > 0 ? decode_ : 0.0);
+  }
+
+ private:
+  double prefill_;
+  double decode_;
+};
+
 }  // namespace meshsim::cluster

@@ -63,6 +63,8 @@ class ScalingManager final : private engine::EventHandler {
   ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config);
 
   const ScalingConfig& config() const { return config_; }
+  // For drains begun from now on (seed 003 sets it with its ElasticConfig).
+  void set_drain_timeout(std::optional<SimTime> timeout) { config_.drain_timeout = timeout; }
   // Log lines in the seed's shape ("[ScalingManager] Instance 3 draining started at
   // 250.00"); off unless set.
   void set_log(LogSink log) { log_ = std::move(log); }

@@ -66,7 +66,42 @@ TEST(ScenarioCommandTest, ShippedScriptsMeetTheirExpectations) {
     for (const auto& step : script["steps"]) expectations += step.contains("expect") ? 1 : 0;
     EXPECT_GE(expectations, 1u) << entry.path() << " states no expectation";
   }
-  EXPECT_EQ(scripts, 15u);
+  EXPECT_EQ(scripts, 19u);
+}
+
+// The whole script is read and checked before step 0 runs: a bad last step changes
+// nothing and prints nothing.
+TEST(ScenarioCommandTest, AScriptIsCheckedWholeBeforeItsFirstStepRuns) {
+  const auto run = run_script(write_script("late_error", R"({"steps": [
+      {"call": "create_pool", "args": {"name": "p", "resources": {"cpu": 4, "memory": 1024}}},
+      {"call": "advance", "args": {"seconds": 5}},
+      {"call": "advance", "args": {"secs": 5}}]})"));
+  EXPECT_EQ(run.exit_code, kExitBadInput);
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_NE(run.err.find("steps[2].args.secs: unknown key"), std::string::npos) << run.err;
+}
+
+TEST(ScenarioCommandTest, ServingCallsNeedAServingObjectAndValidArguments) {
+  auto run = run_script(write_script("no_serving", R"({"steps": [{"call": "get_status_summary"}]})"));
+  EXPECT_EQ(run.exit_code, kExitBadInput);
+  EXPECT_NE(run.err.find("steps[0].call: 'get_status_summary' acts on serving instances: the script needs a "
+                         "\"serving\" object"),
+            std::string::npos)
+      << run.err;
+  run = run_script(write_script("bad_tag", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
+      "steps": [{"call": "scale_up_full", "args": {"tag": "decode"}}]})"));
+  EXPECT_EQ(run.exit_code, kExitBadInput);
+  EXPECT_NE(run.err.find("steps[0].args.tag: expected one of 'prompt', 'token', 'mixed', got 'decode'"),
+            std::string::npos)
+      << run.err;
+  run = run_script(write_script("bad_elastic", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
+      "steps": [{"call": "configure_elastic", "args": {"pool": "mixed", "min_workers": 4, "max_workers": 2}}]})"));
+  EXPECT_EQ(run.exit_code, kExitBadInput);
+  EXPECT_NE(run.err.find("min_workers must not exceed max_workers"), std::string::npos) << run.err;
+  run = run_script(write_script("sku", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
+      "steps": [{"call": "scale_up_full", "args": {"tag": "mixed", "server_sku": "a100-80gb"}}]})"));
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_EQ(result(run, 0)["error"], "server_sku 'a100-80gb' differs from the cluster's 'h100-80gb'");
 }
 
 TEST(ScenarioCommandTest, AnUnmetExpectationNamesTheStepAndPathAndExitsOne) {

@@ -10,6 +10,7 @@
 #include "tools/cli/scenario_args.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
 #include "tools/cli/script_expectations.hpp"
+#include "tools/cli/serving_world.hpp"
 #include "tools/cli/state_file.hpp"
 #include "tools/cli/atomic_file.hpp"
 
@@ -44,9 +45,22 @@ class ScenarioRunner {
   ScenarioRunner(std::string file, const json& script, bool allow_files)
       : file_(std::move(file)), allow_files_(allow_files) {
     add_nodes(script);
+    if (script.contains("serving")) {
+      auto world = ServingWorld::create(script, file_);
+      if (!world) throw ScriptError{world.error().message};
+      serving_ = std::move(*world);
+    } else if (script.contains("scaling")) {
+      throw ScriptError{file_ + ": scaling: needs a \"serving\" object (the cluster it scales)"};
+    }
   }
 
-  json run_step(std::size_t index, const json& step) {
+  // A step's call with its arguments read and checked, ready to run: the whole script is
+  // parsed this way before step 0 runs, so a bad step changes nothing.
+  struct ParsedStep {
+    std::function<json()> run;
+  };
+
+  ParsedStep parse_step(std::size_t index, const json& step) {
     if (!step.is_object() || !step.contains("call") || !step["call"].is_string()) {
       throw ScriptError{file_ + ": steps[" + std::to_string(index) + "]: expected {\"call\": NAME, \"args\": {...}}"};
     }
@@ -76,19 +90,20 @@ class ScenarioRunner {
       throw ScriptError{file_ + ": steps[" + std::to_string(index) + "].call: unknown call '" + call +
                         "'; expected one of " + names};
     }
-    configs::ConfigErrors errors(file_);
-    json result;
-    {
-      ObjectReader args(&args_json, "steps[" + std::to_string(index) + "].args", errors);
-      // Arguments are all read before the call runs, so a bad one changes nothing.
-      auto run = handler->second(*this, args);
-      args.finish();
-      if (!errors.empty()) throw ScriptError{errors.to_string()};
-      result = run();
+    if (!serving_ && serving_calls().count(call) > 0) {
+      throw ScriptError{file_ + ": " + where + ".call: '" + call +
+                        "' acts on serving instances: the script needs a \"serving\" object"};
     }
-    json line{{"step", index}, {"call", call}, {"time", world_.now()}, {"result", result}};
-    if (step.contains("name")) line["name"] = step["name"];
-    return line;
+    configs::ConfigErrors errors(file_);
+    ObjectReader args(&args_json, where + ".args", errors);
+    auto action = handler->second(*this, args);
+    args.finish();
+    if (!errors.empty()) throw ScriptError{errors.to_string()};
+    return ParsedStep{[this, index, call, action = std::move(action), name = step.value("name", json())] {
+      json line{{"step", index}, {"call", call}, {"result", action()}, {"time", world_.now()}};
+      if (!name.is_null()) line["name"] = name;
+      return line;
+    }};
   }
 
   // The step's "expect" and "expect_time" checked against what it printed.
@@ -101,7 +116,13 @@ class ScenarioRunner {
     return out;
   }
 
-  std::vector<std::string> check() const { return scheduler_.check_invariants(); }
+  std::vector<std::string> check() const {
+    auto problems = scheduler_.check_invariants();
+    if (serving_) {
+      for (auto& problem : serving_->check_invariants()) problems.push_back("serving: " + problem);
+    }
+    return problems;
+  }
   const sch::Scheduler& scheduler() const { return scheduler_; }
 
  private:
@@ -178,6 +199,17 @@ class ScenarioRunner {
     return out;
   }
 
+  // An instance tag (prompt, token, mixed); `required` reports it when absent.
+  static std::optional<cluster::InstanceTag> read_tag(ObjectReader& a, std::string_view key, bool required) {
+    if (!a.has(key)) {
+      if (required) a.fail(key, "required (prompt, token or mixed)");
+      return std::nullopt;
+    }
+    cluster::InstanceTag tag = cluster::InstanceTag::kMixed;
+    a.read_choice(key, tag, cluster::kInstanceTagNames);
+    return tag;
+  }
+
   static const std::map<std::string, Handler>& handlers() {
     static const std::map<std::string, Handler> table = {
         {"advance",
@@ -187,6 +219,7 @@ class ScenarioRunner {
            a.read("seconds", seconds, "a number of seconds >= 0", configs::kNonNegative);
            return [&r, seconds] {
              r.world_.advance(seconds);
+             if (r.serving_) r.serving_->advance_to(r.world_.now());
              // Simulated agents heartbeat as time passes, unless hung.
              for (const sch::Agent* agent : r.scheduler_.list_agents()) {
                if (r.world_.hanging.count(agent->spec.name) == 0) r.scheduler_.record_heartbeat(agent->spec.name);
@@ -439,6 +472,83 @@ class ScenarioRunner {
              return json{{"success", true}, {"pools", pools}};
            };
          }},
+        // Serving instances, seeds 003 and 004 (the script's "serving" object).
+        {"submit_requests",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           std::uint32_t count = 1, prompt = 0, output = 0;
+           const auto tokens = [](std::uint64_t v) { return v >= 1 && v <= 10'000'000; };
+           a.read("count", count, "an integer in [1, 1000000]", [](std::uint64_t v) { return v >= 1 && v <= 1'000'000; });
+           if (!a.has("prompt_tokens")) a.fail("prompt_tokens", "required (tokens)");
+           if (!a.has("output_tokens")) a.fail("output_tokens", "required (tokens)");
+           a.read("prompt_tokens", prompt, "a token count in [1, 10000000]", tokens);
+           a.read("output_tokens", output, "a token count in [1, 10000000]", tokens);
+           return [&r, count, prompt, output] { return r.serving_->submit(count, prompt, output); };
+         }},
+        {"scale_up_full",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto tag = read_tag(a, "tag", true);
+           std::optional<std::uint32_t> parallelism;
+           std::optional<std::string> sku;
+           // The instance config comes from the start state (seed 004's start_state_manager);
+           // parallelism and server_sku, when given, must match it.
+           a.read_optional("parallelism", parallelism);
+           a.read_optional("server_sku", sku);
+           return [&r, tag, parallelism, sku] { return r.serving_->scale_up_full(*tag, parallelism, sku); };
+         }},
+        {"scale_down_full",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           std::optional<std::uint32_t> instance;
+           a.read_optional("instance", instance);
+           const auto tag = read_tag(a, "tag", false);
+           if (instance.has_value() == tag.has_value()) a.fail("instance", "give either instance or tag (the least-loaded)");
+           return [&r, instance, tag] { return r.serving_->scale_down_full(instance, tag); };
+         }},
+        {"deactivate_instance",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto instance = static_cast<std::uint32_t>(require_number(a, "instance"));
+           return [&r, instance] { return r.serving_->deactivate(instance); };
+         }},
+        {"reactivate_instance",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto instance = static_cast<std::uint32_t>(require_number(a, "instance"));
+           return [&r, instance] { return r.serving_->reactivate(instance); };
+         }},
+        {"get_status_summary",
+         [](ScenarioRunner& r, ObjectReader&) -> Action { return [&r] { return r.serving_->status_summary(); }; }},
+        {"get_active_instances",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto tag = read_tag(a, "tag", false);
+           return [&r, tag] { return r.serving_->active_instances(tag); };
+         }},
+        {"get_instance",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto instance = static_cast<std::uint32_t>(require_number(a, "instance"));
+           return [&r, instance] { return r.serving_->instance(instance); };
+         }},
+        {"get_request_counts",
+         [](ScenarioRunner& r, ObjectReader&) -> Action { return [&r] { return r.serving_->request_counts(); }; }},
+        {"configure_elastic",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto pool = read_tag(a, "pool", true);
+           autoscale::ElasticConfig config;
+           configs::read_elastic_config(a, config);
+           return [&r, pool, config] { return r.serving_->configure_elastic(*pool, config); };
+         }},
+        {"get_metrics",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto pool = read_tag(a, "pool", true);
+           return [&r, pool] { return r.serving_->elastic_metrics(*pool); };
+         }},
+        {"wake_up_all_workers",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto pool = read_tag(a, "pool", true);
+           return [&r, pool] { return r.serving_->wake_up_all_workers(*pool); };
+         }},
+        {"resume_elastic_scheduling",
+         [](ScenarioRunner& r, ObjectReader& a) -> Action {
+           const auto pool = read_tag(a, "pool", true);
+           return [&r, pool] { return r.serving_->resume_elastic_scheduling(*pool); };
+         }},
         {"shutdown",
          [](ScenarioRunner& r, ObjectReader&) -> Action {
            return [&r] {
@@ -450,8 +560,18 @@ class ScenarioRunner {
     return table;
   }
 
+  static const std::set<std::string>& serving_calls() {
+    static const std::set<std::string> names = {
+        "submit_requests",    "scale_up_full",        "scale_down_full",  "deactivate_instance",
+        "reactivate_instance", "get_status_summary",  "get_active_instances", "get_instance",
+        "get_request_counts", "configure_elastic",    "get_metrics",      "wake_up_all_workers",
+        "resume_elastic_scheduling"};
+    return names;
+  }
+
   std::string file_;
   bool allow_files_;
+  std::unique_ptr<ServingWorld> serving_;
   sch::ManualWorld world_;
   sch::Scheduler scheduler_{world_, &world_, &world_};
 };
@@ -473,15 +593,19 @@ int run_scenario(const json& script, const ScenarioCommandOptions& options, std:
       throw ScriptError{options.script + ": expected {\"nodes\": [...] (optional), \"steps\": [...]}"};
     }
     for (const auto& [key, value] : script.items()) {
-      if (key != "nodes" && key != "steps" && key != "comment") {
-        throw ScriptError{options.script + ": " + key + ": unknown key (expected nodes, steps, comment)"};
+      if (key != "nodes" && key != "steps" && key != "comment" && key != "serving" && key != "scaling") {
+        throw ScriptError{options.script + ": " + key +
+                          ": unknown key (expected nodes, serving, scaling, steps, comment)"};
       }
     }
     ScenarioRunner runner(options.script, script, options.allow_files);
     const json& steps = script["steps"];
+    // The whole script is checked before step 0 runs.
+    std::vector<ScenarioRunner::ParsedStep> parsed;
+    for (std::size_t i = 0; i < steps.size(); ++i) parsed.push_back(runner.parse_step(i, steps[i]));
     std::size_t unmet = 0;
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      const json line = runner.run_step(i, steps[i]);
+      const json line = parsed[i].run();
       out << line.dump() << "\n";
       for (const auto& message : ScenarioRunner::unmet(steps[i], line)) {
         ++unmet;
