@@ -171,7 +171,8 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     parse_scaling(reader, config.scaling);
     parse_autoscaler(reader, config.autoscaler);
     if (const auto* llm = std::get_if<LlmServingSpec>(&config.serving)) {
-      for (const auto& [tag, size] : config.autoscaler.static_sizes) {
+      for (const auto& sized : config.autoscaler.static_sizes) {
+        const cluster::InstanceTag tag = sized.first;
         const bool present = std::any_of(llm->start_state.begin(), llm->start_state.end(),
                                          [&](const auto& group) { return group.tag == tag; });
         if (!present) {

@@ -53,7 +53,7 @@ AutoscalerLoop::AutoscalerLoop(engine::Simulation& sim, ScalingManager& manager,
 void AutoscalerLoop::start() { timer_.arm_after(SimTime::zero()); }
 
 void AutoscalerLoop::on_event(const engine::EventPayload& /*payload*/) {
-  if (!running_()) return;
+  if (stopped_ || !running_()) return;
   ++decisions_;
   policy_.decide(manager_);
   timer_.arm_after(policy_.interval());

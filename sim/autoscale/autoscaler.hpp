@@ -77,6 +77,9 @@ class AutoscalerLoop final : private engine::EventHandler {
                  std::function<bool()> running);
   // First decision at now (the policy sets the start state's size at once).
   void start();
+  // No more decisions. The loop must outlive its queued timer event (engine timers are
+  // cancelled lazily), so a replaced loop is stopped and kept, not destroyed.
+  void stop() { stopped_ = true; }
   std::uint64_t decisions() const { return decisions_; }
 
  private:
@@ -87,6 +90,7 @@ class AutoscalerLoop final : private engine::EventHandler {
   std::function<bool()> running_;
   engine::Timer timer_;
   std::uint64_t decisions_ = 0;
+  bool stopped_ = false;
 };
 
 }  // namespace meshsim::autoscale

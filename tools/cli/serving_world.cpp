@@ -163,9 +163,13 @@ json ServingWorld::configure_elastic(InstanceTag pool, const autoscale::ElasticC
   if (cluster_->pool_totals(pool).count(cluster::InstanceState::kActive) == 0) {
     return failure("the cluster has no ACTIVE " + tag_name(pool) + " instance to manage");
   }
-  // Replaces an earlier configuration of the pool; the first check runs now.
+  // Replaces an earlier configuration of the pool; the first check runs now. The old loop
+  // is stopped, not destroyed: its timer's next event is still queued and must find it.
   auto& slot = elastic_[pool];
-  slot.loop.reset();
+  if (slot.loop) {
+    slot.loop->stop();
+    retired_.push_back(std::move(slot));
+  }
   slot.policy = std::make_unique<autoscale::ElasticAutoscaler>(config, std::vector{pool});
   manager_->set_drain_timeout(config.drain_timeout);
   slot.loop = std::make_unique<autoscale::AutoscalerLoop>(sim_, *manager_, *slot.policy, [] { return true; });

@@ -56,6 +56,7 @@ class ServingWorld final : private cluster::RequestSink {
     std::unique_ptr<autoscale::AutoscalerLoop> loop;
   };
   std::map<cluster::InstanceTag, ElasticPool> elastic_;
+  std::vector<ElasticPool> retired_;  // replaced configurations, stopped
   std::uint64_t next_id_ = 0, completed_ = 0, dropped_ = 0, migrations_ = 0;
 };
 
