@@ -9,16 +9,29 @@ using nlohmann::json;
 
 json optional_seconds(const std::optional<SimTime>& time) { return time ? json(time->seconds()) : json(nullptr); }
 
+// Instances a pool or cluster may reach: each costs memory and events, and no study
+// needs more.
+constexpr std::uint64_t kMaxInstances = 100'000;
+constexpr auto kInstanceCount = [](std::uint64_t v) { return v >= 1 && v <= kMaxInstances; };
+constexpr std::string_view kInstanceCountText = "an integer in [1, 100000]";
+
+// A period something is checked at: at least 1 ms (a shorter one only adds events, and
+// at a microsecond a long drain would take billions of them).
+void read_interval(ObjectReader& reader, std::string_view key, SimTime& out) {
+  reader.read_duration(key, out, 1.0);
+  if (out < SimTime::from_ms(1)) reader.fail(key, "expected at least 0.001 s");
+}
+
 }  // namespace
 
 void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& c) {
   const auto ratio = [](double v) { return v >= 0 && v <= 1e6; };
   reader.read("scale_down_threshold", c.scale_down_threshold, "a load ratio >= 0", ratio);
   reader.read("scale_up_threshold", c.scale_up_threshold, "a load ratio >= 0", ratio);
-  reader.read("min_workers", c.min_workers, "a positive integer", kAtLeastOne);
-  reader.read("max_workers", c.max_workers, "a positive integer", kAtLeastOne);
+  reader.read("min_workers", c.min_workers, kInstanceCountText, kInstanceCount);
+  reader.read("max_workers", c.max_workers, kInstanceCountText, kInstanceCount);
   reader.read("requests_per_worker_capacity", c.requests_per_worker_capacity, "a positive number", kPositive);
-  reader.read_duration("monitoring_interval_s", c.monitoring_interval, 1.0);
+  read_interval(reader, "monitoring_interval_s", c.monitoring_interval);
   reader.read_duration("drain_timeout_s", c.drain_timeout, 1.0);
   reader.read_duration("scale_down_cooldown_s", c.scale_down_cooldown, 1.0);
   reader.read_duration("scale_up_cooldown_s", c.scale_up_cooldown, 1.0);
@@ -33,13 +46,13 @@ void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig
   reader.read_choice("metric", c.metric, autoscale::kTrackedMetricNames);
   reader.read("target", c.target, "a positive target", kPositive);
   reader.read("tolerance", c.tolerance, "a fraction in [0, 1)", [](double v) { return v >= 0 && v < 1; });
-  reader.read_duration("period_s", c.period, 1.0);
+  read_interval(reader, "period_s", c.period);
   reader.read_duration("scale_down_stabilization_s", c.scale_down_stabilization, 1.0);
   reader.read("scale_up_percent", c.scale_up_percent, "a non-negative percentage", kNonNegative);
-  reader.read("scale_up_instances", c.scale_up_instances);
-  reader.read("min_instances", c.min_instances, "a positive integer", kAtLeastOne);
-  reader.read("max_instances", c.max_instances, "a positive integer", kAtLeastOne);
-  if (c.period <= SimTime::zero()) reader.fail("period_s", "expected a positive number of seconds");
+  reader.read("scale_up_instances", c.scale_up_instances, "an integer in [0, 100000]",
+              [](std::uint64_t v) { return v <= kMaxInstances; });
+  reader.read("min_instances", c.min_instances, kInstanceCountText, kInstanceCount);
+  reader.read("max_instances", c.max_instances, kInstanceCountText, kInstanceCount);
   if (c.min_instances > c.max_instances) reader.fail("min_instances", "must not exceed max_instances");
 }
 
@@ -49,15 +62,12 @@ void parse_scaling(ObjectReader& parent, ScalingSpec& spec) {
   ObjectReader reader(parent.raw("scaling"), parent.path_of("scaling"), parent.errors());
   auto& m = spec.manager;
   reader.read_duration("scale_up_delay_s", m.scale_up_delay, 1.0);
-  reader.read_duration("drain_check_interval_s", m.drain_check_interval, 1.0);
+  read_interval(reader, "drain_check_interval_s", m.drain_check_interval);
   reader.read_optional_duration("drain_timeout_s", m.drain_timeout, 1.0);
-  reader.read("min_instances_per_pool", m.min_instances_per_pool, "a positive integer", kAtLeastOne);
-  reader.read("max_total_instances", m.max_total_instances, "a positive integer", kAtLeastOne);
-  reader.read_optional("max_servers", m.max_servers, "a positive integer", kAtLeastOne);
+  reader.read("min_instances_per_pool", m.min_instances_per_pool, kInstanceCountText, kInstanceCount);
+  reader.read("max_total_instances", m.max_total_instances, kInstanceCountText, kInstanceCount);
+  reader.read_optional("max_servers", m.max_servers, kInstanceCountText, kInstanceCount);
   reader.read("log", spec.log);
-  if (m.drain_check_interval <= SimTime::zero()) {
-    reader.fail("drain_check_interval_s", "expected a positive number of seconds");
-  }
 }
 
 void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
@@ -65,12 +75,11 @@ void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
   reader.read_choice("policy", spec.policy, kAutoscalerPolicyNames);
   {
     ObjectReader fixed(reader.raw("static"), reader.path_of("static"), reader.errors());
-    fixed.read_duration("interval_s", spec.static_interval, 1.0);
-    if (spec.static_interval <= SimTime::zero()) fixed.fail("interval_s", "expected a positive number of seconds");
+    read_interval(fixed, "interval_s", spec.static_interval);
     ObjectReader sizes(fixed.raw("sizes"), fixed.path_of("sizes"), fixed.errors());
     for (const auto& [tag, name] : cluster::kInstanceTagNames.entries()) {
       std::optional<std::uint32_t> size;
-      sizes.read_optional(name, size, "a positive integer", kAtLeastOne);
+      sizes.read_optional(name, size, kInstanceCountText, kInstanceCount);
       if (size) spec.static_sizes.emplace_back(tag, *size);
     }
   }
@@ -84,11 +93,10 @@ void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
   }
   {
     ObjectReader oracle(reader.raw("oracle"), reader.path_of("oracle"), reader.errors());
-    oracle.read_duration("window_s", spec.oracle.window, 1.0);
-    if (spec.oracle.window <= SimTime::zero()) oracle.fail("window_s", "expected a positive number of seconds");
+    read_interval(oracle, "window_s", spec.oracle.window);
     oracle.read("target_utilisation", spec.oracle.target_utilisation, "a fraction in (0, 1]",
                 [](double v) { return v > 0 && v <= 1; });
-    oracle.read("max_instances", spec.oracle.max_instances, "a positive integer", kAtLeastOne);
+    oracle.read("max_instances", spec.oracle.max_instances, kInstanceCountText, kInstanceCount);
   }
 }
 

@@ -35,11 +35,12 @@ std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, const 
   std::uint32_t next = current;
   if (next < recommendation) next = recommendation;
   if (next > down_limit) next = down_limit;
-  // Scale-up rate: the larger of the two default policies.
-  const auto by_percent =
-      static_cast<std::uint32_t>(std::ceil(current * (1.0 + config_.scale_up_percent / 100.0)));
-  const std::uint32_t up_limit = std::max(by_percent, current + config_.scale_up_instances);
-  return std::clamp(std::min(next, up_limit), config_.min_instances, config_.max_instances);
+  // Scale-up rate: the larger of the two default policies (in double: the product of two
+  // large figures must not wrap).
+  const double up_limit = std::max(std::ceil(current * (1.0 + config_.scale_up_percent / 100.0)),
+                                   static_cast<double>(current) + config_.scale_up_instances);
+  if (static_cast<double>(next) > up_limit) next = static_cast<std::uint32_t>(up_limit);
+  return std::clamp(next, config_.min_instances, config_.max_instances);
 }
 
 void TargetTrackingAutoscaler::decide(ScalingManager& manager) {

@@ -118,6 +118,18 @@ TEST(AutoscalerCommandTest, BadPoliciesAndParametersAreBadInputNamingTheKey) {
             std::string::npos)
       << run.err;
 
+  // Periods under a millisecond would only add events (a long drain checked every
+  // microsecond never ends); instance counts are bounded.
+  config = default_config();
+  config["scaling"]["drain_check_interval_s"] = 1e-6;
+  config["scaling"]["max_total_instances"] = 1'000'000;
+  config["autoscaler"]["target_tracking"]["scale_up_percent"] = 1e300;
+  run = replay(config, "bad_ranges", "target_tracking");
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("scaling.drain_check_interval_s: expected at least 0.001 s"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("scaling.max_total_instances: expected an integer in [1, 100000]"), std::string::npos)
+      << run.err;
+
   config = default_config();
   config["serving"] = {{"kind", "fixed_latency"}};
   run = replay(config, "fixed_latency", "target_tracking");
