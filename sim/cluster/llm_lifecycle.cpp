@@ -2,8 +2,9 @@
 // -> removed, and the evacuation of a draining instance. The ScalingManager decides when;
 // this file keeps every step safe: routing only ever picks ACTIVE instances, a pool that
 // takes requests always keeps one, and a request on an evacuated instance moves to an
-// ACTIVE one (never dropped). Evacuation happens at an iteration boundary, so folded and
-// unfolded runs move the same requests at the same time.
+// ACTIVE one (never dropped). Evacuation waits for the running batch's next iteration
+// boundary (the requests then move one microsecond later, from an ordinary event), so
+// folded and unfolded runs move the same requests at the same time.
 
 #include <algorithm>
 #include <string>
