@@ -33,6 +33,40 @@ SimTime LlmCluster::decode_iteration_time(std::uint32_t batch, std::uint64_t con
   return iteration_time(PrefillWork{}, DecodeWork{batch, context});
 }
 
+// An iteration's useful work: the time its FLOPs and bytes would take at the GPUs' peak
+// compute or memory bandwidth, whichever binds (at most its length), in whole
+// nanoseconds, so that sums do not depend on how iterations were grouped into events.
+std::int64_t LlmCluster::useful_ns(const PrefillWork& prefill, const DecodeWork& decode, SimTime length) const {
+  const UsefulCosts& c = useful_costs_;
+  const double compute_ns = c.per_token_ns * static_cast<double>(prefill.tokens + decode.batch) +
+                            c.per_attention_pair_ns * (prefill.squared_tokens + static_cast<double>(decode.context_tokens));
+  const double memory_ns = c.weights_ns + c.per_kv_token_ns * static_cast<double>(decode.context_tokens + prefill.tokens);
+  const double ideal_ns = std::min(std::max(compute_ns, memory_ns), static_cast<double>(length.us()) * 1e3);
+  return static_cast<std::int64_t>(ideal_ns + 0.5);
+}
+
+// The running segment's useful work done by now: whole iterations (exact integers), and
+// the running one's useful work in proportion to its elapsed time (the same figure an
+// unfolded run's level gives over that iteration).
+LlmCluster::Useful LlmCluster::useful_so_far(const Instance& in) const {
+  Useful done;
+  if (!in.busy) return done;
+  const Segment& segment = in.segment;
+  const SimTime now = sim_.now();
+  SimTime start = segment.start;
+  for (std::uint32_t i = 0; i < segment.iterations && start < now; ++i) {
+    const auto& step = segment.steps[i];
+    if (start + step.length <= now) {
+      done.whole_ns += step.useful_ns;
+    } else {
+      done.partial_ns += static_cast<double>(step.useful_ns) * static_cast<double>((now - start).us()) /
+                         static_cast<double>(step.length.us());
+    }
+    start += step.length;
+  }
+  return done;
+}
+
 std::uint32_t LlmCluster::prefill_tokens(const Live& r) const {
   return r.record.prompt_tokens + (r.recomputing ? r.generated : 0);
 }
@@ -71,7 +105,7 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
   refresh_load(instance);
   if (in.prefill_batch.empty() && in.decode_batch.empty()) return;
   running_ += in.prefill_batch.size() + in.decode_batch.size();
-  set_busy(in, true);
+  in.busy = true;
 
   Segment& segment = in.segment;
   segment.start = sim_.now();
@@ -94,6 +128,9 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
     segment.iterations = 1;
     segment.fold_left = 0;
     segment.first = length;
+    segment.useful_ns = useful_ns(prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()),
+                                                      segment.context}, length);
+    segment.steps.assign(1, Segment::Step{length, segment.useful_ns});
     segment.longest_later = SimTime::zero();
     segment.end = segment.start + length;
     segment.cut = false;
@@ -278,9 +315,15 @@ void LlmCluster::begin_segment(Instance& in, std::uint32_t iterations) {
   segment.fold_left = iterations - segment.iterations;
   segment.cut = false;
   segment.longest_later = SimTime::zero();
+  segment.useful_ns = 0;
+  segment.steps.resize(segment.iterations);
   SimTime end = segment.start;
   for (std::uint32_t i = 0; i < segment.iterations; ++i) {
-    const SimTime length = decode_iteration_time(batch, segment.context + std::uint64_t{i} * batch);
+    const std::uint64_t context = segment.context + std::uint64_t{i} * batch;
+    const SimTime length = decode_iteration_time(batch, context);
+    const std::int64_t useful = useful_ns(PrefillWork{}, DecodeWork{batch, context}, length);
+    segment.steps[i] = Segment::Step{length, useful};
+    segment.useful_ns += useful;
     if (i == 0) {
       segment.first = length;
     } else {
@@ -299,16 +342,19 @@ void LlmCluster::interrupt_fold(Instance& in) {
   if (segment.cut || !in.prefill_batch.empty()) return;
   segment.cut = true;
   segment.fold_left = 0;
-  const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
   SimTime boundary = segment.start;
   SimTime longest_later;
+  std::int64_t useful = 0;
   for (std::uint32_t i = 0; i < segment.iterations; ++i) {
-    const SimTime length = decode_iteration_time(batch, segment.context + std::uint64_t{i} * batch);
+    const SimTime length = segment.steps[i].length;
+    useful += segment.steps[i].useful_ns;
     if (i > 0) longest_later = std::max(longest_later, length);
     boundary += length;
     if (boundary >= sim_.now()) {
       segment.iterations = i + 1;
+      segment.steps.resize(i + 1);
       segment.longest_later = longest_later;
+      segment.useful_ns = useful;
       if (boundary != segment.end) {
         segment.end = boundary;
         in.timer->arm_at(boundary);
@@ -324,14 +370,13 @@ void LlmCluster::interrupt_fold(Instance& in) {
 std::uint64_t LlmCluster::kv_in_segment(const Instance& in) const {
   if (!in.busy || config_.kv_allocation != KvAllocation::kOnDemand || in.decode_batch.empty()) return 0;
   const Segment& segment = in.segment;
-  const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
   std::uint64_t begun = 1;
   SimTime start = segment.start + segment.first;
   for (std::uint32_t i = 1; i < segment.iterations && start < sim_.now(); ++i) {
     ++begun;
-    start += decode_iteration_time(batch, segment.context + std::uint64_t{i} * batch);
+    start += segment.steps[i].length;
   }
-  return begun * batch;
+  return begun * in.decode_batch.size();
 }
 
 void LlmCluster::end_iteration(std::uint32_t instance) {
@@ -342,6 +387,7 @@ void LlmCluster::end_iteration(std::uint32_t instance) {
     activity_->on_iteration(instance, segment.start, now, static_cast<std::uint32_t>(in.prefill_batch.size()),
                             static_cast<std::uint32_t>(in.decode_batch.size()), segment.iterations);
   }
+  useful_done_ns_ += segment.useful_ns;
   // Token gaps inside the segment: its first iteration's end minus the sequence's
   // previous token, then each later iteration's length.
   const SimTime first_boundary = segment.start + segment.first;
@@ -364,7 +410,7 @@ void LlmCluster::end_iteration(std::uint32_t instance) {
     return;
   }
   running_ -= in.prefill_batch.size() + in.decode_batch.size();
-  set_busy(in, false);
+  in.busy = false;
   std::vector<std::uint32_t>& still_decoding = scratch_;
   still_decoding.clear();
   for (const std::uint32_t slot : in.decode_batch) {

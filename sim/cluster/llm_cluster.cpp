@@ -22,7 +22,6 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       sink_(sink),
       prompt_router_(config_.prompt_routing),
       token_router_(config_.token_routing),
-      busy_(sim.now()),
       capacity_(sim.now()),
       gpus_(sim.now()),
       cost_(sim.now()) {
@@ -38,6 +37,12 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
     kv_capacity_tokens_ = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
   }
   MESHSIM_CHECK(kv_capacity_tokens_ > 0, "the model's weights leave no HBM for the KV cache");
+  // Nanoseconds per unit of work at the instance's peak (see useful_ns).
+  const double flops_per_ns = config_.tensor_parallel * config_.sku.peak_tflops * 1e3;
+  const double bytes_per_ns = config_.tensor_parallel * config_.sku.hbm_tb_per_s * 1e3;
+  useful_costs_ = UsefulCosts{2.0 * config_.model.parameters / flops_per_ns,
+                              4.0 * config_.model.layers * config_.model.hidden / flops_per_ns,
+                              config_.model.weight_bytes() / bytes_per_ns, kv_per_token / bytes_per_ns};
   // The start state, packed onto as few servers as hold it, ACTIVE from the start.
   std::uint32_t server = 0;
   bool any_prompt = false, any_token = false, any_routable = false;
@@ -58,14 +63,19 @@ LlmCluster::~LlmCluster() = default;
 
 ServingSystem::Usage LlmCluster::usage() const {
   const SimTime now = sim_.now();
-  return Usage{busy_.total(now), capacity_.total(now), gpus_.total(now), cost_.total(now)};
+  // Whole iterations first, as integers, then the running ones' shares in instance
+  // order: the same sum whether iterations were folded.
+  std::int64_t whole = useful_done_ns_;
+  double partial = 0.0;
+  for (const auto& in : instances_) {
+    const Useful so_far = useful_so_far(*in);
+    whole += so_far.whole_ns;
+    partial += so_far.partial_ns;
+  }
+  const double useful_us = (static_cast<double>(whole) + partial) / 1e3;
+  return Usage{useful_us, capacity_.total(now), gpus_.total(now), cost_.total(now)};
 }
 
-void LlmCluster::set_busy(Instance& in, bool busy) {
-  if (in.busy == busy) return;
-  in.busy = busy;
-  busy_.add(busy ? 1.0 : -1.0, sim_.now());
-}
 
 std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
   switch (policy) {

@@ -217,7 +217,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
   void ready_to_decode(Instance& in, std::uint32_t slot);
   void finish(std::uint32_t slot, metrics::RequestStatus status);
-  void set_busy(Instance& in, bool busy);
   std::string describe(std::uint32_t instance) const;
 
   // llm_lifecycle.cpp: states, servers and evacuation.
@@ -247,6 +246,12 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t prefill_tokens(const Live& r) const;
   SimTime iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const;
   SimTime decode_iteration_time(std::uint32_t batch, std::uint64_t context) const;
+  std::int64_t useful_ns(const PrefillWork& prefill, const DecodeWork& decode, SimTime length) const;
+  struct Useful {
+    std::int64_t whole_ns = 0;
+    double partial_ns = 0.0;
+  };
+  Useful useful_so_far(const Instance& in) const;
   static std::int64_t kv_need(const Live& r, InstanceTag tag);
 
   engine::Simulation& sim_;
@@ -272,7 +277,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends
   std::uint64_t in_system_ = 0;
   std::uint64_t running_ = 0;
-  metrics::LevelIntegral busy_;      // instances running a batch
+  std::int64_t useful_done_ns_ = 0;  // useful work of the iterations ended so far (see useful_ns)
+  struct UsefulCosts {
+    double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;
+  } useful_costs_;
   metrics::LevelIntegral capacity_;  // instances serving (ACTIVE or DRAINING)
   metrics::LevelIntegral gpus_;      // GPUs of the instances on servers
   metrics::LevelIntegral cost_;      // USD per microsecond of the servers

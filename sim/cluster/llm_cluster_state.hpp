@@ -29,6 +29,14 @@ struct Segment {
   std::uint32_t iterations = 0;
   std::uint64_t context = 0;    // KV tokens read by its first decode iteration
   SimTime first;                // length of its first iteration
+  std::int64_t useful_ns = 0;   // useful work of its iterations (LlmCluster::useful_ns)
+  // Its iterations' lengths and useful work, timed once when it begins (a cut, the KV
+  // taken so far and the work done so far read them instead of pricing again).
+  struct Step {
+    SimTime length;
+    std::int64_t useful_ns = 0;
+  };
+  std::vector<Step> steps;
   SimTime longest_later;        // longest of the others
   std::uint32_t fold_left = 0;  // iterations the same batch runs on after this segment
   bool cut = false;             // new work arrived: it ends at the next iteration boundary

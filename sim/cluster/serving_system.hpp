@@ -68,8 +68,10 @@ class ServingSystem {
   virtual std::uint64_t kv_total_tokens() const { return 0; }
 
   // Totals from the start of the run to now, as integrals over simulated time (capacity
-  // comes and goes): busy and serving capacity in unit-microseconds (units: batch slots
-  // or instances), so utilisation over an interval is the ratio of their increases;
+  // comes and goes): work done and serving capacity in unit-microseconds, so utilisation
+  // over an interval is the ratio of their increases (LlmCluster: instances, and the
+  // iterations' work at the GPUs' peak compute or bandwidth; FixedLatencyCluster: batch
+  // slots, busy or not);
   // GPU-microseconds held by instances on servers (STARTING, ACTIVE, DRAINING); cost of
   // the servers, USD.
   struct Usage {

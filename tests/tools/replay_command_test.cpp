@@ -361,5 +361,31 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
   EXPECT_GT(most_kv, 0.0);
 }
 
+// Utilisation is the share of the serving instances' compute or memory bandwidth the
+// iterations use (the larger of model FLOPs and bandwidth utilisation), not "a batch was
+// running": an instance decoding one request at a time is busy all along but uses a
+// fraction of its bandwidth, and an almost idle cluster reads almost nothing.
+TEST(ReplayCommandTest, UtilisationIsTheShareOfComputeOrBandwidthInUse) {
+  const auto utilisation = [](double rate_scale) {
+    const auto dir = fresh_dir("utilisation_" + std::to_string(rate_scale));
+    ReplayCommandOptions options;
+    options.out_dir = dir.string();
+    options.rate_scale = rate_scale;
+    options.until_s = 1800;
+    options.quiet = true;
+    std::ostringstream out, err;
+    EXPECT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+    return nlohmann::json::parse(slurp(dir / "summary.json"))["utilisation"].get<double>();
+  };
+  const double idle = utilisation(0.01);   // ~100 requests in 30 minutes on 4 instances
+  const double light = utilisation(0.1);   // about one request per instance at a time
+  const double loaded = utilisation(1.0);  // batches of tens of sequences
+  EXPECT_GT(idle, 0.0);
+  EXPECT_LT(idle, 0.05);
+  EXPECT_GT(light, 4 * idle);
+  EXPECT_GT(loaded, light);
+  EXPECT_LT(loaded, 1.0);
+}
+
 }  // namespace
 }  // namespace meshsim::cli
