@@ -17,9 +17,9 @@ using cluster::InstanceTag;
 using cluster::ScalingManager;
 using engine::SimTime;
 
-// One pool (the instances of one tag) as an autoscaler sees it at a decision, in O(1)
-// (from LlmCluster::pool_totals). Only fold-invariant quantities: a decision is the same
-// whether decode runs are folded.
+// One pool (the instances of one tag) as an autoscaler sees it at a decision: counts by
+// state in O(1), loads summed over its ACTIVE instances. Only fold-invariant quantities:
+// a decision is the same whether decode runs are folded.
 struct PoolSnapshot {
   InstanceTag tag = InstanceTag::kMixed;
   std::uint32_t active = 0, starting = 0, draining = 0, inactive = 0;

@@ -91,19 +91,28 @@ std::int64_t LlmCluster::scale_down_load(const Instance& in) {
   return in.tag == InstanceTag::kToken ? in.kv_promised : in.pending_tokens;
 }
 
-// Called after every change of an instance's loads: the router, the scale-down index and
-// the pool totals follow (the last two only count ACTIVE instances).
+// Called after every change of an instance's loads: the router follows, and the pools'
+// ACTIVE loads when tracked (see track_active_loads).
 void LlmCluster::refresh_load(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   PoolRouter& router = router_for(in.tag);
   router.update(instance, load_of(in, router.policy()));
-  if (in.state != InstanceState::kActive) return;
-  const auto tag = static_cast<std::size_t>(in.tag);
-  scale_down_index_[tag].update(instance, scale_down_load(in));
-  pools_[tag].active_requests += in.requests - in.counted_requests;
-  pools_[tag].active_pending_tokens += in.pending_tokens - in.counted_pending_tokens;
-  in.counted_requests = in.requests;
-  in.counted_pending_tokens = in.pending_tokens;
+  if (track_active_loads_ && in.state == InstanceState::kActive) count_active_load(in);
+}
+
+void LlmCluster::count_active_load(Instance& in) {
+  ActiveLoad& load = active_loads_[static_cast<std::size_t>(in.tag)];
+  load.requests += in.requests - in.counted.requests;
+  load.pending_tokens += in.pending_tokens - in.counted.pending_tokens;
+  in.counted = ActiveLoad{in.requests, in.pending_tokens};
+}
+
+void LlmCluster::track_active_loads() {
+  if (track_active_loads_) return;
+  track_active_loads_ = true;
+  for (const auto& in : instances_) {
+    if (!in->removed && in->state == InstanceState::kActive) count_active_load(*in);
+  }
 }
 
 void LlmCluster::submit(const traces::TraceRequest& request) {
@@ -276,10 +285,31 @@ ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
   return counts;
 }
 
+LlmCluster::ActiveLoad LlmCluster::active_load(InstanceTag tag) const {
+  if (track_active_loads_) return active_loads_[static_cast<std::size_t>(tag)];
+  ActiveLoad load;
+  for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE
+    const Instance& in = *instances_[id];
+    if (in.tag != tag) continue;
+    load.requests += in.requests;
+    load.pending_tokens += in.pending_tokens;
+  }
+  return load;
+}
+
 std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
-  const LoadIndex& index = scale_down_index_[static_cast<std::size_t>(tag)];
-  if (index.empty()) return std::nullopt;
-  return index.least();
+  std::optional<std::uint32_t> best;
+  std::int64_t best_load = 0;
+  for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE, by id
+    const Instance& in = *instances_[id];
+    if (in.tag != tag) continue;
+    const std::int64_t load = scale_down_load(in);
+    if (!best || load < best_load) {
+      best = id;
+      best_load = load;
+    }
+  }
+  return best;
 }
 
 std::uint64_t LlmCluster::kv_used_tokens() const {

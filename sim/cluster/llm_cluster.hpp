@@ -165,26 +165,35 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::optional<std::uint32_t> remove_instance(std::uint32_t instance);
   // Instances that hold a server (STARTING, ACTIVE or DRAINING).
   std::uint32_t attached_instances() const { return attached_; }
-  // A pool's figures kept up to date as they change (O(1) to read): instances by state,
-  // and the requests and pending prompt tokens of its ACTIVE instances.
+  // A pool's instances by state, kept as states change (O(1) to read).
   struct PoolTotals {
     std::array<std::uint32_t, 4> by_state{};  // indexed by InstanceState
-    std::int64_t active_requests = 0;
-    std::int64_t active_pending_tokens = 0;
     std::uint32_t count(InstanceState state) const { return by_state[static_cast<std::size_t>(state)]; }
   };
   const PoolTotals& pool_totals(InstanceTag tag) const { return pools_[static_cast<std::size_t>(tag)]; }
-  // The ACTIVE instance of `tag` a scale-down takes, in O(1): prompt and mixed by fewest
-  // pending prompt tokens, token by least KV memory held or promised to its requests;
-  // ties to the lowest id. None when the pool has no ACTIVE instance.
+  // The requests assigned to a pool's ACTIVE instances (running or waiting) and their
+  // pending prompt tokens: O(1) once track_active_loads() is on, else a walk over them.
+  struct ActiveLoad {
+    std::int64_t requests = 0;
+    std::int64_t pending_tokens = 0;
+  };
+  ActiveLoad active_load(InstanceTag tag) const;
+  // Keeps the pools' ACTIVE loads up to date as they change, for O(1) scaling decisions
+  // (the ScalingManager turns it on). Off by default: at 400 instances the updates cost a
+  // serving-only replay a quarter of its speed.
+  void track_active_loads();
+  // The ACTIVE instance of `tag` a scale-down takes: prompt and mixed by fewest pending
+  // prompt tokens, token by least KV memory held or promised to its requests; ties to the
+  // lowest id. None when the pool has no ACTIVE instance. A walk over the ACTIVE
+  // instances (scale-downs are rare; an index kept for them would cost every request).
   std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
   std::optional<InstanceView> instance(std::uint32_t id) const;
   // O(1) (instance() also walks the running segment for its KV use): the state and tag
   // of an instance that exists.
   std::optional<InstanceState> state_of(std::uint32_t id) const;
   InstanceTag tag_of(std::uint32_t id) const;
-  // The lifecycle's bookkeeping agrees with the instances (pool totals, routers and the
-  // scale-down index hold exactly the ACTIVE ones, server loads, counts, no request on an
+  // The lifecycle's bookkeeping agrees with the instances (pool totals and routers hold
+  // exactly the ACTIVE ones, server loads, counts, no request on an
   // INACTIVE instance); empty when all is well. O(instances): for tests and --check.
   std::vector<std::string> check_invariants() const;
   // Existing instances, by id.
@@ -212,6 +221,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void refresh_load(std::uint32_t instance);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
   static std::int64_t scale_down_load(const Instance& in);
+  void count_active_load(Instance& in);
   void wake(std::uint32_t instance);
   void prefill_done(std::uint32_t instance, std::uint32_t slot);
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
@@ -270,8 +280,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t prompt_side_ = 0;  // prompt-tag instances not removed (they need token instances)
   PoolRouter prompt_router_;       // ACTIVE prompt and mixed instances
   PoolRouter token_router_;        // ACTIVE token instances
-  std::array<PoolTotals, 3> pools_{};        // by InstanceTag
-  std::array<LoadIndex, 3> scale_down_index_;  // ACTIVE instances by least_loaded's load, by tag
+  std::array<PoolTotals, 3> pools_{};  // by InstanceTag
+  bool track_active_loads_ = false;
+  std::array<ActiveLoad, 3> active_loads_{};  // by InstanceTag, when tracked
   std::vector<Live> live_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends

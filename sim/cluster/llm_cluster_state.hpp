@@ -67,9 +67,7 @@ struct LlmCluster::Instance {
   std::int64_t requests = 0;
   std::int64_t pending_tokens = 0;
   std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
-  // What of `requests` and `pending_tokens` the pool totals hold (while ACTIVE).
-  std::int64_t counted_requests = 0;
-  std::int64_t counted_pending_tokens = 0;
+  ActiveLoad counted;            // what of requests and pending_tokens active_loads_ holds
 
   bool has_waiting() const {
     return !prompts.empty() || !starved.empty() || !paused.empty() || !holders.empty() || !newcomers.empty();

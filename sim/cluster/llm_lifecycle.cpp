@@ -30,14 +30,13 @@ LlmCluster::Instance& LlmCluster::existing(std::uint32_t instance, const char* c
 
 void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
   Instance& in = *instances_[instance];
-  const auto tag = static_cast<std::size_t>(in.tag);
-  PoolTotals& pool = pools_[tag];
-  if (in.state == InstanceState::kActive) {
-    // Leaving ACTIVE: out of the totals and the scale-down index.
-    pool.active_requests -= in.counted_requests;
-    pool.active_pending_tokens -= in.counted_pending_tokens;
-    in.counted_requests = in.counted_pending_tokens = 0;
-    scale_down_index_[tag].remove(instance);
+  PoolTotals& pool = pools_[static_cast<std::size_t>(in.tag)];
+  if (track_active_loads_ && in.state == InstanceState::kActive) {
+    // Leaving ACTIVE: out of the pool's load.
+    ActiveLoad& load = active_loads_[static_cast<std::size_t>(in.tag)];
+    load.requests -= in.counted.requests;
+    load.pending_tokens -= in.counted.pending_tokens;
+    in.counted = ActiveLoad{};
   }
   // A new instance enters the counts here (its state field starts as STARTING).
   if (!in.counted_state) {
@@ -47,10 +46,7 @@ void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
   }
   ++pool.by_state[static_cast<std::size_t>(state)];
   in.state = state;
-  if (state == InstanceState::kActive) {
-    scale_down_index_[tag].add(instance, scale_down_load(in));
-    refresh_load(instance);
-  }
+  if (track_active_loads_ && state == InstanceState::kActive) count_active_load(in);
   account_levels();
   if (activity_ != nullptr) activity_->on_instance_state(instance, kInstanceStateNames.name(state), sim_.now());
 }
@@ -263,17 +259,10 @@ std::vector<std::string> LlmCluster::check_invariants() const {
     const std::string name = "instance " + std::to_string(id);
     const bool active = !in.removed && in.state == InstanceState::kActive;
     if (router_for(in.tag).contains(id) != active) fail(name + ": routed to exactly when ACTIVE");
-    if (scale_down_index_[static_cast<std::size_t>(in.tag)].contains(id) != active) {
-      fail(name + ": in the scale-down index only when ACTIVE");
-    }
     if (in.removed) continue;
     ++existing;
     PoolTotals& pool = totals[static_cast<std::size_t>(in.tag)];
     ++pool.by_state[static_cast<std::size_t>(in.state)];
-    if (active) {
-      pool.active_requests += in.requests;
-      pool.active_pending_tokens += in.pending_tokens;
-    }
     serving += in.state == InstanceState::kActive || in.state == InstanceState::kDraining;
     prompt_side += in.tag == InstanceTag::kPrompt;
     const bool on_server = in.state != InstanceState::kInactive;
@@ -294,8 +283,23 @@ std::vector<std::string> LlmCluster::check_invariants() const {
   for (std::size_t tag = 0; tag < totals.size(); ++tag) {
     const auto& want = totals[tag];
     const auto& have = pools_[tag];
-    if (want.by_state != have.by_state || want.active_requests != have.active_requests ||
-        want.active_pending_tokens != have.active_pending_tokens) {
+    if (track_active_loads_) {
+      const ActiveLoad walked = [&] {
+        ActiveLoad sum;
+        for (const auto& in : instances_) {
+          if (in->removed || in->state != InstanceState::kActive || static_cast<std::size_t>(in->tag) != tag) continue;
+          sum.requests += in->requests;
+          sum.pending_tokens += in->pending_tokens;
+        }
+        return sum;
+      }();
+      const ActiveLoad& kept = active_loads_[tag];
+      if (walked.requests != kept.requests || walked.pending_tokens != kept.pending_tokens) {
+        fail("pool " + std::string(kInstanceTagNames.name(static_cast<InstanceTag>(tag))) +
+             ": its tracked ACTIVE load disagrees with its instances");
+      }
+    }
+    if (want.by_state != have.by_state) {
       fail("pool " + std::string(kInstanceTagNames.name(static_cast<InstanceTag>(tag))) +
            ": its totals disagree with its instances");
     }

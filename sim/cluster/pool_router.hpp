@@ -34,6 +34,7 @@ class PoolRouter {
   bool empty() const { return members_.empty(); }
   std::size_t size() const { return members_.size(); }
   bool contains(std::uint32_t member) const { return index_.contains(member); }
+  const std::set<std::uint32_t>& members() const { return members_; }
 
   void add(std::uint32_t member, std::int64_t load) {
     if (index_.contains(member)) return;

@@ -12,6 +12,7 @@ ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, Sca
   MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
   MESHSIM_CHECK(config_.scale_up_delay >= SimTime::zero(), "scale_up_delay must not be negative");
   MESHSIM_CHECK(config_.min_instances_per_pool >= 1, "min_instances_per_pool must be at least 1");
+  cluster_.track_active_loads();
 }
 
 std::string ScalingManager::at_now() const {
