@@ -19,12 +19,14 @@ namespace {
 namespace fs = std::filesystem;
 using testing::slurp;
 
-// One replay of the default scenario with `seed` into `dir`; returns its three files.
-std::string replay_into(const fs::path& dir, int seed) {
+// One replay of the default scenario with `seed` (and an autoscaler) into `dir`; returns
+// its three files.
+std::string replay_into(const fs::path& dir, int seed, const std::string& autoscaler = "none") {
   fs::remove_all(dir);
   ReplayCommandOptions options;
   options.out_dir = dir.string();
   options.seed = std::to_string(seed);
+  options.autoscaler = autoscaler;
   options.until_s = 900;
   options.quiet = true;
   std::ostringstream out, err;
@@ -33,13 +35,18 @@ std::string replay_into(const fs::path& dir, int seed) {
 }
 
 TEST(DeterminismTest, RunsOnSeveralThreadsGiveTheBytesOfSerialRuns) {
-  constexpr int kRuns = 4;
+  // Runs 4 and 5 scale (instances come and go, decisions are events).
+  constexpr int kRuns = 6;
+  const auto policy = [](int i) { return i == 4 ? "target_tracking" : i == 5 ? "elastic" : "none"; };
   const fs::path base = fs::temp_directory_path() / "meshsim_determinism";
   std::vector<std::string> serial(kRuns), threaded(kRuns);
-  for (int i = 0; i < kRuns; ++i) serial[i] = replay_into(base / ("serial" + std::to_string(i)), 100 + i % 2);
+  for (int i = 0; i < kRuns; ++i) {
+    serial[i] = replay_into(base / ("serial" + std::to_string(i)), 100 + i % 2, policy(i));
+  }
   std::vector<std::thread> threads;
   for (int i = 0; i < kRuns; ++i) {
-    threads.emplace_back([&, i] { threaded[i] = replay_into(base / ("thread" + std::to_string(i)), 100 + i % 2); });
+    threads.emplace_back(
+        [&, i] { threaded[i] = replay_into(base / ("thread" + std::to_string(i)), 100 + i % 2, policy(i)); });
   }
   for (auto& thread : threads) thread.join();
   for (int i = 0; i < kRuns; ++i) {
@@ -48,6 +55,7 @@ TEST(DeterminismTest, RunsOnSeveralThreadsGiveTheBytesOfSerialRuns) {
   }
   EXPECT_TRUE(serial[0] == serial[2]);  // same seed
   EXPECT_FALSE(serial[0] == serial[1]);  // another seed
+  EXPECT_FALSE(serial[4] == serial[0]);  // scaled
 }
 
 }  // namespace
