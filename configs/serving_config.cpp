@@ -200,9 +200,7 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   }
   if (!has_serving) return Error{"serving.start_state: expected at least one prompt or mixed instance"};
   if (has_prompt && !has_token) return Error{"serving.start_state: prompt instances need token instances"};
-  return replay::ServingFactory([config](engine::Simulation& sim, cluster::RequestSink& sink) {
-    return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::LlmCluster>(sim, config, sink));
-  });
+  return replay::ServingFactory(cluster::llm_cluster_factory(config));
 }
 
 }  // namespace meshsim::configs

@@ -61,12 +61,7 @@ double replay_once(const cluster::LlmClusterConfig& config, const traces::Genera
   engine::Simulation sim(1);
   traces::GeneratedSource source(spec, 1);
   NullObserver observer;
-  replay::Replay replay(
-      sim, source,
-      [&config](engine::Simulation& s, cluster::RequestSink& sink) {
-        return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::LlmCluster>(s, config, sink));
-      },
-      replay::ReplayOptions{}, observer);
+  replay::Replay replay(sim, source, cluster::llm_cluster_factory(config), replay::ReplayOptions{}, observer);
   std::unique_ptr<autoscale::ScalingHarness> scaling;
   if (autoscaled) {
     scaling = std::make_unique<autoscale::ScalingHarness>(

@@ -61,12 +61,7 @@ traces::GeneratorSpec workload(double rate_per_s, std::uint64_t requests) {
 std::uint64_t replay_once(const cluster::LlmClusterConfig& config, traces::RequestSource& source) {
   engine::Simulation sim(1);
   NullObserver observer;
-  replay::Replay replay(
-      sim, source,
-      [&config](engine::Simulation& s, cluster::RequestSink& sink) {
-        return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::LlmCluster>(s, config, sink));
-      },
-      replay::ReplayOptions{}, observer);
+  replay::Replay replay(sim, source, cluster::llm_cluster_factory(config), replay::ReplayOptions{}, observer);
   auto result = replay.run();
   benchmark::DoNotOptimize(result);
   return replay.metrics().counts().arrived;

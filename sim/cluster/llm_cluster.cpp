@@ -61,6 +61,13 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
 
 LlmCluster::~LlmCluster() = default;
 
+std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
+    LlmClusterConfig config) {
+  return [config = std::move(config)](engine::Simulation& sim, RequestSink& sink) {
+    return std::unique_ptr<ServingSystem>(std::make_unique<LlmCluster>(sim, config, sink));
+  };
+}
+
 ServingSystem::Usage LlmCluster::usage() const {
   const SimTime now = sim_.now();
   // Whole iterations first, as integers, then the running ones' shares in instance

@@ -299,4 +299,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   ActivitySink* activity_ = nullptr;
 };
 
+// What a Replay builds its serving system with (replay::ServingFactory): an LlmCluster
+// with `config`.
+std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
+    LlmClusterConfig config);
+
 }  // namespace meshsim::cluster

@@ -41,6 +41,25 @@ void expect_everything_accounted(const testing::ServingCase& c, const testing::R
   }
 }
 
+// The first row of requests.csv or timeseries.csv where a folded run differs from the
+// unfolded one, reported as a test failure; false then.
+bool same_rows(const testing::RunResult& folded, const testing::RunResult& unfolded) {
+  EXPECT_EQ(folded.in_order.size(), unfolded.in_order.size());
+  EXPECT_EQ(folded.rows.size(), unfolded.rows.size());
+  if (folded.in_order.size() != unfolded.in_order.size() || folded.rows.size() != unfolded.rows.size()) return false;
+  for (std::size_t k = 0; k < folded.in_order.size(); ++k) {
+    if (folded.in_order[k] == unfolded.in_order[k]) continue;
+    ADD_FAILURE() << "row " << k << " of requests.csv differs, request " << unfolded.in_order[k].id;
+    return false;
+  }
+  for (std::size_t k = 0; k < folded.rows.size(); ++k) {
+    if (folded.rows[k] == unfolded.rows[k]) continue;
+    ADD_FAILURE() << "row " << k << " of timeseries.csv differs";
+    return false;
+  }
+  return true;
+}
+
 TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
   RngChoice choice{engine::Rng(20261122)};
   const int cases = case_count(400);
@@ -51,15 +70,7 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
     const auto unfolded = run_case(c, false);
     const auto folded = run_case(c, true);
     expect_everything_accounted(c, unfolded);
-    ASSERT_EQ(folded.in_order.size(), unfolded.in_order.size());
-    for (std::size_t k = 0; k < folded.in_order.size(); ++k) {
-      ASSERT_EQ(folded.in_order[k], unfolded.in_order[k]) << "row " << k << " of requests.csv, request "
-                                                           << unfolded.in_order[k].id;
-    }
-    ASSERT_EQ(folded.rows.size(), unfolded.rows.size());
-    for (std::size_t k = 0; k < folded.rows.size(); ++k) {
-      ASSERT_EQ(folded.rows[k], unfolded.rows[k]) << "row " << k << " of timeseries.csv";
-    }
+    if (!same_rows(folded, unfolded)) return;
     folded_events += folded.events;
     unfolded_events += unfolded.events;
   }
@@ -115,15 +126,7 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsWhileInstancesComeAndGo)
     const auto unfolded = run_case(c, false);
     const auto folded = run_case(c, true);
     expect_everything_accounted(c, unfolded);
-    ASSERT_EQ(folded.in_order.size(), unfolded.in_order.size());
-    for (std::size_t k = 0; k < folded.in_order.size(); ++k) {
-      ASSERT_EQ(folded.in_order[k], unfolded.in_order[k]) << "row " << k << " of requests.csv, request "
-                                                           << unfolded.in_order[k].id;
-    }
-    ASSERT_EQ(folded.rows.size(), unfolded.rows.size());
-    for (std::size_t k = 0; k < folded.rows.size(); ++k) {
-      ASSERT_EQ(folded.rows[k], unfolded.rows[k]) << "row " << k << " of timeseries.csv";
-    }
+    if (!same_rows(folded, unfolded)) return;
     ASSERT_EQ(folded.log, unfolded.log);
     for (const auto& record : unfolded.in_order) migrations += record.migrations;
     evacuations += unfolded.scaling.evacuations;
@@ -159,12 +162,7 @@ TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
     engine::Simulation sim(1);
     testing::Collector collector;
     traces::ListSource source(c.requests);
-    replay::Replay replay(
-        sim, source,
-        [&](engine::Simulation& s, RequestSink& sink) {
-          return std::unique_ptr<ServingSystem>(std::make_unique<LlmCluster>(s, c.config, sink));
-        },
-        options, collector);
+    replay::Replay replay(sim, source, llm_cluster_factory(c.config), options, collector);
     replay.start();
     SimTime t;
     while (!replay.done()) {

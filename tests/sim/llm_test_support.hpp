@@ -78,10 +78,7 @@ inline RunResult run(const LlmClusterConfig& config, traces::RequestSource& sour
                      replay::ReplayOptions options = {}) {
   engine::Simulation sim(1);
   Collector collector;
-  replay::ServingFactory factory = [&](engine::Simulation& s, RequestSink& sink) {
-    return std::unique_ptr<ServingSystem>(std::make_unique<LlmCluster>(s, config, sink));
-  };
-  replay::Replay replay(sim, source, factory, options, collector);
+  replay::Replay replay(sim, source, llm_cluster_factory(config), options, collector);
   auto outcome = replay.run();
   if (!outcome) throw std::runtime_error(outcome.error().message);
   RunResult result = std::move(collector.result);
