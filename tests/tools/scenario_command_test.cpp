@@ -98,6 +98,11 @@ TEST(ScenarioCommandTest, ServingCallsNeedAServingObjectAndValidArguments) {
       "steps": [{"call": "configure_elastic", "args": {"pool": "mixed", "min_workers": 4, "max_workers": 2}}]})"));
   EXPECT_EQ(run.exit_code, kExitBadInput);
   EXPECT_NE(run.err.find("min_workers must not exceed max_workers"), std::string::npos) << run.err;
+  run = run_script(write_script("bad_instance", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
+      "steps": [{"call": "get_instance", "args": {"instance": -1}}]})"));
+  EXPECT_EQ(run.exit_code, kExitBadInput);
+  EXPECT_NE(run.err.find("steps[0].args.instance: expected an instance id (an integer >= 0)"), std::string::npos)
+      << run.err;
   run = run_script(write_script("sku", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
       "steps": [{"call": "scale_up_full", "args": {"tag": "mixed", "server_sku": "a100-80gb"}}]})"));
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;

@@ -210,6 +210,15 @@ class ScenarioRunner {
     return tag;
   }
 
+  // A required instance id, checked as an integer (a negative or fractional number is bad
+  // input, not a cast).
+  static std::uint32_t read_instance(ObjectReader& a) {
+    std::uint32_t id = 0;
+    if (!a.has("instance")) a.fail("instance", "required (an instance id)");
+    a.read("instance", id, "an instance id (an integer >= 0)");
+    return id;
+  }
+
   static const std::map<std::string, Handler>& handlers() {
     static const std::map<std::string, Handler> table = {
         {"advance",
@@ -505,12 +514,12 @@ class ScenarioRunner {
          }},
         {"deactivate_instance",
          [](ScenarioRunner& r, ObjectReader& a) -> Action {
-           const auto instance = static_cast<std::uint32_t>(require_number(a, "instance"));
+           const std::uint32_t instance = read_instance(a);
            return [&r, instance] { return r.serving_->deactivate(instance); };
          }},
         {"reactivate_instance",
          [](ScenarioRunner& r, ObjectReader& a) -> Action {
-           const auto instance = static_cast<std::uint32_t>(require_number(a, "instance"));
+           const std::uint32_t instance = read_instance(a);
            return [&r, instance] { return r.serving_->reactivate(instance); };
          }},
         {"get_status_summary",
@@ -522,7 +531,7 @@ class ScenarioRunner {
          }},
         {"get_instance",
          [](ScenarioRunner& r, ObjectReader& a) -> Action {
-           const auto instance = static_cast<std::uint32_t>(require_number(a, "instance"));
+           const std::uint32_t instance = read_instance(a);
            return [&r, instance] { return r.serving_->instance(instance); };
          }},
         {"get_request_counts",

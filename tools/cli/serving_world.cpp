@@ -15,6 +15,12 @@ namespace {
 
 json failure(const std::string& error) { return json{{"success", false}, {"error", error}}; }
 
+// The result of an action on `instance`: done, or refused by the manager (blocked).
+json acted(const Status& status, std::uint32_t instance) {
+  if (!status) return json{{"success", false}, {"blocked", true}, {"error", status.error().message}};
+  return json{{"success", true}, {"instance", instance}};
+}
+
 std::string tag_name(InstanceTag tag) { return std::string(cluster::kInstanceTagNames.name(tag)); }
 
 json view_json(const cluster::LlmCluster::InstanceView& v) {
@@ -104,22 +110,12 @@ json ServingWorld::scale_up_full(InstanceTag tag, std::optional<std::uint32_t> p
 json ServingWorld::scale_down_full(std::optional<std::uint32_t> instance, std::optional<InstanceTag> tag) {
   if (!instance) instance = tag ? manager_->least_loaded(*tag) : std::nullopt;
   if (!instance) return json{{"success", false}, {"blocked", true}, {"error", "no ACTIVE instance in that pool"}};
-  auto drained = manager_->scale_down_full(*instance);
-  if (!drained) return json{{"success", false}, {"blocked", true}, {"error", drained.error().message}};
-  return json{{"success", true}, {"instance", *instance}};
+  return acted(manager_->scale_down_full(*instance), *instance);
 }
 
-json ServingWorld::deactivate(std::uint32_t instance) {
-  auto done = manager_->deactivate(instance);
-  return done ? json{{"success", true}, {"instance", instance}} : json{{"success", false}, {"blocked", true},
-                                                                      {"error", done.error().message}};
-}
+json ServingWorld::deactivate(std::uint32_t instance) { return acted(manager_->deactivate(instance), instance); }
 
-json ServingWorld::reactivate(std::uint32_t instance) {
-  auto done = manager_->reactivate(instance);
-  return done ? json{{"success", true}, {"instance", instance}} : json{{"success", false}, {"blocked", true},
-                                                                      {"error", done.error().message}};
-}
+json ServingWorld::reactivate(std::uint32_t instance) { return acted(manager_->reactivate(instance), instance); }
 
 json ServingWorld::status_summary() const {
   const auto s = manager_->get_status_summary();
