@@ -15,8 +15,9 @@ TimerId SimWorld::call_after(double seconds, std::function<void()> callback) {
   return id;
 }
 
-CancelReply SimWorld::cancel_task(const std::string& /*agent*/, const std::string& /*task_id*/, double /*timeout_s*/) {
+CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, double /*timeout_s*/) {
   ++cancels_;
+  if (on_cancel_) on_cancel_(agent, task_id);
   return CancelReply{true, 0.0};
 }
 

@@ -25,6 +25,10 @@ class SimWorld final : public Clock, public TimerService, public Actuator, priva
   TimerId call_after(double seconds, std::function<void()> callback) override;
   void cancel(TimerId id) override { callbacks_.erase(id); }
   CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
+  // Who runs the simulated processes: told of every cancel (from inside the core's call,
+  // so it may only record and schedule, never call back into the core).
+  using CancelListener = std::function<void(const std::string& agent, const std::string& task_id)>;
+  void set_cancel_listener(CancelListener listener) { on_cancel_ = std::move(listener); }
 
   std::uint64_t cancels_asked() const { return cancels_; }
   std::size_t armed_timers() const { return callbacks_.size(); }
@@ -36,6 +40,7 @@ class SimWorld final : public Clock, public TimerService, public Actuator, priva
   std::unordered_map<TimerId, std::function<void()>> callbacks_;  // armed, not cancelled
   TimerId next_timer_ = 1;
   std::uint64_t cancels_ = 0;
+  CancelListener on_cancel_;
 };
 
 }  // namespace meshsim::scheduler

@@ -55,7 +55,10 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       any_routable |= group.tag != InstanceTag::kToken;
     }
   }
-  MESHSIM_CHECK(any_routable, "the start state needs at least one prompt or mixed instance");
+  // An empty start state: the owner adds instances (a shared cluster places them through
+  // the scheduling core) before the first request arrives.
+  MESHSIM_CHECK(config_.start_state.empty() || any_routable,
+                "the start state needs at least one prompt or mixed instance");
   MESHSIM_CHECK(!any_prompt || any_token, "prompt instances need at least one token instance");
 }
 

@@ -141,6 +141,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t server_instances(std::uint32_t server) const;
   // The lowest-numbered server with room for one more instance, if any.
   std::optional<std::uint32_t> server_with_room() const;
+  // The id add_instance gives next.
+  std::uint32_t next_instance_id() const { return static_cast<std::uint32_t>(instances_.size()); }
   // A new STARTING instance on `server`, which must have room for it.
   std::uint32_t add_instance(InstanceTag tag, std::uint32_t server);
   // STARTING -> ACTIVE: routed to from now.

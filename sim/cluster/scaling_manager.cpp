@@ -7,8 +7,13 @@
 
 namespace meshsim::cluster {
 
-ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config)
-    : sim_(sim), cluster_(cluster), config_(config), drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
+ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config,
+                               InstancePlacement* placement)
+    : sim_(sim),
+      cluster_(cluster),
+      config_(config),
+      placement_(placement),
+      drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
   MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
   MESHSIM_CHECK(config_.scale_up_delay >= SimTime::zero(), "scale_up_delay must not be negative");
   MESHSIM_CHECK(config_.min_instances_per_pool >= 1, "min_instances_per_pool must be at least 1");
@@ -30,7 +35,12 @@ Error ScalingManager::blocked(std::string why) {
   return Error{std::move(why)};
 }
 
-std::uint32_t ScalingManager::take_server() {
+Expected<std::uint32_t> ScalingManager::take_server(std::uint32_t instance, InstanceTag tag) {
+  if (placement_ != nullptr) {
+    auto placed = placement_->place(instance, tag);
+    if (!placed) return blocked(placed.error().message);
+    return placed;
+  }
   if (const auto server = cluster_.server_with_room()) return *server;
   return cluster_.add_server();
 }
@@ -39,7 +49,7 @@ Status ScalingManager::room_for_one_more() {
   if (cluster_.attached_instances() >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
-  if (config_.max_servers && !cluster_.server_with_room() && cluster_.servers() >= *config_.max_servers) {
+  if (placement_ == nullptr && config_.max_servers && !cluster_.server_with_room() && cluster_.servers() >= *config_.max_servers) {
     return blocked("Max servers reached (" + std::to_string(*config_.max_servers) + ")");
   }
   return Ok{};
@@ -50,8 +60,11 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
   if (tag == InstanceTag::kPrompt && count(InstanceTag::kToken, InstanceState::kActive) == 0) {
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
+  const std::uint32_t instance = cluster_.next_instance_id();
+  auto server = take_server(instance, tag);
+  if (!server) return server.error();
   ScaleUp added;
-  added.server = take_server();
+  added.server = *server;
   added.instance = cluster_.add_instance(tag, added.server);
   starting_[static_cast<std::size_t>(tag)].insert(added.instance);
   ++counts_.scale_ups;
@@ -106,7 +119,7 @@ Status ScalingManager::cancel_scale_up(std::uint32_t instance) {
   if (log_) {
     log("[ScalingManager] Instance " + std::to_string(instance) + " cancelled while starting at " + at_now());
   }
-  release_if_idle(server);
+  release(instance, server);
   return Ok{};
 }
 
@@ -115,7 +128,9 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
   if (auto room = room_for_one_more(); !room) return room;
-  const std::uint32_t server = take_server();
+  const auto taken = take_server(instance, cluster_.tag_of(instance));
+  if (!taken) return taken.error();
+  const std::uint32_t server = *taken;
   cluster_.restart(instance, server);
   starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].insert(instance);
   ++counts_.scale_ups;
@@ -162,7 +177,11 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
   }
 }
 
-void ScalingManager::release_if_idle(std::uint32_t server) {
+void ScalingManager::release(std::uint32_t instance, std::uint32_t server) {
+  if (placement_ != nullptr) {
+    placement_->release(instance, server);
+    return;
+  }
   if (cluster_.server_instances(server) != 0) return;
   cluster_.remove_server(server);
   ++counts_.servers_removed;
@@ -185,7 +204,7 @@ void ScalingManager::check_draining() {
     } else {
       if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " inactive at " + at_now());
     }
-    release_if_idle(server);
+    release(instance, server);
   }
   if (!draining_.empty()) drain_check_.arm_after(config_.drain_check_interval);
 }

@@ -47,7 +47,20 @@ struct ScalingCounts {
   std::uint64_t instances_removed = 0, servers_removed = 0, evacuations = 0;
 };
 
-// The actuator of seed 004 over an elastic cluster. scale_up_full places a STARTING
+// Where an instance's GPUs come from. Without one, the ScalingManager runs seed 004's
+// elastic cluster (a server with room, else a new server, removed once idle); a shared
+// cluster (sim/cluster/shared_cluster) claims GPUs on fixed nodes through the
+// scheduling core instead, preempting batch work for them.
+class InstancePlacement {
+ public:
+  virtual ~InstancePlacement() = default;
+  // The server `instance` (about to start, of `tag`) goes on, or why there is none.
+  virtual Expected<std::uint32_t> place(std::uint32_t instance, InstanceTag tag) = 0;
+  // `instance` left `server` (drained to INACTIVE, or a scale-up taken back).
+  virtual void release(std::uint32_t instance, std::uint32_t server) = 0;
+};
+
+// The actuator of seed 004 over an elastic cluster (or a placement's nodes). scale_up_full places a STARTING
 // instance on a server with room for it, or creates a server (one instance per server
 // when an instance fills one, as in the seed; smaller ones are packed, so no half-empty
 // server is paid for); it becomes ACTIVE after scale_up_delay. scale_down_full drains an
@@ -60,7 +73,8 @@ class ScalingManager final : private engine::EventHandler {
  public:
   using LogSink = std::function<void(std::string_view line)>;
 
-  ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config);
+  ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config,
+                 InstancePlacement* placement = nullptr);
 
   const ScalingConfig& config() const { return config_; }
   // For drains begun from now on (seed 003 sets it with its ElasticConfig).
@@ -112,10 +126,12 @@ class ScalingManager final : private engine::EventHandler {
   void on_event(const engine::EventPayload& payload) override;
   Status begin_drain(std::uint32_t instance, bool remove);
   Status room_for_one_more();
-  // Room on an existing server (lowest id first), else a new server.
-  std::uint32_t take_server();
+  // The placement's choice; elastic: room on an existing server (lowest id first), else
+  // a new server.
+  Expected<std::uint32_t> take_server(std::uint32_t instance, InstanceTag tag);
+  // The placement's release; elastic: the server goes once idle.
+  void release(std::uint32_t instance, std::uint32_t server);
   void check_draining();
-  void release_if_idle(std::uint32_t server);
   Error blocked(std::string why);
   void log(const std::string& line) const;
   std::string at_now() const;
@@ -123,6 +139,7 @@ class ScalingManager final : private engine::EventHandler {
   engine::Simulation& sim_;
   LlmCluster& cluster_;
   ScalingConfig config_;
+  InstancePlacement* placement_;
   LogSink log_;
   std::map<std::uint32_t, Draining> draining_;  // by instance id
   std::uint32_t drain_serials_ = 0;

@@ -23,12 +23,6 @@ struct RngChoice {
   std::uint64_t pick(std::uint64_t bound) { return rng.uniform_int(bound); }
 };
 
-// MESHSIM_PROPERTY_CASES raises the number of cases for a longer local run.
-int case_count(int default_count) {
-  const char* env = std::getenv("MESHSIM_PROPERTY_CASES");
-  return env != nullptr ? std::max(1, std::atoi(env)) : default_count;
-}
-
 void expect_everything_accounted(const testing::ServingCase& c, const testing::RunResult& r) {
   EXPECT_EQ(r.counts.arrived, c.requests.size());
   EXPECT_EQ(r.counts.in_flight, 0u) << "a run must end with nothing in flight";
@@ -62,7 +56,7 @@ bool same_rows(const testing::RunResult& folded, const testing::RunResult& unfol
 
 TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
   RngChoice choice{engine::Rng(20261122)};
-  const int cases = case_count(400);
+  const int cases = testing::case_count(400);
   std::uint64_t folded_events = 0, unfolded_events = 0;
   for (int i = 0; i < cases; ++i) {
     const auto c = draw_serving_case(choice);
@@ -87,7 +81,7 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsOnRealTraces) {
   for (const auto& [name, format] : kTraces) {
     const std::string path = meshsim::testing::shared_path(name);
     MESHSIM_NEED_SHARED_FILE(path);
-    for (int i = 0; i < case_count(4); ++i) {
+    for (int i = 0; i < testing::case_count(4); ++i) {
       const auto c = draw_serving_case(choice, 1);
       SCOPED_TRACE(std::string(name) + ", case " + std::to_string(i) + ": " + c.description);
       traces::WorkloadSpec workload;
@@ -117,7 +111,7 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsWhileInstancesComeAndGo)
   RngChoice choice{engine::Rng(4242)};
   // 1,500 by default: case 1,266 caught migrations made inside an iteration end reaching
   // instances that had already formed their batch at that microsecond.
-  const int cases = case_count(1500);
+  const int cases = testing::case_count(1500);
   std::uint64_t migrations = 0, evacuations = 0, blocked = 0, removed = 0;
   for (int i = 0; i < cases; ++i) {
     auto c = draw_serving_case(choice);
@@ -150,7 +144,7 @@ namespace {
 // reports exactly what one run() reports, with or without an `until`.
 TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
   RngChoice choice{engine::Rng(99)};
-  for (int i = 0; i < case_count(40); ++i) {
+  for (int i = 0; i < testing::case_count(40); ++i) {
     const auto c = draw_serving_case(choice);
     SCOPED_TRACE("case " + std::to_string(i) + ": " + c.description);
     replay::ReplayOptions options;

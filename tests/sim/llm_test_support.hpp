@@ -3,6 +3,8 @@
 // Helpers for LlmCluster tests: a round-number performance model, a small deployment,
 // a list of requests as a source, and a replay that keeps everything it reports.
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -14,6 +16,12 @@
 #include "traces/list_source.hpp"
 
 namespace meshsim::cluster::testing {
+
+// MESHSIM_PROPERTY_CASES raises the number of cases of a property test for a longer local run.
+inline int case_count(int default_count) {
+  const char* env = std::getenv("MESHSIM_PROPERTY_CASES");
+  return env != nullptr ? std::max(1, std::atoi(env)) : default_count;
+}
 
 // Prefill `prefill_base` ms + 1 ms per `prefill_per_ms` tokens; decode `decode_base` ms +
 // 1 ms per `decode_per_ms` context tokens; a mixed iteration is the sum. The defaults are

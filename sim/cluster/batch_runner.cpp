@@ -1,0 +1,226 @@
+#include "sim/cluster/batch_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
+                         std::map<std::string, BatchClass> classes)
+    : sim_(sim), core_(core), classes_(std::move(classes)) {
+  jobs_.reserve(jobs.size());
+  for (auto& record : jobs) {
+    const auto cls = classes_.find(record.job_class);
+    MESHSIM_CHECK(cls != classes_.end(), "batch job '" + record.name + "' has class '" + record.job_class +
+                                             "', which no batch class names");
+    MESHSIM_CHECK(record.duration_s > 0 && record.arrival_s >= 0, "batch job '" + record.name + "': bad times");
+    Job job;
+    job.cls = &cls->second;
+    job.need = scheduler::ResourceVector::of(record.cpu, record.memory_mb, record.gpu);
+    job.record = std::move(record);
+    MESHSIM_CHECK(by_task_.emplace(task_id(job.record.name), jobs_.size()).second,
+                  "batch job name '" + job.record.name + "' appears twice");
+    jobs_.push_back(std::move(job));
+  }
+  MESHSIM_CHECK(std::is_sorted(jobs_.begin(), jobs_.end(),
+                               [](const Job& a, const Job& b) { return a.record.arrival_s < b.record.arrival_s; }),
+                "batch jobs must be sorted by arrival");
+  for (const auto& node : core_.cluster().nodes()) {
+    if (std::find(node_shapes_.begin(), node_shapes_.end(), node.spec.capacity) == node_shapes_.end()) {
+      node_shapes_.push_back(node.spec.capacity);
+    }
+  }
+}
+
+void BatchRunner::start() {
+  if (next_arrival_ < jobs_.size()) {
+    sim_.schedule_at(SimTime::from_seconds(jobs_[next_arrival_].record.arrival_s), *this,
+                     engine::EventPayload{kArrival, next_arrival_});
+  }
+}
+
+bool BatchRunner::fits_some_node(const scheduler::ResourceVector& need) const {
+  return std::any_of(node_shapes_.begin(), node_shapes_.end(),
+                     [&](const scheduler::ResourceVector& shape) { return need.fits_in(shape); });
+}
+
+void BatchRunner::on_event(const engine::EventPayload& payload) {
+  switch (payload.a) {
+    case kArrival: {
+      // Every job arriving at this microsecond, then the next arrival (one event ahead).
+      const SimTime now = sim_.now();
+      while (next_arrival_ < jobs_.size() && SimTime::from_seconds(jobs_[next_arrival_].record.arrival_s) <= now) {
+        arrive(next_arrival_++);
+      }
+      start();
+      return;
+    }
+    case kComplete: complete(payload.b & 0xffffffffu, static_cast<std::uint32_t>(payload.b >> 32)); return;
+    case kDispatch:
+      dispatch_armed_ = false;
+      dispatch();
+      return;
+    default: MESHSIM_CHECK(false, "BatchRunner: unknown event");
+  }
+}
+
+void BatchRunner::arrive(std::size_t index) {
+  Job& job = jobs_[index];
+  ++counts_.arrived;
+  if (job.need.is_zero() || !fits_some_node(job.need)) {
+    job.state = State::kFailed;
+    ++counts_.failed;
+    return;
+  }
+  if (!try_start(index)) enqueue(index);
+}
+
+void BatchRunner::enqueue(std::size_t index) {
+  Job& job = jobs_[index];
+  job.state = State::kQueued;
+  queue_.emplace(-job.cls->priority, index);
+  ++counts_.queued;
+}
+
+bool BatchRunner::try_start(std::size_t index) {
+  Job& job = jobs_[index];
+  const std::string id = task_id(job.record.name);
+  // A preempted job goes back through the core's restore path (its saved state), then
+  // is submitted again under the same id.
+  if (const scheduler::Task* task = core_.task(id);
+      task != nullptr && task->state == scheduler::TaskState::kPreempted && task->saved_state) {
+    const auto restored = core_.restore_task(*task->saved_state);
+    MESHSIM_CHECK(restored.success, restored.error);
+  }
+  scheduler::TaskSpec spec;
+  spec.task_id = id;
+  spec.pool = job.cls->pool;
+  spec.actor_class = "batch";
+  spec.resources = job.need;
+  spec.priority = job.cls->priority;
+  spec.labels = job.cls->labels;
+  spec.estimated_duration = job.record.duration_s - job.done_s;
+  spec.checkpoint_interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
+  const auto submitted = core_.submit_task_with_preemption(spec);
+  if (!submitted.result.success) return false;
+  job.state = State::kRunning;
+  job.segment_start = sim_.now();
+  ++job.segment;
+  ++counts_.running;
+  ++counts_.starts;
+  counts_.gpu_milli_running += job.need.gpu_milli();
+  const double remaining = job.record.duration_s - job.done_s;
+  sim_.schedule_after(SimTime::from_us(static_cast<std::int64_t>(std::ceil(remaining * 1e6))), *this,
+                      engine::EventPayload{kComplete, (std::uint64_t{job.segment} << 32) | index});
+  return true;
+}
+
+void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
+  Job& job = jobs_[index];
+  if (job.state != State::kRunning || job.segment != segment) return;  // preempted since
+  const auto done = core_.complete(task_id(job.record.name));
+  MESHSIM_CHECK(done.success, done.error);
+  counts_.useful_gpu_s += (job.record.duration_s - job.done_s) * job.need.gpu();
+  job.done_s = job.record.duration_s;
+  job.state = State::kCompleted;
+  --counts_.running;
+  ++counts_.completed;
+  counts_.gpu_milli_running -= job.need.gpu_milli();
+  resources_freed();
+}
+
+bool BatchRunner::on_cancelled(const std::string& task_id) {
+  const auto it = by_task_.find(task_id);
+  if (it == by_task_.end()) return false;
+  Job& job = jobs_[it->second];
+  MESHSIM_CHECK(job.state == State::kRunning, "the core cancelled batch job '" + job.record.name +
+                                                  "', which is not running");
+  // The same rule as the core's Task::work_since_checkpoint: checkpoints every interval
+  // of run time since the job (re)started.
+  const double elapsed = (sim_.now() - job.segment_start).seconds();
+  const double interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
+  const double saved = interval > 0 ? std::floor(elapsed / interval) * interval : 0.0;
+  job.done_s = std::min(job.record.duration_s, job.done_s + saved);
+  counts_.useful_gpu_s += saved * job.need.gpu();
+  counts_.lost_gpu_s += (elapsed - saved) * job.need.gpu();
+  --counts_.running;
+  counts_.gpu_milli_running -= job.need.gpu_milli();
+  ++counts_.preemptions;
+  ++counts_.requeues;
+  enqueue(it->second);
+  resources_freed();
+  return true;
+}
+
+void BatchRunner::resources_freed() {
+  if (dispatch_armed_ || queue_.empty()) return;
+  dispatch_armed_ = true;
+  sim_.schedule_after(SimTime::zero(), *this, engine::EventPayload{kDispatch, 0});
+}
+
+void BatchRunner::dispatch() {
+  // Jobs in priority then arrival order; a job that asks for at least as much as one of
+  // its class that could not start cannot start either (same pool, priority and labels
+  // give the same preemption options), so it is skipped without asking the core.
+  std::vector<std::pair<const BatchClass*, scheduler::ResourceVector>> refused;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    const std::size_t index = it->second;
+    const Job& job = jobs_[index];
+    const bool hopeless = std::any_of(refused.begin(), refused.end(), [&](const auto& r) {
+      return r.first == job.cls && r.second.fits_in(job.need);
+    });
+    if (hopeless) {
+      ++it;
+      continue;
+    }
+    // Starting may preempt lower-priority jobs, which are queued behind this one: the
+    // iterator stays valid.
+    const auto next = std::next(it);
+    --counts_.queued;
+    if (try_start(index)) {
+      queue_.erase(it);
+    } else {
+      ++counts_.queued;
+      refused.emplace_back(job.cls, job.need);
+    }
+    it = next;
+  }
+}
+
+double BatchRunner::running_gpu_s(SimTime now) const {
+  double total = 0.0;
+  for (const Job& job : jobs_) {
+    if (job.state == State::kRunning) total += (now - job.segment_start).seconds() * job.need.gpu();
+  }
+  return total;
+}
+
+std::vector<std::string> BatchRunner::check_invariants() const {
+  std::vector<std::string> problems;
+  std::uint64_t by_state[5] = {};
+  for (const Job& job : jobs_) {
+    ++by_state[static_cast<int>(job.state)];
+    const scheduler::Task* task = core_.task(task_id(job.record.name));
+    const bool core_running = task != nullptr && task->state == scheduler::TaskState::kRunning;
+    if (core_running != (job.state == State::kRunning)) {
+      problems.push_back("batch job '" + job.record.name + "' is " + (core_running ? "" : "not ") +
+                         "running in the core but its runner state disagrees");
+    }
+  }
+  const auto count = [&](State s) { return by_state[static_cast<int>(s)]; };
+  if (count(State::kQueued) != counts_.queued || queue_.size() != counts_.queued) {
+    problems.push_back("batch queue holds " + std::to_string(queue_.size()) + " jobs, " +
+                       std::to_string(count(State::kQueued)) + " are queued, counted " +
+                       std::to_string(counts_.queued));
+  }
+  if (count(State::kRunning) != counts_.running || count(State::kCompleted) != counts_.completed ||
+      count(State::kFailed) != counts_.failed) {
+    problems.push_back("batch counts disagree with the jobs' states");
+  }
+  if (!counts_.adds_up()) problems.push_back("batch jobs arrived != completed + running + queued + failed");
+  return problems;
+}
+
+}  // namespace meshsim::cluster

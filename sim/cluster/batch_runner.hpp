@@ -1,0 +1,105 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "scheduler/scheduler.hpp"
+#include "sim/engine/simulation.hpp"
+#include "traces/batch_jobs.hpp"
+
+namespace meshsim::cluster {
+
+using engine::SimTime;
+
+// What a class of batch jobs (a trace's qos, a generator's role) becomes in the core.
+struct BatchClass {
+  std::string pool = "batch";
+  double priority = 1.0;
+  scheduler::Labels labels;
+  double checkpoint_interval_s = 0.0;  // 0: no checkpoints (a preemption loses all work)
+};
+
+// Where the batch jobs of a run are, at any moment: every arrived job is in exactly one
+// of completed / running / queued / failed.
+struct BatchCounts {
+  std::uint64_t arrived = 0, completed = 0, running = 0, queued = 0, failed = 0;
+  std::uint64_t starts = 0;       // a job starting or resuming
+  std::uint64_t preemptions = 0;  // by serving or by higher-priority batch work
+  std::uint64_t requeues = 0;     // preempted jobs put back in the queue
+  // GPU-seconds of ended run segments: work kept (finished, or saved by a checkpoint) and
+  // work lost to preemption (since the last checkpoint).
+  double useful_gpu_s = 0.0, lost_gpu_s = 0.0;
+  std::int64_t gpu_milli_running = 0;  // thousandths of GPUs held by running jobs now
+  bool adds_up() const { return arrived == completed + running + queued + failed; }
+};
+
+// Batch jobs sharing the cluster with serving, run through the scheduling core: each
+// arrives at its time and is submitted as a task of its class's pool (the core may
+// preempt lower-priority work for it, under the preemption policy); one that does not
+// fit waits in a queue ordered by priority, then arrival. A running job checkpoints
+// every interval of its run time; preempted, it loses the work since its last
+// checkpoint, goes back to the queue and later resumes from the checkpoint. A job too
+// big for every node fails at arrival (counted, never dropped silently).
+class BatchRunner final : private engine::EventHandler {
+ public:
+  // `classes` must name every job's class; job names must be unique.
+  BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
+              std::map<std::string, BatchClass> classes);
+
+  // Arms the first arrival (at its time).
+  void start();
+  // The core cancelled task `task_id` (a preemption): true when it was one of these jobs.
+  // Called from inside a core call, so it only records and schedules.
+  bool on_cancelled(const std::string& task_id);
+  // Resources came free: queued jobs are tried (once per instant, however many calls).
+  void resources_freed();
+
+  const BatchCounts& counts() const { return counts_; }
+  // GPU-seconds run by jobs still running at `now` since they (re)started.
+  double running_gpu_s(SimTime now) const;
+  // The core's task id of job `name`.
+  static std::string task_id(const std::string& name) { return "batch/" + name; }
+  // Counts agree with the jobs' states and the core's running tasks; empty when all is well.
+  std::vector<std::string> check_invariants() const;
+
+ private:
+  enum EventKind : std::uint64_t { kArrival, kComplete, kDispatch };
+  enum class State { kPending, kQueued, kRunning, kCompleted, kFailed };
+  struct Job {
+    traces::BatchJobRecord record;
+    const BatchClass* cls = nullptr;
+    scheduler::ResourceVector need;
+    State state = State::kPending;
+    double done_s = 0.0;  // work saved (by checkpoints) or finished
+    SimTime segment_start;
+    std::uint32_t segment = 0;  // tells a stale completion event from the current one
+  };
+  using QueueKey = std::pair<double, std::size_t>;  // (-priority, job index)
+
+  void on_event(const engine::EventPayload& payload) override;
+  void arrive(std::size_t index);
+  // Submits the job to the core; true when it runs.
+  bool try_start(std::size_t index);
+  void complete(std::size_t index, std::uint32_t segment);
+  void dispatch();
+  void enqueue(std::size_t index);
+  bool fits_some_node(const scheduler::ResourceVector& need) const;
+
+  engine::Simulation& sim_;
+  scheduler::Scheduler& core_;
+  std::vector<Job> jobs_;
+  std::map<std::string, BatchClass> classes_;
+  std::unordered_map<std::string, std::size_t> by_task_;
+  std::size_t next_arrival_ = 0;
+  std::set<QueueKey> queue_;
+  std::vector<scheduler::ResourceVector> node_shapes_;  // distinct node capacities
+  bool dispatch_armed_ = false;
+  BatchCounts counts_;
+};
+
+}  // namespace meshsim::cluster

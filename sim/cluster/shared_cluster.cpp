@@ -1,0 +1,128 @@
+#include "sim/cluster/shared_cluster.hpp"
+
+#include <algorithm>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, SharedClusterConfig config,
+                             std::vector<traces::BatchJobRecord> jobs)
+    : sim_(sim), serving_(serving), config_(std::move(config)), world_(sim), core_(world_, &world_, &world_) {
+  scheduler::ResourceVector total;
+  for (const auto& node : config_.nodes) {
+    core_.cluster().add_node(node);
+    total += node.capacity;
+  }
+  // Every pool may use the whole cluster: what separates them is priority and preemption.
+  const auto make_pool = [&](const std::string& name, const scheduler::Labels& labels) {
+    if (core_.agents().pool(name) != nullptr) return;
+    scheduler::PoolSpec spec;
+    spec.name = name;
+    spec.labels = labels;
+    spec.resources = total;
+    const auto created = core_.create_pool(std::move(spec));
+    MESHSIM_CHECK(created.success, created.error);
+  };
+  make_pool(config_.serving_pool, {{"role", "serving"}});
+  for (const auto& [name, cls] : config_.classes) make_pool(cls.pool, {});
+  scheduler::PreemptionPolicy policy = config_.policy;
+  if (!policy.is_protected(config_.serving_pool)) policy.protected_pools.push_back(config_.serving_pool);
+  const auto updated = core_.update_preemption_policy(scheduler::as_update(policy));
+  MESHSIM_CHECK(updated.result.success, updated.result.error);
+  batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes);
+  world_.set_cancel_listener([this](const std::string& /*agent*/, const std::string& task) {
+    MESHSIM_CHECK(batch_->on_cancelled(task), "the core preempted '" + task + "', which is not a batch job");
+  });
+}
+
+Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulation& sim, LlmCluster& serving,
+                                                               SharedClusterConfig config,
+                                                               std::vector<traces::BatchJobRecord> jobs,
+                                                               const std::vector<InstanceGroup>& start_state) {
+  MESHSIM_CHECK(serving.instances() == 0, "a shared cluster places the serving start state itself");
+  std::unique_ptr<SharedCluster> shared(new SharedCluster(sim, serving, std::move(config), std::move(jobs)));
+  std::uint32_t placed = 0;
+  for (const auto& group : start_state) {
+    for (std::uint32_t i = 0; i < group.count; ++i) {
+      const std::uint32_t instance = serving.next_instance_id();
+      auto server = shared->place(instance, group.tag);
+      if (!server) {
+        return Error{"the serving start state does not fit the cluster's nodes: " + std::to_string(placed) +
+                     " instances placed, then " + server.error().message};
+      }
+      serving.activate(serving.add_instance(group.tag, *server));
+      ++placed;
+    }
+  }
+  return shared;
+}
+
+Expected<std::uint32_t> SharedCluster::place(std::uint32_t instance, InstanceTag tag) {
+  scheduler::TaskSpec spec;
+  spec.task_id = task_id(instance);
+  spec.pool = config_.serving_pool;
+  spec.actor_class = "serving";
+  spec.resources = config_.instance_resources;
+  spec.priority = config_.serving_priority;
+  spec.labels = {{"role", "serving"}, {"tag", std::string(kInstanceTagNames.name(tag))}};
+  const auto submitted = core_.submit_task_with_preemption(spec);
+  if (!submitted.result.success) {
+    return Error{"no node has room for a serving instance (" + config_.instance_resources.to_string() +
+                 ") even after preemption: " + submitted.result.error};
+  }
+  const std::uint32_t node = core_.agents().agent(submitted.agent_name)->node;
+  auto [it, fresh] = server_of_node_.try_emplace(node, 0);
+  if (fresh) {
+    it->second = serving_.add_server();
+    node_of_server_[it->second] = node;
+  }
+  serving_gpu_milli_ += config_.instance_resources.gpu_milli();
+  return it->second;
+}
+
+void SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
+  const auto done = core_.complete(task_id(instance));
+  MESHSIM_CHECK(done.success, done.error);
+  serving_gpu_milli_ -= config_.instance_resources.gpu_milli();
+  if (serving_.server_instances(server) == 0) {
+    serving_.remove_server(server);
+    server_of_node_.erase(node_of_server_.at(server));
+    node_of_server_.erase(server);
+  }
+  batch_->resources_freed();
+}
+
+std::vector<std::string> SharedCluster::check_invariants() const {
+  std::vector<std::string> problems = core_.check_invariants();
+  for (auto& problem : batch_->check_invariants()) problems.push_back(std::move(problem));
+  std::int64_t gpu_milli = 0;
+  for (const auto& view : serving_.instance_views()) {
+    const scheduler::Task* task = core_.task(task_id(view.id));
+    const bool placed = task != nullptr && task->state == scheduler::TaskState::kRunning;
+    if (placed != view.server.has_value()) {
+      problems.push_back("serving instance " + std::to_string(view.id) + (placed ? " has" : " has no") +
+                         " task in the core but " + (view.server ? "is" : "is not") + " on a server");
+      continue;
+    }
+    if (!placed) continue;
+    gpu_milli += config_.instance_resources.gpu_milli();
+    const auto* agent = core_.agents().agent(task->agent);
+    const auto node = node_of_server_.find(*view.server);
+    if (agent == nullptr || node == node_of_server_.end() || node->second != agent->node) {
+      problems.push_back("serving instance " + std::to_string(view.id) + " is on server " +
+                         std::to_string(*view.server) + ", which is not the node its core agent holds");
+    }
+  }
+  if (gpu_milli != serving_gpu_milli_) problems.push_back("serving GPUs counted wrong");
+  const auto core_running = core_.get_preemption_stats().running_tasks;
+  const auto expected = batch_->counts().running + static_cast<std::uint64_t>(gpu_milli / std::max<std::int64_t>(
+                                                                                   1, config_.instance_resources.gpu_milli()));
+  if (core_running != expected) {
+    problems.push_back("the core runs " + std::to_string(core_running) + " tasks, serving and batch hold " +
+                       std::to_string(expected));
+  }
+  return problems;
+}
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scheduler/scheduler.hpp"
+#include "scheduler/sim_world.hpp"
+#include "sim/cluster/batch_runner.hpp"
+#include "sim/cluster/scaling_manager.hpp"
+
+namespace meshsim::cluster {
+
+// A fixed cluster shared by LLM serving and batch jobs, under one scheduling core.
+struct SharedClusterConfig {
+  std::vector<scheduler::NodeSpec> nodes;
+  std::string serving_pool = "serving";
+  // Above every batch class: serving takes GPUs from batch work, never the reverse (the
+  // serving pool is also protected from other pools' preemption).
+  double serving_priority = 100.0;
+  // What one serving instance asks of a node: its GPUs (tensor-parallel degree), the
+  // custom resource that marks nodes of the serving SKU, and its share of CPU and memory.
+  scheduler::ResourceVector instance_resources;
+  std::map<std::string, BatchClass> classes;  // by job class (qos or role)
+  scheduler::PreemptionPolicy policy;
+};
+
+// The world joined with the core: the cluster's servers are the core's nodes, each
+// serving instance is an agent of the serving pool with its own placement group (a
+// scale-up on a full cluster preempts batch work through the core, under the
+// preemption policy), and batch jobs are tasks of lower-priority pools run by a
+// BatchRunner. The serving model's servers are the nodes that host instances (created
+// when a node takes its first instance, removed when it loses its last).
+class SharedCluster final : public InstancePlacement {
+ public:
+  // Places the start state through the core (before any batch job): an error when it
+  // does not fit the nodes.
+  static Expected<std::unique_ptr<SharedCluster>> create(engine::Simulation& sim, LlmCluster& serving,
+                                                         SharedClusterConfig config,
+                                                         std::vector<traces::BatchJobRecord> jobs,
+                                                         const std::vector<InstanceGroup>& start_state);
+
+  // Arms the batch arrivals.
+  void start() { batch_->start(); }
+
+  Expected<std::uint32_t> place(std::uint32_t instance, InstanceTag tag) override;
+  void release(std::uint32_t instance, std::uint32_t server) override;
+
+  const scheduler::Scheduler& core() const { return core_; }
+  const BatchRunner& batch() const { return *batch_; }
+  const SharedClusterConfig& config() const { return config_; }
+  // Thousandths of GPUs held by serving instances (STARTING, ACTIVE, DRAINING).
+  std::int64_t serving_gpu_milli() const { return serving_gpu_milli_; }
+  // The core's, the batch runner's and the serving map's invariants; empty when all is well.
+  std::vector<std::string> check_invariants() const;
+  static std::string task_id(std::uint32_t instance) { return "serving/instance-" + std::to_string(instance); }
+
+ private:
+  SharedCluster(engine::Simulation& sim, LlmCluster& serving, SharedClusterConfig config,
+                std::vector<traces::BatchJobRecord> jobs);
+
+  engine::Simulation& sim_;
+  LlmCluster& serving_;
+  SharedClusterConfig config_;
+  scheduler::SimWorld world_;
+  scheduler::Scheduler core_;
+  std::unique_ptr<BatchRunner> batch_;
+  std::map<std::uint32_t, std::uint32_t> server_of_node_;
+  std::map<std::uint32_t, std::uint32_t> node_of_server_;
+  std::int64_t serving_gpu_milli_ = 0;
+};
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,227 @@
+// The shared cluster: serving instances and batch jobs under one scheduling core. A
+// scale-up on a full cluster preempts batch work (which loses the work since its last
+// checkpoint, is requeued and resumes when GPUs come free), batch classes preempt one
+// another only as the preemption policy allows, and whatever happens, every job is
+// completed, running, queued or failed (a random property test checks the invariants
+// after every action).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "sim/cluster/shared_cluster.hpp"
+#include "tests/sim/llm_test_support.hpp"
+
+namespace meshsim::cluster {
+namespace {
+
+using testing::base_config;
+
+struct NullSink final : RequestSink {
+  void on_request_finished(const RequestRecord&) override {}
+};
+
+scheduler::NodeSpec node(const std::string& name) {
+  auto capacity = scheduler::ResourceVector::of(64, 512'000, 8);
+  capacity.with_custom("sku:toy-gpu", 8);
+  return scheduler::NodeSpec{name, capacity, {}, "toy-gpu"};
+}
+
+SharedClusterConfig shared_config(std::uint32_t nodes) {
+  SharedClusterConfig config;
+  for (std::uint32_t i = 0; i < nodes; ++i) config.nodes.push_back(node("node-" + std::to_string(i)));
+  config.instance_resources = scheduler::ResourceVector::of(32, 256'000, 4).with_custom("sku:toy-gpu", 4);
+  config.classes["BE"] = BatchClass{"batch", 1.0, {{"qos", "BE"}}, 30.0};
+  config.classes["LS"] = BatchClass{"batch", 2.5, {{"qos", "LS"}}, 30.0};
+  return config;
+}
+
+traces::BatchJobRecord job(std::string name, double arrival, double duration, double gpu, std::string cls) {
+  traces::BatchJobRecord record;
+  record.name = std::move(name);
+  record.arrival_s = arrival;
+  record.duration_s = duration;
+  record.cpu = 8;
+  record.memory_mb = 16'000;
+  record.gpu = gpu;
+  record.job_class = std::move(cls);
+  return record;
+}
+
+struct World {
+  World(std::uint32_t nodes, std::vector<traces::BatchJobRecord> jobs, std::vector<InstanceGroup> start,
+        SharedClusterConfig config)
+      : cluster(sim, tp4(), sink) {
+    config.nodes.resize(nodes, node("unused"));
+    for (std::uint32_t i = 0; i < nodes; ++i) config.nodes[i].name = "node-" + std::to_string(i);
+    auto created = SharedCluster::create(sim, cluster, std::move(config), std::move(jobs), start);
+    if (!created) throw std::runtime_error(created.error().message);
+    shared = std::move(*created);
+    manager = std::make_unique<ScalingManager>(sim, cluster, ScalingConfig{}, shared.get());
+    shared->start();
+  }
+  static LlmClusterConfig tp4() {
+    auto config = base_config({});
+    config.tensor_parallel = 4;
+    return config;
+  }
+  void run_until(double seconds) { sim.run_until(SimTime::from_seconds(seconds)); }
+  void expect_sound() const {
+    const auto problems = shared->check_invariants();
+    EXPECT_TRUE(problems.empty()) << problems.front();
+  }
+
+  engine::Simulation sim{1};
+  NullSink sink;
+  LlmCluster cluster;
+  std::unique_ptr<SharedCluster> shared;
+  std::unique_ptr<ScalingManager> manager;
+};
+
+TEST(SharedClusterTest, ScaleUpPreemptsBatchWorkWhichLosesWorkSinceItsCheckpointAndResumesLater) {
+  World w(1, {job("a", 0, 100, 4, "BE")}, {{InstanceTag::kMixed, 1}}, shared_config(1));
+  w.run_until(50);
+  EXPECT_EQ(w.shared->batch().counts().running, 1u);
+  const auto up = w.manager->scale_up_full(InstanceTag::kMixed);
+  ASSERT_TRUE(up) << up.error().message;
+  EXPECT_EQ(up->server, 0u);  // the node the job held
+  const auto& counts = w.shared->batch().counts();
+  EXPECT_EQ(counts.preemptions, 1u);
+  EXPECT_EQ(counts.queued, 1u);
+  // 50 s run, checkpoints every 30 s: 30 s kept, 20 s lost, on 4 GPUs.
+  EXPECT_DOUBLE_EQ(counts.useful_gpu_s, 120.0);
+  EXPECT_DOUBLE_EQ(counts.lost_gpu_s, 80.0);
+  EXPECT_EQ(w.shared->core().get_preemption_stats().cross_pool_preemptions, 1u);
+  w.expect_sound();
+  // The scale-down frees the GPUs once the instance is drained (the next drain check, 1 s).
+  w.run_until(100);
+  ASSERT_TRUE(w.manager->scale_down_full(up->instance));
+  w.run_until(101);
+  EXPECT_EQ(counts.running, 1u);
+  EXPECT_EQ(counts.requeues, 1u);
+  w.expect_sound();
+  // 70 s of work left from the checkpoint: done at 171 s.
+  w.run_until(170.9);
+  EXPECT_EQ(counts.completed, 0u);
+  w.run_until(171);
+  EXPECT_EQ(counts.completed, 1u);
+  EXPECT_DOUBLE_EQ(counts.useful_gpu_s, 400.0);
+  EXPECT_DOUBLE_EQ(counts.lost_gpu_s, 80.0);
+  EXPECT_TRUE(counts.adds_up());
+  w.expect_sound();
+}
+
+TEST(SharedClusterTest, AScaleUpThatFindsNoRoomEvenAfterPreemptionIsBlocked) {
+  auto config = shared_config(1);
+  config.policy.enable_cross_pool_preemption = false;
+  World w(1, {job("a", 0, 100, 4, "BE")}, {{InstanceTag::kMixed, 1}}, config);
+  w.run_until(10);
+  const auto up = w.manager->scale_up_full(InstanceTag::kMixed);
+  ASSERT_FALSE(up);
+  EXPECT_NE(up.error().message.find("no node has room"), std::string::npos) << up.error().message;
+  EXPECT_EQ(w.manager->counts().blocked, 1u);
+  EXPECT_EQ(w.shared->batch().counts().running, 1u);
+  w.expect_sound();
+}
+
+TEST(SharedClusterTest, BatchClassesPreemptEachOtherOnlyAsThePresetAllows) {
+  // LS (2.5) arrives on a node full of BE (1.0) work: Δ 1.5 clears HIGH's and MEDIUM's
+  // same-pool threshold (0.5, 1.0) but not LOW's (3.0).
+  for (const auto& [preset, preempts] : {std::pair{"HIGH", true}, {"MEDIUM", true}, {"LOW", false}}) {
+    auto config = shared_config(1);
+    scheduler::PolicyUpdate update;
+    update.preemption_aggressiveness = std::string(preset);
+    ASSERT_TRUE(scheduler::update_policy(config.policy, update).result.success);
+    World w(1, {job("be", 0, 100, 4, "BE"), job("ls", 10, 20, 4, "LS")}, {{InstanceTag::kMixed, 1}}, config);
+    w.run_until(11);
+    const auto& counts = w.shared->batch().counts();
+    EXPECT_EQ(counts.preemptions, preempts ? 1u : 0u) << preset;
+    EXPECT_EQ(counts.queued, 1u) << preset;
+    w.expect_sound();
+    w.run_until(1000);
+    EXPECT_EQ(counts.completed, 2u) << preset;
+    w.expect_sound();
+  }
+}
+
+TEST(SharedClusterTest, AJobBiggerThanEveryNodeFailsAtArrivalAndIsCounted) {
+  World w(2, {job("huge", 0, 10, 16, "BE"), job("ok", 0, 10, 1, "BE")}, {{InstanceTag::kMixed, 1}},
+          shared_config(2));
+  w.run_until(100);
+  const auto& counts = w.shared->batch().counts();
+  EXPECT_EQ(counts.arrived, 2u);
+  EXPECT_EQ(counts.failed, 1u);
+  EXPECT_EQ(counts.completed, 1u);
+  EXPECT_TRUE(counts.adds_up());
+}
+
+TEST(SharedClusterTest, AStartStateThatDoesNotFitIsAnError) {
+  engine::Simulation sim(1);
+  NullSink sink;
+  LlmCluster cluster(sim, World::tp4(), sink);
+  const auto created = SharedCluster::create(sim, cluster, shared_config(1), {}, {{InstanceTag::kMixed, 3}});
+  ASSERT_FALSE(created);
+  EXPECT_NE(created.error().message.find("2 instances placed"), std::string::npos) << created.error().message;
+}
+
+// Random clusters, jobs and scaling: after every action the core, the runner and the
+// serving map agree, and at the end every job is accounted for and every completed job
+// was paid for in full (useful GPU-seconds cover the work of completed jobs).
+TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
+  const auto cases = static_cast<std::uint32_t>(testing::case_count(300));
+  for (std::uint32_t seed = 1; seed <= cases; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto pick = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    const std::uint32_t nodes = 1 + rng() % 4;
+    std::vector<traces::BatchJobRecord> jobs;
+    double t = 0;
+    const char* classes[] = {"BE", "LS"};
+    double total_work = 0;
+    for (int i = 0, n = static_cast<int>(rng() % 40); i < n; ++i) {
+      t += pick(0, 20);
+      const double gpu = std::vector<double>{0.3, 1, 2, 4, 8, 9}[rng() % 6];
+      jobs.push_back(job("j" + std::to_string(i), t, pick(1, 200), gpu, classes[rng() % 2]));
+      total_work += jobs.back().duration_s * gpu;
+    }
+    auto config = shared_config(nodes);
+    config.classes["BE"].checkpoint_interval_s = std::vector<double>{0, 10, 45}[rng() % 3];
+    scheduler::PolicyUpdate update;
+    update.preemption_aggressiveness = std::string(std::vector<const char*>{"HIGH", "MEDIUM", "LOW"}[rng() % 3]);
+    ASSERT_TRUE(scheduler::update_policy(config.policy, update).result.success);
+    World w(nodes, jobs, {{InstanceTag::kMixed, 1}}, config);
+    for (double now = 0; now < 600; now += pick(1, 30)) {
+      w.run_until(now);
+      if (rng() % 2 == 0) {
+        (void)w.manager->scale_up_full(InstanceTag::kMixed);
+      } else {
+        (void)w.manager->scale_down(InstanceTag::kMixed);
+      }
+      const auto problems = w.shared->check_invariants();
+      ASSERT_TRUE(problems.empty()) << "seed " << seed << " at " << now << ": " << problems.front();
+    }
+    // Serving back to one instance (once the STARTING ones are up): every job that fits
+    // beside it ends.
+    w.run_until(700);
+    while (w.manager->scale_down(InstanceTag::kMixed)) {
+    }
+    w.run_until(100'000);
+    const auto& counts = w.shared->batch().counts();
+    ASSERT_TRUE(counts.adds_up()) << "seed " << seed;
+    EXPECT_EQ(counts.arrived, jobs.size()) << "seed " << seed;
+    // A job of more GPUs than the one serving instance leaves free waits (queued, counted).
+    const double room = nodes == 1 ? 4 : 8;
+    double stuck_work = 0;
+    std::uint64_t stuck = 0, failed = 0;
+    for (const auto& j : jobs) {
+      if (j.gpu <= room) continue;
+      stuck_work += j.duration_s * j.gpu;
+      ++(j.gpu > 8 ? failed : stuck);
+    }
+    EXPECT_EQ(counts.failed, failed) << "seed " << seed;
+    EXPECT_EQ(counts.running + counts.queued, stuck) << "seed " << seed;
+    EXPECT_EQ(counts.completed + stuck + failed, jobs.size()) << "seed " << seed;
+    EXPECT_NEAR(counts.useful_gpu_s, total_work - stuck_work, 1e-6 * total_work) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::cluster

@@ -1,0 +1,80 @@
+// The Alibaba openb pod list as batch jobs: fractional GPUs, scaled times, sorting, and
+// malformed lines reported with file, line and field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/shared_data.hpp"
+#include "traces/batch_jobs.hpp"
+
+namespace meshsim::traces {
+namespace {
+
+constexpr const char* kHeader =
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto path = (std::filesystem::temp_directory_path() / ("meshsim_" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(OpenbPodsTest, ReadsFractionalGpusScaledTimesSortedByArrival) {
+  const auto path = write("pods_ok.csv", std::string(kHeader) +
+                                             "p1,12000,16384,1,460,,LS,Running,100,1100,200\n"
+                                             "p2,6000,1024,2,1000,,BE,Failed,50,80,\n"
+                                             "p3,4000,1024,0,0,,Burstable,Succeeded,100,160,110\n");
+  OpenbPodOptions options;
+  options.arrival_scale = 0.1;
+  options.duration_scale = 0.5;
+  const auto jobs = read_openb_pods(path, options);
+  ASSERT_TRUE(jobs) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_EQ((*jobs)[0].name, "p2");  // created first
+  EXPECT_DOUBLE_EQ((*jobs)[0].arrival_s, 5.0);
+  EXPECT_DOUBLE_EQ((*jobs)[0].duration_s, 15.0);  // never scheduled: from creation to deletion
+  EXPECT_DOUBLE_EQ((*jobs)[0].gpu, 2.0);
+  EXPECT_EQ((*jobs)[1].name, "p1");  // equal arrivals keep file order
+  EXPECT_DOUBLE_EQ((*jobs)[1].duration_s, 450.0);  // from scheduling to deletion
+  EXPECT_DOUBLE_EQ((*jobs)[1].gpu, 0.46);
+  EXPECT_DOUBLE_EQ((*jobs)[1].cpu, 12.0);
+  EXPECT_EQ((*jobs)[1].job_class, "LS");
+  EXPECT_DOUBLE_EQ((*jobs)[2].gpu, 0.0);
+  options.limit = 1;
+  EXPECT_EQ(read_openb_pods(path, options)->size(), 1u);
+}
+
+TEST(OpenbPodsTest, MalformedLinesNameTheFileLineAndField) {
+  const auto bad_header = write("pods_bad_header.csv", "name,cpu\np1,1\n");
+  EXPECT_NE(read_openb_pods(bad_header, {}).error().message.find("pods_bad_header.csv:1: expected the openb pod list header"),
+            std::string::npos);
+  const auto bad_gpu = write("pods_bad_gpu.csv", std::string(kHeader) + "p1,1000,10,1,1500,,LS,Running,0,10,0\n");
+  EXPECT_NE(read_openb_pods(bad_gpu, {}).error().message.find("pods_bad_gpu.csv:2: gpu_milli must be in [0, 1000]"),
+            std::string::npos);
+  const auto bad_number = write("pods_bad_number.csv", std::string(kHeader) + "p1,x,10,1,100,,LS,Running,0,10,0\n");
+  EXPECT_NE(read_openb_pods(bad_number, {}).error().message.find("pods_bad_number.csv:2: cpu_milli must be a whole"),
+            std::string::npos);
+  const auto backwards = write("pods_backwards.csv", std::string(kHeader) + "p1,1,10,1,100,,LS,Running,0,10,20\n");
+  EXPECT_NE(read_openb_pods(backwards, {}).error().message.find("deletion_time 10 is before"), std::string::npos);
+  EXPECT_NE(read_openb_pods("/nonexistent/pods.csv", {}).error().message.find("cannot open"), std::string::npos);
+}
+
+TEST(OpenbPodsTest, TheRealPodListReadsEveryPod) {
+  const auto path = meshsim::testing::shared_path("traces/alibaba_gpu2023_openb_pod_list_default.csv");
+  MESHSIM_NEED_SHARED_FILE(path);
+  const auto jobs = read_openb_pods(path, {});
+  ASSERT_TRUE(jobs) << jobs.error().message;
+  EXPECT_EQ(jobs->size(), 8152u);
+  double gpus = 0;
+  std::size_t best_effort = 0;
+  for (const auto& job : *jobs) {
+    gpus += job.gpu;
+    best_effort += job.job_class == "BE";
+  }
+  EXPECT_EQ(best_effort, 3398u);
+  EXPECT_GT(gpus, 5000.0);
+}
+
+}  // namespace
+}  // namespace meshsim::traces

@@ -1,0 +1,94 @@
+#include "traces/batch_jobs.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <map>
+
+#include "traces/field_parsing.hpp"
+
+namespace meshsim::traces {
+namespace {
+
+constexpr const char* kOpenbColumns[] = {"name",     "cpu_milli", "memory_mib",    "num_gpu",       "gpu_milli",
+                                         "gpu_spec", "qos",       "pod_phase",     "creation_time", "deletion_time",
+                                         "scheduled_time"};
+
+// A non-negative decimal integer no larger than 1e13 (milli-units and seconds), or none
+// when the field is empty.
+Expected<std::optional<std::int64_t>> count_field(const std::vector<std::string>& fields, std::size_t column,
+                                                   const std::string& where) {
+  const std::string& text = fields[column];
+  if (text.empty()) return std::optional<std::int64_t>{};
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 10'000'000'000'000) {
+    return Error{where + ": " + kOpenbColumns[column] + " must be a whole number in [0, 1e13], got " +
+                 quote_for_message(text)};
+  }
+  return std::optional<std::int64_t>(value);
+}
+
+}  // namespace
+
+Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot open the pod list"};
+  std::string line;
+  std::vector<std::string> fields;
+  if (!std::getline(in, line)) return Error{path + ": empty file, expected a header line"};
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (!split_csv_record(line, fields) || fields.size() != std::size(kOpenbColumns) ||
+      !std::equal(fields.begin(), fields.end(), std::begin(kOpenbColumns))) {
+    std::string expected;
+    for (const char* column : kOpenbColumns) expected += (expected.empty() ? "" : ",") + std::string(column);
+    return Error{path + ":1: expected the openb pod list header " + expected + ", got " + quote_for_message(line)};
+  }
+  std::vector<BatchJobRecord> jobs;
+  std::uint64_t number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    if (!split_csv_record(line, fields) || fields.size() != std::size(kOpenbColumns)) {
+      return Error{where + ": expected " + std::to_string(std::size(kOpenbColumns)) + " comma-separated fields, got " +
+                   quote_for_message(line)};
+    }
+    std::int64_t value[11] = {};
+    bool present[11] = {};
+    for (const std::size_t column : {1, 2, 3, 4, 8, 9, 10}) {
+      auto parsed = count_field(fields, column, where);
+      if (!parsed) return parsed.error();
+      present[column] = parsed->has_value();
+      value[column] = parsed->value_or(0);
+    }
+    for (const std::size_t column : {1, 2, 3, 4, 8, 9}) {
+      if (!present[column]) return Error{where + ": " + kOpenbColumns[column] + " is empty"};
+    }
+    if (value[4] > 1000) {
+      return Error{where + ": gpu_milli must be in [0, 1000] (a share of one GPU), got " + fields[4]};
+    }
+    const std::int64_t start = present[10] ? value[10] : value[8];
+    if (value[9] < start) {
+      return Error{where + ": deletion_time " + fields[9] + " is before the pod started (" + std::to_string(start) +
+                   ")"};
+    }
+    BatchJobRecord job;
+    job.name = fields[0];
+    job.arrival_s = static_cast<double>(value[8]) * options.arrival_scale;
+    job.duration_s =
+        std::max(options.min_duration_s, static_cast<double>(value[9] - start) * options.duration_scale);
+    job.cpu = static_cast<double>(value[1]) / 1000.0;
+    job.memory_mb = static_cast<double>(value[2]) * 1.048576;  // MiB -> MB
+    job.gpu = static_cast<double>(value[3] * value[4]) / 1000.0;
+    job.job_class = fields[6];
+    jobs.push_back(std::move(job));
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const BatchJobRecord& a, const BatchJobRecord& b) { return a.arrival_s < b.arrival_s; });
+  if (options.limit && jobs.size() > *options.limit) jobs.resize(*options.limit);
+  return jobs;
+}
+
+}  // namespace meshsim::traces

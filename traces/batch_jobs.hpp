@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/engine/expected.hpp"
+
+namespace meshsim::traces {
+
+// One batch job of a cluster trace (training, reward, rollout or any other GPU work that
+// shares the cluster with serving), before it is mapped to pools and priorities.
+struct BatchJobRecord {
+  std::string name;
+  double arrival_s = 0.0;   // seconds from the start of the run
+  double duration_s = 0.0;  // work to do, seconds on its resources (> 0)
+  double cpu = 0.0;         // cores
+  double memory_mb = 0.0;
+  double gpu = 0.0;  // GPUs, fractional allowed (a 0.46-GPU share is 0.46)
+  // The class that decides its priority and labels: the trace's qos (LS, Burstable,
+  // Guaranteed, BE) or a generator's role (train, reward, rollout).
+  std::string job_class;
+  // Seconds of work between checkpoints; none: the class's (or the cluster's) default.
+  std::optional<double> checkpoint_interval_s;
+  bool operator==(const BatchJobRecord&) const = default;
+};
+
+// How pods of the Alibaba GPU trace (cluster-trace-gpu-v2023, openb_pod_list_*.csv) become
+// jobs of a run. The trace spans about 149 days; a run of one serving trace spans hours,
+// so arrivals and durations are scaled (separately: a run can compress 149 days of
+// arrivals into an hour and keep jobs minutes long).
+struct OpenbPodOptions {
+  double arrival_scale = 1.0;   // run seconds per trace second of creation_time
+  double duration_scale = 1.0;  // run seconds per trace second of run time
+  double min_duration_s = 1.0;  // shorter (scaled) durations are raised to this
+  std::optional<std::uint64_t> limit;  // the first N pods by creation time
+};
+
+// Reads `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
+// deletion_time,scheduled_time`. A pod asks for num_gpu x gpu_milli / 1000 GPUs; it runs
+// from scheduled_time (creation_time when never scheduled) to deletion_time, whatever its
+// final phase (a failed pod held its GPUs too). Sorted by arrival, then file order. A
+// malformed line is an error naming the file, the line and the field.
+Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options);
+
+}  // namespace meshsim::traces
