@@ -170,6 +170,10 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     parse_serving(reader, base_dir, config.serving);
     parse_scaling(reader, config.scaling);
     parse_autoscaler(reader, config.autoscaler);
+    parse_cluster(reader, base_dir, config.cluster);
+    if (config.cluster.mode == ClusterMode::kFixed && !std::holds_alternative<LlmServingSpec>(config.serving)) {
+      errors.add("cluster.mode", "a fixed cluster needs the llm serving model (serving.kind: llm)");
+    }
     if (const auto* llm = std::get_if<LlmServingSpec>(&config.serving)) {
       for (const auto& sized : config.autoscaler.static_sizes) {
         const cluster::InstanceTag tag = sized.first;
@@ -253,6 +257,7 @@ json to_json(const ScenarioConfig& config) {
       {"serving", serving_to_json(config.serving)},
       {"scaling", scaling_to_json(config.scaling)},
       {"autoscaler", autoscaler_to_json(config.autoscaler)},
+      {"cluster", cluster_to_json(config.cluster)},
       {"slo",
        {{"ttft_ms", config.replay.slo.ttft.ms()},
         {"tbt_ms", config.replay.slo.tbt.ms()},

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "configs/cluster_config.hpp"
 #include "configs/scaling_config.hpp"
 #include "configs/serving_config.hpp"
 #include "sim/engine/expected.hpp"
@@ -21,6 +22,7 @@ struct ScenarioConfig {
   ServingSpec serving;
   ScalingSpec scaling;
   AutoscalerSpec autoscaler;
+  ClusterSpec cluster;
   replay::ReplayOptions replay;
 };
 

@@ -48,6 +48,9 @@ nlohmann::json serving_to_json(const ServingSpec& spec);
 
 // Builds what a Replay needs to construct the serving system; errors name the missing
 // model, SKU or profile.
-Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, const Catalog& catalog);
+// With `place_start_state` false the cluster starts empty: its owner places the start
+// state (a shared cluster does, through the scheduling core).
+Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, const Catalog& catalog,
+                                                      bool place_start_state = true);
 
 }  // namespace meshsim::configs

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace meshsim::scheduler {
 
@@ -49,6 +50,21 @@ std::vector<bool> ClusterState::eligible_nodes() const {
 bool ClusterState::can_place(const std::vector<ResourceVector>& bundles, PlacementStrategy strategy,
                              const std::vector<PgId>& freeing) const {
   if (freeing.empty()) return choose_nodes(bundles, strategy).has_value();
+  if (bundles.size() == 1) {
+    // One bundle fits iff some up node's free room plus what is freed there holds it:
+    // only the nodes the freed PGs touch gain room, so the others need no copy.
+    if (choose_nodes(bundles, strategy)) return true;
+    std::map<std::uint32_t, ResourceVector> freed;
+    for (const PgId id : freeing) {
+      const PlacementGroup* pg = placement_group(id);
+      if (pg == nullptr || pg->state != PgState::kReady) continue;
+      for (std::size_t b = 0; b < pg->bundles.size(); ++b) freed[pg->nodes[b]] += pg->bundles[b];
+    }
+    return std::any_of(freed.begin(), freed.end(), [&](const auto& entry) {
+      const Node& node = nodes_[entry.first];
+      return node.state == NodeState::kUp && bundles.front().fits_in(node.ledger.available() + entry.second);
+    });
+  }
   std::vector<ResourceVector> free = free_resources();
   for (const PgId id : freeing) {
     const PlacementGroup* pg = placement_group(id);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "sim/engine/check.hpp"
 
@@ -11,10 +10,19 @@ namespace {
 
 std::int64_t to_milli(double amount) { return std::llround(amount * 1000.0); }
 
+// Exact: "2", "0.5", "1048576.125" (no stream: failed placements format these often).
 std::string format_milli(std::int64_t milli) {
-  std::ostringstream out;
-  out << static_cast<double>(milli) / 1000.0;
-  return out.str();
+  const bool negative = milli < 0;
+  const std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(milli) : static_cast<std::uint64_t>(milli);
+  std::string out = (negative ? "-" : "") + std::to_string(magnitude / 1000);
+  if (std::uint64_t frac = magnitude % 1000; frac != 0) {
+    char digits[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                      static_cast<char>('0' + frac % 10), '\0'};
+    std::string tail(digits);
+    while (tail.back() == '0') tail.pop_back();
+    out += "." + tail;
+  }
+  return out;
 }
 
 }  // namespace

@@ -224,7 +224,9 @@ class Scheduler {
   Agent* find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id);
   // What preempting these tasks would give back, and whether the spec would then fit.
   bool fits_after(const TaskSpec& spec, const std::vector<const Task*>& victims) const;
-  std::optional<std::vector<Victim>> choose_victims(const TaskSpec& spec, bool pg_reuse_only);
+  // `considered` (if given) receives how many tasks the policy let it consider.
+  std::optional<std::vector<Victim>> choose_victims(const TaskSpec& spec, bool pg_reuse_only,
+                                                    std::size_t* considered = nullptr);
   bool frees_fitting_pg(const Task& victim, const TaskSpec& spec) const;
   // A running task leaves its agent, ending in `state`; unless completed, its work since
   // the last checkpoint is counted as lost. A dedicated agent goes too (its PG back to

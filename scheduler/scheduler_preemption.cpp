@@ -218,7 +218,8 @@ bool Scheduler::frees_fitting_pg(const Task& victim, const TaskSpec& spec) const
   return shape != nullptr && spec.resources.fits_in(*shape);
 }
 
-std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const TaskSpec& spec, bool pg_reuse_only) {
+std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const TaskSpec& spec, bool pg_reuse_only,
+                                                                        std::size_t* considered) {
   const IncomingTask incoming{spec.priority, spec.pool, spec.labels};
   const bool quota_short = !spec.resources.fits_in(agents_.pool(spec.pool)->ledger.available());
   // Only victims whose preemption gives something back help; when the pool quota binds,
@@ -228,6 +229,19 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   };
   auto task_of = [&](const VictimIndex::Candidate& c) { return &tasks_.at(task_by_seq_.at(c.seq)); };
   auto allowed = [&](const VictimIndex::Candidate& c) { return strategy_->should_preempt(incoming, *task_of(c)); };
+
+  // 0. When preempting every task the policy allows would not make room, no choice will:
+  //    fail in one check (a queue of work retried as resources free up mostly fails, and
+  //    the searches below would try each victim, and growing sets of them).
+  {
+    std::vector<const Task*> everyone;
+    auto cursor = index_.open(incoming, now(), helps);
+    while (const auto candidate = cursor.next()) {
+      if (allowed(*candidate)) everyone.push_back(task_of(*candidate));
+    }
+    if (considered != nullptr) *considered = everyone.size();
+    if (everyone.empty() || !fits_after(spec, everyone)) return std::nullopt;
+  }
 
   // 1. One victim, if one is enough: in each class the best-scoring victim that frees
   //    enough (looking at most kSingleVictimScan deep); one whose PG the incoming task can
@@ -310,12 +324,12 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   if (Agent* idle = find_idle_agent(spec.pool, spec.resources, spec.task_id)) return run_on_idle_agent(spec, *idle);
   if (fits_after(spec, {})) return start_on_new_agent(spec, std::nullopt);
 
-  const auto victims = choose_victims(spec, /*pg_reuse_only=*/false);
+  std::size_t considered = 0;
+  const auto victims = choose_victims(spec, /*pg_reuse_only=*/false, &considered);
   if (!victims) {
-    const auto evaluation = index_.evaluate({spec.priority, spec.pool, spec.labels}, now(), 0);
     out.result = OpResult::fail("submit '" + spec.task_id + "': pool '" + spec.pool + "' has " +
                                 agents_.pool(spec.pool)->ledger.available().to_string() + " free for " +
-                                spec.resources.to_string() + ", and the " + std::to_string(evaluation.eligible) +
+                                spec.resources.to_string() + ", and the " + std::to_string(considered) +
                                 " tasks the policy lets it preempt do not free enough");
     return out;
   }

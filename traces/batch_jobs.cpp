@@ -14,36 +14,47 @@ constexpr const char* kOpenbColumns[] = {"name",     "cpu_milli", "memory_mib", 
                                          "gpu_spec", "qos",       "pod_phase",     "creation_time", "deletion_time",
                                          "scheduled_time"};
 
+constexpr const char* kNodeColumns[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+
 // A non-negative decimal integer no larger than 1e13 (milli-units and seconds), or none
 // when the field is empty.
 Expected<std::optional<std::int64_t>> count_field(const std::vector<std::string>& fields, std::size_t column,
-                                                   const std::string& where) {
+                                                   const char* name, const std::string& where) {
   const std::string& text = fields[column];
   if (text.empty()) return std::optional<std::int64_t>{};
   std::int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 10'000'000'000'000) {
-    return Error{where + ": " + kOpenbColumns[column] + " must be a whole number in [0, 1e13], got " +
-                 quote_for_message(text)};
+    return Error{where + ": " + name + " must be a whole number in [0, 1e13], got " + quote_for_message(text)};
   }
   return std::optional<std::int64_t>(value);
+}
+
+// Opens a CSV file and checks its header against `columns`.
+template <std::size_t N>
+Expected<std::ifstream> open_csv(const std::string& path, const char* const (&columns)[N], const char* what) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot open the " + what};
+  std::string line;
+  std::vector<std::string> fields;
+  if (!std::getline(in, line)) return Error{path + ": empty file, expected a header line"};
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (!split_csv_record(line, fields) || fields.size() != N || !std::equal(fields.begin(), fields.end(), columns)) {
+    std::string expected;
+    for (const char* column : columns) expected += (expected.empty() ? "" : ",") + std::string(column);
+    return Error{path + ":1: expected the " + what + " header " + expected + ", got " + quote_for_message(line)};
+  }
+  return in;
 }
 
 }  // namespace
 
 Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options) {
-  std::ifstream in(path);
-  if (!in) return Error{path + ": cannot open the pod list"};
+  auto opened = open_csv(path, kOpenbColumns, "openb pod list");
+  if (!opened) return opened.error();
+  std::ifstream& in = *opened;
   std::string line;
   std::vector<std::string> fields;
-  if (!std::getline(in, line)) return Error{path + ": empty file, expected a header line"};
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (!split_csv_record(line, fields) || fields.size() != std::size(kOpenbColumns) ||
-      !std::equal(fields.begin(), fields.end(), std::begin(kOpenbColumns))) {
-    std::string expected;
-    for (const char* column : kOpenbColumns) expected += (expected.empty() ? "" : ",") + std::string(column);
-    return Error{path + ":1: expected the openb pod list header " + expected + ", got " + quote_for_message(line)};
-  }
   std::vector<BatchJobRecord> jobs;
   std::uint64_t number = 1;
   while (std::getline(in, line)) {
@@ -58,7 +69,7 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
     std::int64_t value[11] = {};
     bool present[11] = {};
     for (const std::size_t column : {1, 2, 3, 4, 8, 9, 10}) {
-      auto parsed = count_field(fields, column, where);
+      auto parsed = count_field(fields, column, kOpenbColumns[column], where);
       if (!parsed) return parsed.error();
       present[column] = parsed->has_value();
       value[column] = parsed->value_or(0);
@@ -74,11 +85,15 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
       return Error{where + ": deletion_time " + fields[9] + " is before the pod started (" + std::to_string(start) +
                    ")"};
     }
+    // Before the window: only what was still running at its start, arriving at once.
+    const double created = static_cast<double>(value[8]);
+    const double runs_from = std::max(static_cast<double>(start), options.start_s);
+    if (static_cast<double>(value[9]) <= options.start_s && options.start_s > 0) continue;
     BatchJobRecord job;
     job.name = fields[0];
-    job.arrival_s = static_cast<double>(value[8]) * options.arrival_scale;
+    job.arrival_s = std::max(0.0, created - options.start_s) * options.arrival_scale;
     job.duration_s =
-        std::max(options.min_duration_s, static_cast<double>(value[9] - start) * options.duration_scale);
+        std::max(options.min_duration_s, (static_cast<double>(value[9]) - runs_from) * options.duration_scale);
     job.cpu = static_cast<double>(value[1]) / 1000.0;
     job.memory_mb = static_cast<double>(value[2]) * 1.048576;  // MiB -> MB
     job.gpu = static_cast<double>(value[3] * value[4]) / 1000.0;
@@ -89,6 +104,37 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
                    [](const BatchJobRecord& a, const BatchJobRecord& b) { return a.arrival_s < b.arrival_s; });
   if (options.limit && jobs.size() > *options.limit) jobs.resize(*options.limit);
   return jobs;
+}
+
+Expected<std::vector<NodeRecord>> read_openb_nodes(const std::string& path) {
+  auto opened = open_csv(path, kNodeColumns, "openb node list");
+  if (!opened) return opened.error();
+  std::ifstream& in = *opened;
+  std::string line;
+  std::vector<std::string> fields;
+  std::vector<NodeRecord> nodes;
+  std::uint64_t number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    if (!split_csv_record(line, fields) || fields.size() != std::size(kNodeColumns)) {
+      return Error{where + ": expected 5 comma-separated fields, got " + quote_for_message(line)};
+    }
+    std::int64_t value[4] = {};
+    for (const std::size_t column : {1, 2, 3}) {
+      auto parsed = count_field(fields, column, kNodeColumns[column], where);
+      if (!parsed) return parsed.error();
+      if (!parsed->has_value()) return Error{where + ": " + kNodeColumns[column] + " is empty"};
+      value[column] = **parsed;
+    }
+    if (value[3] > 1024) return Error{where + ": gpu must be at most 1024 per node, got " + fields[3]};
+    nodes.push_back(NodeRecord{fields[0], static_cast<double>(value[1]) / 1000.0,
+                               static_cast<double>(value[2]) * 1.048576, static_cast<std::uint32_t>(value[3]),
+                               fields[4]});
+  }
+  return nodes;
 }
 
 }  // namespace meshsim::traces

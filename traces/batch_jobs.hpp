@@ -31,6 +31,10 @@ struct BatchJobRecord {
 // so arrivals and durations are scaled (separately: a run can compress 149 days of
 // arrivals into an hour and keep jobs minutes long).
 struct OpenbPodOptions {
+  // The trace second the run starts at. Pods created before it and still running then
+  // arrive at time 0 with the run time they had left; pods that ended before it are left
+  // out. (Most openb pods are created in the trace's last fifth.)
+  double start_s = 0.0;
   double arrival_scale = 1.0;   // run seconds per trace second of creation_time
   double duration_scale = 1.0;  // run seconds per trace second of run time
   double min_duration_s = 1.0;  // shorter (scaled) durations are raised to this
@@ -40,8 +44,22 @@ struct OpenbPodOptions {
 // Reads `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
 // deletion_time,scheduled_time`. A pod asks for num_gpu x gpu_milli / 1000 GPUs; it runs
 // from scheduled_time (creation_time when never scheduled) to deletion_time, whatever its
-// final phase (a failed pod held its GPUs too). Sorted by arrival, then file order. A
+// final phase (a failed pod held its GPUs too), and arrives at
+// (creation_time - start_s) x arrival_scale. Sorted by arrival, then file order. A
 // malformed line is an error naming the file, the line and the field.
 Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options);
+
+// One GPU node of the Alibaba trace's node list (openb_node_list_gpu_node.csv).
+struct NodeRecord {
+  std::string name;
+  double cpu = 0.0;  // cores
+  double memory_mb = 0.0;
+  std::uint32_t gpus = 0;
+  std::string model;  // the GPU model (G2, T4, P100, V100M16, ...)
+  bool operator==(const NodeRecord&) const = default;
+};
+
+// Reads `sn,cpu_milli,memory_mib,gpu,model`, in file order.
+Expected<std::vector<NodeRecord>> read_openb_nodes(const std::string& path);
 
 }  // namespace meshsim::traces

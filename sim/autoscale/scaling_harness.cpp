@@ -14,8 +14,8 @@ cluster::LlmCluster& llm_cluster(replay::Replay& replay) {
 }  // namespace
 
 ScalingHarness::ScalingHarness(engine::Simulation& sim, replay::Replay& replay, cluster::ScalingConfig config,
-                               std::unique_ptr<Autoscaler> policy)
-    : manager_(sim, llm_cluster(replay), config), policy_(std::move(policy)) {
+                               std::unique_ptr<Autoscaler> policy, cluster::InstancePlacement* placement)
+    : manager_(sim, llm_cluster(replay), config, placement), policy_(std::move(policy)) {
   if (policy_) {
     loop_ = std::make_unique<AutoscalerLoop>(sim, manager_, *policy_, [&replay] { return !replay.done(); });
   }

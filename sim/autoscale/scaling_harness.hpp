@@ -13,8 +13,9 @@ namespace meshsim::autoscale {
 class ScalingHarness {
  public:
   // The replay must serve with an LlmCluster (the only serving model that scales).
+  // `placement`: where instances' GPUs come from (a shared cluster); none: elastic servers.
   ScalingHarness(engine::Simulation& sim, replay::Replay& replay, cluster::ScalingConfig config,
-                 std::unique_ptr<Autoscaler> policy);
+                 std::unique_ptr<Autoscaler> policy, cluster::InstancePlacement* placement = nullptr);
   // Arms the first decision (at the current time): call after Replay::start().
   void start();
 

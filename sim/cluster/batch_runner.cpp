@@ -9,7 +9,7 @@ namespace meshsim::cluster {
 
 BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
                          std::map<std::string, BatchClass> classes)
-    : sim_(sim), core_(core), classes_(std::move(classes)) {
+    : sim_(sim), core_(core), classes_(std::move(classes)), held_(sim.now()) {
   jobs_.reserve(jobs.size());
   for (auto& record : jobs) {
     const auto cls = classes_.find(record.job_class);
@@ -74,7 +74,7 @@ void BatchRunner::arrive(std::size_t index) {
     ++counts_.failed;
     return;
   }
-  if (!try_start(index)) enqueue(index);
+  if (hopeless(job) || !try_start(index)) enqueue(index);
 }
 
 void BatchRunner::enqueue(std::size_t index) {
@@ -104,13 +104,17 @@ bool BatchRunner::try_start(std::size_t index) {
   spec.estimated_duration = job.record.duration_s - job.done_s;
   spec.checkpoint_interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const auto submitted = core_.submit_task_with_preemption(spec);
-  if (!submitted.result.success) return false;
+  if (!submitted.result.success) {
+    refused_.emplace_back(job.cls, job.need);
+    return false;
+  }
   job.state = State::kRunning;
   job.segment_start = sim_.now();
   ++job.segment;
   ++counts_.running;
   ++counts_.starts;
   counts_.gpu_milli_running += job.need.gpu_milli();
+  held_.set(static_cast<double>(counts_.gpu_milli_running) / 1000.0, sim_.now());
   const double remaining = job.record.duration_s - job.done_s;
   sim_.schedule_after(SimTime::from_us(static_cast<std::int64_t>(std::ceil(remaining * 1e6))), *this,
                       engine::EventPayload{kComplete, (std::uint64_t{job.segment} << 32) | index});
@@ -128,6 +132,7 @@ void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   --counts_.running;
   ++counts_.completed;
   counts_.gpu_milli_running -= job.need.gpu_milli();
+  held_.set(static_cast<double>(counts_.gpu_milli_running) / 1000.0, sim_.now());
   resources_freed();
 }
 
@@ -147,6 +152,7 @@ bool BatchRunner::on_cancelled(const std::string& task_id) {
   counts_.lost_gpu_s += (elapsed - saved) * job.need.gpu();
   --counts_.running;
   counts_.gpu_milli_running -= job.need.gpu_milli();
+  held_.set(static_cast<double>(counts_.gpu_milli_running) / 1000.0, sim_.now());
   ++counts_.preemptions;
   ++counts_.requeues;
   enqueue(it->second);
@@ -155,23 +161,29 @@ bool BatchRunner::on_cancelled(const std::string& task_id) {
 }
 
 void BatchRunner::resources_freed() {
+  refused_.clear();
   if (dispatch_armed_ || queue_.empty()) return;
   dispatch_armed_ = true;
   sim_.schedule_after(SimTime::zero(), *this, engine::EventPayload{kDispatch, 0});
 }
 
+bool BatchRunner::hopeless(const Job& job) const {
+  const auto& policy = core_.policy();
+  // Victims become eligible with age under a minimum runtime: a refusal then goes stale.
+  if (policy.min_runtime_before_preemption > 0) return false;
+  const bool by_pool = !policy.enable_label_preemption || policy.label_preemption_rules.empty();
+  return std::any_of(refused_.begin(), refused_.end(), [&](const auto& r) {
+    const bool as_able =
+        r.first == job.cls || (by_pool && r.first->pool == job.cls->pool && r.first->priority >= job.cls->priority);
+    return as_able && r.second.fits_in(job.need);
+  });
+}
+
 void BatchRunner::dispatch() {
-  // Jobs in priority then arrival order; a job that asks for at least as much as one of
-  // its class that could not start cannot start either (same pool, priority and labels
-  // give the same preemption options), so it is skipped without asking the core.
-  std::vector<std::pair<const BatchClass*, scheduler::ResourceVector>> refused;
+  // Jobs in priority then arrival order; those hopeless() calls so are skipped.
   for (auto it = queue_.begin(); it != queue_.end();) {
     const std::size_t index = it->second;
-    const Job& job = jobs_[index];
-    const bool hopeless = std::any_of(refused.begin(), refused.end(), [&](const auto& r) {
-      return r.first == job.cls && r.second.fits_in(job.need);
-    });
-    if (hopeless) {
+    if (hopeless(jobs_[index])) {
       ++it;
       continue;
     }
@@ -183,7 +195,6 @@ void BatchRunner::dispatch() {
       queue_.erase(it);
     } else {
       ++counts_.queued;
-      refused.emplace_back(job.cls, job.need);
     }
     it = next;
   }

@@ -10,6 +10,7 @@
 
 #include "scheduler/scheduler.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/metrics/level_integral.hpp"
 #include "traces/batch_jobs.hpp"
 
 namespace meshsim::cluster {
@@ -62,6 +63,8 @@ class BatchRunner final : private engine::EventHandler {
   const BatchCounts& counts() const { return counts_; }
   // GPU-seconds run by jobs still running at `now` since they (re)started.
   double running_gpu_s(SimTime now) const;
+  // GPU-seconds held by batch jobs from the start to `now`: useful + lost + running_gpu_s.
+  double held_gpu_s(SimTime now) const { return held_.total(now) / 1e6; }
   // The core's task id of job `name`.
   static std::string task_id(const std::string& name) { return "batch/" + name; }
   // Counts agree with the jobs' states and the core's running tasks; empty when all is well.
@@ -87,6 +90,13 @@ class BatchRunner final : private engine::EventHandler {
   bool try_start(std::size_t index);
   void complete(std::size_t index, std::uint32_t segment);
   void dispatch();
+  // Whether the core would refuse `job` now, judged without asking it: a job that needs
+  // at least as much as one refused since resources last came free, with no more
+  // preemption options: of the same class, or (no label rules in force, so options
+  // depend on pool and priority alone) of the same pool at no lower priority. Sound
+  // because starting work never adds to free plus preemptible room on any node; only
+  // freed resources do (or, under a minimum runtime, time: then it never judges).
+  bool hopeless(const Job& job) const;
   void enqueue(std::size_t index);
   bool fits_some_node(const scheduler::ResourceVector& need) const;
 
@@ -99,7 +109,9 @@ class BatchRunner final : private engine::EventHandler {
   std::set<QueueKey> queue_;
   std::vector<scheduler::ResourceVector> node_shapes_;  // distinct node capacities
   bool dispatch_armed_ = false;
+  std::vector<std::pair<const BatchClass*, scheduler::ResourceVector>> refused_;
   BatchCounts counts_;
+  metrics::LevelIntegral held_;  // GPUs held by running jobs
 };
 
 }  // namespace meshsim::cluster

@@ -45,6 +45,11 @@ struct TimeseriesRow {
   double kv_used_fraction = 0.0;  // KV-cache tokens in use / capacity, at the end
   double utilisation = 0.0;       // busy fraction of serving capacity over the interval
   std::uint64_t output_tokens = 0;  // generated in the interval (by completed requests)
+  double serving_gpus = 0.0;        // GPUs held by instances, mean over the interval
+  // A shared cluster's batch jobs (zero without one): GPUs held (mean over the interval),
+  // jobs running and queued at the end, preemptions in the interval.
+  double batch_gpus = 0.0;
+  std::uint64_t batch_running = 0, batch_queued = 0, batch_preemptions = 0;
 
   bool operator==(const TimeseriesRow&) const = default;
 };

@@ -71,6 +71,9 @@ void Replay::note_if_done() {
   done_at_ = sim_.now();
   usage_at_done_ = cluster_->usage();
   sample_timer_.cancel();
+  // The run ends with its workload: whatever else still has events (batch jobs beside
+  // the serving, a scale-down under way) stops here, as measured.
+  if (sim_.state() == engine::RunState::kRunning) sim_.stop();
 }
 
 void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
@@ -91,6 +94,9 @@ void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
       kv_total ? static_cast<double>(cluster_->kv_used_tokens()) / static_cast<double>(kv_total) : 0.0;
   const double capacity = usage.capacity_unit_us - usage_at_row_start_.capacity_unit_us;
   row_.utilisation = capacity > 0 ? (usage.busy_unit_us - usage_at_row_start_.busy_unit_us) / capacity : 0.0;
+  const auto span_us = static_cast<double>((end - row_.start).us());
+  row_.serving_gpus = span_us > 0 ? (usage.gpu_us - usage_at_row_start_.gpu_us) / span_us : 0.0;
+  if (probe_) probe_(row_);
   usage_at_row_start_ = usage;
   observer_.on_interval(row_);
   row_ = metrics::TimeseriesRow{};

@@ -71,6 +71,11 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   bool done() const;
   Expected<ReplayResult> finish();
 
+  // Fills what the serving system does not know into each row as it closes (a shared
+  // cluster's batch columns); called with the row and its interval's start and end.
+  using RowProbe = std::function<void(metrics::TimeseriesRow& row)>;
+  void set_row_probe(RowProbe probe) { probe_ = std::move(probe); }
+
   SimTime now() const { return sim_.now(); }
   const metrics::RunMetrics& metrics() const { return metrics_; }
   cluster::ServingSystem& serving() { return *cluster_; }
@@ -100,6 +105,7 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   std::optional<Error> source_error_;
   metrics::TimeseriesRow row_;
   cluster::ServingSystem::Usage usage_at_row_start_;
+  RowProbe probe_;
   cluster::ServingSystem::Usage usage_at_done_;
   SimTime interval_;                  // the time series' interval now
   std::uint64_t rows_ = 0;            // rows emitted

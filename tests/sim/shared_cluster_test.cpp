@@ -197,6 +197,11 @@ TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
       }
       const auto problems = w.shared->check_invariants();
       ASSERT_TRUE(problems.empty()) << "seed " << seed << " at " << now << ": " << problems.front();
+      // Every GPU-second held is useful, lost, or in a run still going.
+      const auto& c = w.shared->batch().counts();
+      ASSERT_NEAR(w.shared->batch().held_gpu_s(w.sim.now()),
+                  c.useful_gpu_s + c.lost_gpu_s + w.shared->batch().running_gpu_s(w.sim.now()), 1e-6 * (1 + total_work))
+          << "seed " << seed;
     }
     // Serving back to one instance (once the STARTING ones are up): every job that fits
     // beside it ends.

@@ -70,9 +70,10 @@ TEST(GoldenTest, ShippedScenariosKeepTheirFingerprints) {
   std::map<std::string, std::string> now;
   for (const auto& entry : fs::directory_iterator(kSource / "configs" / "scenarios")) {
     const std::string name = entry.path().stem().string();
-    // The SplitwiseSim scenarios read the shared trace and profile.
-    if (name.rfind("splitwise", 0) == 0) {
+    // Scenarios that read the shared data (the SplitwiseSim ones, the shared cluster).
+    if (slurp(entry.path()).find("/shared/") != std::string::npos) {
       MESHSIM_NEED_SHARED_FILE(meshsim::testing::shared_path("traces/azure2023_conv.csv"));
+      MESHSIM_NEED_SHARED_FILE(meshsim::testing::shared_path("traces/alibaba_gpu2023_openb_pod_list_default.csv"));
       MESHSIM_NEED_SHARED_FILE(meshsim::testing::shared_path("reference/splitwise_perf_model.csv"));
     }
     now["replay/" + name] = fingerprint(replay_outputs(name));

@@ -335,14 +335,15 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
   std::getline(csv, line);
   ASSERT_EQ(line, "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
                   "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
-                  "inactive_instances,utilisation,kv_used_fraction,output_tokens");
+                  "inactive_instances,utilisation,kv_used_fraction,output_tokens,serving_gpus,batch_gpus,"
+                  "batch_running,batch_queued,batch_preemptions");
   double most_kv = 0;
   int rows = 0;
   while (std::getline(csv, line)) {
     std::vector<std::string> f;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
-    ASSERT_EQ(f.size(), 18u);
+    ASSERT_EQ(f.size(), 23u);
     EXPECT_EQ(f[7], "4");
     EXPECT_EQ(f[8], "1");
     EXPECT_EQ(f[9], "2");

@@ -12,6 +12,7 @@
 
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
+#include "configs/scenario_run.hpp"
 #include "sim/cluster/perf_profile.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/engine/number_text.hpp"
@@ -120,14 +121,6 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   if (!catalog) {
     return fail(err, catalog.error().message, kExitBadInput);
   }
-  auto serving = configs::make_serving_factory(config.serving, *catalog);
-  if (!serving) {
-    return fail(err, config_path + ": " + serving.error().message, kExitBadInput);
-  }
-  auto source = traces::open_workload(config.workload, config.seed);
-  if (!source) {
-    return fail(err, source.error().message, kExitBadInput);
-  }
   if (options.trace_events) {
     // Two outputs on one path: one would overwrite the other (or leave it corrupt).
     const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
@@ -159,42 +152,25 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
       return fail(err, status.error().message, kExitOutputError);
     }
   }
-  const replay::ServingFactory factory = [&](engine::Simulation& s, cluster::RequestSink& sink) {
-    auto system = (*serving)(s, sink);
-    system->set_activity_sink(timeline.get());
-    return system;
-  };
-
+  configs::RunHooks hooks;
+  hooks.timeline = timeline.get();
+  if (config.scaling.log) {
+    // Bare lines on the command's error stream, no wall-clock stamp: the simulated time
+    // is in the line.
+    auto logger = std::make_shared<spdlog::logger>("scaling", std::make_shared<spdlog::sinks::ostream_sink_st>(err));
+    logger->set_pattern("%v");
+    hooks.scaling_log = [logger](std::string_view line) { logger->info("{}", line); };
+  }
   const auto wall_start = std::chrono::steady_clock::now();
-  engine::Simulation sim(config.seed);
-  replay::Replay replay(sim, **source, factory, config.replay, writer);
-  std::unique_ptr<autoscale::ScalingHarness> scaling;
-  if (config.autoscaler.policy != configs::AutoscalerPolicy::kNone) {
-    const auto& llm = std::get<configs::LlmServingSpec>(config.serving);
-    std::unique_ptr<traces::RequestSource> lookahead;
-    if (config.autoscaler.policy == configs::AutoscalerPolicy::kOracle) {
-      // The oracle's own copy of the workload (the same seed gives the same stream).
-      auto copy = traces::open_workload(config.workload, config.seed);
-      if (!copy) return fail(err, copy.error().message, kExitBadInput);
-      lookahead = std::move(*copy);
-    }
-    scaling = std::make_unique<autoscale::ScalingHarness>(
-        sim, replay, configs::manager_config(config.scaling, config.autoscaler),
-        configs::make_autoscaler(config.autoscaler, llm.start_state, config.replay.slo.tbt, std::move(lookahead)));
-    if (config.scaling.log) {
-      // Bare lines on the command's error stream, no wall-clock stamp: the simulated time
-      // is in the line.
-      auto logger = std::make_shared<spdlog::logger>("scaling", std::make_shared<spdlog::sinks::ostream_sink_st>(err));
-      logger->set_pattern("%v");
-      scaling->manager().set_log([logger](std::string_view line) { logger->info("{}", line); });
-    }
+  auto run = configs::ScenarioRun::create(config, config_path, *catalog, writer, hooks);
+  if (!run) {
+    return fail(err, run.error().message, kExitBadInput);
   }
   Expected<replay::ReplayResult> result = Error{""};
   try {
-    replay.start();
-    if (scaling) scaling->start();
-    replay.advance_until(config.replay.until.value_or(engine::SimTime::max()));
-    result = replay.finish();
+    (*run)->start();
+    (*run)->advance_until(config.replay.until.value_or(engine::SimTime::max()));
+    result = (*run)->finish();
   } catch (const RangeError& e) {
     result = Error{config_path + ": " + e.what()};
   }
@@ -203,24 +179,9 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     err << "\nerror: " << result.error().message << '\n';
     return kExitBadInput;
   }
-  nlohmann::json scaling_section;
-  if (scaling) {
-    const auto& counts = scaling->manager().counts();
-    const double hours = result->end_time.seconds() / 3600.0;
-    const double tp = scaling->manager().cluster().config().tensor_parallel;
-    scaling_section = {{"autoscaler", scaling->policy()->name()},
-                       {"decisions", scaling->decisions()},
-                       {"mean_instances", hours > 0 ? result->gpu_hours / tp / hours : 0.0},
-                       {"scale_ups", counts.scale_ups},
-                       {"scale_downs", counts.scale_downs},
-                       {"blocked", counts.blocked},
-                       {"instances_removed", counts.instances_removed},
-                       {"servers_removed", counts.servers_removed},
-                       {"evacuations", counts.evacuations},
-                       {"migrations", replay.metrics().migrations()}};
-  }
-  const auto summary = make_summary(configs::to_json(config), config.seed, (*source)->describe(), *result,
-                                    replay.metrics(), scaling_section);
+  const replay::Replay& replay = (*run)->replay();
+  const auto summary = make_summary(configs::to_json(config), config.seed, (*run)->workload_description(), *result,
+                                    replay.metrics(), (*run)->scaling_summary(*result), (*run)->batch_summary(*result));
   if (auto status = writer.commit(summary); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }
@@ -230,7 +191,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     }
   }
   if (!options.quiet) {
-    out << "meshsim replay: " << config.name << " on " << (*source)->describe() << " (seed " << config.seed << ")\n"
+    out << "meshsim replay: " << config.name << " on " << (*run)->workload_description() << " (seed " << config.seed << ")\n"
         << format_summary_table(summary);
     const double requests = static_cast<double>(replay.metrics().counts().arrived);
     char line[160];

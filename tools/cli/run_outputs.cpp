@@ -41,7 +41,8 @@ RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefiniti
                         "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,pauses,kv_evictions,migrations\n";
   timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
                           "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
-                          "inactive_instances,utilisation,kv_used_fraction,output_tokens\n";
+                          "inactive_instances,utilisation,kv_used_fraction,output_tokens,serving_gpus,batch_gpus,"
+                          "batch_running,batch_queued,batch_preemptions\n";
 }
 
 Status RunFolderWriter::open_status() const {
@@ -71,8 +72,9 @@ void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
                        << row.mixed_instances << ',' << row.starting_instances << ',' << row.active_instances
                        << ',' << row.draining_instances << ',' << row.inactive_instances << ','
                        << fixed(row.utilisation, 6) << ','
-                       << fixed(row.kv_used_fraction, 6) << ',' << row.output_tokens
-                       << '\n';
+                       << fixed(row.kv_used_fraction, 6) << ',' << row.output_tokens << ','
+                       << fixed(row.serving_gpus, 3) << ',' << fixed(row.batch_gpus, 3) << ','
+                       << row.batch_running << ',' << row.batch_queued << ',' << row.batch_preemptions << '\n';
 }
 
 void RunFolderWriter::on_progress(double fraction, engine::SimTime now) { progress_.update(fraction, now); }
@@ -91,7 +93,7 @@ Status RunFolderWriter::commit(const nlohmann::ordered_json& summary) {
 
 nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
-                                   const metrics::RunMetrics& metrics, const json& scaling) {
+                                   const metrics::RunMetrics& metrics, const json& scaling, const json& batch) {
   const auto& counts = metrics.counts();
   const double duration = result.end_time.seconds();
   const auto per_second = [duration](double amount) { return duration > 0 ? amount / duration : 0.0; };
@@ -119,6 +121,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
   summary["utilisation"] = result.utilisation;
   summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
   if (!scaling.is_null()) summary["scaling"] = scaling;
+  if (!batch.is_null()) summary["batch"] = batch;
   summary["simulated_time_s"] = duration;
   summary["events"] = result.events;
   summary["config"] = resolved_config;
@@ -163,6 +166,22 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
                   k["autoscaler"].get<std::string>().c_str(), k["mean_instances"].get<double>(),
                   k["scale_ups"].get<std::uint64_t>(), k["scale_downs"].get<std::uint64_t>(),
                   k["blocked"].get<std::uint64_t>(), k["evacuations"].get<std::uint64_t>());
+    out += line;
+  }
+  if (s.contains("batch")) {
+    const auto& b = s["batch"];
+    const auto& jobs = b["jobs"];
+    std::snprintf(line, sizeof line,
+                  "batch jobs  %" PRIu64 " arrived: %" PRIu64 " completed, %" PRIu64 " running, %" PRIu64
+                  " queued, %" PRIu64 " failed; %" PRIu64 " preemptions\n",
+                  jobs["arrived"].get<std::uint64_t>(), jobs["completed"].get<std::uint64_t>(),
+                  jobs["running"].get<std::uint64_t>(), jobs["queued"].get<std::uint64_t>(),
+                  jobs["failed"].get<std::uint64_t>(), b["preemptions"].get<std::uint64_t>());
+    out += line;
+    const auto& g = b["gpu_hours"];
+    std::snprintf(line, sizeof line, "batch GPUs  %.2f GPU-hours held: %.2f useful, %.2f lost, %.2f in progress\n",
+                  g["held"].get<double>(), g["useful"].get<double>(), g["lost"].get<double>(),
+                  g["in_progress"].get<double>());
     out += line;
   }
   return out;

@@ -38,10 +38,12 @@ class RunFolderWriter final : public replay::ReplayObserver {
 };
 
 // The summary.json document of a finished replay: headline figures, then the resolved
-// config. `scaling` (null when nothing scaled) is the scaling section.
+// config. `scaling` and `batch` (null when nothing scaled, or no batch jobs shared the
+// cluster) are their sections.
 nlohmann::ordered_json make_summary(const nlohmann::json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
-                                   const metrics::RunMetrics& metrics, const nlohmann::json& scaling = nullptr);
+                                   const metrics::RunMetrics& metrics, const nlohmann::json& scaling = nullptr,
+                                   const nlohmann::json& batch = nullptr);
 
 // A human-readable table of the summary, for the terminal.
 std::string format_summary_table(const nlohmann::ordered_json& summary);

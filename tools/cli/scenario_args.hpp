@@ -9,19 +9,17 @@
 #include <variant>
 
 #include "configs/object_reader.hpp"
+#include "configs/scheduler_args.hpp"
 #include "scheduler/scheduler.hpp"
 
 namespace meshsim::cli {
 
-// {"cpu", "memory", "gpu", "custom": {name: amount}}; absent keys are 0.
-scheduler::ResourceVector read_resources(configs::ObjectReader& args, std::string_view key);
-// A preset argument: "env:VARNAME" is read from this process's environment here, at the
-// edge (the core never reads it); any other text is a preset name.
-std::variant<std::string, scheduler::PresetFromEnvironment> preset_argument(const std::string& text);
-scheduler::Labels read_labels(configs::ObjectReader& args, std::string_view key);
-std::vector<std::string> read_strings(configs::ObjectReader& args, std::string_view key);
+using configs::preset_argument;
+using configs::read_labels;
+using configs::read_policy_update;
+using configs::read_resources;
+using configs::read_strings;
 std::optional<scheduler::PgPoolConfig> read_pg_pool_config(configs::ObjectReader& args, std::string_view key);
-scheduler::PolicyUpdate read_policy_update(configs::ObjectReader& args);
 scheduler::SavedState read_saved_state(configs::ObjectReader& args, std::string_view key);
 // A required string or number: reports "required" when absent.
 std::string require_string(configs::ObjectReader& args, std::string_view key);

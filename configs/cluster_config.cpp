@@ -1,0 +1,197 @@
+#include "configs/cluster_config.hpp"
+
+#include <filesystem>
+
+#include "configs/scheduler_args.hpp"
+
+namespace meshsim::configs {
+namespace {
+
+using nlohmann::json;
+
+std::string relative_to(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
+}
+
+std::string sku_resource(const std::string& sku) { return "sku:" + sku; }
+
+}  // namespace
+
+std::map<std::string, cluster::BatchClass> default_openb_classes(double checkpoint_interval_s) {
+  std::map<std::string, cluster::BatchClass> classes;
+  for (const auto& [qos, priority] :
+       {std::pair{"Guaranteed", 3.0}, std::pair{"LS", 2.5}, std::pair{"Burstable", 1.5}, std::pair{"BE", 1.0}}) {
+    classes[qos] = cluster::BatchClass{"batch", priority, {{"qos", qos}}, checkpoint_interval_s};
+  }
+  return classes;
+}
+
+void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpec& spec) {
+  ObjectReader reader(parent.raw("cluster"), parent.path_of("cluster"), parent.errors());
+  reader.read_choice("mode", spec.mode, kClusterModeNames);
+  if (const json* nodes = reader.raw("nodes"); nodes != nullptr && !nodes->is_null()) {
+    if (!nodes->is_array()) {
+      reader.fail("nodes", "expected an array of {\"count\", \"sku\", \"cpu\", \"memory_gib\"}");
+    } else {
+      for (std::size_t i = 0; i < nodes->size(); ++i) {
+        ObjectReader group(&(*nodes)[i], reader.path_of("nodes") + "[" + std::to_string(i) + "]", reader.errors());
+        NodeGroupSpec g;
+        group.read("count", g.count, "an integer in [1, 100000]", [](std::uint64_t v) { return v >= 1 && v <= 100'000; });
+        group.read("sku", g.sku);
+        if (g.sku.empty()) group.fail("sku", "required (a SKU of configs/hardware.json)");
+        group.read("cpu", g.cpu, "a number of cores in (0, 1e6]", [](double v) { return v > 0 && v <= 1e6; });
+        group.read("memory_gib", g.memory_gib, "a number of GiB in (0, 1e9]", [](double v) { return v > 0 && v <= 1e9; });
+        spec.node_groups.push_back(g);
+      }
+    }
+  }
+  reader.read("node_list", spec.node_list);
+  spec.node_list = relative_to(base_dir, spec.node_list);
+  reader.read("serving_priority", spec.serving_priority, "a number in [0, 1e6]",
+              [](double v) { return v >= 0 && v <= 1e6; });
+  double checkpoint_interval_s = 300.0;
+  {
+    ObjectReader batch(reader.raw("batch"), reader.path_of("batch"), reader.errors());
+    batch.read("openb_pods", spec.openb_pods);
+    spec.openb_pods = relative_to(base_dir, spec.openb_pods);
+    const auto scale = [](double v) { return v > 0 && v <= 1e6; };
+    batch.read("start_s", spec.openb.start_s, "a non-negative number of trace seconds", kNonNegative);
+    batch.read("arrival_scale", spec.openb.arrival_scale, "a positive factor", scale);
+    batch.read("duration_scale", spec.openb.duration_scale, "a positive factor", scale);
+    batch.read("min_duration_s", spec.openb.min_duration_s, "a positive number of seconds", kPositive);
+    batch.read_optional("limit", spec.openb.limit, "a positive integer", kAtLeastOne);
+    batch.read("checkpoint_interval_s", checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
+    spec.classes = default_openb_classes(checkpoint_interval_s);
+    if (const json* classes = batch.raw("classes"); classes != nullptr && !classes->is_null()) {
+      if (!classes->is_object()) {
+        batch.fail("classes", "expected an object of job class -> {pool, priority, labels, checkpoint_interval_s}");
+      } else {
+        for (const auto& [name, value] : classes->items()) {
+          ObjectReader one(&value, batch.path_of("classes") + "." + name, batch.errors());
+          cluster::BatchClass cls = spec.classes.count(name) ? spec.classes[name] : cluster::BatchClass{};
+          cls.checkpoint_interval_s = spec.classes.count(name) ? cls.checkpoint_interval_s : checkpoint_interval_s;
+          one.read("pool", cls.pool);
+          one.read("priority", cls.priority, "a number in [0, 1e6]", [](double v) { return v >= 0 && v <= 1e6; });
+          if (one.has("labels")) cls.labels = read_labels(one, "labels");
+          one.read("checkpoint_interval_s", cls.checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
+          if (cls.pool.empty()) one.fail("pool", "must not be empty");
+          spec.classes[name] = cls;
+        }
+      }
+    }
+  }
+  {
+    ObjectReader preemption(reader.raw("preemption"), reader.path_of("preemption"), reader.errors());
+    const auto update = read_policy_update(preemption);
+    const auto applied = scheduler::update_policy(spec.policy, update);
+    if (!applied.result.success) reader.fail("preemption", applied.result.error);
+    for (const auto& warning : applied.warnings) reader.fail("preemption", warning);
+  }
+  if (spec.mode == ClusterMode::kFixed && spec.node_groups.empty() && spec.node_list.empty()) {
+    reader.fail("nodes", "a fixed cluster needs nodes (\"nodes\" groups or a \"node_list\" file)");
+  }
+  if (spec.mode == ClusterMode::kElastic && (!spec.node_groups.empty() || !spec.node_list.empty() ||
+                                             !spec.openb_pods.empty())) {
+    reader.fail("mode", "nodes and batch jobs need \"mode\": \"fixed\" (an elastic cluster creates its servers)");
+  }
+}
+
+json cluster_to_json(const ClusterSpec& spec) {
+  json groups = json::array();
+  for (const auto& g : spec.node_groups) {
+    groups.push_back({{"count", g.count}, {"sku", g.sku}, {"cpu", g.cpu}, {"memory_gib", g.memory_gib}});
+  }
+  json classes = json::object();
+  for (const auto& [name, cls] : spec.classes) {
+    classes[name] = {{"pool", cls.pool},
+                     {"priority", cls.priority},
+                     {"labels", cls.labels},
+                     {"checkpoint_interval_s", cls.checkpoint_interval_s}};
+  }
+  const auto& p = spec.policy;
+  return json{{"mode", kClusterModeNames.name(spec.mode)},
+              {"nodes", groups},
+              {"node_list", spec.node_list},
+              {"serving_priority", spec.serving_priority},
+              {"batch",
+               {{"openb_pods", spec.openb_pods},
+                {"start_s", spec.openb.start_s},
+                {"arrival_scale", spec.openb.arrival_scale},
+                {"duration_scale", spec.openb.duration_scale},
+                {"min_duration_s", spec.openb.min_duration_s},
+                {"limit", spec.openb.limit ? json(*spec.openb.limit) : json(nullptr)},
+                {"classes", classes}}},
+              {"preemption",
+               {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
+                {"cross_pool_priority_threshold", p.cross_pool_priority_threshold},
+                {"remaining_time_weight", p.remaining_time_weight},
+                {"min_preempt_score", p.min_preempt_score},
+                {"enable_cross_pool_preemption", p.enable_cross_pool_preemption},
+                {"protected_pools", p.protected_pools},
+                {"label_preemption_rules", p.label_preemption_rules},
+                {"label_priority_threshold", p.label_priority_threshold},
+                {"enable_label_preemption", p.enable_label_preemption},
+                {"min_runtime_before_preemption", p.min_runtime_before_preemption}}}};
+}
+
+Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
+                                                                  const LlmServingSpec& serving,
+                                                                  const Catalog& catalog) {
+  cluster::SharedClusterConfig config;
+  config.serving_priority = spec.serving_priority;
+  config.classes = spec.classes;
+  config.policy = spec.policy;
+  std::optional<scheduler::ResourceVector> instance;
+  for (std::size_t i = 0; i < spec.node_groups.size(); ++i) {
+    const auto& g = spec.node_groups[i];
+    const auto sku = catalog.skus.find(g.sku);
+    if (sku == catalog.skus.end()) {
+      return Error{"cluster.nodes[" + std::to_string(i) + "].sku: no SKU '" + g.sku + "' in configs/hardware.json"};
+    }
+    const double gpus = sku->second.gpus_per_node;
+    auto capacity = scheduler::ResourceVector::of(g.cpu, g.memory_gib * 1024.0 * 1.048576, gpus);
+    capacity.with_custom(sku_resource(g.sku), gpus);
+    for (std::uint32_t n = 0; n < g.count; ++n) {
+      config.nodes.push_back(scheduler::NodeSpec{g.sku + "-" + std::to_string(config.nodes.size()), capacity,
+                                                 {{"sku", g.sku}}, g.sku});
+    }
+    if (g.sku == serving.sku && !instance) {
+      // An instance takes its GPUs' share of the host's CPU and memory.
+      const double share = serving.tensor_parallel / gpus;
+      instance = scheduler::ResourceVector::of(g.cpu * share, g.memory_gib * 1024.0 * 1.048576 * share,
+                                               serving.tensor_parallel);
+      instance->with_custom(sku_resource(g.sku), serving.tensor_parallel);
+    }
+  }
+  if (!spec.node_list.empty()) {
+    auto nodes = traces::read_openb_nodes(spec.node_list);
+    if (!nodes) return nodes.error();
+    for (const auto& n : *nodes) {
+      auto capacity = scheduler::ResourceVector::of(n.cpu, n.memory_mb, n.gpus);
+      capacity.with_custom(sku_resource(n.model), n.gpus);
+      config.nodes.push_back(scheduler::NodeSpec{n.name, capacity, {{"sku", n.model}}, n.model});
+    }
+  }
+  if (!instance) {
+    return Error{"cluster.nodes: no node group of the serving SKU '" + serving.sku +
+                 "': serving instances need nodes of their SKU"};
+  }
+  config.instance_resources = *instance;
+  return config;
+}
+
+Expected<std::vector<traces::BatchJobRecord>> load_batch_jobs(const ClusterSpec& spec) {
+  if (spec.openb_pods.empty()) return std::vector<traces::BatchJobRecord>{};
+  auto jobs = traces::read_openb_pods(spec.openb_pods, spec.openb);
+  if (!jobs) return jobs.error();
+  for (const auto& job : *jobs) {
+    if (spec.classes.count(job.job_class) == 0) {
+      return Error{spec.openb_pods + ": pod '" + job.name + "' has qos '" + job.job_class +
+                   "', which cluster.batch.classes does not name"};
+    }
+  }
+  return jobs;
+}
+
+}  // namespace meshsim::configs

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "configs/catalog.hpp"
+#include "configs/object_reader.hpp"
+#include "configs/serving_config.hpp"
+#include "sim/cluster/shared_cluster.hpp"
+#include "traces/batch_jobs.hpp"
+
+namespace meshsim::configs {
+
+// N nodes of a catalog SKU (hardware.json), with the host's CPU and memory.
+struct NodeGroupSpec {
+  std::uint32_t count = 1;
+  std::string sku;
+  double cpu = 128.0;          // cores per node
+  double memory_gib = 1024.0;  // host memory per node
+};
+
+enum class ClusterMode { kElastic, kFixed };
+inline constexpr EnumNames kClusterModeNames{std::array{std::pair{ClusterMode::kElastic, std::string_view("elastic")},
+                                                        std::pair{ClusterMode::kFixed, std::string_view("fixed")}}};
+
+// The "cluster" object. elastic (the default): servers of the serving SKU are created on
+// demand (seed 004). fixed: a node list shared by serving and batch jobs under the
+// scheduling core (sim/cluster/shared_cluster).
+struct ClusterSpec {
+  ClusterMode mode = ClusterMode::kElastic;
+  std::vector<NodeGroupSpec> node_groups;
+  std::string node_list;  // an openb node list CSV (its GPU models are SKUs of their own)
+  double serving_priority = 100.0;
+  std::string openb_pods;  // the batch jobs: an openb pod list CSV (empty: none)
+  traces::OpenbPodOptions openb;
+  // Job class (qos) -> pool, priority, labels, checkpoint interval. Defaults: the openb
+  // qos classes in one "batch" pool, Guaranteed 3.0 > LS 2.5 > Burstable 1.5 > BE 1.0.
+  std::map<std::string, cluster::BatchClass> classes;
+  scheduler::PreemptionPolicy policy;  // the "preemption" object applied to the defaults
+};
+
+// The default classes of openb pods (see ClusterSpec::classes), each checkpointing every
+// `checkpoint_interval_s`.
+std::map<std::string, cluster::BatchClass> default_openb_classes(double checkpoint_interval_s);
+
+void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpec& spec);
+nlohmann::json cluster_to_json(const ClusterSpec& spec);
+
+// The shared cluster a fixed-mode spec describes for this serving deployment: nodes
+// (the serving SKU's nodes carry the "sku:<name>" resource serving instances ask for),
+// and what one instance takes. Errors name the key (an unknown SKU, no node of the
+// serving SKU).
+Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
+                                                                  const LlmServingSpec& serving,
+                                                                  const Catalog& catalog);
+// The batch jobs of the spec (none without a pod list); a job whose class is not in
+// spec.classes is an error naming it.
+Expected<std::vector<traces::BatchJobRecord>> load_batch_jobs(const ClusterSpec& spec);
+
+}  // namespace meshsim::configs

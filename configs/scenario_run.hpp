@@ -1,0 +1,63 @@
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "configs/catalog.hpp"
+#include "configs/scenario_config.hpp"
+#include "sim/autoscale/scaling_harness.hpp"
+#include "sim/cluster/shared_cluster.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace meshsim::configs {
+
+// What a driver may attach to a run (all optional).
+struct RunHooks {
+  cluster::ActivitySink* timeline = nullptr;            // instance and request activity
+  cluster::ScalingManager::LogSink scaling_log;         // the ScalingManager's lines
+};
+
+// A scenario config made into a world ready to run: the simulation, the workload, the
+// replay, and as the config asks the shared cluster (fixed nodes, batch jobs, the
+// scheduling core) and the scaling manager with its autoscaler. `meshsim replay`,
+// `meshsim compare-presets` and the RL environment drive this one loop: start(), then
+// advance_until() as often as they like, then finish().
+class ScenarioRun {
+ public:
+  // Errors in the deployment or the cluster name `config_file`; the workload's name its
+  // trace file.
+  static Expected<std::unique_ptr<ScenarioRun>> create(const ScenarioConfig& config, const std::string& config_file,
+                                                       const Catalog& catalog, replay::ReplayObserver& observer,
+                                                       RunHooks hooks = {});
+
+  void start();
+  void advance_until(engine::SimTime time) { replay_->advance_until(time); }
+  bool done() const { return replay_->done(); }
+  // Ends the run; a shared cluster's invariants are checked here (a broken one aborts).
+  Expected<replay::ReplayResult> finish();
+
+  const replay::Replay& replay() const { return *replay_; }
+  const autoscale::ScalingHarness* scaling() const { return scaling_.get(); }
+  const cluster::SharedCluster* shared() const { return shared_.get(); }
+  const std::string& workload_description() const { return workload_; }
+
+  // summary.json's sections (null when the run has no such part): what scaling did, and
+  // the batch jobs of a shared cluster (counts that add up, GPU-hours useful and lost,
+  // preemptions by reason).
+  nlohmann::json scaling_summary(const replay::ReplayResult& result) const;
+  nlohmann::json batch_summary(const replay::ReplayResult& result) const;
+
+ private:
+  explicit ScenarioRun(std::uint64_t seed) : sim_(seed) {}
+
+  engine::Simulation sim_;
+  std::unique_ptr<traces::RequestSource> source_;
+  std::unique_ptr<replay::Replay> replay_;
+  std::unique_ptr<cluster::SharedCluster> shared_;
+  std::unique_ptr<autoscale::ScalingHarness> scaling_;
+  std::string workload_;
+  double tensor_parallel_ = 1.0;
+};
+
+}  // namespace meshsim::configs
