@@ -1,7 +1,9 @@
 #include "configs/cluster_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "configs/config_file.hpp"
 #include "configs/scheduler_args.hpp"
 
 namespace meshsim::configs {
@@ -16,7 +18,62 @@ std::string relative_to(const std::string& base_dir, const std::string& path) {
 
 std::string sku_resource(const std::string& sku) { return "sku:" + sku; }
 
+scheduler::ResourceVector strip_custom(const scheduler::ResourceVector& r) {
+  return scheduler::ResourceVector::of(r.cpu(), r.memory_mb(), r.gpu());
+}
+
+void read_batch_generator(ObjectReader& reader, traces::BatchGeneratorSpec& spec) {
+  reader.read("duration_s", spec.duration_s, "a number of seconds in (0, 1e9]", [](double v) { return v > 0 && v <= 1e9; });
+  const json* classes = reader.raw("classes");
+  if (classes == nullptr || !classes->is_array() || classes->empty()) {
+    reader.fail("classes", "expected a non-empty array of {class, rate_per_s, duration_median_s, duration_sigma, shapes}");
+    return;
+  }
+  for (std::size_t i = 0; i < classes->size(); ++i) {
+    ObjectReader c(&(*classes)[i], reader.path_of("classes") + "[" + std::to_string(i) + "]", reader.errors());
+    traces::BatchClassLoad load;
+    c.read("class", load.job_class);
+    c.read("rate_per_s", load.rate_per_s, "a rate in [0, 1e4]", [](double v) { return v >= 0 && v <= 1e4; });
+    c.read("duration_median_s", load.duration_median_s, "a number of seconds in (0, 1e9]",
+           [](double v) { return v > 0 && v <= 1e9; });
+    c.read("duration_sigma", load.duration_sigma, "a number in [0, 10]", [](double v) { return v >= 0 && v <= 10; });
+    c.read_optional("checkpoint_interval_s", load.checkpoint_interval_s, "a non-negative number of seconds",
+                    kNonNegative);
+    const json* shapes = c.raw("shapes");
+    if (shapes == nullptr || !shapes->is_array()) {
+      c.fail("shapes", "expected an array of {gpu, cpu, memory_mb, weight}");
+    } else {
+      for (std::size_t k = 0; k < shapes->size(); ++k) {
+        ObjectReader one(&(*shapes)[k], c.path_of("shapes") + "[" + std::to_string(k) + "]", c.errors());
+        traces::BatchShape shape;
+        one.read("gpu", shape.gpu, "a number of GPUs in [0, 1e6]", [](double v) { return v >= 0 && v <= 1e6; });
+        one.read("cpu", shape.cpu, "a number of cores in [0, 1e6]", [](double v) { return v >= 0 && v <= 1e6; });
+        one.read("memory_mb", shape.memory_mb, "a number of MB in [0, 1e12]", [](double v) { return v >= 0 && v <= 1e12; });
+        one.read("weight", shape.weight, "a weight >= 0", kNonNegative);
+        load.shapes.push_back(shape);
+      }
+    }
+    spec.classes.push_back(std::move(load));
+  }
+  if (reader.errors().empty()) {
+    if (const auto problem = traces::check(spec)) reader.fail("classes", *problem);
+  }
+}
+
 }  // namespace
+
+Expected<traces::BatchGeneratorSpec> load_batch_generator(const std::string& path) {
+  auto tree = read_config_file(path);
+  if (!tree) return tree.error();
+  ConfigErrors errors(path);
+  traces::BatchGeneratorSpec spec;
+  {
+    ObjectReader reader(&*tree, "", errors);
+    read_batch_generator(reader, spec);
+  }
+  if (!errors.empty()) return Error{errors.to_string()};
+  return spec;
+}
 
 std::map<std::string, cluster::BatchClass> default_openb_classes(double checkpoint_interval_s) {
   std::map<std::string, cluster::BatchClass> classes;
@@ -55,6 +112,22 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
     ObjectReader batch(reader.raw("batch"), reader.path_of("batch"), reader.errors());
     batch.read("openb_pods", spec.openb_pods);
     spec.openb_pods = relative_to(base_dir, spec.openb_pods);
+    if (const json* generator = batch.raw("generator"); generator != nullptr && !generator->is_null()) {
+      if (generator->is_string()) {
+        // A generator file, relative to the config file's folder.
+        auto loaded = load_batch_generator(relative_to(base_dir, generator->get<std::string>()));
+        if (loaded) {
+          spec.generator = std::move(*loaded);
+        } else {
+          batch.fail("generator", loaded.error().message);
+        }
+      } else {
+        ObjectReader inline_generator(generator, batch.path_of("generator"), batch.errors());
+        spec.generator.emplace();
+        read_batch_generator(inline_generator, *spec.generator);
+      }
+      if (!spec.openb_pods.empty()) batch.fail("generator", "give either openb_pods or a generator, not both");
+    }
     const auto scale = [](double v) { return v > 0 && v <= 1e6; };
     batch.read("start_s", spec.openb.start_s, "a non-negative number of trace seconds", kNonNegative);
     batch.read("arrival_scale", spec.openb.arrival_scale, "a positive factor", scale);
@@ -92,10 +165,32 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
     reader.fail("nodes", "a fixed cluster needs nodes (\"nodes\" groups or a \"node_list\" file)");
   }
   if (spec.mode == ClusterMode::kElastic && (!spec.node_groups.empty() || !spec.node_list.empty() ||
-                                             !spec.openb_pods.empty())) {
+                                             !spec.openb_pods.empty() || spec.generator)) {
     reader.fail("mode", "nodes and batch jobs need \"mode\": \"fixed\" (an elastic cluster creates its servers)");
   }
 }
+
+namespace {
+
+json generator_to_json(const traces::BatchGeneratorSpec& spec) {
+  json classes = json::array();
+  for (const auto& c : spec.classes) {
+    json shapes = json::array();
+    for (const auto& s : c.shapes) {
+      shapes.push_back({{"gpu", s.gpu}, {"cpu", s.cpu}, {"memory_mb", s.memory_mb}, {"weight", s.weight}});
+    }
+    json one = {{"class", c.job_class},
+                {"rate_per_s", c.rate_per_s},
+                {"duration_median_s", c.duration_median_s},
+                {"duration_sigma", c.duration_sigma},
+                {"shapes", shapes}};
+    if (c.checkpoint_interval_s) one["checkpoint_interval_s"] = *c.checkpoint_interval_s;
+    classes.push_back(one);
+  }
+  return json{{"duration_s", spec.duration_s}, {"classes", classes}};
+}
+
+}  // namespace
 
 json cluster_to_json(const ClusterSpec& spec) {
   json groups = json::array();
@@ -121,6 +216,7 @@ json cluster_to_json(const ClusterSpec& spec) {
                 {"duration_scale", spec.openb.duration_scale},
                 {"min_duration_s", spec.openb.min_duration_s},
                 {"limit", spec.openb.limit ? json(*spec.openb.limit) : json(nullptr)},
+                {"generator", spec.generator ? generator_to_json(*spec.generator) : json(nullptr)},
                 {"classes", classes}}},
               {"preemption",
                {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
@@ -177,11 +273,28 @@ Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterS
     return Error{"cluster.nodes: no node group of the serving SKU '" + serving.sku +
                  "': serving instances need nodes of their SKU"};
   }
+  // The SKU resource keeps serving off other SKUs' nodes; when every node is of the
+  // serving SKU it decides nothing, and leaving it out keeps resource vectors small
+  // (custom resources cost an allocation per copy in the core's hot paths).
+  const bool mixed = std::any_of(config.nodes.begin(), config.nodes.end(),
+                                 [&](const scheduler::NodeSpec& n) { return n.sku != serving.sku; });
+  if (!mixed) {
+    for (auto& node : config.nodes) node.capacity = strip_custom(node.capacity);
+    *instance = strip_custom(*instance);
+  }
   config.instance_resources = *instance;
   return config;
 }
 
-Expected<std::vector<traces::BatchJobRecord>> load_batch_jobs(const ClusterSpec& spec) {
+Expected<std::vector<traces::BatchJobRecord>> load_batch_jobs(const ClusterSpec& spec, std::uint64_t seed) {
+  if (spec.generator) {
+    for (const auto& c : spec.generator->classes) {
+      if (spec.classes.count(c.job_class) == 0) {
+        return Error{"cluster.batch.generator: class '" + c.job_class + "' is not in cluster.batch.classes"};
+      }
+    }
+    return traces::generate_batch_jobs(*spec.generator, seed);
+  }
   if (spec.openb_pods.empty()) return std::vector<traces::BatchJobRecord>{};
   auto jobs = traces::read_openb_pods(spec.openb_pods, spec.openb);
   if (!jobs) return jobs.error();

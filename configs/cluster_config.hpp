@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -34,8 +35,10 @@ struct ClusterSpec {
   std::vector<NodeGroupSpec> node_groups;
   std::string node_list;  // an openb node list CSV (its GPU models are SKUs of their own)
   double serving_priority = 100.0;
-  std::string openb_pods;  // the batch jobs: an openb pod list CSV (empty: none)
+  // The batch jobs: an openb pod list CSV, or a generator (at most one; neither: none).
+  std::string openb_pods;
   traces::OpenbPodOptions openb;
+  std::optional<traces::BatchGeneratorSpec> generator;
   // Job class (qos) -> pool, priority, labels, checkpoint interval. Defaults: the openb
   // qos classes in one "batch" pool, Guaranteed 3.0 > LS 2.5 > Burstable 1.5 > BE 1.0.
   std::map<std::string, cluster::BatchClass> classes;
@@ -56,8 +59,10 @@ nlohmann::json cluster_to_json(const ClusterSpec& spec);
 Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
                                                                   const LlmServingSpec& serving,
                                                                   const Catalog& catalog);
-// The batch jobs of the spec (none without a pod list); a job whose class is not in
-// spec.classes is an error naming it.
-Expected<std::vector<traces::BatchJobRecord>> load_batch_jobs(const ClusterSpec& spec);
+// The batch jobs of the spec (the generator's under `seed`); a job whose class is not
+// in spec.classes is an error naming it.
+Expected<std::vector<traces::BatchJobRecord>> load_batch_jobs(const ClusterSpec& spec, std::uint64_t seed);
+// Reads a batch generator file (as configs/workloads/openb_batch.json).
+Expected<traces::BatchGeneratorSpec> load_batch_generator(const std::string& path);
 
 }  // namespace meshsim::configs

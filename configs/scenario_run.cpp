@@ -36,7 +36,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const ScenarioConfig&
   if (fixed) {
     auto shared_config = make_shared_cluster_config(config.cluster, *llm, catalog);
     if (!shared_config) return in_file(shared_config.error());
-    auto jobs = load_batch_jobs(config.cluster);
+    auto jobs = load_batch_jobs(config.cluster, config.seed);
     if (!jobs) return jobs.error();
     auto& llm_cluster = dynamic_cast<cluster::LlmCluster&>(run->replay_->serving());
     auto shared = cluster::SharedCluster::create(run->sim_, llm_cluster, std::move(*shared_config), std::move(*jobs),
@@ -131,7 +131,9 @@ json ScenarioRun::batch_summary(const replay::ReplayResult& result) const {
               {"core_preemptions", stats.total_preemptions},
               {"gpu_hours",
                {{"held", held}, {"useful", useful}, {"lost", lost}, {"in_progress", held - useful - lost}}},
-              {"goodput", held > 0 ? useful / held : 0.0},
+              // Of the batch work that ended (finished, checkpointed or preempted), the
+              // share lost to preemption.
+              {"lost_share", useful + lost > 0 ? lost / (useful + lost) : 0.0},
               {"nodes", shared_->config().nodes.size()}};
 }
 

@@ -213,6 +213,7 @@ class Scheduler {
     PreemptReason reason;
     double score;
   };
+  class FreedRoom;
 
   double now() const { return clock_.now(); }
   // Reserves the PG pool's high-priority PGs; on failure nothing is left behind.

@@ -26,6 +26,23 @@ struct LatencyHistogram {
     sum_ms += ms;
     ++count;
   }
+  // The q-quantile (q in [0, 1]) as Prometheus' histogram_quantile estimates it: linear
+  // within the bucket that holds it (from 0 in the first); the last bound when it lies
+  // above every bound; 0 when empty.
+  double quantile(double q) const {
+    if (count == 0) return 0.0;
+    const double rank = q * static_cast<double>(count);
+    double below = 0.0;
+    for (std::size_t i = 0; i < kBoundsMs.size(); ++i) {
+      const auto in_bucket = static_cast<double>(counts[i]);
+      if (below + in_bucket >= rank && in_bucket > 0) {
+        const double lower = i == 0 ? 0.0 : kBoundsMs[i - 1];
+        return lower + (kBoundsMs[i] - lower) * (rank - below) / in_bucket;
+      }
+      below += in_bucket;
+    }
+    return kBoundsMs.back();
+  }
 };
 
 // The seed's metrics (schedulemesh_*): preemptions by pool and reason, and the

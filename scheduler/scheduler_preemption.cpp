@@ -218,6 +218,48 @@ bool Scheduler::frees_fitting_pg(const Task& victim, const TaskSpec& spec) const
   return shape != nullptr && spec.resources.fits_in(*shape);
 }
 
+// The room preempting a growing set of victims frees for `spec`, in a pool without a PG
+// pool: its quota plus what same-pool victims give back, and per node the bundles of the
+// victims' own placement groups. fits() is fits_after(spec, victims) without rebuilding
+// the set each time.
+class Scheduler::FreedRoom {
+ public:
+  FreedRoom(const Scheduler& core, const TaskSpec& spec)
+      : core_(core), spec_(spec), quota_(core.agents_.pool(spec.pool)->ledger.available()) {
+    fits_now_ = core.cluster().can_place({spec.resources}, core.agents_.pool(spec.pool)->spec.placement_strategy);
+  }
+  void add(const Task& victim) {
+    const Agent* agent = core_.agents_.agent(victim.agent);
+    if (agent == nullptr || !agent->dedicated) return;
+    if (victim.pool == spec_.pool) quota_ += agent->spec.resources;
+    if (!agent->owns_placement_group) return;
+    const PlacementGroup* pg = core_.cluster().placement_group(agent->placement_group);
+    if (pg == nullptr || pg->state != PgState::kReady) return;
+    for (std::size_t b = 0; b < pg->bundles.size(); ++b) {
+      const auto node = pg->nodes[b];
+      auto it = std::find_if(freed_.begin(), freed_.end(), [&](const auto& entry) { return entry.first == node; });
+      if (it == freed_.end()) it = freed_.emplace(freed_.end(), node, ResourceVector{});
+      it->second += pg->bundles[b];
+    }
+  }
+  bool fits() const {
+    if (!spec_.resources.fits_in(quota_)) return false;
+    if (fits_now_) return true;
+    const auto& nodes = core_.cluster().nodes();
+    return std::any_of(freed_.begin(), freed_.end(), [&](const auto& entry) {
+      const Node& node = nodes[entry.first];
+      return node.state == NodeState::kUp && spec_.resources.fits_in(node.ledger.available() + entry.second);
+    });
+  }
+
+ private:
+  const Scheduler& core_;
+  const TaskSpec& spec_;
+  ResourceVector quota_;
+  bool fits_now_ = false;
+  std::vector<std::pair<std::uint32_t, ResourceVector>> freed_;
+};
+
 std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const TaskSpec& spec, bool pg_reuse_only,
                                                                         std::size_t* considered) {
   const IncomingTask incoming{spec.priority, spec.pool, spec.labels};
@@ -230,25 +272,14 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   auto task_of = [&](const VictimIndex::Candidate& c) { return &tasks_.at(task_by_seq_.at(c.seq)); };
   auto allowed = [&](const VictimIndex::Candidate& c) { return strategy_->should_preempt(incoming, *task_of(c)); };
 
-  // 0. When preempting every task the policy allows would not make room, no choice will:
-  //    fail in one check (a queue of work retried as resources free up mostly fails, and
-  //    the searches below would try each victim, and growing sets of them).
-  {
-    std::vector<const Task*> everyone;
-    auto cursor = index_.open(incoming, now(), helps);
-    while (const auto candidate = cursor.next()) {
-      if (allowed(*candidate)) everyone.push_back(task_of(*candidate));
-    }
-    if (considered != nullptr) *considered = everyone.size();
-    if (everyone.empty() || !fits_after(spec, everyone)) return std::nullopt;
-  }
-
   // 1. One victim, if one is enough: in each class the best-scoring victim that frees
   //    enough (looking at most kSingleVictimScan deep); one whose PG the incoming task can
   //    take over wins, then the higher score.
   std::optional<Victim> single;
   bool single_reuses = false;
   const bool pooled = pg_pool(spec.pool) != nullptr;
+  std::optional<FreedRoom> base;  // without a PG pool: the room with no victim yet
+  if (!pooled) base.emplace(*this, spec);
   for (std::uint32_t id = 0; id < index_.class_count(); ++id) {
     if (!helps(index_.class_of(id))) continue;
     auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
@@ -259,7 +290,13 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
       if (!candidate) break;
       if (!allowed(*candidate)) continue;
       const Task* victim = task_of(*candidate);
-      if (!fits_after(spec, {victim})) continue;
+      if (base) {
+        FreedRoom trial = *base;
+        trial.add(*victim);
+        if (!trial.fits()) continue;
+      } else if (!fits_after(spec, {victim})) {
+        continue;
+      }
       const bool reuses = frees_fitting_pg(*victim, spec);
       if (pg_reuse_only && !reuses) continue;
       if (!found) found = Victim{victim, candidate->reason, candidate->score};
@@ -284,20 +321,36 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
 
   // 2. Several: take the best-scoring until enough is free, then drop any the others
   //    make unnecessary (lowest score first), so no more are preempted than needed.
+  //    Without a PG pool the room they free is kept up to date victim by victim (a
+  //    failing search, the common case for queued work, then costs one pass).
   auto cursor = index_.open(incoming, now(), helps);
   std::vector<Victim> chosen;
   std::vector<const Task*> tasks;
-  while (!fits_after(spec, tasks)) {
+  std::optional<FreedRoom> room = base;
+  const auto enough = [&] { return room ? room->fits() : fits_after(spec, tasks); };
+  std::size_t seen = 0;
+  while (!enough()) {
     const auto candidate = cursor.next();
-    if (!candidate) return std::nullopt;
+    if (!candidate) {
+      if (considered != nullptr) *considered = seen;
+      return std::nullopt;
+    }
     if (!allowed(*candidate)) continue;
+    ++seen;
     chosen.push_back(Victim{task_of(*candidate), candidate->reason, candidate->score});
     tasks.push_back(chosen.back().task);
+    if (room) room->add(*chosen.back().task);
   }
+  const auto enough_without = [&](const std::vector<const Task*>& without) {
+    if (!base) return fits_after(spec, without);
+    FreedRoom trial = *base;
+    for (const Task* task : without) trial.add(*task);
+    return trial.fits();
+  };
   for (std::size_t i = chosen.size(); i-- > 0;) {
     std::vector<const Task*> without = tasks;
     without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-    if (fits_after(spec, without)) {
+    if (enough_without(without)) {
       tasks = std::move(without);
       chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));
     }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <map>
 
+#include "sim/engine/rng.hpp"
 #include "traces/field_parsing.hpp"
 
 namespace meshsim::traces {
@@ -103,6 +105,63 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const BatchJobRecord& a, const BatchJobRecord& b) { return a.arrival_s < b.arrival_s; });
   if (options.limit && jobs.size() > *options.limit) jobs.resize(*options.limit);
+  return jobs;
+}
+
+std::optional<std::string> check(const BatchGeneratorSpec& spec) {
+  if (!(spec.duration_s > 0 && spec.duration_s <= 1e9)) return "duration_s must be in (0, 1e9]";
+  for (const auto& c : spec.classes) {
+    const std::string where = "class '" + c.job_class + "': ";
+    if (c.job_class.empty()) return "every class needs a name";
+    if (!(c.rate_per_s >= 0 && c.rate_per_s <= 1e4)) return where + "rate_per_s must be in [0, 1e4]";
+    if (!(c.duration_median_s > 0 && c.duration_median_s <= 1e9)) return where + "duration_median_s must be in (0, 1e9]";
+    if (!(c.duration_sigma >= 0 && c.duration_sigma <= 10)) return where + "duration_sigma must be in [0, 10]";
+    if (c.shapes.empty()) return where + "needs at least one shape";
+    double weight = 0;
+    for (const auto& shape : c.shapes) {
+      if (!(shape.gpu >= 0 && shape.cpu >= 0 && shape.memory_mb >= 0 && shape.weight >= 0) ||
+          shape.gpu + shape.cpu + shape.memory_mb <= 0 || shape.gpu > 1e6 || shape.cpu > 1e6 || shape.memory_mb > 1e12) {
+        return where + "a shape needs non-negative gpu, cpu and memory_mb, not all zero, and a weight >= 0";
+      }
+      weight += shape.weight;
+    }
+    if (!(weight > 0)) return where + "the shapes' weights must not all be zero";
+  }
+  return std::nullopt;
+}
+
+std::vector<BatchJobRecord> generate_batch_jobs(const BatchGeneratorSpec& spec, std::uint64_t seed) {
+  std::vector<BatchJobRecord> jobs;
+  for (const auto& c : spec.classes) {
+    if (c.rate_per_s <= 0) continue;
+    engine::Rng rng(engine::derive_seed(seed, "batch/" + c.job_class));
+    double total_weight = 0;
+    for (const auto& shape : c.shapes) total_weight += shape.weight;
+    std::uint64_t n = 0;
+    for (double t = rng.exponential(c.rate_per_s); t < spec.duration_s; t += rng.exponential(c.rate_per_s)) {
+      double pick = rng.uniform() * total_weight;
+      const BatchShape* shape = &c.shapes.back();
+      for (const auto& s : c.shapes) {
+        if (pick < s.weight) {
+          shape = &s;
+          break;
+        }
+        pick -= s.weight;
+      }
+      BatchJobRecord job;
+      job.name = c.job_class + "-" + std::to_string(n++);
+      job.arrival_s = t;
+      job.duration_s = c.duration_median_s * std::exp(c.duration_sigma * rng.normal());
+      job.gpu = shape->gpu;
+      job.cpu = shape->cpu;
+      job.memory_mb = shape->memory_mb;
+      job.job_class = c.job_class;
+      job.checkpoint_interval_s = c.checkpoint_interval_s;
+      jobs.push_back(std::move(job));
+    }
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const BatchJobRecord& a, const BatchJobRecord& b) { return a.arrival_s < b.arrival_s; });
   return jobs;
 }
 

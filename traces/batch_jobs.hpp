@@ -49,6 +49,33 @@ struct OpenbPodOptions {
 // malformed line is an error naming the file, the line and the field.
 Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options);
 
+// A synthetic stream of batch jobs: per class, Poisson arrivals, lognormal run times and
+// pod shapes drawn by weight (configs/workloads/openb_batch.json is fitted to the openb
+// pod list; an RLHF-like mix is train / reward / rollout classes).
+struct BatchShape {
+  double gpu = 1.0, cpu = 1.0, memory_mb = 1024.0;
+  double weight = 1.0;
+};
+struct BatchClassLoad {
+  std::string job_class;
+  double rate_per_s = 0.1;
+  double duration_median_s = 60.0;
+  double duration_sigma = 0.0;  // of the log; 0: every job runs the median
+  std::vector<BatchShape> shapes;
+  std::optional<double> checkpoint_interval_s;  // none: the class's default
+};
+struct BatchGeneratorSpec {
+  std::vector<BatchClassLoad> classes;
+  double duration_s = 3600.0;  // arrivals in [0, duration_s)
+};
+
+// Empty when the spec is sound; else what is wrong with it.
+std::optional<std::string> check(const BatchGeneratorSpec& spec);
+// The jobs of `spec` under `seed`, sorted by arrival (each class draws from its own
+// stream, so adding a class leaves the others' jobs unchanged). Names are
+// "<class>-<n>".
+std::vector<BatchJobRecord> generate_batch_jobs(const BatchGeneratorSpec& spec, std::uint64_t seed);
+
 // One GPU node of the Alibaba trace's node list (openb_node_list_gpu_node.csv).
 struct NodeRecord {
   std::string name;

@@ -8,8 +8,8 @@
 namespace meshsim::cluster {
 
 BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
-                         std::map<std::string, BatchClass> classes)
-    : sim_(sim), core_(core), classes_(std::move(classes)), held_(sim.now()) {
+                         std::map<std::string, BatchClass> classes, bool prune_refusals)
+    : sim_(sim), core_(core), classes_(std::move(classes)), prune_refusals_(prune_refusals), held_(sim.now()) {
   jobs_.reserve(jobs.size());
   for (auto& record : jobs) {
     const auto cls = classes_.find(record.job_class);
@@ -27,6 +27,7 @@ BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, st
   MESHSIM_CHECK(std::is_sorted(jobs_.begin(), jobs_.end(),
                                [](const Job& a, const Job& b) { return a.record.arrival_s < b.record.arrival_s; }),
                 "batch jobs must be sorted by arrival");
+  running_on_.resize(core_.cluster().nodes().size());
   for (const auto& node : core_.cluster().nodes()) {
     if (std::find(node_shapes_.begin(), node_shapes_.end(), node.spec.capacity) == node_shapes_.end()) {
       node_shapes_.push_back(node.spec.capacity);
@@ -105,9 +106,12 @@ bool BatchRunner::try_start(std::size_t index) {
   spec.checkpoint_interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const auto submitted = core_.submit_task_with_preemption(spec);
   if (!submitted.result.success) {
-    refused_.emplace_back(job.cls, job.need);
+    if (prune_refusals_) refused_.push_back(Refusal{job.cls, job.need});
     return false;
   }
+  job.node = core_.agents().agent(submitted.agent_name)->node;
+  job.slot = running_on_[job.node].size();
+  running_on_[job.node].push_back(index);
   job.state = State::kRunning;
   job.segment_start = sim_.now();
   ++job.segment;
@@ -121,11 +125,20 @@ bool BatchRunner::try_start(std::size_t index) {
   return true;
 }
 
+void BatchRunner::leave_node(std::size_t index) {
+  const Job& job = jobs_[index];
+  auto& on_node = running_on_[job.node];
+  jobs_[on_node.back()].slot = job.slot;
+  on_node[job.slot] = on_node.back();
+  on_node.pop_back();
+}
+
 void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   Job& job = jobs_[index];
   if (job.state != State::kRunning || job.segment != segment) return;  // preempted since
   const auto done = core_.complete(task_id(job.record.name));
   MESHSIM_CHECK(done.success, done.error);
+  leave_node(index);
   counts_.useful_gpu_s += (job.record.duration_s - job.done_s) * job.need.gpu();
   job.done_s = job.record.duration_s;
   job.state = State::kCompleted;
@@ -133,7 +146,7 @@ void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   ++counts_.completed;
   counts_.gpu_milli_running -= job.need.gpu_milli();
   held_.set(static_cast<double>(counts_.gpu_milli_running) / 1000.0, sim_.now());
-  resources_freed();
+  resources_freed(job.node);
 }
 
 bool BatchRunner::on_cancelled(const std::string& task_id) {
@@ -148,6 +161,7 @@ bool BatchRunner::on_cancelled(const std::string& task_id) {
   const double interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const double saved = interval > 0 ? std::floor(elapsed / interval) * interval : 0.0;
   job.done_s = std::min(job.record.duration_s, job.done_s + saved);
+  leave_node(it->second);
   counts_.useful_gpu_s += saved * job.need.gpu();
   counts_.lost_gpu_s += (elapsed - saved) * job.need.gpu();
   --counts_.running;
@@ -156,27 +170,70 @@ bool BatchRunner::on_cancelled(const std::string& task_id) {
   ++counts_.preemptions;
   ++counts_.requeues;
   enqueue(it->second);
-  resources_freed();
+  resources_freed(job.node);
   return true;
 }
 
-void BatchRunner::resources_freed() {
-  refused_.clear();
+void BatchRunner::resources_freed(std::optional<std::uint32_t> node) {
+  if (node) {
+    freed_nodes_.push_back(*node);
+  } else {
+    freed_anywhere_ = true;
+  }
   if (dispatch_armed_ || queue_.empty()) return;
   dispatch_armed_ = true;
   sim_.schedule_after(SimTime::zero(), *this, engine::EventPayload{kDispatch, 0});
 }
 
-bool BatchRunner::hopeless(const Job& job) const {
+bool BatchRunner::priority_rules_only() const {
   const auto& policy = core_.policy();
-  // Victims become eligible with age under a minimum runtime: a refusal then goes stale.
-  if (policy.min_runtime_before_preemption > 0) return false;
-  const bool by_pool = !policy.enable_label_preemption || policy.label_preemption_rules.empty();
-  return std::any_of(refused_.begin(), refused_.end(), [&](const auto& r) {
+  return !policy.enable_label_preemption || policy.label_preemption_rules.empty();
+}
+
+scheduler::ResourceVector BatchRunner::room_for(std::uint32_t node, double priority) const {
+  const auto& policy = core_.policy();
+  // A victim trails by at least the threshold of its pool's rule.
+  const double threshold = policy.enable_cross_pool_preemption
+                               ? std::min(policy.same_pool_priority_threshold, policy.cross_pool_priority_threshold)
+                               : policy.same_pool_priority_threshold;
+  scheduler::ResourceVector room = core_.cluster().nodes()[node].ledger.available();
+  for (const std::size_t index : running_on_[node]) {
+    if (priority - jobs_[index].cls->priority >= threshold) room += jobs_[index].need;
+  }
+  return room;
+}
+
+void BatchRunner::refresh_refusals() {
+  if (freed_nodes_.empty() && !freed_anywhere_) return;
+  const std::size_t before = refused_.size();
+  if (freed_anywhere_ || !priority_rules_only()) {
+    refused_.clear();
+  } else {
+    std::sort(freed_nodes_.begin(), freed_nodes_.end());
+    freed_nodes_.erase(std::unique(freed_nodes_.begin(), freed_nodes_.end()), freed_nodes_.end());
+    std::erase_if(refused_, [&](const Refusal& r) {
+      return std::any_of(freed_nodes_.begin(), freed_nodes_.end(),
+                         [&](std::uint32_t node) { return r.need.fits_in(room_for(node, r.cls->priority)); });
+    });
+  }
+  freed_nodes_.clear();
+  freed_anywhere_ = false;
+  if (refused_.size() != before) ++refusals_kept_;
+}
+
+bool BatchRunner::hopeless(Job& job) {
+  if (!prune_refusals_ || core_.policy().min_runtime_before_preemption > 0) return false;
+  refresh_refusals();
+  // Refusals are only added since (none dropped): what covered it still does.
+  if (job.hopeless_as_of == refusals_kept_) return true;
+  const bool by_pool = priority_rules_only();
+  const bool covered = std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) {
     const bool as_able =
-        r.first == job.cls || (by_pool && r.first->pool == job.cls->pool && r.first->priority >= job.cls->priority);
-    return as_able && r.second.fits_in(job.need);
+        r.cls == job.cls || (by_pool && r.cls->pool == job.cls->pool && r.cls->priority >= job.cls->priority);
+    return as_able && r.need.fits_in(job.need);
   });
+  if (covered) job.hopeless_as_of = refusals_kept_;
+  return covered;
 }
 
 void BatchRunner::dispatch() {

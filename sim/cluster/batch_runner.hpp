@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -48,17 +49,20 @@ struct BatchCounts {
 // big for every node fails at arrival (counted, never dropped silently).
 class BatchRunner final : private engine::EventHandler {
  public:
-  // `classes` must name every job's class; job names must be unique.
+  // `classes` must name every job's class; job names must be unique. Without
+  // `prune_refusals` every queued job is offered to the core on every pass (the slow twin
+  // the property tests compare against: outcomes must not differ).
   BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
-              std::map<std::string, BatchClass> classes);
+              std::map<std::string, BatchClass> classes, bool prune_refusals = true);
 
   // Arms the first arrival (at its time).
   void start();
   // The core cancelled task `task_id` (a preemption): true when it was one of these jobs.
   // Called from inside a core call, so it only records and schedules.
   bool on_cancelled(const std::string& task_id);
-  // Resources came free: queued jobs are tried (once per instant, however many calls).
-  void resources_freed();
+  // Resources came free (on `node`; none: anywhere): queued jobs are tried (once per
+  // instant, however many calls).
+  void resources_freed(std::optional<std::uint32_t> node);
 
   const BatchCounts& counts() const { return counts_; }
   // GPU-seconds run by jobs still running at `now` since they (re)started.
@@ -81,6 +85,15 @@ class BatchRunner final : private engine::EventHandler {
     double done_s = 0.0;  // work saved (by checkpoints) or finished
     SimTime segment_start;
     std::uint32_t segment = 0;  // tells a stale completion event from the current one
+    std::uint32_t node = 0;     // while running
+    std::size_t slot = 0;       // its place in running_on_[node]
+    // hopeless() found it covered while refusals_kept_ had this value (0: never).
+    std::uint64_t hopeless_as_of = 0;
+  };
+  // A job the core refused, standing for every job it covers (see hopeless()).
+  struct Refusal {
+    const BatchClass* cls;
+    scheduler::ResourceVector need;
   };
   using QueueKey = std::pair<double, std::size_t>;  // (-priority, job index)
 
@@ -89,14 +102,23 @@ class BatchRunner final : private engine::EventHandler {
   // Submits the job to the core; true when it runs.
   bool try_start(std::size_t index);
   void complete(std::size_t index, std::uint32_t segment);
+  void leave_node(std::size_t index);
   void dispatch();
-  // Whether the core would refuse `job` now, judged without asking it: a job that needs
-  // at least as much as one refused since resources last came free, with no more
-  // preemption options: of the same class, or (no label rules in force, so options
-  // depend on pool and priority alone) of the same pool at no lower priority. Sound
-  // because starting work never adds to free plus preemptible room on any node; only
-  // freed resources do (or, under a minimum runtime, time: then it never judges).
-  bool hopeless(const Job& job) const;
+  // Whether the core would refuse `job` now, judged without asking it: a refusal covers
+  // a job that needs at least as much with no more preemption options (the same class;
+  // or, with no label rules in force, the same pool at no higher priority). Starting
+  // work never adds to any node's free plus preemptible room, so a refusal holds until
+  // resources are freed; then only on the node that gained room can it lapse, and only
+  // if that node's free room plus the work there it could preempt (at a priority at
+  // least the smallest threshold below its own) would hold it. Under a minimum runtime
+  // victims ripen with time, so nothing is judged.
+  bool hopeless(Job& job);
+  // Drops the refusals that resources freed since the last call may have made stale.
+  void refresh_refusals();
+  // The most `priority` work could find on `node`: its free room plus the batch work
+  // there the policy could let it preempt (serving instances are protected).
+  scheduler::ResourceVector room_for(std::uint32_t node, double priority) const;
+  bool priority_rules_only() const;
   void enqueue(std::size_t index);
   bool fits_some_node(const scheduler::ResourceVector& need) const;
 
@@ -108,8 +130,14 @@ class BatchRunner final : private engine::EventHandler {
   std::size_t next_arrival_ = 0;
   std::set<QueueKey> queue_;
   std::vector<scheduler::ResourceVector> node_shapes_;  // distinct node capacities
+  bool prune_refusals_;
   bool dispatch_armed_ = false;
-  std::vector<std::pair<const BatchClass*, scheduler::ResourceVector>> refused_;
+  std::vector<Refusal> refused_;
+  std::vector<std::uint32_t> freed_nodes_;  // since the refusals were last refreshed
+  bool freed_anywhere_ = false;
+  // Grows whenever refusals are dropped: a job found covered since then still is.
+  std::uint64_t refusals_kept_ = 1;
+  std::vector<std::vector<std::size_t>> running_on_;  // running jobs by node
   BatchCounts counts_;
   metrics::LevelIntegral held_;  // GPUs held by running jobs
 };

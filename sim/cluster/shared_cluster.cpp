@@ -30,7 +30,7 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   if (!policy.is_protected(config_.serving_pool)) policy.protected_pools.push_back(config_.serving_pool);
   const auto updated = core_.update_preemption_policy(scheduler::as_update(policy));
   MESHSIM_CHECK(updated.result.success, updated.result.error);
-  batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes);
+  batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
   world_.set_cancel_listener([this](const std::string& /*agent*/, const std::string& task) {
     MESHSIM_CHECK(batch_->on_cancelled(task), "the core preempted '" + task + "', which is not a batch job");
   });
@@ -85,12 +85,13 @@ void SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
   const auto done = core_.complete(task_id(instance));
   MESHSIM_CHECK(done.success, done.error);
   serving_gpu_milli_ -= config_.instance_resources.gpu_milli();
+  const std::uint32_t node = node_of_server_.at(server);
   if (serving_.server_instances(server) == 0) {
     serving_.remove_server(server);
-    server_of_node_.erase(node_of_server_.at(server));
+    server_of_node_.erase(node);
     node_of_server_.erase(server);
   }
-  batch_->resources_freed();
+  batch_->resources_freed(node);
 }
 
 std::vector<std::string> SharedCluster::check_invariants() const {

@@ -25,6 +25,7 @@ struct SharedClusterConfig {
   scheduler::ResourceVector instance_resources;
   std::map<std::string, BatchClass> classes;  // by job class (qos or role)
   scheduler::PreemptionPolicy policy;
+  bool prune_refusals = true;  // see BatchRunner (false: the exhaustive twin, for tests)
 };
 
 // The world joined with the core: the cluster's servers are the core's nodes, each

@@ -1,4 +1,5 @@
 #include "scheduler/resources.hpp"
+#include "scheduler/scheduler_metrics.hpp"
 
 #include <gtest/gtest.h>
 
@@ -63,6 +64,23 @@ TEST(ResourceLedgerTest, OverdrawingIsABrokenInvariant) {
   ledger.commit(ResourceVector::of(1, 0, 0));
   EXPECT_FALSE(ledger.resize(ResourceVector::of(0.5, 100, 2)));
   EXPECT_TRUE(ledger.resize(ResourceVector::of(1, 100, 2)));
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
+
+namespace meshsim::scheduler {
+namespace {
+
+TEST(LatencyHistogramTest, QuantilesInterpolateWithinTheirBucketLikePrometheus) {
+  LatencyHistogram h;
+  EXPECT_EQ(h.quantile(0.5), 0.0);
+  for (int i = 0; i < 4; ++i) h.observe(0.0005);  // bucket (0, 0.001]
+  for (int i = 0; i < 4; ++i) h.observe(0.002);   // bucket (0.001, 0.0025]
+  EXPECT_DOUBLE_EQ(h.quantile(0.25), 0.0005);     // rank 2 of 4 in the first bucket
+  EXPECT_DOUBLE_EQ(h.quantile(0.75), 0.001 + 0.0015 * 0.5);
+  h.observe(1000.0);  // above every bound
+  EXPECT_DOUBLE_EQ(h.quantile(1.0), 100.0);
 }
 
 }  // namespace

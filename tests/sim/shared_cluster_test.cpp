@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "sim/cluster/shared_cluster.hpp"
 #include "tests/sim/llm_test_support.hpp"
@@ -225,6 +226,54 @@ TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
     EXPECT_EQ(counts.running + counts.queued, stuck) << "seed " << seed;
     EXPECT_EQ(counts.completed + stuck + failed, jobs.size()) << "seed " << seed;
     EXPECT_NEAR(counts.useful_gpu_s, total_work - stuck_work, 1e-6 * total_work) << "seed " << seed;
+  }
+}
+
+// Skipping the core for jobs it just refused (and those that need more at no higher
+// priority) must not change anything: random worlds run with and without it give the
+// same counts, GPU-seconds and preemptions at every step.
+TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
+  const auto cases = static_cast<std::uint32_t>(testing::case_count(150));
+  for (std::uint32_t seed = 1; seed <= cases; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto pick = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    const std::uint32_t nodes = 1 + rng() % 3;
+    std::vector<traces::BatchJobRecord> jobs;
+    double t = 0;
+    const char* classes[] = {"BE", "LS"};
+    for (int i = 0, n = static_cast<int>(rng() % 60); i < n; ++i) {
+      t += pick(0, 8);
+      const double gpu = std::vector<double>{0.25, 0.5, 1, 2, 3, 4, 8}[rng() % 7];
+      jobs.push_back(job("j" + std::to_string(i), t, pick(1, 150), gpu, classes[rng() % 2]));
+    }
+    auto config = shared_config(nodes);
+    scheduler::PolicyUpdate update;
+    update.preemption_aggressiveness = std::string(std::vector<const char*>{"HIGH", "MEDIUM", "LOW"}[rng() % 3]);
+    ASSERT_TRUE(scheduler::update_policy(config.policy, update).result.success);
+    std::vector<std::pair<double, bool>> actions;  // (time, scale up)
+    for (double now = pick(1, 30); now < 500; now += pick(1, 30)) actions.emplace_back(now, rng() % 2 == 0);
+    auto pruned = config, exhaustive = config;
+    exhaustive.prune_refusals = false;
+    World a(nodes, jobs, {{InstanceTag::kMixed, 1}}, pruned);
+    World b(nodes, jobs, {{InstanceTag::kMixed, 1}}, exhaustive);
+    for (const auto& [now, up] : actions) {
+      for (World* w : {&a, &b}) {
+        w->run_until(now);
+        if (up) {
+          (void)w->manager->scale_up_full(InstanceTag::kMixed);
+        } else {
+          (void)w->manager->scale_down(InstanceTag::kMixed);
+        }
+      }
+      const auto& ca = a.shared->batch().counts();
+      const auto& cb = b.shared->batch().counts();
+      ASSERT_EQ(std::tie(ca.arrived, ca.completed, ca.running, ca.queued, ca.failed, ca.starts, ca.preemptions),
+                std::tie(cb.arrived, cb.completed, cb.running, cb.queued, cb.failed, cb.starts, cb.preemptions))
+          << "seed " << seed << " at " << now;
+      ASSERT_EQ(ca.useful_gpu_s, cb.useful_gpu_s) << "seed " << seed << " at " << now;
+      ASSERT_EQ(ca.lost_gpu_s, cb.lost_gpu_s) << "seed " << seed << " at " << now;
+      ASSERT_EQ(a.manager->get_status_summary(), b.manager->get_status_summary()) << "seed " << seed;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "sim/engine/check.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/compare_presets.hpp"
 #include "tools/cli/scenario_command.hpp"
 
 int main(int argc, char** argv) {
@@ -53,6 +54,24 @@ int main(int argc, char** argv) {
   scenario_cmd->add_flag("--check", scenario.check, "Check the core's invariants after every step");
   scenario_cmd->add_option("--metrics", scenario.metrics, "Write the Prometheus metrics (text format) to this file");
 
+  ComparePresetsOptions presets;
+  auto* presets_cmd = app.add_subcommand(
+      "compare-presets", "Run a shared-cluster scenario under each preemption preset and policy file; compare");
+  presets_cmd->add_option("--config", presets.config_path,
+                          "Scenario with a fixed cluster; default: configs/scenarios/shared-cluster-synthetic.json")
+      ->check(CLI::ExistingFile);
+  presets_cmd->add_option("--presets", presets.presets, "Presets to run (names or aliases)")
+      ->delimiter(',')
+      ->capture_default_str();
+  presets_cmd->add_option("--policy", presets.policy_files,
+                          "A policy file (update_preemption_policy's fields, optional \"name\"); repeatable")
+      ->check(CLI::ExistingFile);
+  presets_cmd->add_option("--seed", presets.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
+  presets_cmd->add_option("--until", presets.until_s, "Stop each run at this simulated time, in seconds");
+  presets_cmd->add_option("--threads", presets.threads, "Runs at once (0: one per core)")->capture_default_str();
+  presets_cmd->add_option("--out", presets.out_dir, "Folder for presets.csv and presets.png")->capture_default_str();
+  presets_cmd->add_flag("!--no-plot", presets.plot, "Do not draw presets.png");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -64,6 +83,7 @@ int main(int argc, char** argv) {
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
+    if (presets_cmd->parsed()) return run_compare_presets_command(presets, std::cout, std::cerr);
   } catch (const meshsim::RangeError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return kExitBadInput;

@@ -99,4 +99,44 @@ void write_scheduler_metrics(std::ostream& out, const sch::Scheduler& scheduler)
   }
 }
 
+void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summary,
+                          const sch::Scheduler* scheduler) {
+  header(out, "meshsim_requests_total", "counter", "Requests of the run, by how they ended.");
+  for (const char* status : {"arrived", "completed", "dropped", "in_flight"}) {
+    out << "meshsim_requests_total{status=\"" << status << "\"} " << summary["requests"][status].get<std::uint64_t>()
+        << '\n';
+  }
+  header(out, "meshsim_slo_attainment", "gauge", "Share of requests meeting both SLOs (dropped ones miss).");
+  out << "meshsim_slo_attainment " << number(summary["slo"]["attainment"].get<double>()) << '\n';
+  header(out, "meshsim_latency_seconds", "gauge", "Request latency quantiles, by kind.");
+  for (const char* kind : {"ttft", "tbt", "e2e", "queueing"}) {
+    for (const char* q : {"p50", "p90", "p99"}) {
+      out << "meshsim_latency_seconds{kind=\"" << kind << "\",quantile=\"" << q << "\"} "
+          << number(summary["latency_s"][kind][q].get<double>()) << '\n';
+    }
+  }
+  header(out, "meshsim_serving_gpu_hours", "gauge", "GPU-hours held by serving instances.");
+  out << "meshsim_serving_gpu_hours " << number(summary["cost"]["gpu_hours"].get<double>()) << '\n';
+  if (summary.contains("scaling")) {
+    header(out, "meshsim_scaling_actions_total", "counter", "Scaling actions, by kind.");
+    for (const char* kind : {"scale_ups", "scale_downs", "blocked", "evacuations"}) {
+      out << "meshsim_scaling_actions_total{kind=\"" << kind << "\"} "
+          << summary["scaling"][kind].get<std::uint64_t>() << '\n';
+    }
+  }
+  if (summary.contains("batch")) {
+    const auto& batch = summary["batch"];
+    header(out, "meshsim_batch_jobs", "gauge", "Batch jobs at the end of the run, by state.");
+    for (const char* state : {"arrived", "completed", "running", "queued", "failed"}) {
+      out << "meshsim_batch_jobs{state=\"" << state << "\"} " << batch["jobs"][state].get<std::uint64_t>() << '\n';
+    }
+    header(out, "meshsim_batch_gpu_hours", "gauge", "Batch GPU-hours held, kept, lost to preemption, in progress.");
+    for (const char* kind : {"held", "useful", "lost", "in_progress"}) {
+      out << "meshsim_batch_gpu_hours{kind=\"" << kind << "\"} " << number(batch["gpu_hours"][kind].get<double>())
+          << '\n';
+    }
+  }
+  if (scheduler != nullptr) write_scheduler_metrics(out, *scheduler);
+}
+
 }  // namespace meshsim::cli

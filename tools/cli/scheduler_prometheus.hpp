@@ -1,6 +1,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 
 #include "scheduler/scheduler.hpp"
 
@@ -11,5 +12,12 @@ namespace meshsim::cli {
 // schedulemesh_preemption_execution_latency_ms and schedulemesh_task_schedule_latency_ms
 // (wall-clock histograms), and pool / PG-pool usage gauges.
 void write_scheduler_metrics(std::ostream& out, const scheduler::Scheduler& scheduler);
+
+// A finished replay's metrics.prom: its headline figures from summary.json as meshsim_*
+// gauges and counters (requests by status, SLO attainment, latency quantiles, GPU-hours,
+// scaling actions, batch jobs by state and batch GPU-hours), then, for a shared cluster,
+// the scheduling core's schedulemesh_* metrics.
+void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summary,
+                          const scheduler::Scheduler* scheduler);
 
 }  // namespace meshsim::cli

@@ -1,0 +1,145 @@
+// `meshsim replay` on a shared cluster: serving instances and batch jobs on fixed nodes
+// under the scheduling core. The shipped scenarios run end to end (the real traces when
+// ../shared is there), the batch counts add up, the time series carries the batch
+// columns, and a bad "cluster" object is refused naming its key.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <functional>
+#include <sstream>
+#include <vector>
+
+#include "tests/shared_data.hpp"
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using testing::fresh_dir;
+using testing::scenario_in_fresh_dir;
+using testing::slurp;
+
+struct Replayed {
+  int code = 0;
+  std::string out, err;
+  nlohmann::json summary;
+  std::string timeseries;
+  std::string prometheus;  // metrics.prom
+};
+
+Replayed replay(const std::string& config_path, const std::string& name) {
+  ReplayCommandOptions options;
+  options.config_path = config_path;
+  options.out_dir = fresh_dir(name).string();
+  options.quiet = true;
+  std::ostringstream out, err;
+  Replayed r;
+  r.code = run_replay_command(options, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  if (r.code == kExitOk) {
+    r.summary = nlohmann::json::parse(slurp(options.out_dir + "/summary.json"));
+    r.timeseries = slurp(options.out_dir + "/timeseries.csv");
+    r.prometheus = slurp(options.out_dir + "/metrics.prom");
+  }
+  return r;
+}
+
+void expect_batch_adds_up(const nlohmann::json& batch) {
+  const auto& jobs = batch["jobs"];
+  EXPECT_EQ(jobs["arrived"].get<std::uint64_t>(),
+            jobs["completed"].get<std::uint64_t>() + jobs["running"].get<std::uint64_t>() +
+                jobs["queued"].get<std::uint64_t>() + jobs["failed"].get<std::uint64_t>());
+  const auto& g = batch["gpu_hours"];
+  EXPECT_NEAR(g["held"].get<double>(),
+              g["useful"].get<double>() + g["lost"].get<double>() + g["in_progress"].get<double>(), 1e-9);
+  EXPECT_GE(g["in_progress"].get<double>(), -1e-9);
+  EXPECT_EQ(batch["preemptions"], batch["requeues"]);
+}
+
+TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreemptsBatchWork) {
+  const Replayed r =
+      replay(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json", "shared_synthetic");
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto& batch = r.summary["batch"];
+  expect_batch_adds_up(batch);
+  EXPECT_GT(batch["jobs"]["arrived"].get<int>(), 5000);
+  EXPECT_GT(batch["preemptions"].get<int>(), 0);
+  EXPECT_GT(batch["preemptions_by_reason"]["cross_pool_preemption"].get<int>(), 0);
+  EXPECT_GT(r.summary["scaling"]["scale_ups"].get<int>(), 0);
+  EXPECT_EQ(r.summary["requests"]["dropped"], 0);
+  // The time series shows batch work beside the serving GPUs.
+  std::istringstream rows(r.timeseries);
+  std::string line;
+  std::getline(rows, line);
+  EXPECT_NE(line.find("serving_gpus,batch_gpus,batch_running,batch_queued,batch_preemptions"), std::string::npos);
+  double most_batch_gpus = 0;
+  while (std::getline(rows, line)) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 23u);
+    most_batch_gpus = std::max(most_batch_gpus, std::stod(cells[19]));
+    EXPECT_LE(std::stod(cells[18]) + std::stod(cells[19]), 40.0 + 1e-9);  // 5 nodes of 8 GPUs
+  }
+  EXPECT_GT(most_batch_gpus, 10.0);
+  // metrics.prom: the run's figures and the core's schedulemesh_* metrics.
+  const std::string& prom = r.prometheus;
+  EXPECT_NE(prom.find("meshsim_batch_jobs{state=\"completed\"} " +
+                      std::to_string(batch["jobs"]["completed"].get<std::uint64_t>())),
+            std::string::npos);
+  EXPECT_NE(prom.find("schedulemesh_preemption_count{pool=\"batch\",reason=\"cross_pool_preemption\"}"),
+            std::string::npos);
+  EXPECT_NE(prom.find("schedulemesh_task_schedule_latency_ms_bucket"), std::string::npos);
+}
+
+TEST(SharedClusterCommandTest, TheRealTracesShareOneClusterAndEveryJobIsAccountedFor) {
+  MESHSIM_NEED_SHARED_FILE(meshsim::testing::shared_path("traces/azure2023_conv.csv"));
+  MESHSIM_NEED_SHARED_FILE(meshsim::testing::shared_path("traces/alibaba_gpu2023_openb_pod_list_default.csv"));
+  const Replayed r = replay(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster.json", "shared_real");
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto& batch = r.summary["batch"];
+  expect_batch_adds_up(batch);
+  EXPECT_GT(batch["jobs"]["arrived"].get<int>(), 7000);  // the pods of the window
+  EXPECT_GT(batch["preemptions_by_reason"]["cross_pool_preemption"].get<int>(), 0);
+  EXPECT_GT(batch["requeues"].get<int>(), 0);
+  EXPECT_GT(r.summary["scaling"]["scale_ups"].get<int>(), 0);
+  EXPECT_GT(r.summary["scaling"]["scale_downs"].get<int>(), 0);
+  EXPECT_EQ(r.summary["requests"]["arrived"], 19366);
+  EXPECT_EQ(r.summary["requests"]["dropped"], 0);
+}
+
+TEST(SharedClusterCommandTest, ABadClusterObjectIsRefusedNamingItsKey) {
+  auto config = nlohmann::json::parse(
+      slurp(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json"));
+  config["workload"]["generator"] = std::string(MESHSIM_SOURCE_DIR) + "/configs/workloads/azure_conv.json";
+  config["cluster"]["batch"]["generator"] = std::string(MESHSIM_SOURCE_DIR) + "/configs/workloads/openb_batch.json";
+  const auto with = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    auto broken = config;
+    edit(broken);
+    return replay(scenario_in_fresh_dir(name, "scenario.json", broken.dump()).string(), name + "_out");
+  };
+  auto r = with("shared_no_nodes", [](auto& c) { c["cluster"]["nodes"] = nlohmann::json::array(); });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.nodes: a fixed cluster needs nodes"), std::string::npos) << r.err;
+  r = with("shared_bad_sku", [](auto& c) { c["cluster"]["nodes"][0]["sku"] = "tpu-v9"; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.nodes[0].sku: no SKU 'tpu-v9'"), std::string::npos) << r.err;
+  r = with("shared_no_class", [](auto& c) { c["cluster"]["batch"]["generator"] = nlohmann::json{
+      {"classes", {{{"class", "train"}, {"rate_per_s", 0.1}, {"duration_median_s", 60},
+                    {"shapes", {{{"gpu", 8}, {"cpu", 32}, {"memory_mb", 1000}, {"weight", 1}}}}}}}}; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("class 'train' is not in cluster.batch.classes"), std::string::npos) << r.err;
+  r = with("shared_too_small", [](auto& c) { c["serving"]["start_state"][0]["count"] = 11; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("the serving start state does not fit the cluster's nodes: 10 instances placed"),
+            std::string::npos)
+      << r.err;
+  r = with("shared_elastic_nodes", [](auto& c) { c["cluster"]["mode"] = "elastic"; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.mode: nodes and batch jobs need \"mode\": \"fixed\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace meshsim::cli
