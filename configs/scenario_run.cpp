@@ -43,6 +43,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const ScenarioConfig&
                                                  llm->start_state);
     if (!shared) return in_file(Error{"cluster: " + shared.error().message});
     run->shared_ = std::move(*shared);
+    run->shared_->set_activity_sink(hooks.timeline);
     placement = run->shared_.get();
     // The batch columns of the time series: GPUs held (mean over the row), jobs running
     // and queued at its end, preemptions during it.

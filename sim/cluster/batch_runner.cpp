@@ -138,6 +138,7 @@ void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   if (job.state != State::kRunning || job.segment != segment) return;  // preempted since
   const auto done = core_.complete(task_id(job.record.name));
   MESHSIM_CHECK(done.success, done.error);
+  if (activity_ != nullptr) activity_->on_batch_run(job.record.name, job.node, job.segment_start, sim_.now(), false);
   leave_node(index);
   counts_.useful_gpu_s += (job.record.duration_s - job.done_s) * job.need.gpu();
   job.done_s = job.record.duration_s;
@@ -161,6 +162,7 @@ bool BatchRunner::on_cancelled(const std::string& task_id) {
   const double interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const double saved = interval > 0 ? std::floor(elapsed / interval) * interval : 0.0;
   job.done_s = std::min(job.record.duration_s, job.done_s + saved);
+  if (activity_ != nullptr) activity_->on_batch_run(job.record.name, job.node, job.segment_start, sim_.now(), true);
   leave_node(it->second);
   counts_.useful_gpu_s += saved * job.need.gpu();
   counts_.lost_gpu_s += (elapsed - saved) * job.need.gpu();

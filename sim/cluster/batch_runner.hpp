@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scheduler/scheduler.hpp"
+#include "sim/cluster/serving_system.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/level_integral.hpp"
 #include "traces/batch_jobs.hpp"
@@ -65,6 +66,8 @@ class BatchRunner final : private engine::EventHandler {
   void resources_freed(std::optional<std::uint32_t> node);
 
   const BatchCounts& counts() const { return counts_; }
+  // Reports each ended run of a job to `sink` from now on (nullptr: stop).
+  void set_activity_sink(ActivitySink* sink) { activity_ = sink; }
   // GPU-seconds run by jobs still running at `now` since they (re)started.
   double running_gpu_s(SimTime now) const;
   // GPU-seconds held by batch jobs from the start to `now`: useful + lost + running_gpu_s.
@@ -140,6 +143,7 @@ class BatchRunner final : private engine::EventHandler {
   std::vector<std::vector<std::size_t>> running_on_;  // running jobs by node
   BatchCounts counts_;
   metrics::LevelIntegral held_;  // GPUs held by running jobs
+  ActivitySink* activity_ = nullptr;
 };
 
 }  // namespace meshsim::cluster

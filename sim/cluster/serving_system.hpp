@@ -34,6 +34,9 @@ class ActivitySink {
   // An instance entered a lifecycle state ("starting", "active", "draining", "inactive",
   // "removed") at `time`.
   virtual void on_instance_state(std::uint32_t /*instance*/, std::string_view /*state*/, engine::SimTime /*time*/) {}
+  // A batch job's run on a node of a shared cluster ended, finished or preempted.
+  virtual void on_batch_run(std::string_view /*job*/, std::uint32_t /*node*/, engine::SimTime /*start*/,
+                            engine::SimTime /*end*/, bool /*preempted*/) {}
 };
 
 // A simulated serving cluster as the replay sees it: requests go in at their arrival

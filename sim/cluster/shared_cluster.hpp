@@ -51,6 +51,7 @@ class SharedCluster final : public InstancePlacement {
 
   const scheduler::Scheduler& core() const { return core_; }
   const BatchRunner& batch() const { return *batch_; }
+  void set_activity_sink(ActivitySink* sink) { batch_->set_activity_sink(sink); }
   const SharedClusterConfig& config() const { return config_; }
   // Thousandths of GPUs held by serving instances (STARTING, ACTIVE, DRAINING).
   std::int64_t serving_gpu_milli() const { return serving_gpu_milli_; }

@@ -26,12 +26,14 @@ struct Replayed {
   nlohmann::json summary;
   std::string timeseries;
   std::string prometheus;  // metrics.prom
+  nlohmann::json timeline;  // --trace-events, when asked for
 };
 
-Replayed replay(const std::string& config_path, const std::string& name) {
+Replayed replay(const std::string& config_path, const std::string& name, bool timeline = false) {
   ReplayCommandOptions options;
   options.config_path = config_path;
   options.out_dir = fresh_dir(name).string();
+  if (timeline) options.trace_events = fresh_dir(name + "_timeline").string() + ".json";
   options.quiet = true;
   std::ostringstream out, err;
   Replayed r;
@@ -42,6 +44,7 @@ Replayed replay(const std::string& config_path, const std::string& name) {
     r.summary = nlohmann::json::parse(slurp(options.out_dir + "/summary.json"));
     r.timeseries = slurp(options.out_dir + "/timeseries.csv");
     r.prometheus = slurp(options.out_dir + "/metrics.prom");
+    if (timeline) r.timeline = nlohmann::json::parse(slurp(*options.trace_events));
   }
   return r;
 }
@@ -60,7 +63,8 @@ void expect_batch_adds_up(const nlohmann::json& batch) {
 
 TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreemptsBatchWork) {
   const Replayed r =
-      replay(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json", "shared_synthetic");
+      replay(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json", "shared_synthetic",
+             /*timeline=*/true);
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const auto& batch = r.summary["batch"];
   expect_batch_adds_up(batch);
@@ -92,6 +96,10 @@ TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreempts
   EXPECT_NE(prom.find("schedulemesh_preemption_count{pool=\"batch\",reason=\"cross_pool_preemption\"}"),
             std::string::npos);
   EXPECT_NE(prom.find("schedulemesh_task_schedule_latency_ms_bucket"), std::string::npos);
+  // The timeline marks every preemption on the node it happened on.
+  int preempted = 0;
+  for (const auto& event : r.timeline["traceEvents"]) preempted += event["name"] == "preempted";
+  EXPECT_EQ(preempted, batch["preemptions"].get<int>());
 }
 
 TEST(SharedClusterCommandTest, TheRealTracesShareOneClusterAndEveryJobIsAccountedFor) {

@@ -1,10 +1,13 @@
 #include "tools/cli/trace_events.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace meshsim::cli {
 namespace {
 
 // Transfers sit on a second track of the receiving instance.
 constexpr std::uint64_t kTransferTrackOffset = 1'000'000;
+constexpr std::uint64_t kBatchPidOffset = 1'000'000;  // above any server id a run reaches
 
 }  // namespace
 
@@ -68,6 +71,32 @@ void ChromeTraceWriter::on_instance_state(std::uint32_t instance, std::string_vi
   begin_event();
   file_.stream() << R"({"ph":"i","s":"t","name":")" << state << R"(","pid":)" << server_of(instance)
                  << ",\"tid\":" << instance << ",\"ts\":" << time.us() << "}";
+}
+
+void ChromeTraceWriter::on_batch_run(std::string_view job, std::uint32_t node, engine::SimTime start,
+                                     engine::SimTime end, bool preempted) {
+  // Processes after the servers' (whose ids are small), one per node of the core.
+  const std::uint64_t pid = kBatchPidOffset + node;
+  auto& out = file_.stream();
+  if (batch_nodes_.insert(node).second) {
+    begin_event();
+    out << R"({"ph":"M","name":"process_name","pid":)" << pid << R"(,"args":{"name":"batch on node )" << node
+        << "\"}}";
+  }
+  // Runs on one node overlap: async slices, one id per run.
+  const std::string name = nlohmann::json(std::string(job)).dump();  // quoted and escaped
+  const std::uint64_t id = ++batch_runs_;
+  begin_event();
+  out << R"({"ph":"b","cat":"batch","name":)" << name << R"(,"id":)" << id << ",\"pid\":" << pid
+      << ",\"tid\":0,\"ts\":" << start.us() << "}";
+  begin_event();
+  out << R"({"ph":"e","cat":"batch","name":)" << name << R"(,"id":)" << id << ",\"pid\":" << pid
+      << ",\"tid\":0,\"ts\":" << end.us() << "}";
+  if (preempted) {
+    begin_event();
+    out << R"({"ph":"i","s":"p","name":"preempted","pid":)" << pid << ",\"ts\":" << end.us()
+        << R"(,"args":{"job":)" << name << "}}";
+  }
 }
 
 Status ChromeTraceWriter::commit() {

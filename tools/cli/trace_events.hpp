@@ -26,6 +26,10 @@ class ChromeTraceWriter final : public cluster::ActivitySink {
   void on_transfer(std::uint64_t request, std::uint32_t from, std::uint32_t to, engine::SimTime start,
                    engine::SimTime end) override;
   void on_instance_state(std::uint32_t instance, std::string_view state, engine::SimTime time) override;
+  // A process per node of a shared cluster ("batch on node N") with an async slice per
+  // run of a batch job, and an instant "preempted" event where a run was cut short.
+  void on_batch_run(std::string_view job, std::uint32_t node, engine::SimTime start, engine::SimTime end,
+                    bool preempted) override;
   // Closes the JSON document and moves the file into place.
   Status commit();
 
@@ -36,6 +40,8 @@ class ChromeTraceWriter final : public cluster::ActivitySink {
   AtomicFile file_;
   bool first_ = true;
   std::vector<std::uint32_t> servers_;  // by instance
+  std::set<std::uint32_t> batch_nodes_;  // nodes whose process is named
+  std::uint64_t batch_runs_ = 0;
 };
 
 }  // namespace meshsim::cli
