@@ -19,14 +19,18 @@ namespace {
 namespace fs = std::filesystem;
 using testing::slurp;
 
-// One replay of the default scenario with `seed` (and an autoscaler) into `dir`; returns
-// its three files.
+// One replay of the default scenario with `seed` (and an autoscaler), or of the synthetic
+// shared cluster (serving and batch jobs under the core), into `dir`; returns its three
+// files.
 std::string replay_into(const fs::path& dir, int seed, const std::string& autoscaler = "none") {
   fs::remove_all(dir);
   ReplayCommandOptions options;
+  if (autoscaler == "shared") {
+    options.config_path = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json";
+  }
   options.out_dir = dir.string();
   options.seed = std::to_string(seed);
-  options.autoscaler = autoscaler;
+  if (autoscaler != "shared") options.autoscaler = autoscaler;
   options.until_s = 900;
   options.quiet = true;
   std::ostringstream out, err;
@@ -35,9 +39,12 @@ std::string replay_into(const fs::path& dir, int seed, const std::string& autosc
 }
 
 TEST(DeterminismTest, RunsOnSeveralThreadsGiveTheBytesOfSerialRuns) {
-  // Runs 4 and 5 scale (instances come and go, decisions are events).
-  constexpr int kRuns = 6;
-  const auto policy = [](int i) { return i == 4 ? "target_tracking" : i == 5 ? "elastic" : "none"; };
+  // Runs 4 and 5 scale (instances come and go, decisions are events); 6 and 7 share the
+  // cluster with batch jobs.
+  constexpr int kRuns = 8;
+  const auto policy = [](int i) {
+    return i == 4 ? "target_tracking" : i == 5 ? "elastic" : i >= 6 ? "shared" : "none";
+  };
   const fs::path base = fs::temp_directory_path() / "meshsim_determinism";
   std::vector<std::string> serial(kRuns), threaded(kRuns);
   for (int i = 0; i < kRuns; ++i) {
@@ -56,6 +63,7 @@ TEST(DeterminismTest, RunsOnSeveralThreadsGiveTheBytesOfSerialRuns) {
   EXPECT_TRUE(serial[0] == serial[2]);  // same seed
   EXPECT_FALSE(serial[0] == serial[1]);  // another seed
   EXPECT_FALSE(serial[4] == serial[0]);  // scaled
+  EXPECT_FALSE(serial[6] == serial[7]);  // another seed: other serving requests and batch jobs
 }
 
 }  // namespace
