@@ -93,6 +93,12 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
     if (static_cast<double>(value[9]) <= options.start_s && options.start_s > 0) continue;
     BatchJobRecord job;
     job.name = fields[0];
+    if (std::max(0.0, created - options.start_s) * options.arrival_scale > kMaxBatchSeconds ||
+        (static_cast<double>(value[9]) - runs_from) * options.duration_scale > kMaxBatchSeconds) {
+      return Error{where + ": the scaled arrival or run time exceeds 1e9 s (arrival_scale " +
+                   std::to_string(options.arrival_scale) + ", duration_scale " + std::to_string(options.duration_scale) +
+                   ")"};
+    }
     job.arrival_s = std::max(0.0, created - options.start_s) * options.arrival_scale;
     job.duration_s =
         std::max(options.min_duration_s, (static_cast<double>(value[9]) - runs_from) * options.duration_scale);
@@ -109,7 +115,7 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
 }
 
 std::optional<std::string> check(const BatchGeneratorSpec& spec) {
-  if (!(spec.duration_s > 0 && spec.duration_s <= 1e9)) return "duration_s must be in (0, 1e9]";
+  if (!(spec.duration_s > 0 && spec.duration_s <= kMaxBatchSeconds)) return "duration_s must be in (0, 1e9]";
   for (const auto& c : spec.classes) {
     const std::string where = "class '" + c.job_class + "': ";
     if (c.job_class.empty()) return "every class needs a name";
@@ -151,7 +157,7 @@ std::vector<BatchJobRecord> generate_batch_jobs(const BatchGeneratorSpec& spec, 
       BatchJobRecord job;
       job.name = c.job_class + "-" + std::to_string(n++);
       job.arrival_s = t;
-      job.duration_s = c.duration_median_s * std::exp(c.duration_sigma * rng.normal());
+      job.duration_s = std::min(kMaxBatchSeconds, c.duration_median_s * std::exp(c.duration_sigma * rng.normal()));
       job.gpu = shape->gpu;
       job.cpu = shape->cpu;
       job.memory_mb = shape->memory_mb;

@@ -11,6 +11,10 @@ namespace meshsim::traces {
 
 // One batch job of a cluster trace (training, reward, rollout or any other GPU work that
 // shares the cluster with serving), before it is mapped to pools and priorities.
+// The longest arrival offset or run time a batch job may have, seconds (a billion: 31
+// years; far below what simulated time can hold).
+inline constexpr double kMaxBatchSeconds = 1e9;
+
 struct BatchJobRecord {
   std::string name;
   double arrival_s = 0.0;   // seconds from the start of the run
@@ -46,7 +50,8 @@ struct OpenbPodOptions {
 // from scheduled_time (creation_time when never scheduled) to deletion_time, whatever its
 // final phase (a failed pod held its GPUs too), and arrives at
 // (creation_time - start_s) x arrival_scale. Sorted by arrival, then file order. A
-// malformed line is an error naming the file, the line and the field.
+// malformed line is an error naming the file, the line and the field; so is a pod whose
+// scaled arrival or run time exceeds kMaxBatchSeconds.
 Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options);
 
 // A synthetic stream of batch jobs: per class, Poisson arrivals, lognormal run times and
@@ -73,7 +78,7 @@ struct BatchGeneratorSpec {
 std::optional<std::string> check(const BatchGeneratorSpec& spec);
 // The jobs of `spec` under `seed`, sorted by arrival (each class draws from its own
 // stream, so adding a class leaves the others' jobs unchanged). Names are
-// "<class>-<n>".
+// "<class>-<n>"; run times are capped at kMaxBatchSeconds (a lognormal's tail is long).
 std::vector<BatchJobRecord> generate_batch_jobs(const BatchGeneratorSpec& spec, std::uint64_t seed);
 
 // One GPU node of the Alibaba trace's node list (openb_node_list_gpu_node.csv).

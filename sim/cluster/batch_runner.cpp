@@ -15,7 +15,9 @@ BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, st
     const auto cls = classes_.find(record.job_class);
     MESHSIM_CHECK(cls != classes_.end(), "batch job '" + record.name + "' has class '" + record.job_class +
                                              "', which no batch class names");
-    MESHSIM_CHECK(record.duration_s > 0 && record.arrival_s >= 0, "batch job '" + record.name + "': bad times");
+    MESHSIM_CHECK(record.duration_s > 0 && record.duration_s <= traces::kMaxBatchSeconds && record.arrival_s >= 0 &&
+                      record.arrival_s <= traces::kMaxBatchSeconds,
+                  "batch job '" + record.name + "': times out of range");
     Job job;
     job.cls = &cls->second;
     job.need = scheduler::ResourceVector::of(record.cpu, record.memory_mb, record.gpu);

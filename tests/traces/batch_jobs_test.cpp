@@ -78,3 +78,49 @@ TEST(OpenbPodsTest, TheRealPodListReadsEveryPod) {
 
 }  // namespace
 }  // namespace meshsim::traces
+
+namespace meshsim::traces {
+namespace {
+
+TEST(OpenbPodsTest, ScaledTimesBeyondABillionSecondsAreRefused) {
+  const auto path = write("pods_huge.csv", std::string(kHeader) + "p1,1000,10,1,100,,LS,Running,0,10000,0\n");
+  OpenbPodOptions options;
+  options.duration_scale = 1e6;  // 1e10 s
+  const auto jobs = read_openb_pods(path, options);
+  ASSERT_FALSE(jobs);
+  EXPECT_NE(jobs.error().message.find("pods_huge.csv:2: the scaled arrival or run time exceeds 1e9 s"),
+            std::string::npos)
+      << jobs.error().message;
+}
+
+TEST(BatchGeneratorTest, JobsFollowTheSpecAndRepeatWithTheSeed) {
+  BatchGeneratorSpec spec;
+  spec.duration_s = 1000;
+  spec.classes.push_back(BatchClassLoad{"train", 0.05, 100, 0.5, {{8, 32, 1000, 1}}, 600.0});
+  spec.classes.push_back(BatchClassLoad{"rollout", 1.0, 10, 8.0, {{1, 4, 100, 3}, {0.5, 2, 50, 1}}, std::nullopt});
+  ASSERT_FALSE(check(spec));
+  const auto jobs = generate_batch_jobs(spec, 7);
+  EXPECT_EQ(jobs, generate_batch_jobs(spec, 7));
+  EXPECT_NE(jobs, generate_batch_jobs(spec, 8));
+  std::size_t train = 0, half = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LE(jobs[i - 1].arrival_s, jobs[i].arrival_s);
+    }
+    EXPECT_LT(jobs[i].arrival_s, 1000);
+    EXPECT_GT(jobs[i].duration_s, 0);
+    EXPECT_LE(jobs[i].duration_s, kMaxBatchSeconds);  // sigma 8 can reach the cap
+    train += jobs[i].job_class == "train";
+    half += jobs[i].gpu == 0.5;
+    if (jobs[i].job_class == "train") {
+      EXPECT_EQ(jobs[i].checkpoint_interval_s, 600.0);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(train), 50, 25);                    // 0.05/s over 1,000 s
+  EXPECT_NEAR(static_cast<double>(half), 0.25 * (jobs.size() - train), 60);  // weight 1 of 4
+  spec.classes[1].shapes.clear();
+  EXPECT_TRUE(check(spec));
+}
+
+}  // namespace
+}  // namespace meshsim::traces
