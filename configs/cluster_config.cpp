@@ -149,6 +149,10 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
           if (one.has("labels")) cls.labels = read_labels(one, "labels");
           one.read("checkpoint_interval_s", cls.checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
           if (cls.pool.empty()) one.fail("pool", "must not be empty");
+          // The serving pool is the instances' own: batch work in it could preempt them.
+          if (cls.pool == cluster::SharedClusterConfig{}.serving_pool) {
+            one.fail("pool", "'" + cls.pool + "' is the serving instances' pool; give batch work a pool of its own");
+          }
           spec.classes[name] = cls;
         }
       }

@@ -133,6 +133,14 @@ std::optional<std::string> check(const BatchGeneratorSpec& spec) {
     }
     if (!(weight > 0)) return where + "the shapes' weights must not all be zero";
   }
+  // Jobs are generated before the run: their expected number is bounded so a typo (a rate
+  // per hour given per second over a long span) is an error, not hours of work and memory.
+  double expected = 0;
+  for (const auto& c : spec.classes) expected += c.rate_per_s * spec.duration_s;
+  if (expected > kMaxGeneratedJobs) {
+    return "the classes' rates over duration_s make about " + std::to_string(static_cast<std::uint64_t>(expected)) +
+           " jobs, more than 10,000,000";
+  }
   return std::nullopt;
 }
 

@@ -74,6 +74,9 @@ struct BatchGeneratorSpec {
   double duration_s = 3600.0;  // arrivals in [0, duration_s)
 };
 
+// The most jobs a generator may be expected to make (they are generated before the run).
+inline constexpr double kMaxGeneratedJobs = 1e7;
+
 // Empty when the spec is sound; else what is wrong with it.
 std::optional<std::string> check(const BatchGeneratorSpec& spec);
 // The jobs of `spec` under `seed`, sorted by arrival (each class draws from its own

@@ -5,6 +5,31 @@
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {
+namespace {
+
+// The core's default strategy (binpack), except that a serving instance is never a
+// victim: it leaves only by draining. (The serving pool's protection keeps other pools
+// off it; this also covers its own pool under a policy with a zero same-pool threshold.)
+class ServingStays final : public scheduler::SchedulingStrategy {
+ public:
+  explicit ServingStays(std::string serving_pool)
+      : inner_(std::move(*scheduler::make_scheduling_strategy("binpack"))), pool_(std::move(serving_pool)) {}
+  std::string_view name() const override { return inner_->name(); }
+  scheduler::NodeOrder node_order() const override { return inner_->node_order(); }
+  double score(const scheduler::ResourceVector& need, const scheduler::Node& node) const override {
+    return inner_->score(need, node);
+  }
+  double priority(const scheduler::TaskSpec& task) const override { return inner_->priority(task); }
+  bool should_preempt(const scheduler::IncomingTask& incoming, const scheduler::Task& victim) const override {
+    return victim.pool != pool_ && inner_->should_preempt(incoming, victim);
+  }
+
+ private:
+  std::unique_ptr<scheduler::SchedulingStrategy> inner_;
+  std::string pool_;
+};
+
+}  // namespace
 
 SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, SharedClusterConfig config,
                              std::vector<traces::BatchJobRecord> jobs)
@@ -30,6 +55,7 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   if (!policy.is_protected(config_.serving_pool)) policy.protected_pools.push_back(config_.serving_pool);
   const auto updated = core_.update_preemption_policy(scheduler::as_update(policy));
   MESHSIM_CHECK(updated.result.success, updated.result.error);
+  core_.set_scheduling_strategy(std::make_unique<ServingStays>(config_.serving_pool));
   batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
   world_.set_cancel_listener([this](const std::string& /*agent*/, const std::string& task) {
     MESHSIM_CHECK(batch_->on_cancelled(task), "the core preempted '" + task + "', which is not a batch job");

@@ -124,6 +124,20 @@ TEST(SharedClusterTest, AScaleUpThatFindsNoRoomEvenAfterPreemptionIsBlocked) {
   w.expect_sound();
 }
 
+TEST(SharedClusterTest, AServingInstanceIsNeverAVictimEvenUnderAZeroThreshold) {
+  // Equal priorities qualify under a zero same-pool threshold and a zero minimum score:
+  // one scale-up could then evict another instance; it is blocked instead.
+  auto config = shared_config(1);
+  config.policy.same_pool_priority_threshold = 0;
+  config.policy.min_preempt_score = 0;
+  World w(1, {}, {{InstanceTag::kMixed, 2}}, config);
+  const auto up = w.manager->scale_up_full(InstanceTag::kMixed);
+  EXPECT_FALSE(up);
+  EXPECT_EQ(w.cluster.instances(), 2u);
+  EXPECT_EQ(w.shared->core().get_preemption_stats().total_preemptions, 0u);
+  w.expect_sound();
+}
+
 TEST(SharedClusterTest, BatchClassesPreemptEachOtherOnlyAsThePresetAllows) {
   // LS (2.5) arrives on a node full of BE (1.0) work: Δ 1.5 clears HIGH's and MEDIUM's
   // same-pool threshold (0.5, 1.0) but not LOW's (3.0).

@@ -144,6 +144,10 @@ TEST(SharedClusterCommandTest, ABadClusterObjectIsRefusedNamingItsKey) {
   EXPECT_NE(r.err.find("the serving start state does not fit the cluster's nodes: 10 instances placed"),
             std::string::npos)
       << r.err;
+  r = with("shared_serving_pool", [](auto& c) { c["cluster"]["batch"]["classes"]["LS"]["pool"] = "serving"; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.batch.classes.LS.pool: 'serving' is the serving instances' pool"), std::string::npos)
+      << r.err;
   r = with("shared_elastic_nodes", [](auto& c) { c["cluster"]["mode"] = "elastic"; });
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("cluster.mode: nodes and batch jobs need \"mode\": \"fixed\""), std::string::npos) << r.err;

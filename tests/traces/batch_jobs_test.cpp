@@ -118,6 +118,10 @@ TEST(BatchGeneratorTest, JobsFollowTheSpecAndRepeatWithTheSeed) {
   }
   EXPECT_NEAR(static_cast<double>(train), 50, 25);                    // 0.05/s over 1,000 s
   EXPECT_NEAR(static_cast<double>(half), 0.25 * (jobs.size() - train), 60);  // weight 1 of 4
+  spec.duration_s = 1e9;  // a billion seconds at 1 job/s: refused before generating
+  ASSERT_TRUE(check(spec));
+  EXPECT_NE(check(spec)->find("more than 10,000,000"), std::string::npos) << *check(spec);
+  spec.duration_s = 1000;
   spec.classes[1].shapes.clear();
   EXPECT_TRUE(check(spec));
 }
