@@ -57,6 +57,8 @@ Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const s
   return spec;
 }
 
+}  // namespace
+
 // Digits only, at most 2^64 - 1: no sign, exponent or fraction (CLI11 would wrap -1 and
 // round 1e23 to 2^64 - 1).
 std::optional<std::uint64_t> parse_seed(const std::string& text) {
@@ -66,8 +68,6 @@ std::optional<std::uint64_t> parse_seed(const std::string& text) {
   if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
   return value;
 }
-
-}  // namespace
 
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
   const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;

@@ -30,6 +30,9 @@ inline constexpr int kExitOutputError = 3;  // the run folder could not be writt
 
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err);
 
+// A --seed value: digits only, at most 2^64 - 1 (no sign, exponent or fraction).
+std::optional<std::uint64_t> parse_seed(const std::string& text);
+
 // `meshsim fit-trace`: summarises a trace and prints a generator fitted to it.
 struct FitCommandOptions {
   std::string trace;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cinttypes>
@@ -136,13 +135,9 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
                 kExitBadInput);
   }
   if (options.seed) {
-    std::uint64_t seed = 0;
-    const auto& text = *options.seed;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-      return fail("--seed: expected an integer in [0, 2^64), got '" + text + "'", kExitBadInput);
-    }
-    config.seed = seed;
+    const auto seed = parse_seed(*options.seed);
+    if (!seed) return fail("--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
+    config.seed = *seed;
   }
   if (options.until_s) {
     const auto until = engine::SimTime::from_seconds_checked(*options.until_s);
