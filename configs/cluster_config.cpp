@@ -208,7 +208,6 @@ json cluster_to_json(const ClusterSpec& spec) {
                      {"labels", cls.labels},
                      {"checkpoint_interval_s", cls.checkpoint_interval_s}};
   }
-  const auto& p = spec.policy;
   return json{{"mode", kClusterModeNames.name(spec.mode)},
               {"nodes", groups},
               {"node_list", spec.node_list},
@@ -222,17 +221,7 @@ json cluster_to_json(const ClusterSpec& spec) {
                 {"limit", spec.openb.limit ? json(*spec.openb.limit) : json(nullptr)},
                 {"generator", spec.generator ? generator_to_json(*spec.generator) : json(nullptr)},
                 {"classes", classes}}},
-              {"preemption",
-               {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
-                {"cross_pool_priority_threshold", p.cross_pool_priority_threshold},
-                {"remaining_time_weight", p.remaining_time_weight},
-                {"min_preempt_score", p.min_preempt_score},
-                {"enable_cross_pool_preemption", p.enable_cross_pool_preemption},
-                {"protected_pools", p.protected_pools},
-                {"label_preemption_rules", p.label_preemption_rules},
-                {"label_priority_threshold", p.label_priority_threshold},
-                {"enable_label_preemption", p.enable_label_preemption},
-                {"min_runtime_before_preemption", p.min_runtime_before_preemption}}}};
+              {"preemption", to_json(spec.policy)}};
 }
 
 Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,

@@ -109,4 +109,22 @@ sch::PolicyUpdate read_policy_update(ObjectReader& args) {
   return update;
 }
 
+json to_json(const sch::PreemptionPolicy& p) {
+  json out = {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
+              {"cross_pool_priority_threshold", p.cross_pool_priority_threshold},
+              {"remaining_time_weight", p.remaining_time_weight},
+              {"min_preempt_score", p.min_preempt_score},
+              {"enable_cross_pool_preemption", p.enable_cross_pool_preemption},
+              {"protected_pools", p.protected_pools},
+              {"label_preemption_rules", p.label_preemption_rules},
+              {"label_priority_threshold", p.label_priority_threshold},
+              {"enable_label_preemption", p.enable_label_preemption},
+              {"label_max_priority_deficit", nullptr},
+              {"cancel_timeout", p.cancel_timeout},
+              {"min_runtime_before_preemption", p.min_runtime_before_preemption},
+              {"hold_timeout", p.hold_timeout}};
+  if (p.label_max_priority_deficit) out["label_max_priority_deficit"] = *p.label_max_priority_deficit;
+  return out;
+}
+
 }  // namespace meshsim::configs

@@ -22,5 +22,7 @@ std::vector<std::string> read_strings(ObjectReader& args, std::string_view key);
 // update_preemption_policy's arguments (every field optional; the preset by name, alias
 // or "env:VARNAME").
 scheduler::PolicyUpdate read_policy_update(ObjectReader& args);
+// Every field of `policy`, under read_policy_update's names (reads back to the same policy).
+nlohmann::json to_json(const scheduler::PreemptionPolicy& policy);
 
 }  // namespace meshsim::configs

@@ -32,9 +32,12 @@ Expected<std::optional<std::int64_t>> count_field(const std::vector<std::string>
   return std::optional<std::int64_t>(value);
 }
 
-// Opens a CSV file and checks its header against `columns`.
-template <std::size_t N>
-Expected<std::ifstream> open_csv(const std::string& path, const char* const (&columns)[N], const char* what) {
+// Reads a CSV file whose header must be exactly `columns` (`what` names the file kind in
+// errors), calling `row` with each non-blank record's fields and its "file:line"; CRLF is
+// accepted. The first error (row's own, or a record with the wrong number of fields)
+// stops the reading and is returned.
+template <std::size_t N, typename Row>
+Status for_each_csv_row(const std::string& path, const char* const (&columns)[N], const char* what, Row&& row) {
   std::ifstream in(path);
   if (!in) return Error{path + ": cannot open the " + what};
   std::string line;
@@ -46,28 +49,26 @@ Expected<std::ifstream> open_csv(const std::string& path, const char* const (&co
     for (const char* column : columns) expected += (expected.empty() ? "" : ",") + std::string(column);
     return Error{path + ":1: expected the " + what + " header " + expected + ", got " + quote_for_message(line)};
   }
-  return in;
-}
-
-}  // namespace
-
-Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options) {
-  auto opened = open_csv(path, kOpenbColumns, "openb pod list");
-  if (!opened) return opened.error();
-  std::ifstream& in = *opened;
-  std::string line;
-  std::vector<std::string> fields;
-  std::vector<BatchJobRecord> jobs;
   std::uint64_t number = 1;
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::string where = path + ":" + std::to_string(number);
-    if (!split_csv_record(line, fields) || fields.size() != std::size(kOpenbColumns)) {
-      return Error{where + ": expected " + std::to_string(std::size(kOpenbColumns)) + " comma-separated fields, got " +
-                   quote_for_message(line)};
+    if (!split_csv_record(line, fields) || fields.size() != N) {
+      return Error{where + ": expected " + std::to_string(N) + " comma-separated fields, got " + quote_for_message(line)};
     }
+    if (auto status = row(fields, where); !status) return status;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options) {
+  std::vector<BatchJobRecord> jobs;
+  const auto read = for_each_csv_row(path, kOpenbColumns, "openb pod list", [&](const std::vector<std::string>& fields,
+                                                                            const std::string& where) -> Status {
     std::int64_t value[11] = {};
     bool present[11] = {};
     for (const std::size_t column : {1, 2, 3, 4, 8, 9, 10}) {
@@ -90,24 +91,26 @@ Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, c
     // Before the window: only what was still running at its start, arriving at once.
     const double created = static_cast<double>(value[8]);
     const double runs_from = std::max(static_cast<double>(start), options.start_s);
-    if (static_cast<double>(value[9]) <= options.start_s && options.start_s > 0) continue;
-    BatchJobRecord job;
-    job.name = fields[0];
-    if (std::max(0.0, created - options.start_s) * options.arrival_scale > kMaxBatchSeconds ||
-        (static_cast<double>(value[9]) - runs_from) * options.duration_scale > kMaxBatchSeconds) {
+    if (static_cast<double>(value[9]) <= options.start_s && options.start_s > 0) return Ok{};
+    const double arrival = std::max(0.0, created - options.start_s) * options.arrival_scale;
+    const double run = (static_cast<double>(value[9]) - runs_from) * options.duration_scale;
+    if (arrival > kMaxBatchSeconds || run > kMaxBatchSeconds) {
       return Error{where + ": the scaled arrival or run time exceeds 1e9 s (arrival_scale " +
                    std::to_string(options.arrival_scale) + ", duration_scale " + std::to_string(options.duration_scale) +
                    ")"};
     }
-    job.arrival_s = std::max(0.0, created - options.start_s) * options.arrival_scale;
-    job.duration_s =
-        std::max(options.min_duration_s, (static_cast<double>(value[9]) - runs_from) * options.duration_scale);
+    BatchJobRecord job;
+    job.name = fields[0];
+    job.arrival_s = arrival;
+    job.duration_s = std::max(options.min_duration_s, run);
     job.cpu = static_cast<double>(value[1]) / 1000.0;
     job.memory_mb = static_cast<double>(value[2]) * 1.048576;  // MiB -> MB
     job.gpu = static_cast<double>(value[3] * value[4]) / 1000.0;
     job.job_class = fields[6];
     jobs.push_back(std::move(job));
-  }
+    return Ok{};
+  });
+  if (!read) return read.error();
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const BatchJobRecord& a, const BatchJobRecord& b) { return a.arrival_s < b.arrival_s; });
   if (options.limit && jobs.size() > *options.limit) jobs.resize(*options.limit);
@@ -180,21 +183,9 @@ std::vector<BatchJobRecord> generate_batch_jobs(const BatchGeneratorSpec& spec, 
 }
 
 Expected<std::vector<NodeRecord>> read_openb_nodes(const std::string& path) {
-  auto opened = open_csv(path, kNodeColumns, "openb node list");
-  if (!opened) return opened.error();
-  std::ifstream& in = *opened;
-  std::string line;
-  std::vector<std::string> fields;
   std::vector<NodeRecord> nodes;
-  std::uint64_t number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    if (!split_csv_record(line, fields) || fields.size() != std::size(kNodeColumns)) {
-      return Error{where + ": expected 5 comma-separated fields, got " + quote_for_message(line)};
-    }
+  const auto read = for_each_csv_row(path, kNodeColumns, "openb node list", [&](const std::vector<std::string>& fields,
+                                                                           const std::string& where) -> Status {
     std::int64_t value[4] = {};
     for (const std::size_t column : {1, 2, 3}) {
       auto parsed = count_field(fields, column, kNodeColumns[column], where);
@@ -206,7 +197,9 @@ Expected<std::vector<NodeRecord>> read_openb_nodes(const std::string& path) {
     nodes.push_back(NodeRecord{fields[0], static_cast<double>(value[1]) / 1000.0,
                                static_cast<double>(value[2]) * 1.048576, static_cast<std::uint32_t>(value[3]),
                                fields[4]});
-  }
+    return Ok{};
+  });
+  if (!read) return read.error();
   return nodes;
 }
 

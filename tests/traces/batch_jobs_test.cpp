@@ -128,3 +128,34 @@ TEST(BatchGeneratorTest, JobsFollowTheSpecAndRepeatWithTheSeed) {
 
 }  // namespace
 }  // namespace meshsim::traces
+
+namespace meshsim::traces {
+namespace {
+
+TEST(OpenbNodesTest, ReadsNodesAndNamesABadLine) {
+  const auto path = write("nodes_ok.csv", "sn,cpu_milli,memory_mib,gpu,model\r\nn0,64000,262144,2,P100\r\n\r\nn1,96000,393216,8,G2\n");
+  const auto nodes = read_openb_nodes(path);
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[1], (NodeRecord{"n1", 96.0, 393216 * 1.048576, 8, "G2"}));
+  const auto bad = write("nodes_bad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,two,P100\n");
+  EXPECT_NE(read_openb_nodes(bad).error().message.find("nodes_bad.csv:2: gpu must be a whole number"),
+            std::string::npos);
+  const auto short_row = write("nodes_short.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000\n");
+  EXPECT_NE(read_openb_nodes(short_row).error().message.find("nodes_short.csv:2: expected 5 comma-separated fields"),
+            std::string::npos);
+}
+
+TEST(OpenbNodesTest, TheRealNodeListReadsEveryNode) {
+  const auto path = meshsim::testing::shared_path("traces/alibaba_gpu2023_openb_node_list_gpu_node.csv");
+  MESHSIM_NEED_SHARED_FILE(path);
+  const auto nodes = read_openb_nodes(path);
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  EXPECT_EQ(nodes->size(), 1213u);
+  std::uint64_t gpus = 0;
+  for (const auto& node : *nodes) gpus += node.gpus;
+  EXPECT_EQ(gpus, 6212u);
+}
+
+}  // namespace
+}  // namespace meshsim::traces

@@ -19,6 +19,7 @@ using configs::read_labels;
 using configs::read_policy_update;
 using configs::read_resources;
 using configs::read_strings;
+using configs::to_json;
 std::optional<scheduler::PgPoolConfig> read_pg_pool_config(configs::ObjectReader& args, std::string_view key);
 scheduler::SavedState read_saved_state(configs::ObjectReader& args, std::string_view key);
 // A required string or number: reports "required" when absent.
@@ -27,7 +28,6 @@ double require_number(configs::ObjectReader& args, std::string_view key);
 
 nlohmann::json to_json(const scheduler::ResourceVector& resources);
 nlohmann::json to_json(const scheduler::SavedState& state);
-nlohmann::json to_json(const scheduler::PreemptionPolicy& policy);
 nlohmann::json to_json(const scheduler::PreemptionStats& stats);
 nlohmann::json to_json(const scheduler::PgPoolStats& stats);
 nlohmann::json to_json(const scheduler::SchedulerStats& stats);
