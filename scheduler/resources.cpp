@@ -74,7 +74,28 @@ ResourceVector& ResourceVector::operator-=(const ResourceVector& other) {
 }
 
 bool ResourceVector::fits_in(const ResourceVector& capacity) const {
-  return (capacity - *this).is_non_negative();
+  // capacity - *this >= 0 in every component, without building the difference (this is
+  // the core's hottest comparison): a merge walk of the two sorted custom lists.
+  if (cpu_milli_ > capacity.cpu_milli_ || memory_milli_ > capacity.memory_milli_ ||
+      gpu_milli_ > capacity.gpu_milli_) {
+    return false;
+  }
+  auto mine = custom_.begin();
+  auto theirs = capacity.custom_.begin();
+  while (mine != custom_.end() || theirs != capacity.custom_.end()) {
+    if (theirs == capacity.custom_.end() || (mine != custom_.end() && mine->first < theirs->first)) {
+      if (mine->second > 0) return false;  // needed, absent from capacity
+      ++mine;
+    } else if (mine == custom_.end() || theirs->first < mine->first) {
+      if (theirs->second < 0) return false;  // capacity below zero, not needed
+      ++theirs;
+    } else {
+      if (mine->second > theirs->second) return false;
+      ++mine;
+      ++theirs;
+    }
+  }
+  return true;
 }
 
 bool ResourceVector::is_non_negative() const {

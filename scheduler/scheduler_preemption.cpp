@@ -119,14 +119,14 @@ PreemptionOutcome Scheduler::execute_preemption(const std::string& task_id, cons
 // ---- submission ----------------------------------------------------------------------
 
 OpResult Scheduler::check_submission(const TaskSpec& spec) const {
-  const std::string where = "submit '" + spec.task_id + "': ";
+  const auto where = [&] { return "submit '" + spec.task_id + "': "; };
   if (spec.task_id.empty()) return OpResult::fail("submit: the task needs an id");
   if (const Task* existing = task(spec.task_id); existing != nullptr && existing->state == TaskState::kRunning) {
-    return OpResult::fail(where + "the task is already running on agent '" + existing->agent + "'");
+    return OpResult::fail(where() + "the task is already running on agent '" + existing->agent + "'");
   }
-  if (agents_.pool(spec.pool) == nullptr) return OpResult::fail(where + "no pool '" + spec.pool + "'");
+  if (agents_.pool(spec.pool) == nullptr) return OpResult::fail(where() + "no pool '" + spec.pool + "'");
   if (!spec.resources.is_non_negative() || spec.resources.is_zero()) {
-    return OpResult::fail(where + "resources must be non-empty and non-negative, got " + spec.resources.to_string());
+    return OpResult::fail(where() + "resources must be non-empty and non-negative, got " + spec.resources.to_string());
   }
   return OpResult::ok();
 }
@@ -360,8 +360,14 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
 
 SubmitResult Scheduler::submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&)) {
   ScopedLatency latency(metrics_.task_schedule_latency_ms);
-  TaskSpec spec = submitted;
-  spec.priority = strategy_->priority(submitted);
+  // A copy only when the strategy changes the priority (the spec carries labels and a payload).
+  const double priority = strategy_->priority(submitted);
+  std::optional<TaskSpec> reprioritised;
+  if (priority != submitted.priority) {
+    reprioritised = submitted;
+    reprioritised->priority = priority;
+  }
+  const TaskSpec& spec = reprioritised ? *reprioritised : submitted;
   if (auto checked = check_submission(spec); !checked) return SubmitResult{checked, {}, {}, {}, false};
   return (this->*place)(spec);
 }

@@ -173,12 +173,11 @@ VictimIndex::Cursor VictimIndex::open(const IncomingTask& incoming, double now,
   cursor.kappa_ = policy_.remaining_time_weight;
   cursor.now_ = now;
   cursor.min_score_ = policy_.min_preempt_score;
-  cursor.rules_ = rules_for(incoming);
-  cursor.heap_.reserve(classes_.size() + 64);
-  cursor.walkers_.reserve(32);
+  cursor.rules_ = &rules_for(incoming);
+  cursor.heap_.reserve(classes_.size() + 8);
   const double p = incoming.priority;
   for (std::uint32_t id = 0; id < classes_.size(); ++id) {
-    const auto& rule = cursor.rules_[id];
+    const auto& rule = (*cursor.rules_)[id];
     const Class& c = *classes_[id];
     if (!rule || c.tasks == 0 || !wanted(c)) continue;
     auto qualifies = [&](double priority) { return delta_qualifies(*rule, p, priority); };
@@ -206,7 +205,7 @@ VictimIndex::Cursor VictimIndex::open(const IncomingTask& incoming, double now,
 }
 
 double VictimIndex::Cursor::score(std::uint32_t class_id, double priority, double deadline) const {
-  return preempt_score(*rules_[class_id], incoming_priority_, priority, kappa_, deadline, now_);
+  return preempt_score(*(*rules_)[class_id], incoming_priority_, priority, kappa_, deadline, now_);
 }
 
 void VictimIndex::Cursor::push_bound(std::uint32_t class_id, std::uint32_t node, Kind kind,
@@ -216,7 +215,7 @@ void VictimIndex::Cursor::push_bound(std::uint32_t class_id, std::uint32_t node,
   // so the set's best is bounded by the maxima of kappa d - q, -q and d. Rounding could
   // put that a hair below a task's computed score, so the bound is raised a little: a
   // bound is only ever allowed to be high.
-  const VictimRule& rule = *rules_[class_id];
+  const VictimRule& rule = *(*rules_)[class_id];
   const double kappa_now = kappa_ * now_;
   double value = std::max(incoming_priority_ - agg.min_priority, rule.score_floor);
   if (agg.lead != BucketTreap::kNone) {
@@ -259,7 +258,7 @@ std::optional<VictimIndex::Candidate> VictimIndex::Cursor::next() {
     const Item item = heap_.back();
     heap_.pop_back();
     const Class& c = *index_->classes_[item.class_id];
-    const VictimRule& rule = *rules_[item.class_id];
+    const VictimRule& rule = *(*rules_)[item.class_id];
     switch (item.kind) {
       case Kind::kPrefix:
         c.tree.cover_prefix([&](double priority) { return delta_qualifies(rule, incoming_priority_, priority); },

@@ -117,7 +117,8 @@ class VictimIndex {
     double now_ = 0.0;
     double min_score_ = 0.0;
     std::vector<Walker> walkers_;
-    std::vector<std::optional<VictimRule>> rules_;
+    // The index's cached rules for this incoming task (valid while the cursor lives).
+    const std::vector<std::optional<VictimRule>>* rules_ = nullptr;
     std::vector<Item> heap_;
   };
   // With `eligible`, also adds up how many tasks qualify in those classes.

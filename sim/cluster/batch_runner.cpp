@@ -108,7 +108,7 @@ bool BatchRunner::try_start(std::size_t index) {
   spec.checkpoint_interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const auto submitted = core_.submit_task_with_preemption(spec);
   if (!submitted.result.success) {
-    if (prune_refusals_) refused_.push_back(Refusal{job.cls, job.need});
+    if (prune_refusals_) add_refusal(Refusal{job.cls, job.need});
     return false;
   }
   job.node = core_.agents().agent(submitted.agent_name)->node;
@@ -223,6 +223,16 @@ void BatchRunner::refresh_refusals() {
   freed_nodes_.clear();
   freed_anywhere_ = false;
   if (refused_.size() != before) ++refusals_kept_;
+}
+
+void BatchRunner::add_refusal(const Refusal& refusal) {
+  // Kept minimal per class: a refusal of the same class needing no more already covers
+  // every job this one would, and this one covers every job of a larger one (so dropping
+  // it leaves coverage unchanged and refusals_kept_ need not move).
+  const auto covers = [](const Refusal& a, const Refusal& b) { return a.cls == b.cls && a.need.fits_in(b.need); };
+  if (std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) { return covers(r, refusal); })) return;
+  std::erase_if(refused_, [&](const Refusal& r) { return covers(refusal, r); });
+  refused_.push_back(refusal);
 }
 
 bool BatchRunner::hopeless(Job& job) {

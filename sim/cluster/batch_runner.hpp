@@ -116,6 +116,7 @@ class BatchRunner final : private engine::EventHandler {
   // least the smallest threshold below its own) would hold it. Under a minimum runtime
   // victims ripen with time, so nothing is judged.
   bool hopeless(Job& job);
+  void add_refusal(const Refusal& refusal);
   // Drops the refusals that resources freed since the last call may have made stale.
   void refresh_refusals();
   // The most `priority` work could find on `node`: its free room plus the batch work

@@ -160,7 +160,7 @@ bool LlmCluster::form_batch(Instance& in) {
   const auto room = [&](std::uint64_t more) {
     return size < limits.max_batch_size && (size == 0 || tokens + more <= limits.max_batch_tokens);
   };
-  const auto take_decode = [&](std::deque<std::uint32_t>& queue) {
+  const auto take_decode = [&](SlotQueue& queue) {
     in.decode_batch.push_back(queue.front());
     queue.pop_front();
     ++size;
@@ -246,18 +246,18 @@ bool LlmCluster::break_kv_deadlock(Instance& in) {
   if (in.newcomers.empty()) return false;
   const std::uint64_t head_need = decode_kv_need(live_[in.newcomers.front()]);
   bool evicted = false;
-  std::deque<std::uint32_t> kept;
+  std::vector<std::uint32_t> kept;  // back to front
   while (in.newcomers.size() > 1 && in.kv_used + head_need > kv_capacity_tokens_) {
     const std::uint32_t slot = in.newcomers.back();
     in.newcomers.pop_back();
     if (live_[slot].kv_reserved == 0) {
-      kept.push_front(slot);
+      kept.push_back(slot);
       continue;
     }
     evict_for_recompute(in, slot);
     evicted = true;
   }
-  in.newcomers.insert(in.newcomers.end(), kept.begin(), kept.end());
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) in.newcomers.push_back(*it);
   return evicted;
 }
 

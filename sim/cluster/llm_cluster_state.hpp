@@ -3,10 +3,10 @@
 // LlmCluster's private state, shared by its two source files (llm_cluster.cpp: requests,
 // routing and the Splitwise flow; llm_batching.cpp: batch formation and folded runs).
 
-#include <deque>
 #include <vector>
 
 #include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/slot_queue.hpp"
 
 namespace meshsim::cluster {
 
@@ -51,11 +51,11 @@ struct LlmCluster::Instance {
   std::uint32_t server = 0;
   std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see start_iteration)
   // Waiting work, each queue first come first served.
-  std::deque<std::uint32_t> prompts;    // to prefill; evicted sequences to recompute go first
-  std::deque<std::uint32_t> starved;    // decoding, left out of max_preemptions batches: before prompts
-  std::deque<std::uint32_t> paused;     // decoding, left out of fewer batches (KV kept)
-  std::deque<std::uint32_t> holders;    // ready to decode, holding all the KV they need to start
-  std::deque<std::uint32_t> newcomers;  // ready to decode once they reserve KV; the head blocks the rest
+  SlotQueue prompts;                    // to prefill; evicted sequences to recompute go first
+  SlotQueue starved;                    // decoding, left out of max_preemptions batches: before prompts
+  SlotQueue paused;                     // decoding, left out of fewer batches (KV kept)
+  SlotQueue holders;                    // ready to decode, holding all the KV they need to start
+  SlotQueue newcomers;                  // ready to decode once they reserve KV; the head blocks the rest
   std::vector<std::uint32_t> prefill_batch;
   std::vector<std::uint32_t> decode_batch;
   // KV tokens held here. On demand, the tokens the running segment adds are counted at

@@ -160,7 +160,7 @@ void LlmCluster::migrate_all(std::uint32_t instance) {
   MESHSIM_CHECK(!in.busy && in.prefill_batch.empty(), "migrate_all: the instance is running a batch");
   std::vector<std::uint32_t> slots(in.decode_batch.begin(), in.decode_batch.end());
   for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) {
-    slots.insert(slots.end(), queue->begin(), queue->end());
+    queue->append_to(slots);
     queue->clear();
   }
   in.decode_batch.clear();

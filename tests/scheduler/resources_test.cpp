@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <stdexcept>
 
 namespace meshsim::scheduler {
@@ -23,6 +24,32 @@ TEST(ResourceVectorTest, FitsComparesEveryComponentIncludingCustom) {
   EXPECT_TRUE(ResourceVector::of(1, 1, 1).with_custom("accelerator", 2).fits_in(capacity));
   EXPECT_FALSE(ResourceVector::of(1, 1, 1).with_custom("accelerator", 3).fits_in(capacity));
   EXPECT_FALSE(ResourceVector::of(0, 0, 0).with_custom("tpu", 1).fits_in(capacity));
+}
+
+// fits_in walks the two vectors without building their difference: it must agree with
+// the definition (capacity - need has no negative component) for any amounts, including
+// negative ones (a ledger's running differences) and custom names on one side only.
+TEST(ResourceVectorTest, FitsInAgreesWithTheDifferenceOnRandomVectors) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> amount(-2, 3);
+  std::uniform_int_distribution<int> coin(0, 2);
+  const char* names[] = {"a", "accelerator", "b", "tpu"};
+  const auto random_vector = [&] {
+    auto v = ResourceVector::of(amount(rng), amount(rng), amount(rng));
+    // of() takes non-negative amounts; negatives come from subtraction.
+    v -= ResourceVector::of(amount(rng) > 1 ? 1 : 0, 0, amount(rng) > 1 ? 1 : 0);
+    for (const char* name : names) {
+      if (coin(rng) == 0) v += ResourceVector().with_custom(name, amount(rng) + 2);
+      if (coin(rng) == 0) v -= ResourceVector().with_custom(name, amount(rng) + 2);
+    }
+    return v;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const ResourceVector need = random_vector();
+    const ResourceVector capacity = random_vector();
+    ASSERT_EQ(need.fits_in(capacity), (capacity - need).is_non_negative())
+        << need.to_string() << " in " << capacity.to_string();
+  }
 }
 
 TEST(ResourceVectorTest, CustomResourcesCancelOutAndPrintSorted) {
