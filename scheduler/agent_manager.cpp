@@ -1,5 +1,7 @@
 #include "scheduler/agent_manager.hpp"
 
+#include <algorithm>
+
 namespace meshsim::scheduler {
 
 OpResult AgentManager::create_pool(PoolSpec spec) {
@@ -121,6 +123,7 @@ std::vector<const Agent*> AgentManager::list_agents(const std::optional<std::str
   for (const auto& [name, agent] : agents_) {
     if (!pool || agent.spec.pool == *pool) out.push_back(&agent);
   }
+  std::sort(out.begin(), out.end(), [](const Agent* a, const Agent* b) { return a->spec.name < b->spec.name; });
   return out;
 }
 
@@ -128,7 +131,7 @@ AgentManager::State AgentManager::state() const {
   State out;
   out.cluster = cluster_.state();
   for (const auto& [name, pool] : pools_) out.pools.push_back(pool.spec);
-  for (const auto& [name, agent] : agents_) out.agents.push_back(agent);
+  for (const Agent* agent : list_agents()) out.agents.push_back(*agent);
   return out;
 }
 
@@ -152,11 +155,11 @@ OpResult AgentManager::restore(const State& state) {
 std::vector<std::string> AgentManager::check_invariants() const {
   std::vector<std::string> problems = cluster_.check_invariants();
   std::map<std::string, ResourceVector> used;
-  for (const auto& [name, agent] : agents_) {
-    used[agent.spec.pool] += agent.spec.resources;
-    const PlacementGroup* pg = cluster_.placement_group(agent.placement_group);
+  for (const Agent* agent : list_agents()) {
+    used[agent->spec.pool] += agent->spec.resources;
+    const PlacementGroup* pg = cluster_.placement_group(agent->placement_group);
     if (pg == nullptr || pg->state != PgState::kReady) {
-      problems.push_back("agent " + name + " has no ready placement group");
+      problems.push_back("agent " + agent->spec.name + " has no ready placement group");
     }
   }
   for (const auto& [name, pool] : pools_) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/cluster_state.hpp"
@@ -91,7 +92,9 @@ class AgentManager {
  private:
   ClusterState cluster_;
   std::map<std::string, Pool> pools_;
-  std::map<std::string, Agent> agents_;
+  // Hashed: agents come and go with every batch task and are looked up by name on every
+  // placement and preemption; listings sort them by name.
+  std::unordered_map<std::string, Agent> agents_;
 };
 
 }  // namespace meshsim::scheduler

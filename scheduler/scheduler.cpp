@@ -151,10 +151,10 @@ void Scheduler::start_task(Task task, Agent& agent) {
   agent.held_for.clear();
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
   agent.hold_timer = 0;
-  task_by_seq_[task.seq] = task.id;
   const std::string id = task.id;
-  tasks_.insert_or_assign(id, std::move(task));
-  index_add(tasks_.at(id));
+  Task& stored = tasks_.insert_or_assign(id, std::move(task)).first->second;
+  task_by_seq_[stored.seq] = &stored;
+  index_add(stored);
 }
 
 OpResult Scheduler::register_running_task(const RunningTaskSpec& spec) {
@@ -414,7 +414,7 @@ OpResult Scheduler::apply_state(const SchedulerState& state) {
   }
   std::sort(running.begin(), running.end(), [](const Task* a, const Task* b) { return a->seq < b->seq; });
   for (const Task* task : running) {
-    task_by_seq_[task->seq] = task->id;
+    task_by_seq_[task->seq] = &tasks_.at(task->id);
     index_add(*task);
   }
   return OpResult::ok();
@@ -441,7 +441,9 @@ std::vector<std::string> Scheduler::check_invariants() const {
       ++running;
       const Agent* agent = agents_.agent(task.agent);
       if (agent == nullptr || agent->task != id) problems.push_back("running task " + id + " is not on its agent");
-      if (task_by_seq_.count(task.seq) == 0) problems.push_back("running task " + id + " is not indexed");
+      if (const auto it = task_by_seq_.find(task.seq); it == task_by_seq_.end() || it->second != &task) {
+        problems.push_back("running task " + id + " is not indexed");
+      }
     }
     if (task.state == TaskState::kPreempted && !task.saved_state) {
       problems.push_back("preempted task " + id + " has no saved state");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/agent_manager.hpp"
@@ -260,7 +261,8 @@ class Scheduler {
   std::map<std::string, Task> tasks_;
   // Agents without a task, by pool, so a submission finds one without walking them all.
   std::map<std::string, std::set<std::string>> idle_agents_;
-  std::map<std::uint64_t, std::string> task_by_seq_;  // running tasks only
+  // Running tasks only, by their sequence number (pointers into tasks_, a node map).
+  std::unordered_map<std::uint64_t, Task*> task_by_seq_;
   std::uint64_t next_seq_ = 1;
   PreemptionPolicy policy_;
   VictimIndex index_;

@@ -21,7 +21,7 @@ PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming
   out.should_preempt = evaluation.eligible > 0;
   last_reasons_.clear();
   for (const auto& candidate : evaluation.best) {
-    const Task& task = tasks_.at(task_by_seq_.at(candidate.seq));
+    const Task& task = *task_by_seq_.at(candidate.seq);
     out.candidates.push_back(
         PreemptionCandidate{task.id, task.agent, task.pool, task.priority, candidate.score, candidate.reason});
     last_reasons_[task.id] = candidate.reason;
@@ -242,9 +242,39 @@ class Scheduler::FreedRoom {
       it->second += pg->bundles[b];
     }
   }
+  // fits() after add(victim), for one victim on top of what was added, without copying.
+  bool fits_with(const Task& victim) const {
+    const Agent* agent = core_.agents_.agent(victim.agent);
+    if (agent == nullptr || !agent->dedicated) return fits();
+    if (!spec_.resources.fits_in(victim.pool == spec_.pool ? quota_ + agent->spec.resources : quota_)) return false;
+    if (fits_now_ || nodes_fit()) return true;
+    if (!agent->owns_placement_group) return false;
+    const PlacementGroup* pg = core_.cluster().placement_group(agent->placement_group);
+    if (pg == nullptr || pg->state != PgState::kReady) return false;
+    const auto& nodes = core_.cluster().nodes();
+    for (std::size_t b = 0; b < pg->bundles.size(); ++b) {
+      const Node& node = nodes[pg->nodes[b]];
+      if (node.state != NodeState::kUp) continue;
+      ResourceVector room = node.ledger.available() + pg->bundles[b];
+      for (const auto& [freed_node, freed] : freed_) {
+        if (freed_node == pg->nodes[b]) room += freed;
+      }
+      // Bundles of one PG on the same node free together.
+      for (std::size_t other = 0; other < pg->bundles.size(); ++other) {
+        if (other != b && pg->nodes[other] == pg->nodes[b]) room += pg->bundles[other];
+      }
+      if (spec_.resources.fits_in(room)) return true;
+    }
+    return false;
+  }
   bool fits() const {
     if (!spec_.resources.fits_in(quota_)) return false;
-    if (fits_now_) return true;
+    return fits_now_ || nodes_fit();
+  }
+
+ private:
+  // Some node the victims added so far free room on holds the spec.
+  bool nodes_fit() const {
     const auto& nodes = core_.cluster().nodes();
     return std::any_of(freed_.begin(), freed_.end(), [&](const auto& entry) {
       const Node& node = nodes[entry.first];
@@ -252,7 +282,6 @@ class Scheduler::FreedRoom {
     });
   }
 
- private:
   const Scheduler& core_;
   const TaskSpec& spec_;
   ResourceVector quota_;
@@ -269,7 +298,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   auto helps = [&](const VictimIndex::Class& c) {
     return c.gives_back && (!quota_short || c.pool == spec.pool) && (!pg_reuse_only || c.pool == spec.pool);
   };
-  auto task_of = [&](const VictimIndex::Candidate& c) { return &tasks_.at(task_by_seq_.at(c.seq)); };
+  auto task_of = [&](const VictimIndex::Candidate& c) -> const Task* { return task_by_seq_.at(c.seq); };
   auto allowed = [&](const VictimIndex::Candidate& c) { return strategy_->should_preempt(incoming, *task_of(c)); };
 
   // 1. One victim, if one is enough: in each class the best-scoring victim that frees
@@ -291,9 +320,7 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
       if (!allowed(*candidate)) continue;
       const Task* victim = task_of(*candidate);
       if (base) {
-        FreedRoom trial = *base;
-        trial.add(*victim);
-        if (!trial.fits()) continue;
+        if (!base->fits_with(*victim)) continue;
       } else if (!fits_after(spec, {victim})) {
         continue;
       }

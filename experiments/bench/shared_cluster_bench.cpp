@@ -106,7 +106,7 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
   cluster::ScalingManager manager(sim, serving, scaling, shared.get());
   shared->start();
   sim.run_until(engine::SimTime::from_seconds(1));
-  std::vector<double> samples_us, per_operation_us;
+  std::vector<double> samples_us, per_operation_us, up_us, down_us;
   bool up = true;
   std::uint32_t instances = 1;
   for (auto _ : state) {
@@ -117,6 +117,7 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
                           : static_cast<bool>(manager.scale_down(cluster::InstanceTag::kMixed));
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     samples_us.push_back(us);
+    (up ? up_us : down_us).push_back(us);
     // The core operations it took: the placement or release, and each preemption.
     per_operation_us.push_back(us / static_cast<double>(1 + shared->batch().counts().preemptions - preempted_before));
     state.PauseTiming();
@@ -126,11 +127,16 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
     sim.run_until(sim.now() + engine::SimTime::from_seconds(2));  // activations, drains, requeued jobs
     state.ResumeTiming();
   }
-  std::sort(samples_us.begin(), samples_us.end());
-  std::sort(per_operation_us.begin(), per_operation_us.end());
-  state.counters["p50_us"] = samples_us[samples_us.size() / 2];
-  state.counters["p99_us"] = samples_us[samples_us.size() * 99 / 100];
-  state.counters["p99_us_per_core_op"] = per_operation_us[per_operation_us.size() * 99 / 100];
+  const auto quantile = [](std::vector<double>& samples, double q) {
+    std::sort(samples.begin(), samples.end());
+    return samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))];
+  };
+  state.counters["p50_us"] = quantile(samples_us, 0.5);
+  state.counters["p99_us"] = quantile(samples_us, 0.99);
+  state.counters["up_p50_us"] = quantile(up_us, 0.5);
+  state.counters["up_p99_us"] = quantile(up_us, 0.99);
+  state.counters["down_p99_us"] = quantile(down_us, 0.99);
+  state.counters["p99_us_per_core_op"] = quantile(per_operation_us, 0.99);
   state.counters["batch_preemptions"] = static_cast<double>(shared->batch().counts().preemptions);
   state.counters["nodes"] = nodes;
 }
@@ -138,6 +144,6 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_SharedClusterReplay)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(5);
-BENCHMARK(BM_ScalingDecisionThroughCore)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMicrosecond)->Iterations(400);
+BENCHMARK(BM_ScalingDecisionThroughCore)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMicrosecond)->Iterations(4000);
 
 BENCHMARK_MAIN();
