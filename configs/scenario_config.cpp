@@ -171,6 +171,7 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     parse_scaling(reader, config.scaling);
     parse_autoscaler(reader, config.autoscaler);
     parse_cluster(reader, base_dir, config.cluster);
+    parse_rl(reader, config.rl);
     if (config.cluster.mode == ClusterMode::kFixed && !std::holds_alternative<LlmServingSpec>(config.serving)) {
       errors.add("cluster.mode", "a fixed cluster needs the llm serving model (serving.kind: llm)");
     }
@@ -250,7 +251,7 @@ json to_json(const ScenarioConfig& config) {
   workload["max_requests"] = config.workload.max_requests ? json(*config.workload.max_requests) : json(nullptr);
   workload["window"] = {{"start_s", config.workload.window_start.seconds()},
                         {"end_s", optional_json(config.workload.window_end)}};
-  return json{
+  json out{
       {"name", config.name},
       {"seed", config.seed},
       {"workload", workload},
@@ -265,6 +266,8 @@ json to_json(const ScenarioConfig& config) {
       {"run",
        {{"until_s", optional_json(config.replay.until)},
         {"timeseries_interval_s", config.replay.timeseries_interval.seconds()}}}};
+  if (config.rl) out["rl"] = rl_to_json(*config.rl);
+  return out;
 }
 
 std::string default_scenario_path() { return MESHSIM_CONFIG_DIR "/scenarios/default.json"; }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "configs/cluster_config.hpp"
+#include "configs/rl_config.hpp"
 #include "configs/scaling_config.hpp"
 #include "configs/serving_config.hpp"
 #include "sim/engine/expected.hpp"
@@ -24,6 +25,7 @@ struct ScenarioConfig {
   AutoscalerSpec autoscaler;
   ClusterSpec cluster;
   replay::ReplayOptions replay;
+  std::optional<RlSpec> rl;  // the RL environment over this scenario (meshsim train / eval)
 };
 
 // Parses a config tree read from `file`; a workload generator given as a path is read

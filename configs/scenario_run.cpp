@@ -13,16 +13,20 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const ScenarioConfig&
   const auto in_file = [&](const Error& error) { return Error{config_file + ": " + error.message}; };
   const bool fixed = config.cluster.mode == ClusterMode::kFixed;
   const auto* llm = std::get_if<LlmServingSpec>(&config.serving);
-  if ((fixed || config.autoscaler.policy != AutoscalerPolicy::kNone) && llm == nullptr) {
+  if ((fixed || config.autoscaler.policy != AutoscalerPolicy::kNone || hooks.driver_scales) && llm == nullptr) {
     return in_file(Error{"scaling and shared clusters need the llm serving model (serving.kind: llm)"});
   }
   // A shared cluster places the start state through the scheduling core itself.
   auto factory = make_serving_factory(config.serving, catalog, /*place_start_state=*/!fixed);
   if (!factory) return in_file(factory.error());
   std::unique_ptr<ScenarioRun> run(new ScenarioRun(config.seed));
-  auto source = traces::open_workload(config.workload, config.seed);
-  if (!source) return source.error();
-  run->source_ = std::move(*source);
+  if (hooks.source) {
+    run->source_ = std::move(hooks.source);
+  } else {
+    auto source = traces::open_workload(config.workload, config.seed);
+    if (!source) return source.error();
+    run->source_ = std::move(*source);
+  }
   run->workload_ = run->source_->describe();
   const replay::ServingFactory with_timeline = [&](engine::Simulation& s, cluster::RequestSink& sink) {
     auto system = (*factory)(s, sink);
@@ -60,7 +64,11 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const ScenarioConfig&
       *last = {held, batch.counts().preemptions};
     });
   }
-  if (config.autoscaler.policy != AutoscalerPolicy::kNone) {
+  if (hooks.driver_scales) {
+    run->scaling_ = std::make_unique<autoscale::ScalingHarness>(run->sim_, *run->replay_, config.scaling.manager,
+                                                                nullptr, placement);
+    if (hooks.scaling_log) run->scaling_->manager().set_log(hooks.scaling_log);
+  } else if (config.autoscaler.policy != AutoscalerPolicy::kNone) {
     std::unique_ptr<traces::RequestSource> lookahead;
     if (config.autoscaler.policy == AutoscalerPolicy::kOracle) {
       // The oracle's own copy of the workload (the same seed gives the same stream).

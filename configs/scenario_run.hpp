@@ -16,6 +16,12 @@ namespace meshsim::configs {
 struct RunHooks {
   cluster::ActivitySink* timeline = nullptr;            // instance and request activity
   cluster::ScalingManager::LogSink scaling_log;         // the ScalingManager's lines
+  // Requests from here instead of the config's workload (the RL environment's window of a
+  // trace held in memory).
+  std::unique_ptr<traces::RequestSource> source;
+  // The driver scales itself through scaling()->manager() (the RL agent): a ScalingManager
+  // without the config's autoscaler.
+  bool driver_scales = false;
 };
 
 // A scenario config made into a world ready to run: the simulation, the workload, the
@@ -39,6 +45,8 @@ class ScenarioRun {
 
   const replay::Replay& replay() const { return *replay_; }
   const autoscale::ScalingHarness* scaling() const { return scaling_.get(); }
+  autoscale::ScalingHarness* scaling() { return scaling_.get(); }
+  engine::SimTime now() const { return sim_.now(); }
   const cluster::SharedCluster* shared() const { return shared_.get(); }
   const std::string& workload_description() const { return workload_; }
 

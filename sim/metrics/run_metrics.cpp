@@ -13,6 +13,11 @@ std::string_view to_string(RequestStatus status) {
   return "?";
 }
 
+SloVerdict judge(const RequestRecord& record, const SloTargets& slo) {
+  if (record.status != RequestStatus::kCompleted || !record.first_token || !record.finished) return {};
+  return SloVerdict{*record.ttft() <= slo.ttft, *record.tbt_mean(slo.tbt_definition) <= slo.tbt};
+}
+
 void RunMetrics::on_finished(const RequestRecord& record) {
   if (record.status == RequestStatus::kDropped) {
     ++counts_.dropped;
@@ -31,11 +36,10 @@ void RunMetrics::on_finished(const RequestRecord& record) {
   tbt_.add(tbt.seconds());
   e2e_.add(record.e2e()->seconds());
   queueing_.add(record.queueing()->seconds());
-  const bool ttft_ok = ttft <= slo_.ttft;
-  const bool tbt_ok = tbt <= slo_.tbt;
-  ttft_met_ += ttft_ok;
-  tbt_met_ += tbt_ok;
-  slo_met_ += ttft_ok && tbt_ok;
+  const SloVerdict verdict = judge(record, slo_);
+  ttft_met_ += verdict.ttft_ok;
+  tbt_met_ += verdict.tbt_ok;
+  slo_met_ += verdict.met();
   output_tokens_ += record.output_tokens;
   prompt_tokens_ += record.prompt_tokens;
 }

@@ -16,6 +16,13 @@ struct SloTargets {
   TbtDefinition tbt_definition = TbtDefinition::kMeanGap;
 };
 
+// How a request that left the system did against the targets: a dropped one misses both.
+struct SloVerdict {
+  bool ttft_ok = false, tbt_ok = false;
+  bool met() const { return ttft_ok && tbt_ok; }
+};
+SloVerdict judge(const RequestRecord& record, const SloTargets& slo);
+
 // Percentiles of one latency, in seconds.
 struct LatencySummary {
   std::uint64_t count = 0;

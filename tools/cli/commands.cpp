@@ -163,7 +163,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     hooks.scaling_log = [logger](std::string_view line) { logger->info("{}", line); };
   }
   const auto wall_start = std::chrono::steady_clock::now();
-  auto run = configs::ScenarioRun::create(config, config_path, *catalog, writer, hooks);
+  auto run = configs::ScenarioRun::create(config, config_path, *catalog, writer, std::move(hooks));
   if (!run) {
     return fail(err, run.error().message, kExitBadInput);
   }

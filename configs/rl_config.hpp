@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "configs/object_reader.hpp"
+#include "sim/engine/sim_time.hpp"
+
+namespace meshsim::configs {
+
+using engine::SimTime;
+
+enum class ActionKind { kContinuous, kDiscrete };
+inline constexpr EnumNames kActionKindNames{std::array{std::pair{ActionKind::kContinuous, std::string_view("continuous")},
+                                                       std::pair{ActionKind::kDiscrete, std::string_view("discrete")}}};
+
+// The reward of one decision interval (rl/README.md has the formula):
+//   reward = -slo_weight * (share of the requests that left in the interval missing the SLO,
+//                           dropped ones included)
+//            -cost_weight * (instances that existed, ACTIVE or not, averaged over the interval)
+//            -churn_weight * (instances added or drained by the action)
+// With the defaults one instance held for an interval costs as much as 1% of requests
+// missing their SLO: "always max" pays for 100 instances, "always min" misses the SLO.
+struct RewardWeights {
+  double slo_weight = 1.0;
+  double cost_weight = 0.01;
+  double churn_weight = 0.001;
+};
+
+// The RL environment over a scenario (the "rl" object of a scenario file; the cluster,
+// serving model, scaling limits and SLO are the scenario's).
+struct RlSpec {
+  SimTime decision_interval = SimTime::from_seconds(15);
+  // An episode is a window of the workload this long (simulated time); its end is a
+  // truncation (the learner bootstraps there), never a termination.
+  SimTime episode_length = SimTime::from_seconds(1800);
+  // Where windows may start, in workload seconds: [windows_from_s, windows_to_s]; no
+  // windows_to_s: the last start that leaves a whole episode.
+  double windows_from_s = 0.0;
+  std::optional<double> windows_to_s;
+  // Each episode's rate scale is drawn from these (1: the trace as recorded).
+  std::vector<double> rate_scales = {1.0};
+  ActionKind action = ActionKind::kContinuous;
+  double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
+  std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool
+  RewardWeights reward;
+};
+
+void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec);
+nlohmann::json rl_to_json(const RlSpec& spec);
+
+}  // namespace meshsim::configs

@@ -1,0 +1,209 @@
+#include "rl/env/scaling_env.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::rl {
+namespace {
+
+// The q-quantile of `values` (reordered), 0 when empty.
+double quantile(std::vector<double>& values, double q) {
+  if (values.empty()) return 0.0;
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
+}
+
+}  // namespace
+
+ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace)
+    : config_(std::move(config)),
+      catalog_(catalog),
+      trace_(std::move(trace)),
+      spec_(config_.rl.value_or(configs::RlSpec{})),
+      rng_(engine::derive_seed(config_.seed, "rl/env")) {
+  const auto& llm = std::get<configs::LlmServingSpec>(config_.serving);
+  for (const auto& group : llm.start_state) pools_.push_back(group.tag);
+  std::sort(pools_.begin(), pools_.end());
+  pools_.erase(std::unique(pools_.begin(), pools_.end()), pools_.end());
+  gpus_per_instance_ = llm.tensor_parallel;
+  trace_span_s_ = trace_->empty() ? 0.0 : trace_->back().arrival.seconds();
+  const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
+  steps_per_episode_ = static_cast<std::uint32_t>(std::max(1.0, steps));
+  // The episode's own config: the agent scales (no autoscaler), the run stops at the
+  // window's end, and time-series rows (unused here) come once per episode.
+  config_.autoscaler = configs::AutoscalerSpec{};
+  config_.replay.until = SimTime::from_us(spec_.decision_interval.us() * steps_per_episode_);
+  config_.replay.timeseries_interval = *config_.replay.until;
+}
+
+ScalingEnv::~ScalingEnv() = default;
+
+Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::ScenarioConfig& config,
+                                                        const configs::Catalog& catalog, traces::SharedTrace trace) {
+  if (!std::holds_alternative<configs::LlmServingSpec>(config.serving)) {
+    return Error{config.name + ": the RL environment scales the llm serving model (serving.kind: llm)"};
+  }
+  if (trace == nullptr || trace->empty()) return Error{config.name + ": the RL environment needs a non-empty workload"};
+  std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(trace)));
+  // Build one episode's world now, so a config the run refuses fails here, not at reset.
+  configs::RunHooks hooks;
+  hooks.source = std::make_unique<traces::WindowSource>(env->trace_, SimTime::zero(), SimTime::zero(), 1.0);
+  hooks.driver_scales = true;
+  auto trial = configs::ScenarioRun::create(env->config_, config.name, catalog, *env, std::move(hooks));
+  if (!trial) return trial.error();
+  return env;
+}
+
+EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> obs, const ResetOptions& options) {
+  if (seed) rng_ = engine::Rng(engine::derive_seed(*seed, "rl/env"));
+  rate_scale_ = options.rate_scale.value_or(spec_.rate_scales[rng_.uniform_int(spec_.rate_scales.size())]);
+  MESHSIM_CHECK(rate_scale_ > 0 && std::isfinite(rate_scale_), "reset: rate_scale must be > 0");
+  const double covered_s = config_.replay.until->seconds() * rate_scale_;
+  const double last_start =
+      spec_.windows_to_s.value_or(std::max(spec_.windows_from_s, trace_span_s_ - covered_s));
+  window_start_s_ = options.window_start_s.value_or(spec_.windows_from_s +
+                                                    rng_.uniform() * (last_start - spec_.windows_from_s));
+  MESHSIM_CHECK(window_start_s_ >= 0 && window_start_s_ <= SimTime::kMaxSeconds, "reset: window start out of range");
+
+  configs::ScenarioConfig episode = config_;
+  episode.seed = rng_.next_u64();
+  configs::RunHooks hooks;
+  hooks.source = std::make_unique<traces::WindowSource>(trace_, SimTime::from_seconds(window_start_s_),
+                                                        *config_.replay.until, rate_scale_);
+  hooks.driver_scales = true;
+  auto run = configs::ScenarioRun::create(episode, config_.name, catalog_, *this, std::move(hooks));
+  MESHSIM_CHECK(run.has_value(), "reset: " + (run ? std::string() : run.error().message));
+  run_ = std::move(*run);
+  run_->start();
+
+  step_ = 0;
+  interval_start_ = SimTime::zero();
+  const auto usage = run_->replay().serving().usage();
+  gpu_us_at_start_ = usage.gpu_us;
+  busy_at_start_ = usage.busy_unit_us;
+  capacity_at_start_ = usage.capacity_unit_us;
+  arrived_at_start_ = run_->replay().metrics().counts().arrived;
+  trend_ = 0.0;
+  left_ = met_ = 0;
+  ttfts_.clear();
+  tbts_.clear();
+
+  IntervalStats stats;
+  stats.workload_seconds = window_start_s_;
+  stats.mean_instances = static_cast<double>(run_->scaling()->manager().get_status_summary().total_instances);
+  collect_observation(run_->scaling()->manager(), pools_, stats, config_.replay.slo.ttft.seconds(),
+                      config_.replay.slo.tbt.seconds(), obs);
+  EnvInfo info;
+  info.window_start_s = window_start_s_;
+  info.rate_scale = rate_scale_;
+  const auto status = run_->scaling()->manager().get_status_summary();
+  info.active = status.active_instances;
+  info.starting = status.scaling_up_instances;
+  info.draining = status.draining_instances;
+  return info;
+}
+
+std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action) const {
+  MESHSIM_CHECK(action.size() == pools_.size(), "step: expected " + std::to_string(pools_.size()) +
+                                                    " action entries, got " + std::to_string(action.size()));
+  std::vector<std::int64_t> out;
+  for (const float raw : action) {
+    // NaN is treated as no change (a diverged policy must not crash a run).
+    const double value = std::isnan(raw) ? (spec_.action == configs::ActionKind::kDiscrete
+                                                ? static_cast<double>(spec_.discrete_max_step)
+                                                : 0.0)
+                                         : static_cast<double>(raw);
+    if (spec_.action == configs::ActionKind::kDiscrete) {
+      const double k = spec_.discrete_max_step;
+      out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, 0.0, 2.0 * k) - k)));
+    } else {
+      out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, -1.0, 1.0) * spec_.action_scale_step)));
+    }
+  }
+  return out;
+}
+
+StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs) {
+  MESHSIM_CHECK(run_ != nullptr, "step: call reset() first");
+  MESHSIM_CHECK(step_ < steps_per_episode_, "step: the episode was truncated; call reset()");
+  auto& manager = run_->scaling()->manager();
+  const cluster::ScalingCounts before = manager.counts();
+  const std::vector<std::int64_t> change = deltas(action);
+  for (std::size_t i = 0; i < pools_.size(); ++i) {
+    const std::int64_t current = autoscale::snapshot(manager, pools_[i]).current();
+    const std::int64_t desired = std::clamp<std::int64_t>(current + change[i], 0, 1'000'000);
+    if (desired != current) autoscale::scale_pool_to(manager, pools_[i], static_cast<std::uint32_t>(desired));
+  }
+  const cluster::ScalingCounts& after = manager.counts();
+
+  const SimTime end = SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
+  run_->advance_until(end);
+  const double seconds = (end - interval_start_).seconds();
+  const auto usage = run_->replay().serving().usage();
+  const std::uint64_t arrived = run_->replay().metrics().counts().arrived;
+
+  IntervalStats stats;
+  stats.seconds = seconds;
+  stats.arrival_rate = static_cast<double>(arrived - arrived_at_start_) / seconds;
+  trend_ = step_ == 0 ? stats.arrival_rate : trend_ + 0.25 * (stats.arrival_rate - trend_);
+  stats.arrival_trend = trend_;
+  stats.ttft_p50 = quantile(ttfts_, 0.5);
+  stats.ttft_p99 = quantile(ttfts_, 0.99);
+  stats.tbt_p99 = quantile(tbts_, 0.99);
+  stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
+  stats.workload_seconds = window_start_s_ + end.seconds() * rate_scale_;
+  stats.mean_instances = (usage.gpu_us - gpu_us_at_start_) / (seconds * 1e6 * gpus_per_instance_);
+  const double capacity = usage.capacity_unit_us - capacity_at_start_;
+  stats.busy = capacity > 0 ? (usage.busy_unit_us - busy_at_start_) / capacity : 0.0;
+
+  StepResult result;
+  EnvInfo& info = result.info;
+  info.window_start_s = window_start_s_;
+  info.rate_scale = rate_scale_;
+  info.sim_seconds = end.seconds();
+  info.left = left_;
+  info.slo_met = met_;
+  info.slo_attainment = 1.0 - stats.violations;
+  info.mean_instances = stats.mean_instances;
+  info.gpu_hours = usage.gpu_us / 3.6e9;
+  info.scale_ups = static_cast<std::uint32_t>(after.scale_ups - before.scale_ups);
+  info.scale_downs = static_cast<std::uint32_t>(after.scale_downs - before.scale_downs);
+  info.blocked = static_cast<std::uint32_t>(after.blocked - before.blocked);
+  const auto status = manager.get_status_summary();
+  info.active = status.active_instances;
+  info.starting = status.scaling_up_instances;
+  info.draining = status.draining_instances;
+  const auto& w = spec_.reward;
+  info.slo_penalty = w.slo_weight * stats.violations;
+  info.cost_penalty = w.cost_weight * stats.mean_instances;
+  info.churn_penalty = w.churn_weight * (info.scale_ups + info.scale_downs);
+  result.reward = -(info.slo_penalty + info.cost_penalty + info.churn_penalty);
+
+  collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
+                      obs);
+  ++step_;
+  result.truncated = step_ == steps_per_episode_;
+  interval_start_ = end;
+  gpu_us_at_start_ = usage.gpu_us;
+  busy_at_start_ = usage.busy_unit_us;
+  capacity_at_start_ = usage.capacity_unit_us;
+  arrived_at_start_ = arrived;
+  left_ = met_ = 0;
+  ttfts_.clear();
+  tbts_.clear();
+  return result;
+}
+
+void ScalingEnv::on_request(const metrics::RequestRecord& record) {
+  ++left_;
+  met_ += metrics::judge(record, config_.replay.slo).met();
+  if (record.status == metrics::RequestStatus::kCompleted) {
+    ttfts_.push_back(record.ttft()->seconds());
+    tbts_.push_back(record.tbt_mean(config_.replay.slo.tbt_definition)->seconds());
+  }
+}
+
+}  // namespace meshsim::rl

@@ -1,0 +1,116 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "configs/scenario_run.hpp"
+#include "rl/env/observation.hpp"
+#include "sim/engine/rng.hpp"
+#include "traces/memory_trace.hpp"
+
+namespace meshsim::rl {
+
+using engine::SimTime;
+
+// What a step (or reset) reports beside the observation: the interval that just played
+// out and the episode so far.
+struct EnvInfo {
+  double window_start_s = 0.0;  // where the episode's window starts in the workload
+  double rate_scale = 1.0;
+  double sim_seconds = 0.0;     // simulated time at the end of the interval
+  std::uint64_t left = 0;       // requests that left in the interval (completed or dropped)
+  std::uint64_t slo_met = 0;    // of those, meeting the SLO
+  double slo_attainment = 1.0;  // slo_met / left (1 when none left)
+  double mean_instances = 0.0;  // instances that existed, mean over the interval
+  double gpu_hours = 0.0;       // held by instances since the episode began
+  std::uint32_t scale_ups = 0, scale_downs = 0, blocked = 0;  // by this step's action
+  std::uint32_t active = 0, starting = 0, draining = 0;       // now, over all pools
+  // The reward's terms (reward = -(slo + cost + churn)).
+  double slo_penalty = 0.0, cost_penalty = 0.0, churn_penalty = 0.0;
+};
+
+struct StepResult {
+  double reward = 0.0;
+  bool terminated = false;  // never: autoscaling has no terminal state
+  bool truncated = false;   // the episode's window ended (bootstrap the value here)
+  EnvInfo info;
+};
+
+// Overrides of reset's draws (evaluation on a fixed window).
+struct ResetOptions {
+  std::optional<double> window_start_s;
+  std::optional<double> rate_scale;
+};
+
+// The scaling environment (Gymnasium 1.x meanings, no LibTorch): every decision interval
+// the agent's action resizes the pools through the ScalingManager, the interval plays
+// out, and the agent gets the observation (rl/env/observation.hpp) and the reward
+// (configs/rl_config.hpp). An episode replays a window of a trace held in memory (shared
+// read-only by every environment), from the scenario's start state; the window's end is
+// a truncation.
+//
+// Actions, one entry per pool (the start state's tags, prompt, token, mixed order):
+// continuous: a value in [-1, 1] (clipped) times action_scale_step, rounded, is the
+// change of the pool's size (ACTIVE + STARTING); discrete: a choice in [0, 2k] (rounded,
+// clipped) is the change choice - k, with k = discrete_max_step. A pool shrinks by first
+// taking back scale-ups still STARTING, then draining its least-loaded ACTIVE instances.
+// Limits (min_instances_per_pool, max_total_instances) clip an action; the manager
+// counts and logs what was blocked, never an error.
+class ScalingEnv final : private replay::ReplayObserver {
+ public:
+  // The scenario must serve with the llm model; its "rl" object (defaults when absent)
+  // shapes episodes, actions and reward.
+  static Expected<std::unique_ptr<ScalingEnv>> create(const configs::ScenarioConfig& config,
+                                                      const configs::Catalog& catalog, traces::SharedTrace trace);
+  ~ScalingEnv() override;
+
+  std::size_t observation_size() const { return rl::observation_size(pools_.size()); }
+  std::size_t action_size() const { return pools_.size(); }
+  // Choices per action entry in the discrete variant (2k + 1).
+  std::uint32_t discrete_choices() const { return 2 * spec_.discrete_max_step + 1; }
+  const configs::RlSpec& spec() const { return spec_; }
+  std::span<const cluster::InstanceTag> pools() const { return pools_; }
+  std::uint32_t steps_per_episode() const { return steps_per_episode_; }
+
+  // Starts an episode. With a seed, the environment's generator is reseeded from it
+  // (Gymnasium's rule); without, it continues. Writes the first observation to `obs`.
+  EnvInfo reset(std::optional<std::uint64_t> seed, std::span<float> obs, const ResetOptions& options = {});
+  // One decision interval. `obs` receives the next observation.
+  StepResult step(std::span<const float> action, std::span<float> obs);
+
+  // The run under way (for evaluation tools and tests).
+  const configs::ScenarioRun& run() const { return *run_; }
+
+ private:
+  ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace);
+  void on_request(const metrics::RequestRecord& record) override;
+  // Pool size changes asked by `action`.
+  std::vector<std::int64_t> deltas(std::span<const float> action) const;
+
+  configs::ScenarioConfig config_;
+  const configs::Catalog& catalog_;
+  traces::SharedTrace trace_;
+  configs::RlSpec spec_;
+  std::vector<cluster::InstanceTag> pools_;
+  double trace_span_s_ = 0.0;
+  std::uint32_t steps_per_episode_ = 0;
+  double gpus_per_instance_ = 1.0;
+  engine::Rng rng_;
+  std::unique_ptr<configs::ScenarioRun> run_;
+
+  // The episode.
+  double window_start_s_ = 0.0, rate_scale_ = 1.0;
+  std::uint32_t step_ = 0;
+  SimTime interval_start_;
+  double gpu_us_at_start_ = 0.0, busy_at_start_ = 0.0, capacity_at_start_ = 0.0;
+  std::uint64_t arrived_at_start_ = 0;
+  double trend_ = 0.0;
+  // Requests that left during the current interval.
+  std::uint64_t left_ = 0, met_ = 0;
+  std::vector<double> ttfts_, tbts_;
+};
+
+}  // namespace meshsim::rl

@@ -1,0 +1,186 @@
+#include "rl/env/scaling_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "traces/list_source.hpp"
+#include "traces/workload_source.hpp"
+
+namespace meshsim::rl {
+namespace {
+
+const configs::Catalog& catalog() {
+  static const configs::Catalog loaded = *configs::load_catalog(configs::default_catalog_folder());
+  return loaded;
+}
+
+// The bundled default scenario (Azure-fitted generator, Llama2-70B TP4, mixed pool) with
+// short episodes, and its workload generated for two hours.
+struct Fixture {
+  configs::ScenarioConfig config;
+  traces::SharedTrace trace;
+};
+
+Fixture make_fixture(double episode_s = 600, double interval_s = 15) {
+  Fixture f;
+  f.config = *configs::load_scenario(configs::default_scenario_path());
+  f.config.workload.window_end = SimTime::from_seconds(7200);
+  configs::RlSpec rl;
+  rl.episode_length = SimTime::from_seconds(episode_s);
+  rl.decision_interval = SimTime::from_seconds(interval_s);
+  f.config.rl = rl;
+  auto source = traces::open_workload(f.config.workload, f.config.seed);
+  f.trace = *traces::load_trace(**source);
+  return f;
+}
+
+TEST(WindowSourceTest, TakesTheWindowAndDividesOffsetsByTheRateScale) {
+  traces::ListSource list({{0.0, 10, 5}, {1.0, 10, 5}, {2.0, 10, 5}, {3.0, 10, 5}, {5.0, 10, 5}});
+  const auto trace = *traces::load_trace(list);
+  // Length 1 s at rate scale 2 covers [1, 3) of the trace, squeezed into one second.
+  traces::WindowSource window(trace, SimTime::from_seconds(1), SimTime::from_seconds(1), 2.0);
+  EXPECT_EQ(window.size(), 2u);
+  const auto first = **window.next();
+  const auto second = **window.next();
+  EXPECT_EQ(first.id, 1u);
+  EXPECT_EQ(first.arrival, SimTime::zero());
+  EXPECT_EQ(second.arrival, SimTime::from_ms(500));
+  EXPECT_FALSE(window.next()->has_value());
+  EXPECT_DOUBLE_EQ(window.progress(), 1.0);
+}
+
+TEST(WindowSourceTest, LoadingAnUnboundedWorkloadIsRefused) {
+  traces::ListSource list({{0.0, 10, 5}, {1.0, 10, 5}, {2.0, 10, 5}});
+  const auto loaded = traces::load_trace(list, 2);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message.find("more than 2 requests"), std::string::npos);
+}
+
+TEST(ScalingEnvTest, EpisodesTruncateAtTheWindowEndAndNeverTerminate) {
+  auto f = make_fixture(/*episode_s=*/120, /*interval_s=*/15);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  EXPECT_EQ(env->steps_per_episode(), 8u);
+  EXPECT_EQ(env->action_size(), 1u);  // one pool: mixed
+  std::vector<float> obs(env->observation_size());
+  env->reset(7, obs);
+  for (const float x : obs) EXPECT_TRUE(std::isfinite(x));
+  const float hold = 0.0f;
+  for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
+    const StepResult r = env->step({&hold, 1}, obs);
+    EXPECT_FALSE(r.terminated);
+    EXPECT_EQ(r.truncated, i + 1 == env->steps_per_episode());
+    EXPECT_DOUBLE_EQ(r.info.sim_seconds, 15.0 * (i + 1));
+    for (const float x : obs) EXPECT_TRUE(std::isfinite(x));
+  }
+  EXPECT_THROW(env->step({&hold, 1}, obs), std::logic_error);
+  env->reset(std::nullopt, obs);  // a new episode goes on
+  EXPECT_NO_THROW(env->step({&hold, 1}, obs));
+}
+
+TEST(ScalingEnvTest, TheSameSeedGivesTheSameEpisode) {
+  auto f = make_fixture();
+  auto a = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto b = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs_a(a->observation_size()), obs_b(b->observation_size());
+  const EnvInfo ia = a->reset(3, obs_a);
+  const EnvInfo ib = b->reset(3, obs_b);
+  EXPECT_EQ(ia.window_start_s, ib.window_start_s);
+  EXPECT_EQ(obs_a, obs_b);
+  for (int i = 0; i < 20; ++i) {
+    const float action = static_cast<float>(std::sin(i));
+    const StepResult ra = a->step({&action, 1}, obs_a);
+    const StepResult rb = b->step({&action, 1}, obs_b);
+    ASSERT_EQ(ra.reward, rb.reward) << "step " << i;
+    ASSERT_EQ(obs_a, obs_b) << "step " << i;
+  }
+  // Another seed draws another window.
+  EXPECT_NE(a->reset(4, obs_a).window_start_s, ia.window_start_s);
+}
+
+TEST(ScalingEnvTest, ActionsResizeThePoolWithinTheLimits) {
+  auto f = make_fixture();
+  f.config.scaling.manager.max_total_instances = 6;
+  f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(10);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  EnvInfo info = env->reset(1, obs);
+  EXPECT_EQ(info.active, 4u);  // the start state
+  const float up = 1.0f;       // +5 instances, only 2 fit under the cap of 6
+  StepResult r = env->step({&up, 1}, obs);
+  EXPECT_EQ(r.info.scale_ups, 2u);
+  EXPECT_GE(r.info.blocked, 1u);
+  EXPECT_EQ(r.info.active, 6u);  // the 10 s cold start is over by the interval's end
+  const float down = -1.0f;      // -5, but the pool keeps min_instances_per_pool (1)
+  r = env->step({&down, 1}, obs);
+  EXPECT_EQ(r.info.scale_downs, 5u);
+  EXPECT_EQ(r.info.active, 1u);  // the others drain (and may already be gone)
+  r = env->step({&down, 1}, obs);
+  EXPECT_EQ(r.info.scale_downs, 0u);
+  EXPECT_GE(r.info.blocked, 1u);
+}
+
+TEST(ScalingEnvTest, DiscreteChoicesAreChangesFromMinusKToK) {
+  auto f = make_fixture();
+  f.config.rl->action = configs::ActionKind::kDiscrete;
+  f.config.rl->discrete_max_step = 2;
+  f.config.scaling.manager.scale_up_delay = SimTime::zero();
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  EXPECT_EQ(env->discrete_choices(), 5u);
+  std::vector<float> obs(env->observation_size());
+  env->reset(1, obs);
+  const float keep = 2.0f, add_two = 4.0f, drop_one = 1.0f;
+  EXPECT_EQ(env->step({&keep, 1}, obs).info.active, 4u);
+  EXPECT_EQ(env->step({&add_two, 1}, obs).info.active, 6u);
+  const StepResult r = env->step({&drop_one, 1}, obs);
+  EXPECT_EQ(r.info.scale_downs, 1u);
+}
+
+// The default reward must make both extremes score badly: a sensible fixed size beats
+// "always max" (paying for 100 instances) and "always min" (one instance, SLO missed).
+TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {
+  auto f = make_fixture(/*episode_s=*/900);
+  f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(10);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  // A policy that steers the pool to `target` instances.
+  const auto episode_return = [&](std::uint32_t target) {
+    double total = 0.0;
+    env->reset(11, obs);
+    for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
+      const auto& manager = env->run().scaling()->manager();
+      const double current = autoscale::snapshot(manager, cluster::InstanceTag::kMixed).current();
+      const float action = static_cast<float>(std::clamp((target - current) / 5.0, -1.0, 1.0));
+      total += env->step({&action, 1}, obs).reward;
+    }
+    return total;
+  };
+  const double always_min = episode_return(1);
+  const double moderate = episode_return(4);
+  const double always_max = episode_return(100);
+  EXPECT_GT(moderate, always_min);
+  EXPECT_GT(moderate, always_max);
+}
+
+TEST(ScalingEnvTest, NanActionsChangeNothing) {
+  auto f = make_fixture();
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  env->reset(2, obs);
+  const float nan = std::nanf("");
+  const StepResult r = env->step({&nan, 1}, obs);
+  EXPECT_EQ(r.info.scale_ups + r.info.scale_downs, 0u);
+  EXPECT_TRUE(std::isfinite(r.reward));
+}
+
+TEST(ScalingEnvTest, ANonLlmScenarioIsRefused) {
+  auto f = make_fixture();
+  f.config.serving = cluster::FixedLatencyConfig{};
+  const auto env = ScalingEnv::create(f.config, catalog(), f.trace);
+  ASSERT_FALSE(env);
+  EXPECT_NE(env.error().message.find("llm"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshsim::rl
