@@ -37,6 +37,7 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   config_.autoscaler = configs::AutoscalerSpec{};
   config_.replay.until = SimTime::from_us(spec_.decision_interval.us() * steps_per_episode_);
   config_.replay.timeseries_interval = *config_.replay.until;
+  config_.replay.stop_when_served = false;  // the agent acts, and instances cost, to the window's end
 }
 
 ScalingEnv::~ScalingEnv() = default;

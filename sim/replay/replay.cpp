@@ -73,7 +73,7 @@ void Replay::note_if_done() {
   sample_timer_.cancel();
   // The run ends with its workload: whatever else still has events (batch jobs beside
   // the serving, a scale-down under way) stops here, as measured.
-  if (sim_.state() == engine::RunState::kRunning) sim_.stop();
+  if (options_.stop_when_served && sim_.state() == engine::RunState::kRunning) sim_.stop();
 }
 
 void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {

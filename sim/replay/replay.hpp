@@ -23,6 +23,10 @@ struct ReplayOptions {
   // otherwise write gigabytes), it writes at most 2 * budget + 64 rows.
   std::uint64_t timeseries_row_budget = 100'000;
   metrics::SloTargets slo;
+  // The run ends once its workload is served (what else still has events stops there).
+  // Off for a driver that keeps acting until `until` (the RL environment: instances
+  // still exist, cost and scale after the last request).
+  bool stop_when_served = true;
 };
 
 // What a replay reports as it goes; the edges (files, terminal) implement it.

@@ -163,6 +163,31 @@ TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {
   EXPECT_GT(moderate, always_max);
 }
 
+// A window whose requests are all served early (or that holds none) still runs to its
+// end: the agent keeps acting and the instances keep costing. (Scaling after the workload
+// was served used to throw: the replay stopped the simulation.)
+TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
+  auto f = make_fixture(/*episode_s=*/300);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  const float up = 0.2f, down = -0.2f;
+  // The last 20 s of the workload (served within the first intervals), then past its end
+  // (no request at all).
+  for (const double start : {f.trace->back().arrival.seconds() - 20.0, 1e6}) {
+    env->reset(5, obs, ResetOptions{start, 1.0});
+    StepResult r;
+    std::uint64_t left = 0;
+    for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
+      r = env->step({i % 2 == 0 ? &up : &down, 1}, obs);
+      left += r.info.left;
+      EXPECT_GT(r.info.mean_instances, 0.9);
+    }
+    EXPECT_TRUE(r.truncated);
+    EXPECT_EQ(left, env->run().replay().metrics().counts().arrived);
+    EXPECT_NEAR(r.info.gpu_hours, 300.0 / 3600.0 * 4 * 4, 300.0 / 3600.0 * 4 * 2);
+  }
+}
+
 TEST(ScalingEnvTest, NanActionsChangeNothing) {
   auto f = make_fixture();
   auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
