@@ -10,7 +10,8 @@
 //  - BM_ScalingDecisionThroughCore: one scale_up_full on a cluster full of batch work
 //    (placed through the core, preempting batch jobs) or scale_down_full (the drained
 //    instance's task completes in the core), on clusters of 8, 64 and 512 nodes; p50 and
-//    p99 wall time per action (target <= 20 us at p99) and p99 per core operation it took
+//    p99 wall time per action, also per direction (target <= 20 us at p99), over 4,000
+//    actions, and p99 per core operation it took
 //    (the placement or release and each preemption: a scale-up here preempts four 1-GPU
 //    jobs).
 #include <benchmark/benchmark.h>

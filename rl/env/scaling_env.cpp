@@ -92,15 +92,16 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   ttfts_.clear();
   tbts_.clear();
 
+  const auto& manager = run_->scaling()->manager();
+  const auto status = manager.get_status_summary();
   IntervalStats stats;
   stats.workload_seconds = window_start_s_;
-  stats.mean_instances = static_cast<double>(run_->scaling()->manager().get_status_summary().total_instances);
-  collect_observation(run_->scaling()->manager(), pools_, stats, config_.replay.slo.ttft.seconds(),
-                      config_.replay.slo.tbt.seconds(), obs);
+  stats.mean_instances = static_cast<double>(status.total_instances);
+  collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
+                      obs);
   EnvInfo info;
   info.window_start_s = window_start_s_;
   info.rate_scale = rate_scale_;
-  const auto status = run_->scaling()->manager().get_status_summary();
   info.active = status.active_instances;
   info.starting = status.scaling_up_instances;
   info.draining = status.draining_instances;
@@ -138,7 +139,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
     const std::int64_t desired = std::clamp<std::int64_t>(current + change[i], 0, 1'000'000);
     if (desired != current) autoscale::scale_pool_to(manager, pools_[i], static_cast<std::uint32_t>(desired));
   }
-  const cluster::ScalingCounts& after = manager.counts();
+  const cluster::ScalingCounts after = manager.counts();  // what the action did, before the interval plays out
 
   const SimTime end = SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
   run_->advance_until(end);
