@@ -1,17 +1,18 @@
-// The RL environment's speed (issue 10 (a) and (c)): decisions per wall second of one
-// ScalingEnv stepped with a fixed random policy, resets included (episodes of 40
+// The RL environment's speed (issue 10 (a) and (c)): decisions per wall second of
+// environments stepped with a fixed random policy, resets included (episodes of 40
 // decisions of 15 s), on
-//  - arg 0, light: the default scenario's Azure-fitted workload at 2% of its rate (a few
+//  - light: the default scenario's Azure-fitted workload at 2% of its rate (a few
 //    requests per decision interval), the configuration the >= 100,000 decisions/s goal
 //    is stated for;
-//  - arg 1, heavy: the same workload at its real rate, where simulated requests per wall
-//    second (req_per_s) are compared with plain replay (serving_bench) instead.
-// The vectorised environments (N = 2, 8, 32 on a thread pool) arrive with the trainer.
+//  - heavy: the same workload at its real rate, where simulated requests per wall second
+//    (req_per_s) are compared with plain replay (serving_bench) instead.
+// BM_EnvDecisions steps one ScalingEnv; BM_VectorEnvDecisions steps N = 1, 2, 8, 32 of
+// them as a VectorEnv on the machine's threads (one decision = one environment's step).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 
-#include "rl/env/scaling_env.hpp"
+#include "rl/env/vector_env.hpp"
 #include "sim/engine/rng.hpp"
 #include "traces/workload_source.hpp"
 
@@ -19,18 +20,39 @@ namespace {
 
 using namespace meshsim;
 
-void BM_EnvDecisions(benchmark::State& state) {
-  const bool heavy = state.range(0) == 1;
-  static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
-  auto config = *configs::load_scenario(configs::default_scenario_path());
-  config.workload.window_end = engine::SimTime::from_seconds(7200);
-  config.workload.rate_scale = heavy ? 1.0 : 0.02;
+const configs::Catalog& catalog() {
+  static const configs::Catalog loaded = *configs::load_catalog(configs::default_catalog_folder());
+  return loaded;
+}
+
+struct Setup {
+  configs::ScenarioConfig config;
+  traces::SharedTrace trace;
+};
+
+Setup setup(bool heavy) {
+  Setup s;
+  s.config = *configs::load_scenario(configs::default_scenario_path());
+  s.config.workload.window_end = engine::SimTime::from_seconds(7200);
+  s.config.workload.rate_scale = heavy ? 1.0 : 0.02;
   configs::RlSpec rl;
   rl.episode_length = engine::SimTime::from_seconds(600);
-  config.rl = rl;
-  auto source = traces::open_workload(config.workload, config.seed);
-  const auto trace = *traces::load_trace(**source);
-  auto env = std::move(*rl::ScalingEnv::create(config, catalog, trace));
+  s.config.rl = rl;
+  auto source = traces::open_workload(s.config.workload, s.config.seed);
+  s.trace = *traces::load_trace(**source);
+  return s;
+}
+
+void report(benchmark::State& state, std::uint64_t decisions, std::uint64_t requests, double seconds) {
+  state.counters["decisions_per_s"] = static_cast<double>(decisions) / seconds;
+  state.counters["req_per_s"] = static_cast<double>(requests) / seconds;
+  state.counters["req_per_decision"] = static_cast<double>(requests) / static_cast<double>(decisions);
+}
+
+// arg 0: 0 light, 1 heavy.
+void BM_EnvDecisions(benchmark::State& state) {
+  const Setup s = setup(state.range(0) == 1);
+  auto env = std::move(*rl::ScalingEnv::create(s.config, catalog(), s.trace));
   std::vector<float> obs(env->observation_size());
   engine::Rng policy(5);
   std::uint64_t decisions = 0, requests = 0;
@@ -43,14 +65,35 @@ void BM_EnvDecisions(benchmark::State& state) {
     ++decisions;
     if (result.truncated) env->reset(std::nullopt, obs);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  state.counters["decisions_per_s"] = static_cast<double>(decisions) / seconds;
-  state.counters["req_per_s"] = static_cast<double>(requests) / seconds;
-  state.counters["req_per_decision"] = static_cast<double>(requests) / static_cast<double>(decisions);
+  report(state, decisions, requests, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// args: N environments, 0 light / 1 heavy. Threads: one per hardware thread.
+void BM_VectorEnvDecisions(benchmark::State& state) {
+  const Setup s = setup(state.range(1) == 1);
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto vec = std::move(*rl::VectorEnv::create(s.config, catalog(), s.trace, {.num_envs = n, .threads = 0}));
+  engine::Rng policy(5);
+  std::vector<float> actions(n * vec->action_size());
+  std::uint64_t decisions = 0, requests = 0;
+  vec->reset(1);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (float& a : actions) a = static_cast<float>(policy.uniform() * 0.4 - 0.2);
+    vec->step(actions);
+    for (const auto& info : vec->infos()) requests += info.left;
+    decisions += n;
+  }
+  report(state, decisions, requests, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  state.counters["threads"] = vec->threads();
 }
 
 }  // namespace
 
 BENCHMARK(BM_EnvDecisions)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_VectorEnvDecisions)
+    ->ArgsProduct({{1, 2, 8, 32}, {0}})
+    ->Args({8, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -5,36 +5,11 @@
 #include <cmath>
 #include <numeric>
 
+#include "tests/rl/env_fixture.hpp"
 #include "traces/list_source.hpp"
-#include "traces/workload_source.hpp"
 
 namespace meshsim::rl {
 namespace {
-
-const configs::Catalog& catalog() {
-  static const configs::Catalog loaded = *configs::load_catalog(configs::default_catalog_folder());
-  return loaded;
-}
-
-// The bundled default scenario (Azure-fitted generator, Llama2-70B TP4, mixed pool) with
-// short episodes, and its workload generated for two hours.
-struct Fixture {
-  configs::ScenarioConfig config;
-  traces::SharedTrace trace;
-};
-
-Fixture make_fixture(double episode_s = 600, double interval_s = 15) {
-  Fixture f;
-  f.config = *configs::load_scenario(configs::default_scenario_path());
-  f.config.workload.window_end = SimTime::from_seconds(7200);
-  configs::RlSpec rl;
-  rl.episode_length = SimTime::from_seconds(episode_s);
-  rl.decision_interval = SimTime::from_seconds(interval_s);
-  f.config.rl = rl;
-  auto source = traces::open_workload(f.config.workload, f.config.seed);
-  f.trace = *traces::load_trace(**source);
-  return f;
-}
 
 TEST(WindowSourceTest, TakesTheWindowAndDividesOffsetsByTheRateScale) {
   traces::ListSource list({{0.0, 10, 5}, {1.0, 10, 5}, {2.0, 10, 5}, {3.0, 10, 5}, {5.0, 10, 5}});

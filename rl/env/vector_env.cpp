@@ -1,0 +1,65 @@
+#include "rl/env/vector_env.hpp"
+
+#include <algorithm>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::rl {
+
+Expected<std::unique_ptr<VectorEnv>> VectorEnv::create(const configs::ScenarioConfig& config,
+                                                      const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                      const VectorEnvOptions& options) {
+  if (options.num_envs == 0) return Error{config.name + ": a vector of environments needs num_envs >= 1"};
+  std::vector<std::unique_ptr<ScalingEnv>> envs;
+  envs.reserve(options.num_envs);
+  for (std::size_t i = 0; i < options.num_envs; ++i) {
+    auto env = ScalingEnv::create(config, catalog, trace);
+    if (!env) return env.error();
+    envs.push_back(std::move(*env));
+  }
+  unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, options.num_envs));
+  return std::unique_ptr<VectorEnv>(new VectorEnv(std::move(envs), threads));
+}
+
+VectorEnv::VectorEnv(std::vector<std::unique_ptr<ScalingEnv>> envs, unsigned threads)
+    : envs_(std::move(envs)),
+      obs_size_(envs_.front()->observation_size()),
+      act_size_(envs_.front()->action_size()),
+      pool_(threads),
+      obs_(envs_.size() * obs_size_, 0.0f),
+      final_obs_(envs_.size() * obs_size_, 0.0f),
+      rewards_(envs_.size(), 0.0),
+      terminations_(envs_.size(), 0),
+      truncations_(envs_.size(), 0),
+      infos_(envs_.size()) {}
+
+void VectorEnv::reset(std::optional<std::uint64_t> seed, const ResetOptions& options) {
+  pool_.for_each(envs_.size(), [&](std::size_t i) {
+    const std::optional<std::uint64_t> own = seed ? std::optional(*seed + i) : std::nullopt;
+    infos_[i] = envs_[i]->reset(own, std::span(obs_).subspan(i * obs_size_, obs_size_), options);
+    rewards_[i] = 0.0;
+    terminations_[i] = truncations_[i] = 0;
+  });
+}
+
+void VectorEnv::step(std::span<const float> actions) {
+  MESHSIM_CHECK(actions.size() == envs_.size() * act_size_,
+                "VectorEnv::step: expected " + std::to_string(envs_.size() * act_size_) + " action values (" +
+                    std::to_string(envs_.size()) + " environments x " + std::to_string(act_size_) + "), got " +
+                    std::to_string(actions.size()));
+  pool_.for_each(envs_.size(), [&](std::size_t i) {
+    const auto obs = std::span(obs_).subspan(i * obs_size_, obs_size_);
+    const StepResult result = envs_[i]->step(actions.subspan(i * act_size_, act_size_), obs);
+    rewards_[i] = result.reward;
+    terminations_[i] = result.terminated;
+    truncations_[i] = result.truncated;
+    infos_[i] = result.info;
+    if (result.terminated || result.truncated) {
+      std::copy(obs.begin(), obs.end(), final_obs_.begin() + static_cast<std::ptrdiff_t>(i * obs_size_));
+      envs_[i]->reset(std::nullopt, obs);
+    }
+  });
+}
+
+}  // namespace meshsim::rl
