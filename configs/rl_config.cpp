@@ -6,6 +6,80 @@ namespace meshsim::configs {
 
 using nlohmann::json;
 
+namespace {
+
+void parse_ppo(ObjectReader& parent, PpoSpec& ppo) {
+  ObjectReader reader(parent.raw("ppo"), parent.path_of("ppo"), parent.errors());
+  const auto count = [](std::uint64_t v) { return v >= 1 && v <= 1'000'000; };
+  const auto unit = [](double v) { return v >= 0 && v <= 1; };
+  const auto non_negative = [](double v) { return v >= 0 && std::isfinite(v); };
+  const auto positive = [](double v) { return v > 0 && std::isfinite(v); };
+  reader.read("num_envs", ppo.num_envs, "an integer in [1, 1000000]", count);
+  reader.read("rollout_steps", ppo.rollout_steps, "an integer in [1, 1000000]", count);
+  reader.read("total_decisions", ppo.total_decisions, "an integer >= 1", [](std::uint64_t v) { return v >= 1; });
+  reader.read("learning_rate", ppo.learning_rate, "a number > 0", positive);
+  reader.read("anneal_lr", ppo.anneal_lr);
+  reader.read("gamma", ppo.gamma, "a number in [0, 1]", unit);
+  reader.read("gae_lambda", ppo.gae_lambda, "a number in [0, 1]", unit);
+  reader.read("minibatches", ppo.minibatches, "an integer in [1, 1000000]", count);
+  reader.read("update_epochs", ppo.update_epochs, "an integer in [1, 1000000]", count);
+  reader.read("normalize_advantages", ppo.normalize_advantages);
+  reader.read("clip_coef", ppo.clip_coef, "a number > 0", positive);
+  reader.read("clip_value_loss", ppo.clip_value_loss);
+  reader.read("entropy_coef", ppo.entropy_coef, "a number >= 0", non_negative);
+  reader.read("value_coef", ppo.value_coef, "a number >= 0", non_negative);
+  reader.read("max_grad_norm", ppo.max_grad_norm, "a number > 0", positive);
+  if (const nlohmann::json* hidden = reader.raw("hidden"); hidden != nullptr) {
+    ppo.hidden.clear();
+    if (!hidden->is_array()) reader.fail("hidden", "expected a list of layer widths");
+    for (const auto& width : hidden->is_array() ? *hidden : nlohmann::json::array()) {
+      if (!width.is_number_unsigned() || width.get<std::uint64_t>() == 0 || width.get<std::uint64_t>() > 4096) {
+        reader.fail("hidden", "expected layer widths in [1, 4096], got " + width.dump());
+        break;
+      }
+      ppo.hidden.push_back(width.get<std::uint32_t>());
+    }
+  }
+  reader.read("normalize_observations", ppo.normalize_observations);
+  reader.read("normalize_rewards", ppo.normalize_rewards);
+  reader.read("observation_clip", ppo.observation_clip, "a number > 0", positive);
+  reader.read("reward_clip", ppo.reward_clip, "a number > 0", positive);
+  reader.read("checkpoint_every", ppo.checkpoint_every, "an integer >= 0", [](std::uint64_t) { return true; });
+  reader.read("threads", ppo.threads, "an integer in [0, 1024] (0: one per hardware thread)",
+              [](std::uint64_t v) { return v <= 1024; });
+  if (ppo.minibatches > static_cast<std::uint64_t>(ppo.num_envs) * ppo.rollout_steps) {
+    reader.fail("minibatches", "expected at most num_envs x rollout_steps (" +
+                                   std::to_string(static_cast<std::uint64_t>(ppo.num_envs) * ppo.rollout_steps) + ")");
+  }
+}
+
+nlohmann::json ppo_to_json(const PpoSpec& ppo) {
+  return nlohmann::json{{"num_envs", ppo.num_envs},
+                        {"rollout_steps", ppo.rollout_steps},
+                        {"total_decisions", ppo.total_decisions},
+                        {"learning_rate", ppo.learning_rate},
+                        {"anneal_lr", ppo.anneal_lr},
+                        {"gamma", ppo.gamma},
+                        {"gae_lambda", ppo.gae_lambda},
+                        {"minibatches", ppo.minibatches},
+                        {"update_epochs", ppo.update_epochs},
+                        {"normalize_advantages", ppo.normalize_advantages},
+                        {"clip_coef", ppo.clip_coef},
+                        {"clip_value_loss", ppo.clip_value_loss},
+                        {"entropy_coef", ppo.entropy_coef},
+                        {"value_coef", ppo.value_coef},
+                        {"max_grad_norm", ppo.max_grad_norm},
+                        {"hidden", ppo.hidden},
+                        {"normalize_observations", ppo.normalize_observations},
+                        {"normalize_rewards", ppo.normalize_rewards},
+                        {"observation_clip", ppo.observation_clip},
+                        {"reward_clip", ppo.reward_clip},
+                        {"checkpoint_every", ppo.checkpoint_every},
+                        {"threads", ppo.threads}};
+}
+
+}  // namespace
+
 void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   if (!parent.has("rl")) {
     parent.raw("rl");  // marks the key seen
@@ -49,6 +123,7 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   reward.read("slo_weight", rl.reward.slo_weight, "a number >= 0", non_negative);
   reward.read("cost_weight", rl.reward.cost_weight, "a number >= 0", non_negative);
   reward.read("churn_weight", rl.reward.churn_weight, "a number >= 0", non_negative);
+  parse_ppo(reader, rl.ppo);
   spec = rl;
 }
 
@@ -64,7 +139,8 @@ json rl_to_json(const RlSpec& spec) {
               {"reward",
                {{"slo_weight", spec.reward.slo_weight},
                 {"cost_weight", spec.reward.cost_weight},
-                {"churn_weight", spec.reward.churn_weight}}}};
+                {"churn_weight", spec.reward.churn_weight}}},
+              {"ppo", ppo_to_json(spec.ppo)}};
 }
 
 }  // namespace meshsim::configs

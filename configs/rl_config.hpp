@@ -29,6 +29,37 @@ struct RewardWeights {
   double churn_weight = 0.001;
 };
 
+// PPO's hyperparameters (rl/ppo), defaults after CleanRL's ppo_continuous_action adapted
+// to short rollouts of cheap environments. One iteration collects rollout_steps decisions
+// from each of num_envs environments, then runs update_epochs passes of minibatches over
+// them.
+struct PpoSpec {
+  std::uint32_t num_envs = 8;
+  std::uint32_t rollout_steps = 64;        // decisions per environment per iteration
+  std::uint64_t total_decisions = 1'000'000;  // over all environments
+  double learning_rate = 3e-4;
+  bool anneal_lr = true;  // linearly to 0 over the run
+  double gamma = 0.99;
+  double gae_lambda = 0.95;
+  std::uint32_t minibatches = 4;
+  std::uint32_t update_epochs = 10;
+  bool normalize_advantages = true;
+  double clip_coef = 0.2;
+  bool clip_value_loss = true;
+  double entropy_coef = 0.0;
+  double value_coef = 0.5;
+  double max_grad_norm = 0.5;
+  std::vector<std::uint32_t> hidden = {64, 64};  // both the actor's and the critic's MLP
+  // Running normalisation of observations and of rewards (divided by the running standard
+  // deviation of the discounted return), each clipped to +-clip afterwards.
+  bool normalize_observations = true;
+  bool normalize_rewards = true;
+  double observation_clip = 10.0;
+  double reward_clip = 10.0;
+  std::uint32_t checkpoint_every = 50;  // iterations between checkpoints (0: only at the end)
+  unsigned threads = 0;                 // environment threads (0: one per hardware thread)
+};
+
 // The RL environment over a scenario (the "rl" object of a scenario file; the cluster,
 // serving model, scaling limits and SLO are the scenario's).
 struct RlSpec {
@@ -46,6 +77,7 @@ struct RlSpec {
   double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
   std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool
   RewardWeights reward;
+  PpoSpec ppo;
 };
 
 void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec);

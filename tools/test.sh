@@ -9,7 +9,7 @@ build_dir=build
 tests=()
 case "${1:-}" in
   --sanitize) build_dir=build-asan ;;
-  --tsan) build_dir=build-tsan; tests=(-R "DeterminismTest|ComparePresetsTest") ;;
+  --tsan) build_dir=build-tsan; tests=(-R "DeterminismTest|ComparePresetsTest|ThreadPoolTest|VectorEnvTest") ;;
 esac
 tools/setup.sh "$@"
 cd "$build_dir"

@@ -60,6 +60,7 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
 
 EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> obs, const ResetOptions& options) {
   if (seed) rng_ = engine::Rng(engine::derive_seed(*seed, "rl/env"));
+  cursor_ = EnvCursor{rng_.state(), options, {}};
   rate_scale_ = options.rate_scale.value_or(spec_.rate_scales[rng_.uniform_int(spec_.rate_scales.size())]);
   MESHSIM_CHECK(rate_scale_ > 0 && std::isfinite(rate_scale_), "reset: rate_scale must be > 0");
   const double covered_s = config_.replay.until->seconds() * rate_scale_;
@@ -134,6 +135,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   auto& manager = run_->scaling()->manager();
   const cluster::ScalingCounts before = manager.counts();
   const std::vector<std::int64_t> change = deltas(action);
+  cursor_.actions.insert(cursor_.actions.end(), action.begin(), action.end());
   for (std::size_t i = 0; i < pools_.size(); ++i) {
     const std::int64_t current = autoscale::snapshot(manager, pools_[i]).current();
     const std::int64_t desired = std::clamp<std::int64_t>(current + change[i], 0, 1'000'000);
@@ -197,6 +199,17 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   ttfts_.clear();
   tbts_.clear();
   return result;
+}
+
+void ScalingEnv::restore(const EnvCursor& cursor, std::span<float> obs) {
+  MESHSIM_CHECK(cursor.actions.size() % pools_.size() == 0 &&
+                    cursor.actions.size() / pools_.size() <= steps_per_episode_,
+                "restore: the cursor's actions do not fit this environment's episodes");
+  rng_ = engine::Rng::from_state(cursor.rng_before_reset);
+  reset(std::nullopt, obs, cursor.options);
+  for (std::size_t i = 0; i < cursor.actions.size(); i += pools_.size()) {
+    step(std::span(cursor.actions).subspan(i, pools_.size()), obs);
+  }
 }
 
 void ScalingEnv::on_request(const metrics::RequestRecord& record) {

@@ -45,6 +45,15 @@ struct ResetOptions {
   std::optional<double> rate_scale;
 };
 
+// Where an environment stands within its episode, for checkpoints: the generator as it
+// was before the episode's reset, what reset was given, and the actions since. Replaying
+// them (the simulation is deterministic) puts the environment back exactly.
+struct EnvCursor {
+  engine::Rng::State rng_before_reset{};
+  ResetOptions options;
+  std::vector<float> actions;  // the episode's actions so far, action_size() per step
+};
+
 // The scaling environment (Gymnasium 1.x meanings, no LibTorch): every decision interval
 // the agent's action resizes the pools through the ScalingManager, the interval plays
 // out, and the agent gets the observation (rl/env/observation.hpp) and the reward
@@ -81,6 +90,11 @@ class ScalingEnv final : private replay::ReplayObserver {
   // One decision interval. `obs` receives the next observation.
   StepResult step(std::span<const float> action, std::span<float> obs);
 
+  EnvCursor cursor() const { return cursor_; }
+  // Puts the environment where `cursor` was taken (same config and trace); writes the
+  // current observation to `obs`.
+  void restore(const EnvCursor& cursor, std::span<float> obs);
+
   // The run under way (for evaluation tools and tests).
   const configs::ScenarioRun& run() const { return *run_; }
 
@@ -100,6 +114,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   double gpus_per_instance_ = 1.0;
   engine::Rng rng_;
   std::unique_ptr<configs::ScenarioRun> run_;
+  EnvCursor cursor_;
 
   // The episode.
   double window_start_s_ = 0.0, rate_scale_ = 1.0;

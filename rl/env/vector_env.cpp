@@ -43,6 +43,20 @@ void VectorEnv::reset(std::optional<std::uint64_t> seed, const ResetOptions& opt
   });
 }
 
+std::vector<EnvCursor> VectorEnv::cursors() const {
+  std::vector<EnvCursor> out;
+  for (const auto& env : envs_) out.push_back(env->cursor());
+  return out;
+}
+
+void VectorEnv::restore(const std::vector<EnvCursor>& cursors) {
+  MESHSIM_CHECK(cursors.size() == envs_.size(), "VectorEnv::restore: expected " + std::to_string(envs_.size()) +
+                                                    " cursors, got " + std::to_string(cursors.size()));
+  pool_.for_each(envs_.size(), [&](std::size_t i) {
+    envs_[i]->restore(cursors[i], std::span(obs_).subspan(i * obs_size_, obs_size_));
+  });
+}
+
 void VectorEnv::step(std::span<const float> actions) {
   MESHSIM_CHECK(actions.size() == envs_.size() * act_size_,
                 "VectorEnv::step: expected " + std::to_string(envs_.size() * act_size_) + " action values (" +

@@ -44,6 +44,11 @@ class VectorEnv {
   // action_size.
   void step(std::span<const float> actions);
 
+  // Every environment's cursor, and back (checkpoints): restore() leaves observations()
+  // as they were when the cursors were taken.
+  std::vector<EnvCursor> cursors() const;
+  void restore(const std::vector<EnvCursor>& cursors);
+
   std::span<const float> observations() const { return obs_; }
   // Row i is environment i's last observation of the episode a step truncated (valid
   // where truncations()[i]; the value to bootstrap from).

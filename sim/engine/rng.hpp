@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -25,6 +26,15 @@ class Rng {
   double normal();
   // Gamma with shape k > 0 and scale theta > 0 (Marsaglia-Tsang).
   double gamma(double shape, double scale);
+
+  // The generator's whole state, to save in a checkpoint and resume the stream exactly.
+  using State = std::array<std::uint64_t, 4>;
+  State state() const { return {state_[0], state_[1], state_[2], state_[3]}; }
+  static Rng from_state(const State& state) {
+    Rng rng(0);
+    for (std::size_t i = 0; i < 4; ++i) rng.state_[i] = state[i];
+    return rng;
+  }
 
  private:
   std::uint64_t state_[4];

@@ -1,0 +1,178 @@
+// PPO's pieces against values worked out by hand (issue 10: GAE with a truncation, the
+// clipped losses, log-probabilities and entropies of both heads) and the normalisers
+// against their definitions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "rl/ppo/gae.hpp"
+#include "rl/ppo/normalizers.hpp"
+#include "rl/ppo/policy.hpp"
+#include "rl/ppo/ppo_loss.hpp"
+#include "sim/engine/rng.hpp"
+
+namespace meshsim::rl {
+namespace {
+
+TEST(GaeTest, BootstrapsAtATruncationAndCutsTheRecursionAtEpisodeEnds) {
+  // One environment, 4 steps, gamma 0.5, lambda 0.5. Step 1 truncates (bootstrap from its
+  // last observation's value 10), step 3 is the rollout's end (next state's value 4).
+  const std::vector<float> values{1, 2, 3, 4}, rewards{1, 1, 1, 1}, next_values{2, 10, 4, 4};
+  const std::vector<std::uint8_t> ended{0, 1, 0, 0};
+  std::vector<float> adv(4), ret(4);
+  compute_gae(4, 1, values, rewards, next_values, ended, 0.5, 0.5, adv, ret);
+  // deltas: 1 + 1 - 1 = 1; 1 + 5 - 2 = 4; 1 + 2 - 3 = 0; 1 + 2 - 4 = -1.
+  // A3 = -1; A2 = 0 + 0.25 * -1 = -0.25; A1 = 4 (episode ended: nothing carried);
+  // A0 = 1 + 0.25 * 4 = 2.
+  EXPECT_FLOAT_EQ(adv[3], -1.0f);
+  EXPECT_FLOAT_EQ(adv[2], -0.25f);
+  EXPECT_FLOAT_EQ(adv[1], 4.0f);
+  EXPECT_FLOAT_EQ(adv[0], 2.0f);
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(ret[i], adv[i] + values[i]);
+}
+
+TEST(GaeTest, EnvironmentsAreIndependentColumns) {
+  // Two environments interleaved [t * 2 + i]: env 1 is env 0's arrays shifted by one.
+  const std::vector<float> values{1, 0, 2, 1}, rewards{1, 0, 0, 1}, next_values{2, 1, 3, 2};
+  const std::vector<std::uint8_t> ended{0, 0, 0, 0};
+  std::vector<float> adv(4), ret(4);
+  compute_gae(2, 2, values, rewards, next_values, ended, 1.0, 1.0, adv, ret);
+  // env 0: deltas 1 + 2 - 1 = 2, 0 + 3 - 2 = 1 -> A = 3, 1. env 1: 0 + 1 - 0 = 1, 1 + 2 - 1 = 2 -> 3, 2.
+  EXPECT_FLOAT_EQ(adv[0], 3.0f);
+  EXPECT_FLOAT_EQ(adv[2], 1.0f);
+  EXPECT_FLOAT_EQ(adv[1], 3.0f);
+  EXPECT_FLOAT_EQ(adv[3], 2.0f);
+}
+
+torch::Tensor t(std::vector<float> values) { return torch::tensor(values); }
+
+TEST(PpoLossTest, ClippedSurrogateAndValueLossByHand) {
+  configs::PpoSpec opt;
+  opt.clip_coef = 0.2;
+  opt.normalize_advantages = false;
+  opt.entropy_coef = 0.1;
+  opt.value_coef = 0.5;
+  // ratios e^0.5 = 1.6487 (A = +1: clipped to 1.2), e^-0.5 = 0.6065 (A = +1: unclipped,
+  // the minimum), e^0.1 = 1.1052 (A = -2: inside the range).
+  const auto new_lp = t({0.5f, -0.5f, 0.1f}), old_lp = t({0.f, 0.f, 0.f});
+  const auto adv = t({1.f, 1.f, -2.f});
+  const auto new_v = t({1.0f, 0.0f, 2.0f}), old_v = t({0.5f, 0.1f, 2.0f}), ret = t({2.0f, 0.0f, 1.0f});
+  const auto entropy = t({1.0f, 2.0f, 3.0f});
+  const PpoLoss loss = ppo_loss(opt, new_lp, old_lp, adv, new_v, old_v, ret, entropy);
+  const double r0 = 1.2, r1 = std::exp(-0.5), r2 = std::exp(0.1);
+  EXPECT_NEAR(loss.policy.item<double>(), (-r0 - r1 + 2.0 * r2) / 3.0, 1e-6);
+  // value: env 0 unclipped (1-2)^2 = 1, clipped 0.5 + 0.2 = 0.7 -> (0.7-2)^2 = 1.69 (max);
+  // env 1: 0 vs (0.1 - 0.1 - 0)^2 = 0 -> 0; env 2: 1 vs 1 -> 1. 0.5 * mean = 0.5 * 2.69 / 3.
+  EXPECT_NEAR(loss.value.item<double>(), 0.5 * 2.69 / 3.0, 1e-6);
+  EXPECT_NEAR(loss.entropy.item<double>(), 2.0, 1e-6);
+  EXPECT_NEAR(loss.total.item<double>(),
+              loss.policy.item<double>() - 0.1 * 2.0 + 0.5 * loss.value.item<double>(), 1e-6);
+  EXPECT_NEAR(loss.clip_fraction, 2.0 / 3.0, 1e-6);  // 1.65 and 0.61 are outside [0.8, 1.2]
+  const double kl = ((std::exp(0.5) - 1 - 0.5) + (std::exp(-0.5) - 1 + 0.5) + (std::exp(0.1) - 1 - 0.1)) / 3.0;
+  EXPECT_NEAR(loss.approx_kl, kl, 1e-6);
+}
+
+TEST(PpoLossTest, AdvantagesAreNormalisedAndTheValueLossCanBeUnclipped) {
+  configs::PpoSpec opt;
+  opt.clip_value_loss = false;
+  const auto zero = t({0.f, 0.f});
+  // Ratios 1: the policy loss is -mean(normalised A) = 0 whatever A's scale.
+  const PpoLoss loss = ppo_loss(opt, zero, zero, t({10.f, 30.f}), t({1.f, 3.f}), t({0.f, 0.f}), t({0.f, 0.f}), zero);
+  EXPECT_NEAR(loss.policy.item<double>(), 0.0, 1e-6);
+  EXPECT_NEAR(loss.value.item<double>(), 0.5 * (1 + 9) / 2.0, 1e-6);
+  // A single entry is left as it is (its std is undefined).
+  const auto one = t({0.f});
+  EXPECT_NEAR(ppo_loss(opt, one, one, t({5.f}), one, one, one, one).policy.item<double>(), -5.0, 1e-6);
+}
+
+TEST(PolicyTest, GaussianLogProbAndEntropyByHand) {
+  ActorCritic policy(PolicyShape{3, 2, 0, {8}});
+  torch::NoGradGuard no_grad;
+  policy->log_std().copy_(t({0.0f, std::log(2.0f)}));
+  const auto mean = torch::tensor({{0.0f, 1.0f}});
+  const auto action = torch::tensor({{1.0f, 2.0f}});
+  const auto [log_prob, entropy] = policy->log_prob_entropy(mean, action);
+  const double c = 0.5 * std::log(2.0 * std::numbers::pi);
+  // N(0, 1) at 1: -0.5 - c; N(1, 2) at 2: -0.5 * (1/2)^2 - log 2 - c.
+  EXPECT_NEAR(log_prob.item<double>(), (-0.5 - c) + (-0.125 - std::log(2.0) - c), 1e-5);
+  EXPECT_NEAR(entropy.item<double>(), (0.5 + c) + (0.5 + c + std::log(2.0)), 1e-5);
+}
+
+TEST(PolicyTest, CategoricalLogProbAndEntropyByHand) {
+  ActorCritic policy(PolicyShape{3, 2, 3, {8}});
+  // Entry 0: logits ln(1), ln(2), ln(1) -> p = 1/4, 1/2, 1/4; entry 1: uniform.
+  const auto logits = torch::log(torch::tensor({{{1.0f, 2.0f, 1.0f}, {1.0f, 1.0f, 1.0f}}}));
+  const auto action = torch::tensor({{1.0f, 2.0f}});
+  const auto [log_prob, entropy] = policy->log_prob_entropy(logits, action);
+  EXPECT_NEAR(log_prob.item<double>(), std::log(0.5) + std::log(1.0 / 3.0), 1e-5);
+  const double h0 = -(0.25 * std::log(0.25) * 2 + 0.5 * std::log(0.5));
+  EXPECT_NEAR(entropy.item<double>(), h0 + std::log(3.0), 1e-5);
+}
+
+TEST(PolicyTest, OrthogonalInitialisationAndShapes) {
+  torch::manual_seed(3);
+  ActorCritic policy(PolicyShape{5, 2, 0, {16, 16}});
+  const auto obs = torch::randn({7, 5});
+  EXPECT_EQ(policy->actor_output(obs).sizes(), (std::vector<std::int64_t>{7, 2}));
+  EXPECT_EQ(policy->value(obs).sizes(), (std::vector<std::int64_t>{7}));
+  // The hidden layer's 16x16 weight is orthogonal times sqrt 2: W W^T = 2 I.
+  const auto params = policy->named_parameters();
+  const auto w = params["actor.2.weight"];
+  EXPECT_TRUE(torch::allclose(w.matmul(w.t()), 2.0 * torch::eye(16), 1e-4, 1e-4));
+  // The actor's output layer starts small (gain 0.01), so first actions are near 0.
+  EXPECT_LT(policy->actor_output(obs).abs().max().item<float>(), 0.1f);
+  ActorCritic discrete(PolicyShape{5, 2, 5, {16}});
+  EXPECT_EQ(discrete->actor_output(obs).sizes(), (std::vector<std::int64_t>{7, 2, 5}));
+}
+
+TEST(NormalizerTest, RunningStatisticsMatchTheWholeSample) {
+  engine::Rng rng(9);
+  RunningMeanStd stats(2);
+  std::vector<double> all0, all1;
+  for (int batch = 0; batch < 20; ++batch) {
+    std::vector<float> rows;
+    const int size = 1 + batch % 7;
+    for (int r = 0; r < size; ++r) {
+      const float a = static_cast<float>(rng.normal() * 3 + 5), b = static_cast<float>(rng.uniform() * 100);
+      rows.insert(rows.end(), {a, b});
+      all0.push_back(a);
+      all1.push_back(b);
+    }
+    stats.update(std::span<const float>(rows));
+  }
+  for (const auto& [f, all] : {std::pair{0, &all0}, std::pair{1, &all1}}) {
+    double mean = 0, var = 0;
+    for (double x : *all) mean += x;
+    mean /= static_cast<double>(all->size());
+    for (double x : *all) var += (x - mean) * (x - mean);
+    var /= static_cast<double>(all->size());
+    // The 1e-4 pseudo-count at (0, 1) shifts the figures by about 1e-4 / n.
+    EXPECT_NEAR(stats.mean()[static_cast<std::size_t>(f)], mean, 1e-3 * std::abs(mean) + 1e-4);
+    EXPECT_NEAR(stats.var()[static_cast<std::size_t>(f)], var, 1e-3 * var);
+  }
+  ObservationNormalizer norm(2, 1.5);
+  norm.stats() = stats;
+  std::vector<float> out(2);
+  norm.normalize(std::vector<float>{static_cast<float>(stats.mean()[0]), 1e6f}, out);
+  EXPECT_NEAR(out[0], 0.0f, 1e-5);
+  EXPECT_FLOAT_EQ(out[1], 1.5f);  // clipped
+}
+
+TEST(NormalizerTest, RewardsAreDividedByTheReturnsStdAndReturnsRestartAtEpisodeEnds) {
+  RewardScaler scaler(2, 0.5, 100.0);
+  std::vector<double> r{2.0, 4.0};
+  const std::vector<std::uint8_t> ended{1, 0};
+  scaler.scale(r, ended);
+  // Returns {2, 4}: variance with the pseudo-count ~ 1 (mean 3): rewards divided by ~1.
+  EXPECT_NEAR(r[0], 2.0, 1e-3);
+  EXPECT_NEAR(r[1], 4.0, 1e-3);
+  EXPECT_DOUBLE_EQ(scaler.returns()[0], 0.0);  // env 0's episode ended
+  EXPECT_DOUBLE_EQ(scaler.returns()[1], 4.0);
+  std::vector<double> next{0.0, 1.0};
+  scaler.scale(next, std::vector<std::uint8_t>{0, 0});
+  EXPECT_DOUBLE_EQ(scaler.returns()[1], 0.5 * 4.0 + 1.0);
+}
+
+}  // namespace
+}  // namespace meshsim::rl
