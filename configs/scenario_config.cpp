@@ -271,5 +271,6 @@ json to_json(const ScenarioConfig& config) {
 }
 
 std::string default_scenario_path() { return MESHSIM_CONFIG_DIR "/scenarios/default.json"; }
+std::string default_training_path() { return MESHSIM_CONFIG_DIR "/scenarios/rl-train.json"; }
 
 }  // namespace meshsim::configs

@@ -42,5 +42,7 @@ nlohmann::json to_json(const traces::GeneratorSpec& spec);
 
 // The path of the bundled default scenario (found beside the executable's source tree).
 std::string default_scenario_path();
+// The default RL training recipe (`meshsim train` without --config).
+std::string default_training_path();
 
 }  // namespace meshsim::configs

@@ -20,7 +20,7 @@ done
 
 packages=(build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtorch-dev nlohmann-json3-dev libspdlog-dev libbenchmark-dev libgtest-dev
-  libcli11-dev libyaml-cpp-dev python3-matplotlib)
+  libcli11-dev libyaml-cpp-dev python3-matplotlib libopenblas0-serial)
 if [[ " ${cmake_args[*]} " == *MESHSIM_FUZZ=ON* ]]; then packages+=(clang libclang-rt-dev); fi
 missing=()
 for p in "${packages[@]}"; do

@@ -215,6 +215,7 @@ struct PpoTrainer::Impl {
     const double count = static_cast<double>(steps * n);
     stats.mean_reward = reward_sum / count;
     stats.mean_episode_return = stats.episodes > 0 ? episode_return_sum / stats.episodes : 0.0;
+    stats.requests = left;
     stats.slo_attainment = left > 0 ? static_cast<double>(met) / static_cast<double>(left) : 1.0;
     stats.mean_instances = instances_sum / count;
     stats.scaling_actions = static_cast<double>(actions_taken) / count;

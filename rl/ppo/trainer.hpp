@@ -19,7 +19,8 @@ struct IterationStats {
   double mean_reward = 0.0;       // raw reward per decision over the rollout
   std::uint32_t episodes = 0;     // episodes that ended in the rollout
   double mean_episode_return = 0.0;  // their undiscounted raw return (0 when none)
-  double slo_attainment = 1.0;    // of the requests that left during the rollout
+  std::uint64_t requests = 0;     // that left (served or dropped) during the rollout
+  double slo_attainment = 1.0;    // of those
   double mean_instances = 0.0;    // per environment, mean over the rollout
   double scaling_actions = 0.0;   // instances added or drained per decision
   double policy_loss = 0.0, value_loss = 0.0, entropy = 0.0;  // means over the minibatches

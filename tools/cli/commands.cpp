@@ -25,9 +25,7 @@
 #include "traces/workload_source.hpp"
 
 namespace meshsim::cli {
-namespace {
 
-// Prints "error: MESSAGE" and returns the exit code, so each failure is one line.
 int fail(std::ostream& err, const std::string& message, int code) {
   err << "error: " << message << '\n';
   return code;
@@ -56,8 +54,6 @@ Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const s
   spec.format = *format;
   return spec;
 }
-
-}  // namespace
 
 // Digits only, at most 2^64 - 1: no sign, exponent or fraction (CLI11 would wrap -1 and
 // round 1e23 to 2^64 - 1).

@@ -5,6 +5,9 @@
 #include <optional>
 #include <string>
 
+#include "sim/engine/expected.hpp"
+#include "traces/workload_spec.hpp"
+
 namespace meshsim::cli {
 
 // `meshsim replay`: command-line values; unset ones come from the config.
@@ -29,6 +32,12 @@ inline constexpr int kExitBadInput = 2;   // a config, trace or option is wrong
 inline constexpr int kExitOutputError = 3;  // the run folder could not be written
 
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// Prints "error: MESSAGE" and returns the exit code, so each failure is one line.
+int fail(std::ostream& err, const std::string& message, int code);
+
+// A --trace file with --trace-format (auto: azure for .csv, mooncake for .jsonl/.json).
+Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const std::string& format_name);
 
 // A --seed value: digits only, at most 2^64 - 1 (no sign, exponent or fraction).
 std::optional<std::uint64_t> parse_seed(const std::string& text);

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <thread>
@@ -17,6 +16,7 @@
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/plot_script.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -216,11 +216,8 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   }
   out << "outputs       " << csv_path;
   if (options.plot) {
-    const std::string script = configs::default_catalog_folder() + "/../tools/plot_presets.py";
     const std::string png = options.out_dir + "/presets.png";
-    const std::string command = "/usr/bin/python3 '" + script + "' '" + csv_path + "' --out '" + png + "' > /dev/null 2>&1";
-    const int status = std::system(command.c_str());
-    if (status == 0) {
+    if (run_plot_script("plot_presets.py", {csv_path, "--out", png})) {
       out << ", " << png;
     } else {
       err << "note: no presets.png (tools/plot_presets.py needs python3-matplotlib)\n";

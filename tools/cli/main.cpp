@@ -8,6 +8,9 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/compare_presets.hpp"
 #include "tools/cli/scenario_command.hpp"
+#ifdef MESHSIM_HAVE_RL
+#include "tools/cli/train_command.hpp"
+#endif
 
 int main(int argc, char** argv) {
   using namespace meshsim::cli;
@@ -72,6 +75,25 @@ int main(int argc, char** argv) {
   presets_cmd->add_option("--out", presets.out_dir, "Folder for presets.csv and presets.png")->capture_default_str();
   presets_cmd->add_flag("!--no-plot", presets.plot, "Do not draw presets.png");
 
+#ifdef MESHSIM_HAVE_RL
+  TrainCommandOptions train;
+  auto* train_cmd = app.add_subcommand("train", "Train a PPO scaling policy on a scenario's RL environment");
+  train_cmd->add_option("--config", train.config_path, "Scenario with an rl object; default: configs/scenarios/rl-train.json")
+      ->check(CLI::ExistingFile);
+  train_cmd->add_option("--trace", train.trace, "Trace file to train on instead of the config's workload");
+  train_cmd->add_option("--trace-format", train.trace_format, "auto, azure or mooncake")->capture_default_str();
+  train_cmd->add_option("--out", train.out_dir, "Folder for learning_curve.csv/.png, checkpoint/, config.json")
+      ->capture_default_str();
+  train_cmd->add_option("--seed", train.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
+  train_cmd->add_option("--total-decisions", train.total_decisions, "Decisions to train for (overrides rl.ppo's)");
+  train_cmd->add_option("--threads", train.threads, "Environment threads, 0: one per core (overrides rl.ppo's)");
+  train_cmd->add_option("--max-iterations", train.max_iterations,
+                        "Stop after this many iterations, checkpointed (continue later with --resume)");
+  train_cmd->add_flag("--resume", train.resume, "Continue the run in --out from its checkpoint");
+  train_cmd->add_flag("--quiet", train.quiet, "Print no progress");
+  train_cmd->add_flag("!--no-plot", train.plot, "Do not draw learning_curve.png");
+#endif
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,6 +106,9 @@ int main(int argc, char** argv) {
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
     if (presets_cmd->parsed()) return run_compare_presets_command(presets, std::cout, std::cerr);
+#ifdef MESHSIM_HAVE_RL
+    if (train_cmd->parsed()) return run_train_command(train, std::cout, std::cerr);
+#endif
   } catch (const meshsim::RangeError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return kExitBadInput;

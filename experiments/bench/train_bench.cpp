@@ -1,0 +1,89 @@
+// PPO training throughput (issue 10 (b) and (c)): decisions per wall second of
+// PpoTrainer::iterate (rollout with batched inference + minibatch epochs of Adam), one
+// benchmark iteration = one PPO iteration, on the default training recipe
+// (configs/scenarios/rl-train.json: 8 environments x 64 decisions, 4 minibatches, 10
+// epochs) with
+//  - arg 0, light: episodes at 2% of the workload's rate (a few requests per decision);
+//  - arg 1, heavy: the Azure conversation trace at its real rate (../shared's
+//    azure2023_conv.csv when present, else the recipe's fitted workload): simulated
+//    requests per wall second while training (req_per_s) against a plain replay of the
+//    same trace on the same cluster measured in the same process (replay_req_per_s),
+//    and their ratio (goal >= 0.5).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "configs/scenario_run.hpp"
+#include "rl/ppo/trainer.hpp"
+#include "traces/workload_source.hpp"
+
+namespace {
+
+using namespace meshsim;
+using Clock = std::chrono::steady_clock;
+
+const configs::Catalog& catalog() {
+  static const configs::Catalog loaded = *configs::load_catalog(configs::default_catalog_folder());
+  return loaded;
+}
+
+configs::ScenarioConfig recipe(bool heavy) {
+  auto config = *configs::load_scenario(configs::default_training_path());
+  const std::string azure = MESHSIM_SHARED_DIR "/traces/azure2023_conv.csv";
+  if (heavy && std::filesystem::exists(azure)) {
+    config.workload = traces::WorkloadSpec{};
+    config.workload.source = traces::TraceFileSpec{azure, traces::TraceFormat::kAzureCsv, {}};
+  }
+  config.rl->rate_scales = {heavy ? 1.0 : 0.02};
+  config.rl->windows_from_s = 0;
+  return config;
+}
+
+class NullObserver final : public replay::ReplayObserver {};
+
+// Simulated requests per wall second of a plain replay of `config`'s workload.
+double replay_requests_per_s(configs::ScenarioConfig config) {
+  config.rl.reset();
+  NullObserver observer;
+  auto run = std::move(*configs::ScenarioRun::create(config, config.name, catalog(), observer));
+  const auto start = Clock::now();
+  run->start();
+  run->advance_until(engine::SimTime::max());
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(run->replay().metrics().counts().arrived) / seconds;
+}
+
+void BM_TrainDecisions(benchmark::State& state) {
+  const bool heavy = state.range(0) == 1;
+  auto config = recipe(heavy);
+  config.rl->ppo.total_decisions = 1'000'000'000;
+  auto source = traces::open_workload(config.workload, config.seed);
+  const auto trace = *traces::load_trace(**source);
+  auto trainer = std::move(*rl::PpoTrainer::create(config, catalog(), trace, 1));
+  std::uint64_t decisions = 0, requests = 0;
+  double rollout_s = 0, update_s = 0;
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    const rl::IterationStats stats = trainer->iterate();
+    decisions = stats.decisions;
+    requests += stats.requests;
+    rollout_s += stats.rollout_seconds;
+    update_s += stats.update_seconds;
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  state.counters["decisions_per_s"] = static_cast<double>(decisions) / seconds;
+  state.counters["req_per_s"] = static_cast<double>(requests) / seconds;
+  state.counters["rollout_share"] = rollout_s / (rollout_s + update_s);
+  if (heavy) {
+    const double replay = replay_requests_per_s(config);
+    state.counters["replay_req_per_s"] = replay;
+    state.counters["vs_replay"] = static_cast<double>(requests) / seconds / replay;
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_TrainDecisions)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,126 @@
+// `meshsim train`: a short run writes its learning curve, checkpoint and resolved config;
+// a run stopped early and resumed writes the same curve as one run straight through;
+// an earlier run's folder is never overwritten; bad options are refused clearly.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "configs/scenario_config.hpp"
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/train_command.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using testing::fresh_dir;
+using testing::scenario_in_fresh_dir;
+using testing::slurp;
+
+// The default recipe made small: 2 environments x 8 decisions, 4 iterations, episodes of
+// 4 decisions, a checkpoint every iteration.
+std::string small_recipe() {
+  std::ifstream in(configs::default_training_path());
+  nlohmann::json recipe = nlohmann::json::parse(in);
+  recipe["workload"]["generator"]["duration_s"] = 3600;
+  recipe["rl"]["episode_s"] = 60;
+  recipe["rl"]["ppo"] = {{"num_envs", 2},    {"rollout_steps", 8},     {"minibatches", 2},
+                         {"update_epochs", 1}, {"total_decisions", 64}, {"checkpoint_every", 1}};
+  return recipe.dump();
+}
+
+struct TrainRun {
+  int code = 0;
+  std::string out, err;
+};
+
+TrainRun train(TrainCommandOptions options) {
+  options.plot = false;
+  std::ostringstream out, err;
+  TrainRun run;
+  run.code = run_train_command(options, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+// The curve without its wall-clock columns (the last three).
+std::string deterministic_columns(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    for (int i = 0; i < 3; ++i) line = line.substr(0, line.rfind(','));
+    out += line + '\n';
+  }
+  return out;
+}
+
+TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
+  TrainCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("train_cfg", "recipe.json", small_recipe()).string();
+  options.out_dir = fresh_dir("train_once").string();
+  const TrainRun run = train(options);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.out.find("iteration 4/4"), std::string::npos) << run.out;
+  const std::string csv = slurp(options.out_dir + "/learning_curve.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);  // header + 4 iterations
+  EXPECT_EQ(csv.rfind("iteration,decisions,", 0), 0u);
+  EXPECT_TRUE(std::filesystem::exists(options.out_dir + "/checkpoint/policy.pt"));
+  EXPECT_TRUE(std::filesystem::exists(options.out_dir + "/checkpoint/state.json"));
+  const auto config = nlohmann::json::parse(slurp(options.out_dir + "/config.json"));
+  EXPECT_EQ(config["rl"]["ppo"]["num_envs"], 2);
+
+  const TrainRun again = train(options);
+  EXPECT_EQ(again.code, kExitBadInput);
+  EXPECT_NE(again.err.find("holds an earlier training run: pass --resume"), std::string::npos) << again.err;
+  EXPECT_EQ(slurp(options.out_dir + "/learning_curve.csv"), csv);  // untouched
+}
+
+TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
+  const std::string config = scenario_in_fresh_dir("train_resume_cfg", "recipe.json", small_recipe()).string();
+  TrainCommandOptions whole;
+  whole.config_path = config;
+  whole.out_dir = fresh_dir("train_whole").string();
+  ASSERT_EQ(train(whole).code, kExitOk);
+
+  TrainCommandOptions part = whole;
+  part.out_dir = fresh_dir("train_parts").string();
+  part.max_iterations = 1;
+  const TrainRun first = train(part);
+  ASSERT_EQ(first.code, kExitOk) << first.err;
+  EXPECT_NE(first.out.find("stopped after iteration 1 of 4: continue with --resume"), std::string::npos) << first.out;
+  part.resume = true;
+  part.max_iterations = 2;
+  ASSERT_EQ(train(part).code, kExitOk);  // iterations 2 and 3
+  part.max_iterations.reset();
+  const TrainRun last = train(part);
+  ASSERT_EQ(last.code, kExitOk) << last.err;
+  EXPECT_NE(last.out.find("resumed after 3"), std::string::npos) << last.out;
+  EXPECT_EQ(deterministic_columns(slurp(part.out_dir + "/learning_curve.csv")),
+            deterministic_columns(slurp(whole.out_dir + "/learning_curve.csv")));
+}
+
+TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {
+  TrainCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("train_bad_cfg", "recipe.json", small_recipe()).string();
+  options.out_dir = fresh_dir("train_bad").string();
+  options.resume = true;
+  TrainRun run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("holds no checkpoint"), std::string::npos) << run.err;
+  options.resume = false;
+  options.seed = "-1";
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("--seed"), std::string::npos);
+  options.seed.reset();
+  options.trace = "/nonexistent/trace.csv";
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("/nonexistent/trace.csv"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(options.out_dir));  // nothing written for a run that never started
+}
+
+}  // namespace
+}  // namespace meshsim::cli

@@ -1,0 +1,182 @@
+#include "tools/cli/train_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "configs/scenario_config.hpp"
+#include "rl/ppo/trainer.hpp"
+#include "tools/cli/atomic_file.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/plot_script.hpp"
+#include "traces/workload_source.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kCurveHeader =
+    "iteration,decisions,learning_rate,mean_reward,episodes,mean_episode_return,slo_attainment,mean_instances,"
+    "scaling_actions_per_decision,policy_loss,value_loss,entropy,approx_kl,clip_fraction,explained_variance,"
+    "decisions_per_s,rollout_s,update_s";
+
+std::string curve_row(const rl::IterationStats& s) {
+  char line[640];
+  std::snprintf(line, sizeof line,
+                "%" PRIu32 ",%" PRIu64 ",%.9g,%.9g,%" PRIu32 ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.1f,%.4f,"
+                "%.4f",
+                s.iteration, s.decisions, s.learning_rate, s.mean_reward, s.episodes, s.mean_episode_return,
+                s.slo_attainment, s.mean_instances, s.scaling_actions, s.policy_loss, s.value_loss, s.entropy,
+                s.approx_kl, s.clip_fraction, s.explained_variance, s.decisions_per_s, s.rollout_seconds,
+                s.update_seconds);
+  return line;
+}
+
+// The learning curve's rows up to `iterations` (a resumed run drops the rows written
+// after its checkpoint: they are about to be trained again, identically).
+Status keep_curve_rows(const fs::path& csv, std::uint32_t iterations) {
+  std::ifstream in(csv);
+  if (!in) return Error{csv.string() + ": cannot read the learning curve to resume it"};
+  std::string line, kept;
+  std::getline(in, line);
+  if (line != kCurveHeader) return Error{csv.string() + ": not a learning curve of this meshsim (header differs)"};
+  kept = line + '\n';
+  for (std::uint32_t i = 0; i < iterations && std::getline(in, line); ++i) kept += line + '\n';
+  in.close();
+  AtomicFile out(csv.string());
+  out.stream() << kept;
+  return out.commit();
+}
+
+std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "iteration %" PRIu32 "/%" PRIu32 "  decisions %" PRIu64 "  %.0f/s  reward %.4f  SLO %.2f%%  "
+                "instances %.2f  episode return %.2f",
+                s.iteration, iterations, s.decisions, s.decisions_per_s, s.mean_reward, 100.0 * s.slo_attainment,
+                s.mean_instances, s.mean_episode_return);
+  return line;
+}
+
+}  // namespace
+
+int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string config_path =
+      options.config_path.empty() ? configs::default_training_path() : options.config_path;
+  auto loaded = configs::load_scenario(config_path);
+  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
+  configs::ScenarioConfig config = *loaded;
+  if (options.trace) {
+    auto spec = trace_file_spec(*options.trace, options.trace_format);
+    if (!spec) return fail(err, spec.error().message, kExitBadInput);
+    config.workload.source = *spec;
+  }
+  if (options.seed) {
+    const auto seed = parse_seed(*options.seed);
+    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
+    config.seed = *seed;
+  }
+  if (!config.rl) config.rl = configs::RlSpec{};
+  if (options.total_decisions) {
+    if (*options.total_decisions == 0) return fail(err, "--total-decisions: expected at least 1", kExitBadInput);
+    config.rl->ppo.total_decisions = *options.total_decisions;
+  }
+  if (options.threads) config.rl->ppo.threads = *options.threads;
+
+  const fs::path dir(options.out_dir);
+  const fs::path csv = dir / "learning_curve.csv", checkpoint = dir / "checkpoint";
+  if (!options.resume && (fs::exists(csv) || fs::exists(checkpoint))) {
+    return fail(err, options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
+                kExitBadInput);
+  }
+  if (options.resume && !fs::exists(checkpoint / "state.json")) {
+    return fail(err, "--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput);
+  }
+
+  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
+  auto source = traces::open_workload(config.workload, config.seed);
+  if (!source) return fail(err, source.error().message, kExitBadInput);
+  auto trace = traces::load_trace(**source);
+  if (!trace) return fail(err, trace.error().message, kExitBadInput);
+  auto trainer = rl::PpoTrainer::create(config, *catalog, *trace, config.seed);
+  if (!trainer) return fail(err, trainer.error().message, kExitBadInput);
+  rl::PpoTrainer& ppo = **trainer;
+
+  std::error_code mkdir_error;
+  fs::create_directories(dir, mkdir_error);
+  if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
+  if (options.resume) {
+    if (const Status loaded_checkpoint = ppo.load(checkpoint); !loaded_checkpoint) {
+      return fail(err, loaded_checkpoint.error().message, kExitBadInput);
+    }
+    if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) {
+      return fail(err, kept.error().message, kExitOutputError);
+    }
+  } else {
+    AtomicFile resolved((dir / "config.json").string());
+    resolved.stream() << configs::to_json(config).dump(2) << '\n';
+    AtomicFile header(csv.string());
+    header.stream() << kCurveHeader << '\n';
+    for (AtomicFile* file : {&resolved, &header}) {
+      if (const Status written = file->commit(); !written) {
+        return fail(err, written.error().message, kExitOutputError);
+      }
+    }
+  }
+  if (!options.quiet) {
+    out << "training " << config.name << ": " << ppo.envs().num_envs() << " environments on "
+        << ppo.envs().threads() << " threads, " << ppo.iterations() << " iterations"
+        << (options.resume ? " (resumed after " + std::to_string(ppo.iteration()) + ")" : std::string()) << '\n';
+  }
+
+  // Rows are appended and flushed as they come, so an interrupted run keeps its curve.
+  std::ofstream curve(csv, std::ios::app);
+  const std::uint32_t every = config.rl->ppo.checkpoint_every;
+  using Clock = std::chrono::steady_clock;
+  auto last_print = Clock::now() - std::chrono::seconds(2);
+  const auto start = Clock::now();
+  const std::uint32_t first = ppo.iteration();
+  const std::uint32_t stop = options.max_iterations ? std::min(ppo.iterations(), first + *options.max_iterations)
+                                                    : ppo.iterations();
+  while (ppo.iteration() < stop) {
+    const rl::IterationStats stats = ppo.iterate();
+    curve << curve_row(stats) << '\n' << std::flush;
+    if (!curve) return fail(err, csv.string() + ": write failed", kExitOutputError);
+    if (every > 0 && stats.iteration % every == 0 && stats.iteration < stop) ppo.save(checkpoint);
+    if (!options.quiet && (Clock::now() - last_print >= std::chrono::seconds(1) || stats.iteration == stop)) {
+      out << progress_line(stats, ppo.iterations()) << '\n' << std::flush;
+      last_print = Clock::now();
+    }
+  }
+  ppo.save(checkpoint);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!options.quiet) {
+    const std::uint64_t decisions =
+        static_cast<std::uint64_t>(stop - first) * ppo.envs().num_envs() * config.rl->ppo.rollout_steps;
+    char line[160];
+    std::snprintf(line, sizeof line, "trained %" PRIu64 " decisions in %.1f s (%.0f decisions/s, updates included)\n",
+                  decisions, seconds, seconds > 0 ? static_cast<double>(decisions) / seconds : 0.0);
+    out << line;
+    if (!ppo.done()) out << "stopped after iteration " << stop << " of " << ppo.iterations() << ": continue with --resume\n";
+    out << "outputs       " << csv.string() << ", " << checkpoint.string();
+  }
+  if (options.plot) {
+    const std::string png = (dir / "learning_curve.png").string();
+    if (run_plot_script("plot_learning_curve.py", {csv.string(), "--out", png})) {
+      if (!options.quiet) out << ", " << png;
+    } else {
+      err << "note: no learning_curve.png (tools/plot_learning_curve.py needs python3-matplotlib)\n";
+    }
+  }
+  if (!options.quiet) out << '\n';
+  return kExitOk;
+}
+
+}  // namespace meshsim::cli

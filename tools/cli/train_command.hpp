@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace meshsim::cli {
+
+// `meshsim train`: PPO on the scenario's RL environment (its rl and rl.ppo objects).
+struct TrainCommandOptions {
+  std::string config_path;           // empty: configs/scenarios/rl-train.json
+  std::optional<std::string> trace;  // a trace file instead of the config's workload
+  std::string trace_format = "auto";
+  std::string out_dir = "meshsim-train";
+  std::optional<std::string> seed;   // the config's seed when unset
+  std::optional<std::uint64_t> total_decisions;  // overrides rl.ppo.total_decisions
+  std::optional<unsigned> threads;               // overrides rl.ppo.threads
+  std::optional<std::uint32_t> max_iterations;   // stop after this many in this invocation
+  bool resume = false;  // continue from out_dir/checkpoint
+  bool quiet = false;   // no progress lines
+  bool plot = true;     // learning_curve.png through tools/plot_learning_curve.py
+};
+
+// Trains, printing a progress line per iteration (at most about one a second), and
+// writes to out_dir: learning_curve.csv (one row per iteration, written as it goes),
+// checkpoint/ (every rl.ppo.checkpoint_every iterations and at the end; `meshsim eval
+// --policy out_dir/checkpoint` reads it), config.json (the resolved scenario) and
+// learning_curve.png. A folder holding an earlier run is refused unless --resume.
+int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace meshsim::cli
