@@ -1,7 +1,7 @@
 // PPO training throughput (issue 10 (b) and (c)): decisions per wall second of
 // PpoTrainer::iterate (rollout with batched inference + minibatch epochs of Adam), one
 // benchmark iteration = one PPO iteration, on the default training recipe
-// (configs/scenarios/rl-train.json: 8 environments x 64 decisions, 4 minibatches, 10
+// (configs/scenarios/rl-train.json: 16 environments x 64 decisions, 4 minibatches, 10
 // epochs) with
 //  - arg 0, light: episodes at 2% of the workload's rate (a few requests per decision);
 //  - arg 1, heavy: the Azure conversation trace at its real rate (../shared's
