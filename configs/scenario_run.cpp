@@ -69,8 +69,8 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const ScenarioConfig&
                                                                 nullptr, placement);
     if (hooks.scaling_log) run->scaling_->manager().set_log(hooks.scaling_log);
   } else if (config.autoscaler.policy != AutoscalerPolicy::kNone) {
-    std::unique_ptr<traces::RequestSource> lookahead;
-    if (config.autoscaler.policy == AutoscalerPolicy::kOracle) {
+    std::unique_ptr<traces::RequestSource> lookahead = std::move(hooks.lookahead);
+    if (config.autoscaler.policy == AutoscalerPolicy::kOracle && !lookahead) {
       // The oracle's own copy of the workload (the same seed gives the same stream).
       auto copy = traces::open_workload(config.workload, config.seed);
       if (!copy) return copy.error();

@@ -22,6 +22,9 @@ struct RunHooks {
   // The driver scales itself through scaling()->manager() (the RL agent): a ScalingManager
   // without the config's autoscaler.
   bool driver_scales = false;
+  // The oracle autoscaler's look-ahead copy of `source` (otherwise it reopens the
+  // config's workload).
+  std::unique_ptr<traces::RequestSource> lookahead;
 };
 
 // A scenario config made into a world ready to run: the simulation, the workload, the

@@ -18,7 +18,8 @@ double quantile(std::vector<double>& values, double q) {
 
 }  // namespace
 
-ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace)
+ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace,
+                       bool config_autoscaler)
     : config_(std::move(config)),
       catalog_(catalog),
       trace_(std::move(trace)),
@@ -32,9 +33,9 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   trace_span_s_ = trace_->empty() ? 0.0 : trace_->back().arrival.seconds();
   const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
   steps_per_episode_ = static_cast<std::uint32_t>(std::max(1.0, steps));
-  // The episode's own config: the agent scales (no autoscaler), the run stops at the
-  // window's end, and time-series rows (unused here) come once per episode.
-  config_.autoscaler = configs::AutoscalerSpec{};
+  // The episode's own config: the agent scales (no autoscaler unless asked for), the run
+  // stops at the window's end, and time-series rows (unused here) come once per episode.
+  if (!config_autoscaler) config_.autoscaler = configs::AutoscalerSpec{};
   config_.replay.until = SimTime::from_us(spec_.decision_interval.us() * steps_per_episode_);
   config_.replay.timeseries_interval = *config_.replay.until;
   config_.replay.stop_when_served = false;  // the agent acts, and instances cost, to the window's end
@@ -43,17 +44,16 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
 ScalingEnv::~ScalingEnv() = default;
 
 Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::ScenarioConfig& config,
-                                                        const configs::Catalog& catalog, traces::SharedTrace trace) {
+                                                        const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                        bool config_autoscaler) {
   if (!std::holds_alternative<configs::LlmServingSpec>(config.serving)) {
     return Error{config.name + ": the RL environment scales the llm serving model (serving.kind: llm)"};
   }
   if (trace == nullptr || trace->empty()) return Error{config.name + ": the RL environment needs a non-empty workload"};
-  std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(trace)));
+  std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(trace), config_autoscaler));
   // Build one episode's world now, so a config the run refuses fails here, not at reset.
-  configs::RunHooks hooks;
-  hooks.source = std::make_unique<traces::WindowSource>(env->trace_, SimTime::zero(), SimTime::zero(), 1.0);
-  hooks.driver_scales = true;
-  auto trial = configs::ScenarioRun::create(env->config_, config.name, catalog, *env, std::move(hooks));
+  auto trial = configs::ScenarioRun::create(env->config_, config.name, catalog, *env,
+                                            env->episode_hooks(SimTime::zero(), 1.0));
   if (!trial) return trial.error();
   return env;
 }
@@ -72,11 +72,8 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
 
   configs::ScenarioConfig episode = config_;
   episode.seed = rng_.next_u64();
-  configs::RunHooks hooks;
-  hooks.source = std::make_unique<traces::WindowSource>(trace_, SimTime::from_seconds(window_start_s_),
-                                                        *config_.replay.until, rate_scale_);
-  hooks.driver_scales = true;
-  auto run = configs::ScenarioRun::create(episode, config_.name, catalog_, *this, std::move(hooks));
+  auto run = configs::ScenarioRun::create(episode, config_.name, catalog_, *this,
+                                          episode_hooks(SimTime::from_seconds(window_start_s_), rate_scale_));
   MESHSIM_CHECK(run.has_value(), "reset: " + (run ? std::string() : run.error().message));
   run_ = std::move(*run);
   run_->start();
@@ -107,6 +104,18 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   info.starting = status.scaling_up_instances;
   info.draining = status.draining_instances;
   return info;
+}
+
+configs::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) const {
+  const SimTime length = *config_.replay.until;
+  configs::RunHooks hooks;
+  hooks.source = std::make_unique<traces::WindowSource>(trace_, start, length, rate_scale);
+  // The agent drives the ScalingManager unless the config's autoscaler does.
+  hooks.driver_scales = config_.autoscaler.policy == configs::AutoscalerPolicy::kNone;
+  if (config_.autoscaler.policy == configs::AutoscalerPolicy::kOracle) {
+    hooks.lookahead = std::make_unique<traces::WindowSource>(trace_, start, length, rate_scale);
+  }
+  return hooks;
 }
 
 std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action) const {
@@ -141,10 +150,10 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
     const std::int64_t desired = std::clamp<std::int64_t>(current + change[i], 0, 1'000'000);
     if (desired != current) autoscale::scale_pool_to(manager, pools_[i], static_cast<std::uint32_t>(desired));
   }
-  const cluster::ScalingCounts after = manager.counts();  // what the action did, before the interval plays out
 
   const SimTime end = SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
   run_->advance_until(end);
+  const cluster::ScalingCounts after = manager.counts();  // the action's and an autoscaler's
   const double seconds = (end - interval_start_).seconds();
   const auto usage = run_->replay().serving().usage();
   const std::uint64_t arrived = run_->replay().metrics().counts().arrived;

@@ -26,7 +26,7 @@ struct EnvInfo {
   double slo_attainment = 1.0;  // slo_met / left (1 when none left)
   double mean_instances = 0.0;  // instances that existed, mean over the interval
   double gpu_hours = 0.0;       // held by instances since the episode began
-  std::uint32_t scale_ups = 0, scale_downs = 0, blocked = 0;  // by this step's action
+  std::uint32_t scale_ups = 0, scale_downs = 0, blocked = 0;  // in the step (its action, or an autoscaler)
   std::uint32_t active = 0, starting = 0, draining = 0;       // now, over all pools
   // The reward's terms (reward = -(slo + cost + churn)).
   double slo_penalty = 0.0, cost_penalty = 0.0, churn_penalty = 0.0;
@@ -72,8 +72,12 @@ class ScalingEnv final : private replay::ReplayObserver {
  public:
   // The scenario must serve with the llm model; its "rl" object (defaults when absent)
   // shapes episodes, actions and reward.
+  // With `config_autoscaler`, the scenario's autoscaler (any but none) scales the pools
+  // during each interval instead of the agent, whose actions are then best left NaN:
+  // evaluation runs baselines through the same episodes and the same reward.
   static Expected<std::unique_ptr<ScalingEnv>> create(const configs::ScenarioConfig& config,
-                                                      const configs::Catalog& catalog, traces::SharedTrace trace);
+                                                      const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                      bool config_autoscaler = false);
   ~ScalingEnv() override;
 
   std::size_t observation_size() const { return rl::observation_size(pools_.size()); }
@@ -99,7 +103,10 @@ class ScalingEnv final : private replay::ReplayObserver {
   const configs::ScenarioRun& run() const { return *run_; }
 
  private:
-  ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace);
+  ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace,
+             bool config_autoscaler);
+  // The hooks of an episode's run over the window [start, start + length x scale).
+  configs::RunHooks episode_hooks(SimTime start, double rate_scale) const;
   void on_request(const metrics::RequestRecord& record) override;
   // Pool size changes asked by `action`.
   std::vector<std::int64_t> deltas(std::span<const float> action) const;

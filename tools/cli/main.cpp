@@ -9,6 +9,7 @@
 #include "tools/cli/compare_presets.hpp"
 #include "tools/cli/scenario_command.hpp"
 #ifdef MESHSIM_HAVE_RL
+#include "tools/cli/eval_command.hpp"
 #include "tools/cli/train_command.hpp"
 #endif
 
@@ -92,6 +93,31 @@ int main(int argc, char** argv) {
   train_cmd->add_flag("--resume", train.resume, "Continue the run in --out from its checkpoint");
   train_cmd->add_flag("--quiet", train.quiet, "Print no progress");
   train_cmd->add_flag("!--no-plot", train.plot, "Do not draw learning_curve.png");
+
+  EvalCommandOptions eval;
+  auto* eval_cmd = app.add_subcommand(
+      "eval", "Replay a trace with a trained policy and every baseline (static, elastic, target tracking, oracle)");
+  eval_cmd->add_option("--config", eval.config_path, "Scenario with an rl object; default: configs/scenarios/rl-train.json")
+      ->check(CLI::ExistingFile);
+  eval_cmd->add_option("--policy", eval.policy, "Checkpoint folder of meshsim train (its --out/checkpoint)")
+      ->check(CLI::ExistingDirectory);
+  eval_cmd->add_option("--trace", eval.trace, "Trace file to evaluate on instead of the config's workload");
+  eval_cmd->add_option("--trace-format", eval.trace_format, "auto, azure or mooncake")->capture_default_str();
+  eval_cmd->add_option("--out", eval.out_dir, "Folder for eval.csv, instances.csv, eval.png")->capture_default_str();
+  eval_cmd->add_option("--seed", eval.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
+  eval_cmd->add_option("--window-start", eval.window_start_s, "Start of the evaluated window, workload seconds")
+      ->capture_default_str();
+  eval_cmd->add_option("--window", eval.window_s, "Length of the evaluated window in seconds (default: to the end)");
+  eval_cmd->add_option("--delays", eval.delays_s, "Scale-up delays to evaluate at, seconds (default: the config's)")
+      ->delimiter(',');
+  eval_cmd->add_option("--kv-targets", eval.kv_targets, "Target tracking's KV-use targets (fractions)")
+      ->delimiter(',')
+      ->capture_default_str();
+  eval_cmd->add_option("--request-targets", eval.request_targets, "Target tracking's requests-per-instance targets")
+      ->delimiter(',')
+      ->capture_default_str();
+  eval_cmd->add_option("--max-static", eval.max_static, "Largest static size swept")->capture_default_str();
+  eval_cmd->add_flag("!--no-plot", eval.plot, "Do not draw eval.png");
 #endif
 
   try {
@@ -108,6 +134,7 @@ int main(int argc, char** argv) {
     if (presets_cmd->parsed()) return run_compare_presets_command(presets, std::cout, std::cerr);
 #ifdef MESHSIM_HAVE_RL
     if (train_cmd->parsed()) return run_train_command(train, std::cout, std::cerr);
+    if (eval_cmd->parsed()) return run_eval_command(eval, std::cout, std::cerr);
 #endif
   } catch (const meshsim::RangeError& e) {
     std::cerr << "error: " << e.what() << '\n';

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <span>
+
+#include "sim/engine/expected.hpp"
+
+namespace meshsim::rl {
+
+// A trained policy read from a checkpoint folder (`meshsim train`'s out/checkpoint),
+// acting deterministically for evaluation: the Gaussian's mean (the environment clips it
+// to [-1, 1]) or each categorical's most likely choice, on observations normalised with
+// the statistics frozen at the checkpoint. LibTorch stays behind this header.
+class PolicyRunner {
+ public:
+  static Expected<std::unique_ptr<PolicyRunner>> load(const std::filesystem::path& checkpoint);
+  ~PolicyRunner();
+
+  std::size_t observation_size() const;
+  std::size_t action_size() const;
+  bool discrete() const;
+  // `obs`: one raw observation; writes one action.
+  void act(std::span<const float> obs, std::span<float> action);
+
+ private:
+  struct Impl;
+  explicit PolicyRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace meshsim::rl

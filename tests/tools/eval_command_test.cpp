@@ -1,0 +1,158 @@
+// `meshsim eval`: every baseline of the autoscaler interface and a trained policy on one
+// window of a trace, through the same environment and reward; any trace the readers
+// accept; a policy that does not fit the scenario refused with the sizes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "configs/scenario_config.hpp"
+#include "tests/shared_data.hpp"
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/eval_command.hpp"
+#include "tools/cli/train_command.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using testing::fresh_dir;
+using testing::scenario_in_fresh_dir;
+using testing::slurp;
+
+struct CommandRun {
+  int code = 0;
+  std::string out, err;
+};
+
+template <typename Options, typename Command>
+CommandRun run(Options options, Command command) {
+  options.plot = false;
+  std::ostringstream out, err;
+  CommandRun r;
+  r.code = command(options, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// Rows of eval.csv as column -> value maps.
+std::vector<std::map<std::string, std::string>> rows(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  std::stringstream h(line);
+  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
+  std::vector<std::map<std::string, std::string>> out;
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    std::map<std::string, std::string> row;
+    std::size_t i = 0;
+    for (std::string cell; std::getline(fields, cell, ',') && i < header.size(); ++i) row[header[i]] = cell;
+    out.push_back(row);
+  }
+  return out;
+}
+
+TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
+  // A policy trained briefly on the default recipe (2 iterations).
+  TrainCommandOptions train;
+  train.out_dir = fresh_dir("eval_policy").string();
+  train.total_decisions = 2048;
+  ASSERT_EQ(run(train, run_train_command).code, kExitOk);
+
+  EvalCommandOptions options;
+  options.policy = train.out_dir + "/checkpoint";
+  options.out_dir = fresh_dir("eval_default").string();
+  options.window_start_s = 3600;
+  options.window_s = 900;
+  options.delays_s = {10, 60};
+  options.max_static = 6;
+  const CommandRun r = run(options, run_eval_command);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("scale-up delay 60 s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gap closed:"), std::string::npos) << r.out;
+  const auto all = rows(slurp(options.out_dir + "/eval.csv"));
+  // Per delay: 6 static sizes, elastic, 5 + 5 target-tracking targets, the oracle, ppo.
+  ASSERT_EQ(all.size(), 2u * (6 + 1 + 5 + 5 + 1 + 1));
+  int in_table = 0;
+  for (const auto& row : all) {
+    in_table += row.at("in_table") == "1";
+    const double slo = std::stod(row.at("slo_attainment"));
+    EXPECT_GE(slo, 0.0);
+    EXPECT_LE(slo, 1.0);
+    EXPECT_GT(std::stod(row.at("gpu_hours")), 0.0) << row.at("policy");
+    // A static size never scales.
+    if (row.at("policy") == "static") {
+      EXPECT_EQ(row.at("scale_ups"), "0");
+    }
+  }
+  EXPECT_EQ(in_table, 2 * 5);  // ppo, best static, elastic, best target tracking, oracle
+  // Static GPU-hours are the size's: k instances x 4 GPUs x 0.25 h.
+  for (const auto& row : all) {
+    if (row.at("policy") == "static" && row.at("delay_s") == "10") {
+      EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 0.25, 1e-6);
+    }
+  }
+  // The same options give the same file.
+  EvalCommandOptions again = options;
+  again.out_dir = fresh_dir("eval_default_again").string();
+  ASSERT_EQ(run(again, run_eval_command).code, kExitOk);
+  EXPECT_EQ(slurp(again.out_dir + "/eval.csv"), slurp(options.out_dir + "/eval.csv"));
+  EXPECT_EQ(slurp(again.out_dir + "/instances.csv"), slurp(options.out_dir + "/instances.csv"));
+}
+
+TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
+  for (const char* file : {"traces/azure2023_conv.csv", "traces/mooncake_fast25_conversation.jsonl"}) {
+    const std::string trace = meshsim::testing::shared_path(file);
+    MESHSIM_NEED_SHARED_FILE(trace);
+    EvalCommandOptions options;
+    options.trace = trace;
+    options.out_dir = fresh_dir("eval_real").string();
+    options.window_s = 600;
+    options.max_static = 4;
+    options.kv_targets = {0.7};
+    options.request_targets = {16};
+    const CommandRun r = run(options, run_eval_command);
+    ASSERT_EQ(r.code, kExitOk) << file << ": " << r.err;
+    EXPECT_EQ(rows(slurp(options.out_dir + "/eval.csv")).size(), 4u + 1 + 1 + 1 + 1) << file;
+  }
+}
+
+TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused) {
+  TrainCommandOptions train;
+  train.out_dir = fresh_dir("eval_policy_mixed").string();
+  train.total_decisions = 1024;
+  ASSERT_EQ(run(train, run_train_command).code, kExitOk);
+  // The same recipe with split prompt and token pools: two action entries.
+  std::ifstream in(configs::default_training_path());
+  nlohmann::json split = nlohmann::json::parse(in);
+  split["serving"]["start_state"] = {{{"tag", "prompt"}, {"count", 2}}, {{"tag", "token"}, {"count", 2}}};
+  EvalCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("eval_split", "split.json", split.dump()).string();
+  options.policy = train.out_dir + "/checkpoint";
+  options.out_dir = fresh_dir("eval_split_out").string();
+  options.window_s = 300;
+  options.max_static = 2;
+  CommandRun r = run(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("the policy was trained for 17 features and 1 pools; this scenario has 24 and 2"),
+            std::string::npos)
+      << r.err;
+
+  EvalCommandOptions outside;
+  outside.out_dir = fresh_dir("eval_outside").string();
+  outside.window_start_s = 1e6;
+  r = run(outside, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("must hold at least one decision interval"), std::string::npos) << r.err;
+  outside.window_start_s = 0;
+  outside.policy = "/nonexistent";
+  r = run(outside, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("/nonexistent/state.json: cannot read"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace meshsim::cli

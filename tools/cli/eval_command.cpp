@@ -1,0 +1,298 @@
+#include "tools/cli/eval_command.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <ostream>
+
+#include "configs/scenario_config.hpp"
+#include "rl/env/scaling_env.hpp"
+#include "rl/ppo/policy_runner.hpp"
+#include "sim/engine/number_text.hpp"
+#include "sim/engine/thread_pool.hpp"
+#include "tools/cli/atomic_file.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/plot_script.hpp"
+#include "traces/workload_source.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kNoParameter = std::numeric_limits<double>::quiet_NaN();
+
+// One policy (or baseline at one parameter) to evaluate.
+struct Candidate {
+  std::string policy;  // ppo | static | elastic | target_tracking_kv | target_tracking_requests | oracle
+  double parameter = kNoParameter;  // static size, or target
+  configs::ScenarioConfig config;
+  bool autoscaler = false;  // the config's autoscaler scales (else the policy, or nobody)
+};
+
+struct Outcome {
+  std::string policy;
+  double parameter = kNoParameter;
+  std::string error;  // the run failed: nothing else is set
+  double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0;
+  double gpu_hours = 0, mean_instances = 0, reward = 0, actions_per_hour = 0;
+  std::uint64_t scale_ups = 0, scale_downs = 0;
+  std::vector<double> instances;  // mean per decision interval
+  bool in_table = false;
+};
+
+// Plays the window as one episode; `policy` acts when given, else NaN (no change).
+Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const traces::SharedTrace& trace,
+                 double window_start_s, std::uint64_t seed, rl::PolicyRunner* policy) {
+  Outcome o;
+  o.policy = c.policy;
+  o.parameter = c.parameter;
+  auto env = rl::ScalingEnv::create(c.config, catalog, trace, c.autoscaler);
+  if (!env) {
+    o.error = env.error().message;
+    return o;
+  }
+  rl::ScalingEnv& e = **env;
+  if (policy != nullptr && (policy->observation_size() != e.observation_size() ||
+                            policy->action_size() != e.action_size())) {
+    o.error = "the policy was trained for " + std::to_string(policy->observation_size()) + " features and " +
+              std::to_string(policy->action_size()) + " pools; this scenario has " +
+              std::to_string(e.observation_size()) + " and " + std::to_string(e.action_size());
+    return o;
+  }
+  std::vector<float> obs(e.observation_size());
+  std::vector<float> action(e.action_size(), std::numeric_limits<float>::quiet_NaN());
+  e.reset(seed, obs, {window_start_s, 1.0});
+  for (;;) {
+    if (policy != nullptr) policy->act(obs, action);
+    const rl::StepResult step = e.step(action, obs);
+    o.reward += step.reward;
+    o.instances.push_back(step.info.mean_instances);
+    o.gpu_hours = step.info.gpu_hours;
+    if (step.truncated) break;
+  }
+  const auto& metrics = e.run().replay().metrics();
+  o.slo_attainment = metrics.slo_attainment();
+  const auto ttft = metrics.ttft(), tbt = metrics.tbt();
+  o.ttft_p50 = ttft.p50;
+  o.ttft_p99 = ttft.p99;
+  o.tbt_p50 = tbt.p50;
+  o.tbt_p99 = tbt.p99;
+  double sum = 0;
+  for (const double x : o.instances) sum += x;
+  o.mean_instances = o.instances.empty() ? 0.0 : sum / static_cast<double>(o.instances.size());
+  const auto& counts = e.run().scaling()->manager().counts();
+  o.scale_ups = counts.scale_ups;
+  o.scale_downs = counts.scale_downs;
+  const double hours = e.spec().episode_length.seconds() / 3600.0;
+  o.actions_per_hour = static_cast<double>(o.scale_ups + o.scale_downs) / hours;
+  return o;
+}
+
+std::string parameter_text(const Outcome& o) {
+  if (std::isnan(o.parameter)) return "";
+  if (o.policy == "target_tracking_kv") return number_text(100.0 * o.parameter) + "%";
+  return number_text(o.parameter);
+}
+
+std::string csv_row(double delay, const Outcome& o) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%d\n",
+                number_text(delay).c_str(), o.policy.c_str(), std::isnan(o.parameter) ? "" : number_text(o.parameter).c_str(),
+                o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours, o.mean_instances,
+                o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, o.in_table ? 1 : 0);
+  return line;
+}
+
+// The index of the outcome with the highest reward among those of `policy` (or -1).
+int best_of(const std::vector<Outcome>& outcomes, const std::vector<std::string>& policies) {
+  int best = -1;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& o = outcomes[i];
+    if (!o.error.empty() || std::find(policies.begin(), policies.end(), o.policy) == policies.end()) continue;
+    if (best < 0 || o.reward > outcomes[static_cast<std::size_t>(best)].reward) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+}  // namespace
+
+int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string config_path = options.config_path.empty() ? configs::default_training_path() : options.config_path;
+  auto loaded = configs::load_scenario(config_path);
+  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
+  configs::ScenarioConfig base = *loaded;
+  if (options.trace) {
+    auto spec = trace_file_spec(*options.trace, options.trace_format);
+    if (!spec) return fail(err, spec.error().message, kExitBadInput);
+    base.workload = traces::WorkloadSpec{};
+    base.workload.source = *spec;
+  }
+  if (options.seed) {
+    const auto seed = parse_seed(*options.seed);
+    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
+    base.seed = *seed;
+  }
+  if (!base.rl) base.rl = configs::RlSpec{};
+  if (!(options.window_start_s >= 0) || options.window_start_s > 1e12) {
+    return fail(err, "--window-start: expected seconds in [0, 1e12], got " + number_text(options.window_start_s),
+                kExitBadInput);
+  }
+  for (const double d : options.delays_s) {
+    if (!(d >= 0) || d > 1e6) return fail(err, "--delays: expected seconds in [0, 1e6], got " + number_text(d), kExitBadInput);
+  }
+
+  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
+  auto source = traces::open_workload(base.workload, base.seed);
+  if (!source) return fail(err, source.error().message, kExitBadInput);
+  auto trace = traces::load_trace(**source);
+  if (!trace) return fail(err, trace.error().message, kExitBadInput);
+  if ((*trace)->empty()) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
+  const double span = (*trace)->back().arrival.seconds();
+  const double window = options.window_s.value_or(span - options.window_start_s);
+  if (!(window >= base.rl->decision_interval.seconds()) || window > 1e12) {
+    return fail(err, "--window: the evaluated window [" + number_text(options.window_start_s) + ", +" +
+                         number_text(window) + ") s must hold at least one decision interval (" +
+                         number_text(base.rl->decision_interval.seconds()) + " s); the workload spans " +
+                         number_text(span) + " s",
+                kExitBadInput);
+  }
+  base.rl->episode_length = engine::SimTime::from_seconds(window);
+
+  std::unique_ptr<rl::PolicyRunner> policy;
+  if (options.policy) {
+    auto runner = rl::PolicyRunner::load(*options.policy);
+    if (!runner) return fail(err, runner.error().message, kExitBadInput);
+    policy = std::move(*runner);
+  }
+  std::error_code mkdir_error;
+  fs::create_directories(options.out_dir, mkdir_error);
+  if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
+
+  std::vector<double> delays = options.delays_s;
+  if (delays.empty()) delays.push_back(base.scaling.manager.scale_up_delay.seconds());
+  const std::uint32_t max_static =
+      std::min(options.max_static, base.scaling.manager.max_total_instances);
+
+  AtomicFile csv((fs::path(options.out_dir) / "eval.csv").string());
+  csv.stream() << "delay_s,policy,parameter,slo_attainment,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,gpu_hours,"
+                  "mean_instances,scale_ups,scale_downs,actions_per_hour,reward,in_table\n";
+  AtomicFile series((fs::path(options.out_dir) / "instances.csv").string());
+  series.stream() << "delay_s,policy,time_s,instances\n";
+  engine::ThreadPool pool(0);
+  const double interval_s = base.rl->decision_interval.seconds();
+
+  out << "evaluating on " << (options.trace ? *options.trace : config_path) << ", window ["
+      << number_text(options.window_start_s) << ", " << number_text(options.window_start_s + window) << ") s\n";
+  for (const double delay : delays) {
+    configs::ScenarioConfig at_delay = base;
+    at_delay.scaling.manager.scale_up_delay = engine::SimTime::from_seconds(delay);
+    std::vector<Candidate> candidates;
+    const auto with = [&](std::string name, double parameter, auto&& change) {
+      Candidate c{std::move(name), parameter, at_delay, true};
+      change(c.config);
+      candidates.push_back(std::move(c));
+    };
+    for (std::uint32_t k = 1; k <= max_static; ++k) {
+      with("static", k, [&](configs::ScenarioConfig& c) {
+        auto& llm = std::get<configs::LlmServingSpec>(c.serving);
+        for (auto& group : llm.start_state) group.count = k;
+      });
+    }
+    with("elastic", kNoParameter,
+         [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kElastic; });
+    for (const double target : options.kv_targets) {
+      with("target_tracking_kv", target, [&](configs::ScenarioConfig& c) {
+        c.autoscaler.policy = configs::AutoscalerPolicy::kTargetTracking;
+        c.autoscaler.target_tracking.metric = autoscale::TrackedMetric::kKvUtilisation;
+        c.autoscaler.target_tracking.target = target;
+      });
+    }
+    for (const double target : options.request_targets) {
+      with("target_tracking_requests", target, [&](configs::ScenarioConfig& c) {
+        c.autoscaler.policy = configs::AutoscalerPolicy::kTargetTracking;
+        c.autoscaler.target_tracking.metric = autoscale::TrackedMetric::kRequestsPerInstance;
+        c.autoscaler.target_tracking.target = target;
+      });
+    }
+    with("oracle", kNoParameter,
+         [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kOracle; });
+
+    std::vector<Outcome> outcomes(candidates.size());
+    pool.for_each(candidates.size(), [&](std::size_t i) {
+      outcomes[i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, at_delay.seed, nullptr);
+    });
+    if (policy) {
+      outcomes.push_back(
+          evaluate(Candidate{"ppo", kNoParameter, at_delay, false}, *catalog, *trace, options.window_start_s, at_delay.seed,
+                   policy.get()));
+      if (!outcomes.back().error.empty()) return fail(err, *options.policy + ": " + outcomes.back().error, kExitBadInput);
+    }
+    for (const auto& o : outcomes) {
+      if (!o.error.empty()) return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
+    }
+    const int best_static = best_of(outcomes, {"static"});
+    const int best_tracking = best_of(outcomes, {"target_tracking_kv", "target_tracking_requests"});
+    const int elastic = best_of(outcomes, {"elastic"});
+    const int oracle = best_of(outcomes, {"oracle"});
+    const int ppo = best_of(outcomes, {"ppo"});
+    std::vector<int> table;
+    for (const int i : {ppo, best_static, elastic, best_tracking, oracle}) {
+      if (i >= 0) table.push_back(i);
+    }
+    for (const int i : table) outcomes[static_cast<std::size_t>(i)].in_table = true;
+    for (const auto& o : outcomes) {
+      csv.stream() << csv_row(delay, o);
+      if (!o.in_table) continue;
+      for (std::size_t s = 0; s < o.instances.size(); ++s) {
+        series.stream() << number_text(delay) << ',' << o.policy << ',' << number_text(interval_s * (s + 1)) << ','
+                        << number_text(o.instances[s]) << '\n';
+      }
+    }
+
+    out << "\nscale-up delay " << number_text(delay) << " s\n";
+    char line[320];
+    std::snprintf(line, sizeof line, "%-26s %8s %9s %9s %9s %9s %9s %8s %9s %10s\n", "policy", "SLO", "TTFT p50",
+                  "TTFT p99", "TBT p50", "TBT p99", "GPU-h", "inst", "actions/h", "reward");
+    out << line;
+    for (const int i : table) {
+      const Outcome& o = outcomes[static_cast<std::size_t>(i)];
+      const std::string name = o.policy + (std::isnan(o.parameter) ? "" : " " + parameter_text(o));
+      std::snprintf(line, sizeof line, "%-26s %7.2f%% %8.3fs %8.3fs %8.4fs %8.4fs %9.2f %8.2f %9.1f %10.3f\n",
+                    name.c_str(), 100.0 * o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours,
+                    o.mean_instances, o.actions_per_hour, o.reward);
+      out << line;
+    }
+    if (ppo >= 0 && best_tracking >= 0 && oracle >= 0) {
+      const double r_tt = outcomes[static_cast<std::size_t>(best_tracking)].reward;
+      const double gap = outcomes[static_cast<std::size_t>(oracle)].reward - r_tt;
+      const double closed = outcomes[static_cast<std::size_t>(ppo)].reward - r_tt;
+      if (gap > 0) {
+        std::snprintf(line, sizeof line, "gap closed: %.1f%% of the reward gap between target tracking and the oracle\n",
+                      100.0 * closed / gap);
+      } else {
+        std::snprintf(line, sizeof line, "gap closed: n/a (target tracking's reward is at or above the oracle's)\n");
+      }
+      out << line;
+    }
+  }
+  for (AtomicFile* file : {&csv, &series}) {
+    if (const Status written = file->commit(); !written) return fail(err, written.error().message, kExitOutputError);
+  }
+  out << "\noutputs       " << csv.path() << ", " << series.path();
+  if (options.plot) {
+    const std::string png = (fs::path(options.out_dir) / "eval.png").string();
+    if (run_plot_script("plot_eval.py", {options.out_dir, "--out", png})) {
+      out << ", " << png;
+    } else {
+      err << "note: no eval.png (tools/plot_eval.py needs python3-matplotlib)\n";
+    }
+  }
+  out << '\n';
+  return kExitOk;
+}
+
+}  // namespace meshsim::cli
