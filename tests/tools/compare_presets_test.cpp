@@ -23,19 +23,8 @@ using Rows = std::map<std::string, std::map<std::string, std::string>>;
 
 // presets.csv by policy, then column.
 Rows read_rows(const std::string& csv) {
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  std::stringstream h(line);
-  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
   Rows rows;
-  while (std::getline(in, line)) {
-    std::stringstream fields(line);
-    std::vector<std::string> cells;
-    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) rows[cells[0]][header[i]] = cells[i];
-  }
+  for (auto& row : testing::csv_rows(csv)) rows[row["policy"]] = std::move(row);
   return rows;
 }
 

@@ -18,6 +18,7 @@ namespace {
 
 using testing::fresh_dir;
 using testing::scenario_in_fresh_dir;
+using testing::csv_rows;
 using testing::slurp;
 
 struct CommandRun {
@@ -34,25 +35,6 @@ CommandRun run(Options options, Command command) {
   r.out = out.str();
   r.err = err.str();
   return r;
-}
-
-// Rows of eval.csv as column -> value maps.
-std::vector<std::map<std::string, std::string>> rows(const std::string& csv) {
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  std::stringstream h(line);
-  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
-  std::vector<std::map<std::string, std::string>> out;
-  while (std::getline(in, line)) {
-    std::stringstream fields(line);
-    std::map<std::string, std::string> row;
-    std::size_t i = 0;
-    for (std::string cell; std::getline(fields, cell, ',') && i < header.size(); ++i) row[header[i]] = cell;
-    out.push_back(row);
-  }
-  return out;
 }
 
 TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
@@ -73,7 +55,7 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("scale-up delay 60 s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gap closed:"), std::string::npos) << r.out;
-  const auto all = rows(slurp(options.out_dir + "/eval.csv"));
+  const auto all = csv_rows(slurp(options.out_dir + "/eval.csv"));
   // Per delay: 6 static sizes, elastic, 5 + 5 target-tracking targets, the oracle, ppo.
   ASSERT_EQ(all.size(), 2u * (6 + 1 + 5 + 5 + 1 + 1));
   int in_table = 0;
@@ -116,7 +98,7 @@ TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
     options.request_targets = {16};
     const CommandRun r = run(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << file << ": " << r.err;
-    EXPECT_EQ(rows(slurp(options.out_dir + "/eval.csv")).size(), 4u + 1 + 1 + 1 + 1) << file;
+    EXPECT_EQ(csv_rows(slurp(options.out_dir + "/eval.csv")).size(), 4u + 1 + 1 + 1 + 1) << file;
   }
 }
 

@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace meshsim::cli::testing {
 
@@ -32,6 +34,26 @@ inline fs::path scenario_in_fresh_dir(const std::string& name, const std::string
   fs::create_directories(dir);
   std::ofstream(dir / file) << text;
   return dir / file;
+}
+
+// The rows of a CSV with a header line, each as column -> cell (no quoting: the
+// commands' CSVs have none).
+inline std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  std::stringstream h(line);
+  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    std::map<std::string, std::string> row;
+    std::size_t i = 0;
+    for (std::string cell; i < header.size() && std::getline(fields, cell, ','); ++i) row[header[i]] = cell;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace meshsim::cli::testing
