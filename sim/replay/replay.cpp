@@ -115,8 +115,9 @@ void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
 
 void Replay::sample() {
   // Nothing left that could move the requests still in the system: the run would sample
-  // forever. The serving model prevents this; this is the safety net.
-  MESHSIM_CHECK(!source_done_ || sim_.pending_events() > 0,
+  // forever. The serving model prevents this; this is the safety net. An empty system
+  // idling to its end time (a run that outlives its workload) is fine.
+  MESHSIM_CHECK(!source_done_ || sim_.pending_events() > 0 || cluster_->in_flight() == 0,
                 std::to_string(cluster_->in_flight()) + " requests are in flight at " +
                     std::to_string(sim_.now().seconds()) + " s and nothing can move them: " +
                     cluster_->describe_waiting());
@@ -134,6 +135,8 @@ Expected<ReplayResult> Replay::run() {
 
 void Replay::start() {
   MESHSIM_CHECK(phase_ == Phase::kCreated, "Replay::start: called twice");
+  MESHSIM_CHECK(options_.stop_when_served || options_.until.has_value(),
+                "Replay::start: a run that outlives its workload (stop_when_served false) needs an end time");
   phase_ = Phase::kStarted;
   read_next_arrival();
   sample_timer_.arm_after(interval_);

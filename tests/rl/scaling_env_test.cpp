@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "tests/rl/env_fixture.hpp"
@@ -161,6 +162,27 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
     EXPECT_EQ(left, env->run().replay().metrics().counts().arrived);
     EXPECT_NEAR(r.info.gpu_hours, 300.0 / 3600.0 * 4 * 4, 300.0 / 3600.0 * 4 * 2);
   }
+  // A window without requests where the agent changes nothing: the simulation has no
+  // event at all, and the episode still plays out to its end (the replay used to take
+  // this for requests stuck forever and throw).
+  const float hold = std::numeric_limits<float>::quiet_NaN();
+  env->reset(5, obs, ResetOptions{1e6, 1.0});
+  StepResult r;
+  for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) r = env->step({&hold, 1}, obs);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(env->run().replay().metrics().counts().arrived, 0u);
+  EXPECT_DOUBLE_EQ(r.info.slo_attainment, 1.0);
+  EXPECT_NEAR(r.info.gpu_hours, 300.0 / 3600.0 * 4 * 4, 1e-9);  // the 4 start instances, all along
+}
+
+TEST(ScalingEnvTest, WindowsPastTheWorkloadAreRefused) {
+  auto f = make_fixture();
+  f.config.rl->windows_to_s = 1e6;
+  const auto env = ScalingEnv::create(f.config, catalog(), f.trace);
+  ASSERT_FALSE(env);
+  EXPECT_NE(env.error().message.find("rl.windows_to_s (1000000.000000 s) is past the workload's last request"),
+            std::string::npos)
+      << env.error().message;
 }
 
 TEST(ScalingEnvTest, NanActionsChangeNothing) {

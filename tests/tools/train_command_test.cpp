@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "configs/scenario_config.hpp"
+#include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/train_command.hpp"
@@ -25,6 +26,7 @@ std::string small_recipe() {
   nlohmann::json recipe = nlohmann::json::parse(in);
   recipe["workload"]["generator"]["duration_s"] = 3600;
   recipe["rl"]["episode_s"] = 60;
+  recipe["rl"]["windows_to_s"] = nullptr;  // windows over the whole (shorter) workload
   recipe["rl"]["ppo"] = {{"num_envs", 2},    {"rollout_steps", 8},     {"minibatches", 2},
                          {"update_epochs", 1}, {"total_decisions", 64}, {"checkpoint_every", 1}};
   return recipe.dump();
@@ -99,6 +101,18 @@ TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
   EXPECT_NE(last.out.find("resumed after 3"), std::string::npos) << last.out;
   EXPECT_EQ(deterministic_columns(slurp(part.out_dir + "/learning_curve.csv")),
             deterministic_columns(slurp(whole.out_dir + "/learning_curve.csv")));
+}
+
+TEST(TrainCommandTest, TrainsOnARealTraceWithWindowsOverAllOfIt) {
+  const std::string trace = meshsim::testing::shared_path("traces/azure2023_conv.csv");
+  MESHSIM_NEED_SHARED_FILE(trace);
+  TrainCommandOptions options;  // the default recipe, whose windows end past this trace's hour
+  options.trace = trace;
+  options.total_decisions = 1024;
+  options.out_dir = fresh_dir("train_real").string();
+  const TrainRun run = train(options);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.err.find("note: --trace: windows over the whole trace"), std::string::npos) << run.err;
 }
 
 TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {

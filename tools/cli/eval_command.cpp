@@ -161,6 +161,8 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
                 kExitBadInput);
   }
   base.rl->episode_length = engine::SimTime::from_seconds(window);
+  base.rl->windows_from_s = options.window_start_s;  // the one window evaluated (reset names it too)
+  base.rl->windows_to_s = options.window_start_s;
 
   std::unique_ptr<rl::PolicyRunner> policy;
   if (options.policy) {

@@ -83,6 +83,13 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     config.seed = *seed;
   }
   if (!config.rl) config.rl = configs::RlSpec{};
+  if (options.trace && config.rl->windows_to_s) {
+    // The config's windows were chosen for its own workload (the recipe holds out its
+    // last hour); on another trace, windows cover all of it.
+    err << "note: --trace: windows over the whole trace (the config's rl.windows_to_s, "
+        << *config.rl->windows_to_s << " s, is for its own workload)\n";
+    config.rl->windows_to_s.reset();
+  }
   if (options.total_decisions) {
     if (*options.total_decisions == 0) return fail(err, "--total-decisions: expected at least 1", kExitBadInput);
     config.rl->ppo.total_decisions = *options.total_decisions;
