@@ -18,31 +18,17 @@ namespace {
 
 using testing::fresh_dir;
 using testing::scenario_in_fresh_dir;
+using testing::CommandRun;
+using testing::run_command;
 using testing::csv_rows;
 using testing::slurp;
-
-struct CommandRun {
-  int code = 0;
-  std::string out, err;
-};
-
-template <typename Options, typename Command>
-CommandRun run(Options options, Command command) {
-  options.plot = false;
-  std::ostringstream out, err;
-  CommandRun r;
-  r.code = command(options, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
 
 TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
   // A policy trained briefly on the default recipe (2 iterations).
   TrainCommandOptions train;
   train.out_dir = fresh_dir("eval_policy").string();
   train.total_decisions = 2048;
-  ASSERT_EQ(run(train, run_train_command).code, kExitOk);
+  ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
 
   EvalCommandOptions options;
   options.policy = train.out_dir + "/checkpoint";
@@ -51,7 +37,7 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
   options.window_s = 900;
   options.delays_s = {10, 60};
   options.max_static = 6;
-  const CommandRun r = run(options, run_eval_command);
+  const CommandRun r = run_command(options, run_eval_command);
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("scale-up delay 60 s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gap closed:"), std::string::npos) << r.out;
@@ -80,7 +66,7 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
   // The same options give the same file.
   EvalCommandOptions again = options;
   again.out_dir = fresh_dir("eval_default_again").string();
-  ASSERT_EQ(run(again, run_eval_command).code, kExitOk);
+  ASSERT_EQ(run_command(again, run_eval_command).code, kExitOk);
   EXPECT_EQ(slurp(again.out_dir + "/eval.csv"), slurp(options.out_dir + "/eval.csv"));
   EXPECT_EQ(slurp(again.out_dir + "/instances.csv"), slurp(options.out_dir + "/instances.csv"));
 }
@@ -96,7 +82,7 @@ TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
     options.max_static = 4;
     options.kv_targets = {0.7};
     options.request_targets = {16};
-    const CommandRun r = run(options, run_eval_command);
+    const CommandRun r = run_command(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << file << ": " << r.err;
     EXPECT_EQ(csv_rows(slurp(options.out_dir + "/eval.csv")).size(), 4u + 1 + 1 + 1 + 1) << file;
   }
@@ -106,7 +92,7 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   TrainCommandOptions train;
   train.out_dir = fresh_dir("eval_policy_mixed").string();
   train.total_decisions = 1024;
-  ASSERT_EQ(run(train, run_train_command).code, kExitOk);
+  ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
   // The same recipe with split prompt and token pools: two action entries.
   std::ifstream in(configs::default_training_path());
   nlohmann::json split = nlohmann::json::parse(in);
@@ -117,7 +103,7 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   options.out_dir = fresh_dir("eval_split_out").string();
   options.window_s = 300;
   options.max_static = 2;
-  CommandRun r = run(options, run_eval_command);
+  CommandRun r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("the policy was trained for 17 features and 1 pools; this scenario has 24 and 2"),
             std::string::npos)
@@ -126,12 +112,12 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   EvalCommandOptions outside;
   outside.out_dir = fresh_dir("eval_outside").string();
   outside.window_start_s = 1e6;
-  r = run(outside, run_eval_command);
+  r = run_command(outside, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("must hold at least one decision interval"), std::string::npos) << r.err;
   outside.window_start_s = 0;
   outside.policy = "/nonexistent";
-  r = run(outside, run_eval_command);
+  r = run_command(outside, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("/nonexistent/state.json: cannot read"), std::string::npos) << r.err;
 }

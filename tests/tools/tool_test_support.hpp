@@ -36,6 +36,24 @@ inline fs::path scenario_in_fresh_dir(const std::string& name, const std::string
   return dir / file;
 }
 
+// What a command printed and returned.
+struct CommandRun {
+  int code = 0;
+  std::string out, err;
+};
+
+// Runs `command(options, out, err)` (a run_*_command) with plotting off.
+template <typename Options, typename Command>
+CommandRun run_command(Options options, Command command) {
+  options.plot = false;
+  std::ostringstream out, err;
+  CommandRun run;
+  run.code = command(options, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
 // The rows of a CSV with a header line, each as column -> cell (no quoting: the
 // commands' CSVs have none).
 inline std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {

@@ -15,7 +15,9 @@
 namespace meshsim::cli {
 namespace {
 
+using testing::CommandRun;
 using testing::fresh_dir;
+using testing::run_command;
 using testing::scenario_in_fresh_dir;
 using testing::slurp;
 
@@ -32,20 +34,7 @@ std::string small_recipe() {
   return recipe.dump();
 }
 
-struct TrainRun {
-  int code = 0;
-  std::string out, err;
-};
-
-TrainRun train(TrainCommandOptions options) {
-  options.plot = false;
-  std::ostringstream out, err;
-  TrainRun run;
-  run.code = run_train_command(options, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
+CommandRun train(const TrainCommandOptions& options) { return run_command(options, run_train_command); }
 
 // The curve without its wall-clock columns (the last three).
 std::string deterministic_columns(const std::string& csv) {
@@ -62,7 +51,7 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
   TrainCommandOptions options;
   options.config_path = scenario_in_fresh_dir("train_cfg", "recipe.json", small_recipe()).string();
   options.out_dir = fresh_dir("train_once").string();
-  const TrainRun run = train(options);
+  const CommandRun run = train(options);
   ASSERT_EQ(run.code, kExitOk) << run.err;
   EXPECT_NE(run.out.find("iteration 4/4"), std::string::npos) << run.out;
   const std::string csv = slurp(options.out_dir + "/learning_curve.csv");
@@ -73,7 +62,7 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
   const auto config = nlohmann::json::parse(slurp(options.out_dir + "/config.json"));
   EXPECT_EQ(config["rl"]["ppo"]["num_envs"], 2);
 
-  const TrainRun again = train(options);
+  const CommandRun again = train(options);
   EXPECT_EQ(again.code, kExitBadInput);
   EXPECT_NE(again.err.find("holds an earlier training run: pass --resume"), std::string::npos) << again.err;
   EXPECT_EQ(slurp(options.out_dir + "/learning_curve.csv"), csv);  // untouched
@@ -89,14 +78,14 @@ TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
   TrainCommandOptions part = whole;
   part.out_dir = fresh_dir("train_parts").string();
   part.max_iterations = 1;
-  const TrainRun first = train(part);
+  const CommandRun first = train(part);
   ASSERT_EQ(first.code, kExitOk) << first.err;
   EXPECT_NE(first.out.find("stopped after iteration 1 of 4: continue with --resume"), std::string::npos) << first.out;
   part.resume = true;
   part.max_iterations = 2;
   ASSERT_EQ(train(part).code, kExitOk);  // iterations 2 and 3
   part.max_iterations.reset();
-  const TrainRun last = train(part);
+  const CommandRun last = train(part);
   ASSERT_EQ(last.code, kExitOk) << last.err;
   EXPECT_NE(last.out.find("resumed after 3"), std::string::npos) << last.out;
   EXPECT_EQ(deterministic_columns(slurp(part.out_dir + "/learning_curve.csv")),
@@ -110,7 +99,7 @@ TEST(TrainCommandTest, TrainsOnARealTraceWithWindowsOverAllOfIt) {
   options.trace = trace;
   options.total_decisions = 1024;
   options.out_dir = fresh_dir("train_real").string();
-  const TrainRun run = train(options);
+  const CommandRun run = train(options);
   ASSERT_EQ(run.code, kExitOk) << run.err;
   EXPECT_NE(run.err.find("note: --trace: windows over the whole trace"), std::string::npos) << run.err;
 }
@@ -120,7 +109,7 @@ TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {
   options.config_path = scenario_in_fresh_dir("train_bad_cfg", "recipe.json", small_recipe()).string();
   options.out_dir = fresh_dir("train_bad").string();
   options.resume = true;
-  TrainRun run = train(options);
+  CommandRun run = train(options);
   EXPECT_EQ(run.code, kExitBadInput);
   EXPECT_NE(run.err.find("holds no checkpoint"), std::string::npos) << run.err;
   options.resume = false;

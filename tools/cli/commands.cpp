@@ -65,25 +65,36 @@ std::optional<std::uint64_t> parse_seed(const std::string& text) {
   return value;
 }
 
+Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
+                                                            const std::optional<std::string>& trace,
+                                                            const std::string& trace_format,
+                                                            const std::optional<std::string>& seed) {
+  auto config = configs::load_scenario(config_path);
+  if (!config) return config.error();
+  if (trace) {
+    auto spec = trace_file_spec(*trace, trace_format);
+    if (!spec) return spec.error();
+    config->workload.source = *spec;
+  }
+  if (seed) {
+    const auto parsed = parse_seed(*seed);
+    if (!parsed) return Error{"--seed: expected an integer in [0, 2^64), got '" + *seed + "'"};
+    config->seed = *parsed;
+  }
+  return config;
+}
+
+Expected<traces::SharedTrace> load_workload_in_memory(const configs::ScenarioConfig& config) {
+  auto source = traces::open_workload(config.workload, config.seed);
+  if (!source) return source.error();
+  return traces::load_trace(**source);
+}
+
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
   const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
-  auto loaded = configs::load_scenario(config_path);
-  if (!loaded) {
-    return fail(err, loaded.error().message, kExitBadInput);
-  }
+  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
+  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
   configs::ScenarioConfig config = *loaded;
-  if (options.trace) {
-    auto spec = trace_file_spec(*options.trace, options.trace_format);
-    if (!spec) {
-      return fail(err, spec.error().message, kExitBadInput);
-    }
-    config.workload.source = *spec;
-  }
-  if (options.seed) {
-    const auto seed = parse_seed(*options.seed);
-    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
-    config.seed = *seed;
-  }
   if (options.rate_scale) {
     if (!traces::rate_scale_in_range(*options.rate_scale)) {
       return fail(err, "--rate-scale: expected a factor in " + traces::rate_scale_range() + ", got " +

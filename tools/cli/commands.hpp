@@ -5,7 +5,9 @@
 #include <optional>
 #include <string>
 
+#include "configs/scenario_config.hpp"
 #include "sim/engine/expected.hpp"
+#include "traces/memory_trace.hpp"
 #include "traces/workload_spec.hpp"
 
 namespace meshsim::cli {
@@ -38,6 +40,18 @@ int fail(std::ostream& err, const std::string& message, int code);
 
 // A --trace file with --trace-format (auto: azure for .csv, mooncake for .jsonl/.json).
 Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const std::string& format_name);
+
+// The scenario at `config_path` with a command's --trace (replacing the workload's source;
+// its window, rate scale and limits stay) and --seed applied. Errors name the file or
+// option.
+Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
+                                                            const std::optional<std::string>& trace,
+                                                            const std::string& trace_format,
+                                                            const std::optional<std::string>& seed);
+
+// The config's workload read into memory once (train and eval share it among their
+// environments).
+Expected<traces::SharedTrace> load_workload_in_memory(const configs::ScenarioConfig& config);
 
 // A --seed value: digits only, at most 2^64 - 1 (no sign, exponent or fraction).
 std::optional<std::uint64_t> parse_seed(const std::string& text);

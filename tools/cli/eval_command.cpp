@@ -16,7 +16,6 @@
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/plot_script.hpp"
-#include "traces/workload_source.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -121,20 +120,9 @@ int best_of(const std::vector<Outcome>& outcomes, const std::vector<std::string>
 
 int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err) {
   const std::string config_path = options.config_path.empty() ? configs::default_training_path() : options.config_path;
-  auto loaded = configs::load_scenario(config_path);
+  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
   if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
   configs::ScenarioConfig base = *loaded;
-  if (options.trace) {
-    auto spec = trace_file_spec(*options.trace, options.trace_format);
-    if (!spec) return fail(err, spec.error().message, kExitBadInput);
-    base.workload = traces::WorkloadSpec{};
-    base.workload.source = *spec;
-  }
-  if (options.seed) {
-    const auto seed = parse_seed(*options.seed);
-    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
-    base.seed = *seed;
-  }
   if (!base.rl) base.rl = configs::RlSpec{};
   if (!(options.window_start_s >= 0) || options.window_start_s > 1e12) {
     return fail(err, "--window-start: expected seconds in [0, 1e12], got " + number_text(options.window_start_s),
@@ -146,9 +134,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
 
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
-  auto source = traces::open_workload(base.workload, base.seed);
-  if (!source) return fail(err, source.error().message, kExitBadInput);
-  auto trace = traces::load_trace(**source);
+  auto trace = load_workload_in_memory(base);
   if (!trace) return fail(err, trace.error().message, kExitBadInput);
   if ((*trace)->empty()) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
   const double span = (*trace)->back().arrival.seconds();

@@ -14,7 +14,6 @@
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/plot_script.hpp"
-#include "traces/workload_source.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -69,19 +68,9 @@ std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations)
 int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
   const std::string config_path =
       options.config_path.empty() ? configs::default_training_path() : options.config_path;
-  auto loaded = configs::load_scenario(config_path);
+  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
   if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
   configs::ScenarioConfig config = *loaded;
-  if (options.trace) {
-    auto spec = trace_file_spec(*options.trace, options.trace_format);
-    if (!spec) return fail(err, spec.error().message, kExitBadInput);
-    config.workload.source = *spec;
-  }
-  if (options.seed) {
-    const auto seed = parse_seed(*options.seed);
-    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
-    config.seed = *seed;
-  }
   if (!config.rl) config.rl = configs::RlSpec{};
   if (options.trace && config.rl->windows_to_s) {
     // The config's windows were chosen for its own workload (the recipe holds out its
@@ -108,9 +97,7 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
 
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
-  auto source = traces::open_workload(config.workload, config.seed);
-  if (!source) return fail(err, source.error().message, kExitBadInput);
-  auto trace = traces::load_trace(**source);
+  auto trace = load_workload_in_memory(config);
   if (!trace) return fail(err, trace.error().message, kExitBadInput);
   auto trainer = rl::PpoTrainer::create(config, *catalog, *trace, config.seed);
   if (!trainer) return fail(err, trainer.error().message, kExitBadInput);
