@@ -50,16 +50,15 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
     return Error{config.name + ": the RL environment scales the llm serving model (serving.kind: llm)"};
   }
   if (trace == nullptr || trace->empty()) return Error{config.name + ": the RL environment needs a non-empty workload"};
-  // Windows that start after the last request would train on empty episodes.
-  const configs::RlSpec spec = config.rl.value_or(configs::RlSpec{});
-  const double span = trace->back().arrival.seconds();
-  const double last_start = spec.windows_to_s.value_or(spec.windows_from_s);
-  if (last_start >= span) {
-    return Error{config.name + ": rl." + (spec.windows_to_s ? "windows_to_s" : "windows_from_s") + " (" +
-                 std::to_string(last_start) + " s) is past the workload's last request (" + std::to_string(span) +
-                 " s): every window would be empty"};
-  }
   std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(trace), config_autoscaler));
+  // Windows that start after the last request would train on empty episodes.
+  const configs::RlSpec& spec = env->spec_;
+  const double last_start = spec.windows_to_s.value_or(spec.windows_from_s);
+  if (last_start >= env->trace_span_s_) {
+    return Error{config.name + ": rl." + (spec.windows_to_s ? "windows_to_s" : "windows_from_s") + " (" +
+                 std::to_string(last_start) + " s) is past the workload's last request (" +
+                 std::to_string(env->trace_span_s_) + " s): every window would be empty"};
+  }
   // Build one episode's world now, so a config the run refuses fails here, not at reset.
   auto trial = configs::ScenarioRun::create(env->config_, config.name, catalog, *env,
                                             env->episode_hooks(SimTime::zero(), 1.0));
