@@ -8,6 +8,28 @@ using nlohmann::json;
 
 namespace {
 
+// A list of numbers each accepted by `valid` (`what` says which), replacing `out`'s
+// default when the key is present. An empty list is only accepted where `out` may be empty.
+template <typename Valid>
+void read_number_list(ObjectReader& reader, const char* key, const std::string& what, Valid valid,
+                      std::vector<double>& out) {
+  const nlohmann::json* list = reader.raw(key);
+  if (list == nullptr) return;
+  const bool may_be_empty = out.empty();
+  out.clear();
+  if (!list->is_array() || (list->empty() && !may_be_empty)) {
+    reader.fail(key, "expected a " + std::string(may_be_empty ? "" : "non-empty ") + "list of " + what);
+    return;
+  }
+  for (const auto& value : *list) {
+    if (!value.is_number() || !valid(value.get<double>())) {
+      reader.fail(key, "expected " + what + ", got " + value.dump());
+      return;
+    }
+    out.push_back(value.get<double>());
+  }
+}
+
 void parse_ppo(ObjectReader& parent, PpoSpec& ppo) {
   ObjectReader reader(parent.raw("ppo"), parent.path_of("ppo"), parent.errors());
   const auto count = [](std::uint64_t v) { return v >= 1 && v <= 1'000'000; };
@@ -87,8 +109,9 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   }
   RlSpec rl;
   ObjectReader reader(parent.raw("rl"), parent.path_of("rl"), parent.errors());
-  const auto positive = [](double v) { return v > 0 && std::isfinite(v); };
   const auto non_negative = [](double v) { return v >= 0 && std::isfinite(v); };
+  const auto positive_up_to_1e6 = [](double v) { return v > 0 && v <= 1e6; };
+  const auto non_negative_up_to_1e6 = [](double v) { return v >= 0 && v <= 1e6; };
   reader.read_duration("decision_interval_s", rl.decision_interval, 1.0);
   if (rl.decision_interval < SimTime::from_ms(1)) reader.fail("decision_interval_s", "expected at least 0.001 s");
   reader.read_duration("episode_s", rl.episode_length, 1.0);
@@ -100,20 +123,9 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   if (rl.windows_to_s && *rl.windows_to_s < rl.windows_from_s) {
     reader.fail("windows_to_s", "expected at least windows_from_s");
   }
-  if (const nlohmann::json* scales = reader.raw("rate_scales"); scales != nullptr) {
-    rl.rate_scales.clear();
-    if (!scales->is_array() || scales->empty()) {
-      reader.fail("rate_scales", "expected a non-empty list of positive numbers");
-    } else {
-      for (const auto& scale : *scales) {
-        if (!scale.is_number() || !positive(scale.get<double>()) || scale.get<double>() > 1e6) {
-          reader.fail("rate_scales", "expected positive numbers up to 1e6, got " + scale.dump());
-          break;
-        }
-        rl.rate_scales.push_back(scale.get<double>());
-      }
-    }
-  }
+  read_number_list(reader, "rate_scales", "positive numbers up to 1e6", positive_up_to_1e6, rl.rate_scales);
+  read_number_list(reader, "scale_up_delays_s", "seconds in [0, 1e6]", non_negative_up_to_1e6,
+                   rl.scale_up_delays_s);
   reader.read_choice("action", rl.action, kActionKindNames);
   reader.read("action_scale_step", rl.action_scale_step, "a number of instances in (0, 1000]",
               [](double v) { return v > 0 && v <= 1000; });
@@ -133,6 +145,7 @@ json rl_to_json(const RlSpec& spec) {
               {"windows_from_s", spec.windows_from_s},
               {"windows_to_s", spec.windows_to_s ? json(*spec.windows_to_s) : json(nullptr)},
               {"rate_scales", spec.rate_scales},
+              {"scale_up_delays_s", spec.scale_up_delays_s},
               {"action", kActionKindNames.name(spec.action)},
               {"action_scale_step", spec.action_scale_step},
               {"discrete_max_step", spec.discrete_max_step},

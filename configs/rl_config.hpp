@@ -73,6 +73,9 @@ struct RlSpec {
   std::optional<double> windows_to_s;
   // Each episode's rate scale is drawn from these (1: the trace as recorded).
   std::vector<double> rate_scales = {1.0};
+  // Each episode's scale-up delay (seconds) is drawn from these, so one policy learns to
+  // act under several; empty: the scenario's scaling.scale_up_delay_s in every episode.
+  std::vector<double> scale_up_delays_s;
   ActionKind action = ActionKind::kContinuous;
   double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
   std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool

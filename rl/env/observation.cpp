@@ -41,6 +41,7 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   put(std::cos(day));
   put(stats.mean_instances / max_instances);
   put(stats.busy);
+  put(std::log1p(stats.scale_up_delay_intervals));
 }
 
 }  // namespace meshsim::rl

@@ -35,8 +35,10 @@ namespace meshsim::rl {
 //   7 day_cos     cos(...)
 //   8 cost        instances that existed (any state), mean over the interval / max_total_instances
 //   9 busy        share of the instances' compute in use over the interval
+//  10 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
+//                 to become capacity (rl.scale_up_delays_s varies it between episodes)
 inline constexpr std::size_t kPoolFeatures = 7;
-inline constexpr std::size_t kGlobalFeatures = 10;
+inline constexpr std::size_t kGlobalFeatures = 11;
 inline constexpr double kLatencyCap = 10.0;
 
 // What the environment measured over the last interval (the global features' inputs).
@@ -48,6 +50,7 @@ struct IntervalStats {
   double workload_seconds = 0.0;  // where the interval ends, in the workload's own time
   double mean_instances = 0.0;
   double busy = 0.0;
+  double scale_up_delay_intervals = 0.0;
 };
 
 std::size_t observation_size(std::size_t pools);

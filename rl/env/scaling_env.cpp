@@ -79,6 +79,11 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   MESHSIM_CHECK(window_start_s_ >= 0 && window_start_s_ <= SimTime::kMaxSeconds, "reset: window start out of range");
 
   configs::ScenarioConfig episode = config_;
+  scale_up_delay_s_ = options.scale_up_delay_s.value_or(
+      spec_.scale_up_delays_s.empty() ? config_.scaling.manager.scale_up_delay.seconds()
+                                      : spec_.scale_up_delays_s[rng_.uniform_int(spec_.scale_up_delays_s.size())]);
+  MESHSIM_CHECK(scale_up_delay_s_ >= 0 && scale_up_delay_s_ <= SimTime::kMaxSeconds, "reset: scale-up delay out of range");
+  episode.scaling.manager.scale_up_delay = SimTime::from_seconds(scale_up_delay_s_);
   episode.seed = rng_.next_u64();
   auto run = configs::ScenarioRun::create(episode, config_.name, catalog_, *this,
                                           episode_hooks(SimTime::from_seconds(window_start_s_), rate_scale_));
@@ -101,6 +106,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   const auto& manager = run_->scaling()->manager();
   const auto status = manager.get_status_summary();
   IntervalStats stats;
+  stats.scale_up_delay_intervals = scale_up_delay_s_ / spec_.decision_interval.seconds();
   stats.workload_seconds = window_start_s_;
   stats.mean_instances = static_cast<double>(status.total_instances);
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
@@ -108,6 +114,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   EnvInfo info;
   info.window_start_s = window_start_s_;
   info.rate_scale = rate_scale_;
+  info.scale_up_delay_s = scale_up_delay_s_;
   info.active = status.active_instances;
   info.starting = status.scaling_up_instances;
   info.draining = status.draining_instances;
@@ -168,6 +175,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
 
   IntervalStats stats;
   stats.seconds = seconds;
+  stats.scale_up_delay_intervals = scale_up_delay_s_ / spec_.decision_interval.seconds();
   stats.arrival_rate = static_cast<double>(arrived - arrived_at_start_) / seconds;
   trend_ = step_ == 0 ? stats.arrival_rate : trend_ + 0.25 * (stats.arrival_rate - trend_);
   stats.arrival_trend = trend_;
@@ -184,6 +192,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   EnvInfo& info = result.info;
   info.window_start_s = window_start_s_;
   info.rate_scale = rate_scale_;
+  info.scale_up_delay_s = scale_up_delay_s_;
   info.sim_seconds = end.seconds();
   info.left = left_;
   info.slo_met = met_;

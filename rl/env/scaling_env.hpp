@@ -20,6 +20,7 @@ using engine::SimTime;
 struct EnvInfo {
   double window_start_s = 0.0;  // where the episode's window starts in the workload
   double rate_scale = 1.0;
+  double scale_up_delay_s = 0.0;  // STARTING -> ACTIVE in this episode
   double sim_seconds = 0.0;     // simulated time at the end of the interval
   std::uint64_t left = 0;       // requests that left in the interval (completed or dropped)
   std::uint64_t slo_met = 0;    // of those, meeting the SLO
@@ -43,6 +44,7 @@ struct StepResult {
 struct ResetOptions {
   std::optional<double> window_start_s;
   std::optional<double> rate_scale;
+  std::optional<double> scale_up_delay_s;
 };
 
 // Where an environment stands within its episode, for checkpoints: the generator as it
@@ -124,7 +126,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   EnvCursor cursor_;
 
   // The episode.
-  double window_start_s_ = 0.0, rate_scale_ = 1.0;
+  double window_start_s_ = 0.0, rate_scale_ = 1.0, scale_up_delay_s_ = 0.0;
   std::uint32_t step_ = 0;
   SimTime interval_start_;
   double gpu_us_at_start_ = 0.0, busy_at_start_ = 0.0, capacity_at_start_ = 0.0;

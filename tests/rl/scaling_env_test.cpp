@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "tests/rl/env_fixture.hpp"
 #include "traces/list_source.hpp"
@@ -97,6 +98,33 @@ TEST(ScalingEnvTest, ActionsResizeThePoolWithinTheLimits) {
   EXPECT_GE(r.info.blocked, 1u);
 }
 
+TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
+  auto f = make_fixture();
+  f.config.rl->scale_up_delays_s = {0, 40};
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  const float up = 0.2f;  // +1 instance
+  std::set<double> seen;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    const EnvInfo info = env->reset(seed, obs);
+    seen.insert(info.scale_up_delay_s);
+    ASSERT_TRUE(info.scale_up_delay_s == 0 || info.scale_up_delay_s == 40);
+    EXPECT_FLOAT_EQ(obs.back(), static_cast<float>(std::log1p(info.scale_up_delay_s / 15.0)));
+    // The scale-up is STARTING until the episode's delay is over: 0 s, or past two intervals.
+    StepResult r = env->step({&up, 1}, obs);
+    EXPECT_EQ(r.info.starting, info.scale_up_delay_s == 0 ? 0u : 1u) << "seed " << seed;
+    const float hold = 0.0f;
+    r = env->step({&hold, 1}, obs);
+    EXPECT_EQ(r.info.starting, info.scale_up_delay_s == 0 ? 0u : 1u);
+    r = env->step({&hold, 1}, obs);
+    EXPECT_EQ(r.info.starting, 0u);
+    EXPECT_EQ(r.info.active, 5u);
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  // Evaluation fixes the delay.
+  EXPECT_EQ(env->reset(3, obs, ResetOptions{std::nullopt, std::nullopt, 25.0}).scale_up_delay_s, 25.0);
+}
+
 TEST(ScalingEnvTest, DiscreteChoicesAreChangesFromMinusKToK) {
   auto f = make_fixture();
   f.config.rl->action = configs::ActionKind::kDiscrete;
@@ -150,7 +178,7 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
   // The last 20 s of the workload (served within the first intervals), then past its end
   // (no request at all).
   for (const double start : {f.trace->back().arrival.seconds() - 20.0, 1e6}) {
-    env->reset(5, obs, ResetOptions{start, 1.0});
+    env->reset(5, obs, ResetOptions{start, 1.0, std::nullopt});
     StepResult r;
     std::uint64_t left = 0;
     for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
@@ -166,7 +194,7 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
   // event at all, and the episode still plays out to its end (the replay used to take
   // this for requests stuck forever and throw).
   const float hold = std::numeric_limits<float>::quiet_NaN();
-  env->reset(5, obs, ResetOptions{1e6, 1.0});
+  env->reset(5, obs, ResetOptions{1e6, 1.0, std::nullopt});
   StepResult r;
   for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) r = env->step({&hold, 1}, obs);
   EXPECT_TRUE(r.truncated);

@@ -105,7 +105,7 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   options.max_static = 2;
   CommandRun r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("the policy was trained for 17 features and 1 pools; this scenario has 24 and 2"),
+  EXPECT_NE(r.err.find("the policy was trained for 18 features and 1 pools; this scenario has 25 and 2"),
             std::string::npos)
       << r.err;
 

@@ -63,7 +63,8 @@ Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const trac
   }
   std::vector<float> obs(e.observation_size());
   std::vector<float> action(e.action_size(), std::numeric_limits<float>::quiet_NaN());
-  e.reset(seed, obs, {window_start_s, 1.0});
+  // The candidate's delay, also when the scenario trains over rl.scale_up_delays_s.
+  e.reset(seed, obs, {window_start_s, 1.0, c.config.scaling.manager.scale_up_delay.seconds()});
   for (;;) {
     if (policy != nullptr) policy->act(obs, action);
     const rl::StepResult step = e.step(action, obs);
