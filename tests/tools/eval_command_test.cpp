@@ -57,6 +57,27 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
     }
   }
   EXPECT_EQ(in_table, 2 * 5);  // ppo, best static, elastic, best target tracking, oracle
+  // The verdict names the cheapest baseline (not the oracle) at ppo's SLO attainment or better.
+  for (const std::string delay : {"10", "60"}) {
+    double ppo_slo = -1, ppo_gpu = 0, cheapest = 1e300;
+    for (const auto& row : all) {
+      if (row.at("delay_s") == delay && row.at("policy") == "ppo") {
+        ppo_slo = std::stod(row.at("slo_attainment"));
+        ppo_gpu = std::stod(row.at("gpu_hours"));
+      }
+    }
+    for (const auto& row : all) {
+      if (row.at("delay_s") != delay || row.at("policy") == "ppo" || row.at("policy") == "oracle") continue;
+      if (std::stod(row.at("slo_attainment")) >= ppo_slo) cheapest = std::min(cheapest, std::stod(row.at("gpu_hours")));
+    }
+    ASSERT_LT(cheapest, 1e300) << "a static size of 6 keeps up with a 15-minute window";
+    char expected[160];
+    std::snprintf(expected, sizeof expected, "%.2f GPU-h, ", cheapest);
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in " << r.out;
+    std::snprintf(expected, sizeof expected, "ppo uses %.1f%% %s GPU-hours", 100.0 * std::abs(1.0 - ppo_gpu / cheapest),
+                  ppo_gpu <= cheapest ? "fewer" : "more");
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in " << r.out;
+  }
   // Static GPU-hours are the size's: k instances x 4 GPUs x 0.25 h.
   for (const auto& row : all) {
     if (row.at("policy") == "static" && row.at("delay_s") == "10") {

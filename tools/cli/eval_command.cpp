@@ -117,6 +117,18 @@ int best_of(const std::vector<Outcome>& outcomes, const std::vector<std::string>
   return best;
 }
 
+// The index of the baseline (a policy, not the oracle's bound) with the fewest GPU-hours
+// among those attaining at least `slo` (or -1): what a learned policy at `slo` must beat.
+int cheapest_baseline_at_least(const std::vector<Outcome>& outcomes, double slo) {
+  int best = -1;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& o = outcomes[i];
+    if (!o.error.empty() || o.policy == "ppo" || o.policy == "oracle" || o.slo_attainment < slo) continue;
+    if (best < 0 || o.gpu_hours < outcomes[static_cast<std::size_t>(best)].gpu_hours) best = static_cast<int>(i);
+  }
+  return best;
+}
+
 }  // namespace
 
 int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -264,6 +276,23 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
                       100.0 * closed / gap);
       } else {
         std::snprintf(line, sizeof line, "gap closed: n/a (target tracking's reward is at or above the oracle's)\n");
+      }
+      out << line;
+    }
+    if (ppo >= 0) {
+      const Outcome& p = outcomes[static_cast<std::size_t>(ppo)];
+      const int rival = cheapest_baseline_at_least(outcomes, p.slo_attainment);
+      if (rival >= 0) {
+        const Outcome& r = outcomes[static_cast<std::size_t>(rival)];
+        const std::string name = r.policy + (std::isnan(r.parameter) ? "" : " " + parameter_text(r));
+        std::snprintf(line, sizeof line,
+                      "vs baselines: the cheapest with at least ppo's SLO attainment is %s (%.2f%%, %.2f GPU-h, "
+                      "%.1f actions/h): ppo uses %.1f%% %s GPU-hours\n",
+                      name.c_str(), 100.0 * r.slo_attainment, r.gpu_hours, r.actions_per_hour,
+                      100.0 * std::abs(1.0 - p.gpu_hours / r.gpu_hours), p.gpu_hours <= r.gpu_hours ? "fewer" : "more");
+      } else {
+        std::snprintf(line, sizeof line, "vs baselines: none reaches ppo's SLO attainment (%.2f%%)\n",
+                      100.0 * p.slo_attainment);
       }
       out << line;
     }
