@@ -156,4 +156,16 @@ json rl_to_json(const RlSpec& spec) {
               {"ppo", ppo_to_json(spec.ppo)}};
 }
 
+Expected<RlSpec> rl_from_json(const nlohmann::json& tree, const std::string& where) {
+  ConfigErrors errors(where);
+  std::optional<RlSpec> spec;
+  {
+    const json wrapped{{"rl", tree}};
+    ObjectReader reader(&wrapped, "", errors);
+    parse_rl(reader, spec);
+  }
+  if (!errors.empty()) return Error{errors.to_string()};
+  return *spec;
+}
+
 }  // namespace meshsim::configs

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "configs/object_reader.hpp"
+#include "sim/engine/expected.hpp"
 #include "sim/engine/sim_time.hpp"
 
 namespace meshsim::configs {
@@ -85,5 +86,8 @@ struct RlSpec {
 
 void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec);
 nlohmann::json rl_to_json(const RlSpec& spec);
+// rl_to_json's inverse (a checkpoint keeps the spec its policy was trained with);
+// `where` names the source in errors.
+Expected<RlSpec> rl_from_json(const nlohmann::json& tree, const std::string& where);
 
 }  // namespace meshsim::configs

@@ -14,7 +14,6 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
                          std::span<float> out) {
   MESHSIM_CHECK(out.size() == observation_size(pools.size()), "collect_observation: wrong buffer size");
-  const double max_instances = std::max(1u, manager.config().max_total_instances);
   const auto latency = [](double seconds, double target) { return std::min(kLatencyCap, seconds / target); };
   std::size_t at = 0;
   const auto put = [&](double value) { out[at++] = static_cast<float>(value); };
@@ -22,9 +21,9 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
     const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
     const autoscale::PoolKv kv = autoscale::scan_active(manager, tag);
     const double active = std::max(1u, pool.active);
-    put(pool.active / max_instances);
-    put(pool.starting / max_instances);
-    put(pool.draining / max_instances);
+    put(pool.active);
+    put(pool.starting);
+    put(pool.draining);
     put(std::log1p(static_cast<double>(pool.active_requests) / active));
     put(std::log1p(static_cast<double>(std::max<std::int64_t>(0, pool.pending_tokens)) / active / 1000.0));
     put(kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0);
@@ -39,7 +38,7 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   put(stats.violations);
   put(std::sin(day));
   put(std::cos(day));
-  put(stats.mean_instances / max_instances);
+  put(stats.mean_instances);
   put(stats.busy);
   put(std::log1p(stats.scale_up_delay_intervals));
 }

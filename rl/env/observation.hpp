@@ -9,17 +9,18 @@
 namespace meshsim::rl {
 
 // The observation of the scaling environment, every feature in one place. Per pool (the
-// start state's tags, in the order prompt, token, mixed), then global. Counts are divided
-// by the cluster's max_total_instances; loads are per ACTIVE instance (only ACTIVE ones
-// are capacity) and log1p-compressed, since they span orders of magnitude under overload;
+// start state's tags, in the order prompt, token, mixed), then global. Counts are whole
+// instances (not shares of max_total_instances, so a policy reads the same numbers on a
+// cluster with another cap); loads are per ACTIVE instance (only ACTIVE ones are
+// capacity) and log1p-compressed, since they span orders of magnitude under overload;
 // latencies are multiples of their SLO target, capped at kLatencyCap. The learner's
-// running normalisation works on top of these; they only need to be of order one.
+// running normalisation scales them all to order one.
 //
 // Per pool:
-//   0 active      ACTIVE instances / max_total_instances
-//   1 starting    STARTING instances / max_total_instances (scale-ups under way: the
-//                 policy sees the scale-up delay)
-//   2 draining    DRAINING instances / max_total_instances
+//   0 active      ACTIVE instances
+//   1 starting    STARTING instances (scale-ups under way: the policy sees the
+//                 scale-up delay)
+//   2 draining    DRAINING instances
 //   3 requests    log1p(requests on ACTIVE instances, running or waiting, per ACTIVE instance)
 //   4 tokens      log1p(pending prompt tokens per ACTIVE instance / 1000)
 //   5 kv          KV-cache tokens in use / capacity over ACTIVE instances, in [0, 1]
@@ -33,7 +34,7 @@ namespace meshsim::rl {
 //   5 violations  share of the requests that left missing the SLO (dropped ones included)
 //   6 day_sin     sin(2 pi * workload seconds / 86400): time of day of the trace
 //   7 day_cos     cos(...)
-//   8 cost        instances that existed (any state), mean over the interval / max_total_instances
+//   8 cost        instances that existed (any state), mean over the interval
 //   9 busy        share of the instances' compute in use over the interval
 //  10 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
 //                 to become capacity (rl.scale_up_delays_s varies it between episodes)

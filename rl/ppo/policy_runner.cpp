@@ -4,6 +4,7 @@
 
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
+#include "rl/ppo/trainer.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::rl {
@@ -12,6 +13,7 @@ struct PolicyRunner::Impl {
   ActorCritic policy{nullptr};
   std::optional<ObservationNormalizer> normalizer;
   std::vector<float> normalized;
+  configs::RlSpec spec;
 };
 
 PolicyRunner::PolicyRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -24,10 +26,17 @@ Expected<std::unique_ptr<PolicyRunner>> PolicyRunner::load(const std::filesystem
   auto impl = std::make_unique<Impl>();
   try {
     const auto state = nlohmann::json::parse(in);
+    if (state.at("format").get<int>() != kCheckpointFormat) {
+      return Error{state_path.string() + ": checkpoint format " + state.at("format").dump() + ", this build reads " +
+                   std::to_string(kCheckpointFormat) + " (train it again with this build)"};
+    }
     const auto& shape = state.at("policy");
     PolicyShape policy_shape{shape.at("observations").get<std::int64_t>(), shape.at("actions").get<std::int64_t>(),
                              shape.at("choices").get<std::int64_t>(),
                              shape.at("hidden").get<std::vector<std::uint32_t>>()};
+    auto spec = configs::rl_from_json(state.at("rl"), state_path.string() + " (rl)");
+    if (!spec) return spec.error();
+    impl->spec = *spec;
     impl->policy = ActorCritic(policy_shape);
     torch::load(impl->policy, (checkpoint / "policy.pt").string());
     if (state.at("normalize_observations").get<bool>()) {
@@ -46,6 +55,7 @@ Expected<std::unique_ptr<PolicyRunner>> PolicyRunner::load(const std::filesystem
 std::size_t PolicyRunner::observation_size() const { return static_cast<std::size_t>(impl_->policy->shape().observations); }
 std::size_t PolicyRunner::action_size() const { return static_cast<std::size_t>(impl_->policy->shape().actions); }
 bool PolicyRunner::discrete() const { return impl_->policy->discrete(); }
+const configs::RlSpec& PolicyRunner::trained_spec() const { return impl_->spec; }
 
 void PolicyRunner::act(std::span<const float> obs, std::span<float> action) {
   MESHSIM_CHECK(obs.size() == observation_size() && action.size() == action_size(),

@@ -4,6 +4,7 @@
 #include <memory>
 #include <span>
 
+#include "configs/rl_config.hpp"
 #include "sim/engine/expected.hpp"
 
 namespace meshsim::rl {
@@ -20,6 +21,9 @@ class PolicyRunner {
   std::size_t observation_size() const;
   std::size_t action_size() const;
   bool discrete() const;
+  // The rl spec the policy was trained with: its actions mean what this spec's action
+  // kind, steps and decision interval say, whatever scenario it is evaluated on.
+  const configs::RlSpec& trained_spec() const;
   // `obs`: one raw observation; writes one action.
   void act(std::span<const float> obs, std::span<float> action);
 

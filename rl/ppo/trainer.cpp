@@ -18,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kCheckpointFormat = 1;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -324,6 +323,7 @@ void PpoTrainer::save(const fs::path& dir) const {
                          {"actions", m.act_size},
                          {"choices", m.choices},
                          {"hidden", m.opt.hidden}}},
+                       {"rl", configs::rl_to_json(m.envs->env(0).spec())},  // how the policy acts and is rewarded
                        {"normalize_observations", m.opt.normalize_observations},
                        {"observation_clip", m.opt.observation_clip},
                        {"observation_stats", m.obs_norm.stats().to_json()},

@@ -109,6 +109,49 @@ TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
   }
 }
 
+TEST(EvalCommandTest, APolicyActsAsItWasTrainedWhateverTheEvaluatedScenarioSays) {
+  // A discrete policy, deciding every 30 s, priced by its own reward weights.
+  std::ifstream in(configs::default_training_path());
+  nlohmann::json recipe = nlohmann::json::parse(in);
+  recipe["rl"]["action"] = "discrete";
+  recipe["rl"]["discrete_max_step"] = 1;
+  recipe["rl"]["decision_interval_s"] = 30;
+  recipe["rl"]["reward"]["churn_weight"] = 0.05;
+  recipe["rl"]["ppo"]["num_envs"] = 4;
+  recipe["rl"]["ppo"]["rollout_steps"] = 32;
+  TrainCommandOptions train;
+  train.config_path = scenario_in_fresh_dir("eval_trained_as", "recipe.json", recipe.dump()).string();
+  train.out_dir = fresh_dir("eval_trained_as_run").string();
+  train.total_decisions = 256;
+  ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
+
+  // Evaluated on the recipe, and on the same scenario without an rl object (continuous
+  // actions, 15 s, other weights by default): the policy's rows must be the same.
+  nlohmann::json bare = recipe;
+  bare.erase("rl");
+  std::vector<std::string> rows;
+  for (const auto& [name, tree] : {std::pair{"recipe", recipe}, std::pair{"bare", bare}}) {
+    EvalCommandOptions options;
+    options.config_path = scenario_in_fresh_dir(std::string("eval_trained_as_") + name, "s.json", tree.dump()).string();
+    options.policy = train.out_dir + "/checkpoint";
+    options.out_dir = fresh_dir(std::string("eval_trained_as_out_") + name).string();
+    options.window_start_s = 3600;
+    options.window_s = 600;
+    options.max_static = 2;
+    options.kv_targets = {0.7};
+    options.request_targets = {16};
+    const CommandRun r = run_command(options, run_eval_command);
+    ASSERT_EQ(r.code, kExitOk) << name << ": " << r.err;
+    std::string joined;
+    for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
+      for (const auto& [key, value] : row) joined += key + "=" + value + " ";
+      joined += "\n";
+    }
+    rows.push_back(joined);
+  }
+  EXPECT_EQ(rows[0], rows[1]);
+}
+
 TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused) {
   TrainCommandOptions train;
   train.out_dir = fresh_dir("eval_policy_mixed").string();

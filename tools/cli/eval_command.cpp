@@ -145,6 +145,21 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     if (!(d >= 0) || d > 1e6) return fail(err, "--delays: expected seconds in [0, 1e6], got " + number_text(d), kExitBadInput);
   }
 
+  std::unique_ptr<rl::PolicyRunner> policy;
+  if (options.policy) {
+    auto runner = rl::PolicyRunner::load(*options.policy);
+    if (!runner) return fail(err, runner.error().message, kExitBadInput);
+    policy = std::move(*runner);
+    // The policy's actions and observations mean what they meant in training, and every
+    // run is scored by the reward it was trained for, whatever the evaluated scenario says.
+    const configs::RlSpec& trained = policy->trained_spec();
+    base.rl->decision_interval = trained.decision_interval;
+    base.rl->action = trained.action;
+    base.rl->action_scale_step = trained.action_scale_step;
+    base.rl->discrete_max_step = trained.discrete_max_step;
+    base.rl->reward = trained.reward;
+  }
+
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
   auto trace = load_workload_in_memory(base);
@@ -163,12 +178,6 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   base.rl->windows_from_s = options.window_start_s;  // the one window evaluated (reset names it too)
   base.rl->windows_to_s = options.window_start_s;
 
-  std::unique_ptr<rl::PolicyRunner> policy;
-  if (options.policy) {
-    auto runner = rl::PolicyRunner::load(*options.policy);
-    if (!runner) return fail(err, runner.error().message, kExitBadInput);
-    policy = std::move(*runner);
-  }
   std::error_code mkdir_error;
   fs::create_directories(options.out_dir, mkdir_error);
   if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
