@@ -3,6 +3,7 @@
 // accept; a policy that does not fit the scenario refused with the sizes.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -150,6 +151,32 @@ TEST(EvalCommandTest, APolicyActsAsItWasTrainedWhateverTheEvaluatedScenarioSays)
     rows.push_back(joined);
   }
   EXPECT_EQ(rows[0], rows[1]);
+}
+
+TEST(EvalCommandTest, ARateScalePlaysTheWindowFaster) {
+  std::map<double, double> tracked_instances;
+  for (const double scale : {1.0, 3.0}) {
+    EvalCommandOptions options;
+    options.out_dir = fresh_dir("eval_rate_scale").string();
+    options.window_start_s = 3600;
+    options.window_s = 600;
+    options.rate_scale = scale;
+    options.max_static = 2;
+    options.kv_targets = {};
+    options.request_targets = {8};
+    const CommandRun r = run_command(options, run_eval_command);
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    if (scale == 3.0) {
+      EXPECT_NE(r.out.find("window [3600, 5400) s of the workload at 3x its rate (600 s)"), std::string::npos) << r.out;
+    }
+    for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
+      if (row.at("policy") == "static") {  // simulated time is the window's length at any rate
+        EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 600 / 3600, 1e-6);
+      }
+      if (row.at("policy") == "target_tracking_requests") tracked_instances[scale] = std::stod(row.at("mean_instances"));
+    }
+  }
+  EXPECT_GT(tracked_instances[3.0], 1.5 * tracked_instances[1.0]);
 }
 
 TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused) {

@@ -44,7 +44,7 @@ struct Outcome {
 
 // Plays the window as one episode; `policy` acts when given, else NaN (no change).
 Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const traces::SharedTrace& trace,
-                 double window_start_s, std::uint64_t seed, rl::PolicyRunner* policy) {
+                 double window_start_s, double rate_scale, std::uint64_t seed, rl::PolicyRunner* policy) {
   Outcome o;
   o.policy = c.policy;
   o.parameter = c.parameter;
@@ -64,7 +64,7 @@ Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const trac
   std::vector<float> obs(e.observation_size());
   std::vector<float> action(e.action_size(), std::numeric_limits<float>::quiet_NaN());
   // The candidate's delay, also when the scenario trains over rl.scale_up_delays_s.
-  e.reset(seed, obs, {window_start_s, 1.0, c.config.scaling.manager.scale_up_delay.seconds()});
+  e.reset(seed, obs, {window_start_s, rate_scale, c.config.scaling.manager.scale_up_delay.seconds()});
   for (;;) {
     if (policy != nullptr) policy->act(obs, action);
     const rl::StepResult step = e.step(action, obs);
@@ -166,7 +166,11 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   if (!trace) return fail(err, trace.error().message, kExitBadInput);
   if ((*trace)->empty()) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
   const double span = (*trace)->back().arrival.seconds();
-  const double window = options.window_s.value_or(span - options.window_start_s);
+  if (!(options.rate_scale > 0) || options.rate_scale > 1e6) {
+    return fail(err, "--rate-scale: expected a multiple in (0, 1e6], got " + number_text(options.rate_scale),
+                kExitBadInput);
+  }
+  const double window = options.window_s.value_or((span - options.window_start_s) / options.rate_scale);
   if (!(window >= base.rl->decision_interval.seconds()) || window > 1e12) {
     return fail(err, "--window: the evaluated window [" + number_text(options.window_start_s) + ", +" +
                          number_text(window) + ") s must hold at least one decision interval (" +
@@ -196,7 +200,10 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   const double interval_s = base.rl->decision_interval.seconds();
 
   out << "evaluating on " << (options.trace ? *options.trace : config_path) << ", window ["
-      << number_text(options.window_start_s) << ", " << number_text(options.window_start_s + window) << ") s\n";
+      << number_text(options.window_start_s) << ", " << number_text(options.window_start_s + window * options.rate_scale)
+      << ") s of the workload";
+  if (options.rate_scale != 1.0) out << " at " << number_text(options.rate_scale) << "x its rate (" << number_text(window) << " s)";
+  out << '\n';
   for (const double delay : delays) {
     configs::ScenarioConfig at_delay = base;
     at_delay.scaling.manager.scale_up_delay = engine::SimTime::from_seconds(delay);
@@ -233,12 +240,13 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
 
     std::vector<Outcome> outcomes(candidates.size());
     pool.for_each(candidates.size(), [&](std::size_t i) {
-      outcomes[i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, at_delay.seed, nullptr);
+      outcomes[i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, options.rate_scale, at_delay.seed,
+                             nullptr);
     });
     if (policy) {
       outcomes.push_back(
-          evaluate(Candidate{"ppo", kNoParameter, at_delay, false}, *catalog, *trace, options.window_start_s, at_delay.seed,
-                   policy.get()));
+          evaluate(Candidate{"ppo", kNoParameter, at_delay, false}, *catalog, *trace, options.window_start_s,
+                   options.rate_scale, at_delay.seed, policy.get()));
       if (!outcomes.back().error.empty()) return fail(err, *options.policy + ": " + outcomes.back().error, kExitBadInput);
     }
     for (const auto& o : outcomes) {

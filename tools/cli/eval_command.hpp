@@ -18,7 +18,9 @@ struct EvalCommandOptions {
   std::string out_dir = "meshsim-eval";
   std::optional<std::string> seed;
   double window_start_s = 0.0;         // where the evaluated window starts in the workload
-  std::optional<double> window_s;      // its length; unset: to the workload's end
+  std::optional<double> window_s;      // its length (simulated seconds); unset: to the workload's end
+  double rate_scale = 1.0;             // the window played at this multiple of its rate (covering
+                                       // window_s x rate_scale of the workload)
   std::vector<double> delays_s;        // scale-up delays to evaluate at; empty: the config's
   std::vector<double> kv_targets = {0.5, 0.6, 0.7, 0.8, 0.9};  // target tracking on KV use
   std::vector<double> request_targets = {4, 8, 16, 32, 64};      // ... on requests per instance

@@ -108,6 +108,8 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--window-start", eval.window_start_s, "Start of the evaluated window, workload seconds")
       ->capture_default_str();
   eval_cmd->add_option("--window", eval.window_s, "Length of the evaluated window in seconds (default: to the end)");
+  eval_cmd->add_option("--rate-scale", eval.rate_scale, "Play the window at this multiple of the workload's rate")
+      ->capture_default_str();
   eval_cmd->add_option("--delays", eval.delays_s, "Scale-up delays to evaluate at, seconds (default: the config's)")
       ->delimiter(',');
   eval_cmd->add_option("--kv-targets", eval.kv_targets, "Target tracking's KV-use targets (fractions)")
