@@ -77,6 +77,9 @@ struct RlSpec {
   // Each episode's scale-up delay (seconds) is drawn from these, so one policy learns to
   // act under several; empty: the scenario's scaling.scale_up_delay_s in every episode.
   std::vector<double> scale_up_delays_s;
+  // The time-of-day features (rl/env/observation.hpp); off for workloads whose cycle is
+  // not a day, whose phase a policy would otherwise learn by heart.
+  bool time_of_day = true;
   ActionKind action = ActionKind::kContinuous;
   double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
   std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool

@@ -29,15 +29,15 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
     put(kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0);
     put(std::log1p(static_cast<double>(kv.pending_requests) / active));
   }
-  const double day = 2.0 * std::numbers::pi * stats.workload_seconds / 86'400.0;
+  const double day = 2.0 * std::numbers::pi * stats.workload_seconds.value_or(0.0) / 86'400.0;
   put(std::log1p(stats.arrival_rate));
   put(std::log1p(stats.arrival_trend));
   put(latency(stats.ttft_p50, ttft_target_s));
   put(latency(stats.ttft_p99, ttft_target_s));
   put(latency(stats.tbt_p99, tbt_target_s));
   put(stats.violations);
-  put(std::sin(day));
-  put(std::cos(day));
+  put(stats.workload_seconds ? std::sin(day) : 0.0);
+  put(stats.workload_seconds ? std::cos(day) : 0.0);
   put(stats.mean_instances);
   put(stats.busy);
   put(std::log1p(stats.scale_up_delay_intervals));

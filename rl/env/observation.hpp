@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -33,7 +34,8 @@ namespace meshsim::rl {
 //   4 tbt_p99     p99 mean TBT / the TBT target
 //   5 violations  share of the requests that left missing the SLO (dropped ones included)
 //   6 day_sin     sin(2 pi * workload seconds / 86400): time of day of the trace
-//   7 day_cos     cos(...)
+//   7 day_cos     cos(...); both 0 with rl.time_of_day false (a synthetic workload whose
+//                 cycle is not a day would let a policy learn its phase by heart)
 //   8 cost        instances that existed (any state), mean over the interval
 //   9 busy        share of the instances' compute in use over the interval
 //  10 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
@@ -48,7 +50,8 @@ struct IntervalStats {
   double arrival_rate = 0.0, arrival_trend = 0.0;  // requests/s
   double ttft_p50 = 0.0, ttft_p99 = 0.0, tbt_p99 = 0.0;  // seconds
   double violations = 0.0;
-  double workload_seconds = 0.0;  // where the interval ends, in the workload's own time
+  // Where the interval ends, in the workload's own time; unset: no time-of-day features.
+  std::optional<double> workload_seconds;
   double mean_instances = 0.0;
   double busy = 0.0;
   double scale_up_delay_intervals = 0.0;

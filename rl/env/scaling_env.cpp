@@ -107,7 +107,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   const auto status = manager.get_status_summary();
   IntervalStats stats;
   stats.scale_up_delay_intervals = scale_up_delay_s_ / spec_.decision_interval.seconds();
-  stats.workload_seconds = window_start_s_;
+  if (spec_.time_of_day) stats.workload_seconds = window_start_s_;
   stats.mean_instances = static_cast<double>(status.total_instances);
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
                       obs);
@@ -183,7 +183,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   stats.ttft_p99 = quantile(ttfts_, 0.99);
   stats.tbt_p99 = quantile(tbts_, 0.99);
   stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
-  stats.workload_seconds = window_start_s_ + end.seconds() * rate_scale_;
+  if (spec_.time_of_day) stats.workload_seconds = window_start_s_ + end.seconds() * rate_scale_;
   stats.mean_instances = (usage.gpu_us - gpu_us_at_start_) / (seconds * 1e6 * gpus_per_instance_);
   const double capacity = usage.capacity_unit_us - capacity_at_start_;
   stats.busy = capacity > 0 ? (usage.busy_unit_us - busy_at_start_) / capacity : 0.0;

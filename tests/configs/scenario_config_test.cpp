@@ -157,7 +157,7 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_FALSE(to_json(*config).contains("rl"));
   json tree = to_json(*config);
   tree["rl"] = {{"decision_interval_s", 30}, {"rate_scales", {0.5, 2}}, {"scale_up_delays_s", {0, 60}},
-                {"action", "discrete"},
+                {"time_of_day", false}, {"action", "discrete"},
                 {"reward", {{"cost_weight", 0.02}}}};
   auto with_rl = parse_scenario(tree, default_scenario_path());
   ASSERT_TRUE(with_rl) << with_rl.error().message;
@@ -165,6 +165,7 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_EQ(with_rl->rl->decision_interval, SimTime::from_seconds(30));
   EXPECT_EQ(with_rl->rl->rate_scales, (std::vector<double>{0.5, 2}));
   EXPECT_EQ(with_rl->rl->scale_up_delays_s, (std::vector<double>{0, 60}));
+  EXPECT_FALSE(with_rl->rl->time_of_day);
   EXPECT_EQ(with_rl->rl->action, ActionKind::kDiscrete);
   EXPECT_EQ(with_rl->rl->reward.cost_weight, 0.02);
   EXPECT_EQ(with_rl->rl->reward.slo_weight, 1.0);

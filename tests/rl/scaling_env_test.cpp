@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <set>
 
@@ -123,6 +124,27 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
   EXPECT_EQ(seen.size(), 2u);
   // Evaluation fixes the delay.
   EXPECT_EQ(env->reset(3, obs, ResetOptions{std::nullopt, std::nullopt, 25.0}).scale_up_delay_s, 25.0);
+}
+
+TEST(ScalingEnvTest, TimeOfDayFeaturesFollowTheWorkloadClockUnlessTurnedOff) {
+  auto f = make_fixture();
+  const std::size_t day_sin = kPoolFeatures + 6, day_cos = kPoolFeatures + 7;  // one pool
+  for (const bool on : {true, false}) {
+    f.config.rl->time_of_day = on;
+    auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+    std::vector<float> obs(env->observation_size());
+    env->reset(2, obs, ResetOptions{5400.0, 1.0, std::nullopt});  // 1/16 of a day in
+    EXPECT_NEAR(obs[day_sin], on ? std::sin(std::numbers::pi / 8) : 0.0, 1e-6);
+    EXPECT_NEAR(obs[day_cos], on ? std::cos(std::numbers::pi / 8) : 0.0, 1e-6);
+    const float hold = 0.0f;
+    env->step({&hold, 1}, obs);
+    if (on) {
+      EXPECT_NEAR(obs[day_cos], std::cos(2 * std::numbers::pi * (5400.0 + 15.0) / 86400.0), 1e-6);
+    } else {
+      EXPECT_EQ(obs[day_sin], 0.0f);
+      EXPECT_EQ(obs[day_cos], 0.0f);
+    }
+  }
 }
 
 TEST(ScalingEnvTest, DiscreteChoicesAreChangesFromMinusKToK) {

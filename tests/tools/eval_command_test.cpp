@@ -71,8 +71,11 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
       if (row.at("delay_s") != delay || row.at("policy") == "ppo" || row.at("policy") == "oracle") continue;
       if (std::stod(row.at("slo_attainment")) >= ppo_slo) cheapest = std::min(cheapest, std::stod(row.at("gpu_hours")));
     }
-    ASSERT_LT(cheapest, 1e300) << "a static size of 6 keeps up with a 15-minute window";
     char expected[160];
+    if (cheapest == 1e300) {  // the policy beats every baseline's SLO attainment
+      EXPECT_NE(r.out.find("vs baselines: none reaches ppo's SLO attainment"), std::string::npos) << r.out;
+      continue;
+    }
     std::snprintf(expected, sizeof expected, "%.2f GPU-h, ", cheapest);
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in " << r.out;
     std::snprintf(expected, sizeof expected, "ppo uses %.1f%% %s GPU-hours", 100.0 * std::abs(1.0 - ppo_gpu / cheapest),
@@ -157,8 +160,9 @@ TEST(EvalCommandTest, ARateScalePlaysTheWindowFaster) {
   std::map<double, double> tracked_instances;
   for (const double scale : {1.0, 3.0}) {
     EvalCommandOptions options;
+    options.config_path = configs::default_scenario_path();  // 5.5 requests/s: 3x stays under the cap
     options.out_dir = fresh_dir("eval_rate_scale").string();
-    options.window_start_s = 3600;
+    options.window_start_s = 600;
     options.window_s = 600;
     options.rate_scale = scale;
     options.max_static = 2;
@@ -167,7 +171,7 @@ TEST(EvalCommandTest, ARateScalePlaysTheWindowFaster) {
     const CommandRun r = run_command(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << r.err;
     if (scale == 3.0) {
-      EXPECT_NE(r.out.find("window [3600, 5400) s of the workload at 3x its rate (600 s)"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("window [600, 2400) s of the workload at 3x its rate (600 s)"), std::string::npos) << r.out;
     }
     for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
       if (row.at("policy") == "static") {  // simulated time is the window's length at any rate

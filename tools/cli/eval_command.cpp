@@ -154,6 +154,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     // run is scored by the reward it was trained for, whatever the evaluated scenario says.
     const configs::RlSpec& trained = policy->trained_spec();
     base.rl->decision_interval = trained.decision_interval;
+    base.rl->time_of_day = trained.time_of_day;
     base.rl->action = trained.action;
     base.rl->action_scale_step = trained.action_scale_step;
     base.rl->discrete_max_step = trained.discrete_max_step;
