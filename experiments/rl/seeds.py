@@ -66,13 +66,15 @@ def main():
     parser.add_argument("--delays", default="10,60,180")
     parser.add_argument("--meshsim", default=os.path.join(ROOT, "build/tools/meshsim"))
     parser.add_argument("--total-decisions", help="override the recipe's budget (quick looks)")
+    parser.add_argument("--eval-only", action="store_true",
+                        help="evaluate each seed's latest checkpoint as it is, without training")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
     results = []
     for seed in args.seeds.split(","):
         run_dir = os.path.join(args.out, f"seed-{seed}")
-        if not finished(run_dir):
+        if not args.eval_only and not finished(run_dir):
             cmd = [args.meshsim, "train", "--config", args.config, "--out", run_dir, "--seed", seed, "--quiet"]
             if os.path.exists(os.path.join(run_dir, "checkpoint")):
                 cmd.append("--resume")
