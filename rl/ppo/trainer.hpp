@@ -10,11 +10,11 @@
 
 namespace meshsim::rl {
 
-// One PPO iteration's figures (a row of the learning curve). Everything but the timings
-// is determined by the config, trace and seed.
 // The layout of a checkpoint folder's state.json; older ones are refused with both numbers.
 inline constexpr int kCheckpointFormat = 2;
 
+// One PPO iteration's figures (a row of the learning curve). Everything but the timings
+// is determined by the config, trace and seed.
 struct IterationStats {
   std::uint32_t iteration = 0;    // 1-based
   std::uint64_t decisions = 0;    // over all environments since training began
