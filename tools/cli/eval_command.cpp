@@ -151,14 +151,9 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     if (!runner) return fail(err, runner.error().message, kExitBadInput);
     policy = std::move(*runner);
     // The policy's actions and observations mean what they meant in training, and every
-    // run is scored by the reward it was trained for, whatever the evaluated scenario says.
-    const configs::RlSpec& trained = policy->trained_spec();
-    base.rl->decision_interval = trained.decision_interval;
-    base.rl->time_of_day = trained.time_of_day;
-    base.rl->action = trained.action;
-    base.rl->action_scale_step = trained.action_scale_step;
-    base.rl->discrete_max_step = trained.discrete_max_step;
-    base.rl->reward = trained.reward;
+    // run is scored by the reward it was trained for, whatever the evaluated scenario says
+    // (the window, its rate and the delay are set below and at each reset).
+    base.rl = policy->trained_spec();
   }
 
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
