@@ -126,6 +126,10 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   read_number_list(reader, "rate_scales", "positive numbers up to 1e6", positive_up_to_1e6, rl.rate_scales);
   read_number_list(reader, "scale_up_delays_s", "seconds in [0, 1e6]", non_negative_up_to_1e6,
                    rl.scale_up_delays_s);
+  std::vector<double> start_sizes;
+  read_number_list(reader, "start_instances", "whole numbers of instances in [1, 100000]",
+                   [](double v) { return v >= 1 && v <= 100000 && v == std::floor(v); }, start_sizes);
+  for (const double n : start_sizes) rl.start_instances.push_back(static_cast<std::uint32_t>(n));
   reader.read("time_of_day", rl.time_of_day);
   reader.read_choice("action", rl.action, kActionKindNames);
   reader.read("action_scale_step", rl.action_scale_step, "a number of instances in (0, 1000]",
@@ -147,6 +151,7 @@ json rl_to_json(const RlSpec& spec) {
               {"windows_to_s", spec.windows_to_s ? json(*spec.windows_to_s) : json(nullptr)},
               {"rate_scales", spec.rate_scales},
               {"scale_up_delays_s", spec.scale_up_delays_s},
+              {"start_instances", spec.start_instances},
               {"time_of_day", spec.time_of_day},
               {"action", kActionKindNames.name(spec.action)},
               {"action_scale_step", spec.action_scale_step},

@@ -77,6 +77,10 @@ struct RlSpec {
   // Each episode's scale-up delay (seconds) is drawn from these, so one policy learns to
   // act under several; empty: the scenario's scaling.scale_up_delay_s in every episode.
   std::vector<double> scale_up_delays_s;
+  // Each episode's start size (instances in every group of the start state, ACTIVE from
+  // the start) is drawn from these, so a policy learns to size the pools from any start,
+  // not only to recover from the scenario's; empty: the scenario's start state.
+  std::vector<std::uint32_t> start_instances;
   // The time-of-day features (rl/env/observation.hpp); off for workloads whose cycle is
   // not a day, whose phase a policy would otherwise learn by heart.
   bool time_of_day = true;

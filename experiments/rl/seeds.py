@@ -9,7 +9,10 @@ attainment is at least the policy's, and checks the issue's goal: at least 10% f
 GPU-hours than that baseline, with no more scaling actions per hour than the table's
 target tracking. Writes results.csv and results.md in --out and prints the table.
 
-  experiments/rl/seeds.py --out rl-seeds [--seeds 1,2,3] [--config FILE]
+  experiments/rl/seeds.py --out rl-seeds [--seeds 1,2,3] [--config FILE] [--threads N]
+
+Two seeds side by side on a 2-core machine: one process per seed with --threads 1 and the
+same --out, then --eval-only over all seeds for the whole table.
 
 The default evaluations: the recipe's held-out last hour, and the default scenario's
 bursty workload (another generator) at 4x its rate, which the recipe's load spans.
@@ -66,6 +69,7 @@ def main():
     parser.add_argument("--delays", default="10,60,180")
     parser.add_argument("--meshsim", default=os.path.join(ROOT, "build/tools/meshsim"))
     parser.add_argument("--total-decisions", help="override the recipe's budget (quick looks)")
+    parser.add_argument("--threads", help="environment threads per training run (default: the recipe's)")
     parser.add_argument("--eval-only", action="store_true",
                         help="evaluate each seed's latest checkpoint as it is, without training")
     args = parser.parse_args()
@@ -80,6 +84,8 @@ def main():
                 cmd.append("--resume")
             if args.total_decisions:
                 cmd += ["--total-decisions", args.total_decisions]
+            if args.threads:
+                cmd += ["--threads", args.threads]
             subprocess.run(cmd, check=True)
         for label, extra in DEFAULT_EVALS:
             eval_dir = os.path.join(run_dir, "eval-" + label.replace(" ", "-"))

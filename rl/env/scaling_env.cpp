@@ -18,6 +18,10 @@ double quantile(std::vector<double>& values, double q) {
 
 }  // namespace
 
+void set_start_size(configs::ScenarioConfig& config, std::uint32_t instances) {
+  for (auto& group : std::get<configs::LlmServingSpec>(config.serving).start_state) group.count = instances;
+}
+
 ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace,
                        bool config_autoscaler)
     : config_(std::move(config)),
@@ -59,10 +63,21 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
                  std::to_string(last_start) + " s) is past the workload's last request (" +
                  std::to_string(env->trace_span_s_) + " s): every window would be empty"};
   }
-  // Build one episode's world now, so a config the run refuses fails here, not at reset.
-  auto trial = configs::ScenarioRun::create(env->config_, config.name, catalog, *env,
-                                            env->episode_hooks(SimTime::zero(), 1.0));
-  if (!trial) return trial.error();
+  // Build one episode's world now (at the largest start size drawn), so a config the run
+  // refuses fails here, not at reset.
+  configs::ScenarioConfig largest = env->config_;
+  if (!spec.start_instances.empty()) {
+    const std::uint32_t size = *std::max_element(spec.start_instances.begin(), spec.start_instances.end());
+    const std::uint64_t total = std::uint64_t{size} * std::get<configs::LlmServingSpec>(config.serving).start_state.size();
+    if (total > config.scaling.manager.max_total_instances) {
+      return Error{config.name + ": rl.start_instances: " + std::to_string(size) + " instances in each start-state group (" +
+                   std::to_string(total) + " in all) exceed scaling.max_total_instances (" +
+                   std::to_string(config.scaling.manager.max_total_instances) + ")"};
+    }
+    set_start_size(largest, size);
+  }
+  auto trial = configs::ScenarioRun::create(largest, config.name, catalog, *env, env->episode_hooks(SimTime::zero(), 1.0));
+  if (!trial) return Error{trial.error().message};
   return env;
 }
 
@@ -84,6 +99,12 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
                                       : spec_.scale_up_delays_s[rng_.uniform_int(spec_.scale_up_delays_s.size())]);
   MESHSIM_CHECK(scale_up_delay_s_ >= 0 && scale_up_delay_s_ <= SimTime::kMaxSeconds, "reset: scale-up delay out of range");
   episode.scaling.manager.scale_up_delay = SimTime::from_seconds(scale_up_delay_s_);
+  if (options.start_instances) {
+    MESHSIM_CHECK(*options.start_instances >= 1, "reset: start_instances must be >= 1");
+    set_start_size(episode, *options.start_instances);
+  } else if (!spec_.start_instances.empty()) {
+    set_start_size(episode, spec_.start_instances[rng_.uniform_int(spec_.start_instances.size())]);
+  }
   episode.seed = rng_.next_u64();
   auto run = configs::ScenarioRun::create(episode, config_.name, catalog_, *this,
                                           episode_hooks(SimTime::from_seconds(window_start_s_), rate_scale_));

@@ -40,11 +40,16 @@ struct StepResult {
   EnvInfo info;
 };
 
+// Sets every group of the llm start state to `instances` (ACTIVE from the start): how a
+// static size, an episode's drawn start and an evaluation's matched start are made.
+void set_start_size(configs::ScenarioConfig& config, std::uint32_t instances);
+
 // Overrides of reset's draws (evaluation on a fixed window).
 struct ResetOptions {
   std::optional<double> window_start_s;
   std::optional<double> rate_scale;
   std::optional<double> scale_up_delay_s;
+  std::optional<std::uint32_t> start_instances;  // in every group of the start state
 };
 
 // Where an environment stands within its episode, for checkpoints: the generator as it

@@ -31,6 +31,8 @@ nlohmann::json cursor_to_json(const EnvCursor& c) {
   nlohmann::json options = nlohmann::json::object();
   if (c.options.window_start_s) options["window_start_s"] = *c.options.window_start_s;
   if (c.options.rate_scale) options["rate_scale"] = *c.options.rate_scale;
+  if (c.options.scale_up_delay_s) options["scale_up_delay_s"] = *c.options.scale_up_delay_s;
+  if (c.options.start_instances) options["start_instances"] = *c.options.start_instances;
   return {{"rng", c.rng_before_reset}, {"options", options}, {"actions", c.actions}};
 }
 
@@ -38,8 +40,13 @@ EnvCursor cursor_from_json(const nlohmann::json& j) {
   EnvCursor c;
   c.rng_before_reset = j.at("rng").get<engine::Rng::State>();
   const auto& options = j.at("options");
-  if (options.contains("window_start_s")) c.options.window_start_s = options.at("window_start_s").get<double>();
-  if (options.contains("rate_scale")) c.options.rate_scale = options.at("rate_scale").get<double>();
+  const auto read = [&](const char* key, auto& field) {
+    if (options.contains(key)) field = options.at(key).get<typename std::decay_t<decltype(field)>::value_type>();
+  };
+  read("window_start_s", c.options.window_start_s);
+  read("rate_scale", c.options.rate_scale);
+  read("scale_up_delay_s", c.options.scale_up_delay_s);
+  read("start_instances", c.options.start_instances);
   c.actions = j.at("actions").get<std::vector<float>>();
   return c;
 }

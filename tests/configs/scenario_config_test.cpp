@@ -157,7 +157,7 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_FALSE(to_json(*config).contains("rl"));
   json tree = to_json(*config);
   tree["rl"] = {{"decision_interval_s", 30}, {"rate_scales", {0.5, 2}}, {"scale_up_delays_s", {0, 60}},
-                {"time_of_day", false}, {"action", "discrete"},
+                {"start_instances", {2, 6}}, {"time_of_day", false}, {"action", "discrete"},
                 {"reward", {{"cost_weight", 0.02}}}};
   auto with_rl = parse_scenario(tree, default_scenario_path());
   ASSERT_TRUE(with_rl) << with_rl.error().message;
@@ -165,6 +165,7 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_EQ(with_rl->rl->decision_interval, SimTime::from_seconds(30));
   EXPECT_EQ(with_rl->rl->rate_scales, (std::vector<double>{0.5, 2}));
   EXPECT_EQ(with_rl->rl->scale_up_delays_s, (std::vector<double>{0, 60}));
+  EXPECT_EQ(with_rl->rl->start_instances, (std::vector<std::uint32_t>{2, 6}));
   EXPECT_FALSE(with_rl->rl->time_of_day);
   EXPECT_EQ(with_rl->rl->action, ActionKind::kDiscrete);
   EXPECT_EQ(with_rl->rl->reward.cost_weight, 0.02);
@@ -174,12 +175,12 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_EQ(to_json(*again), to_json(*with_rl));
 
   tree["rl"] = {{"episode_s", 5}, {"decision_interval_s", 15}, {"rate_scales", {1, -2}}, {"action", "jump"},
-                {"scale_up_delays_s", {10, "slow"}},
+                {"scale_up_delays_s", {10, "slow"}}, {"start_instances", {2, 1.5}},
                 {"windows_from_s", 100}, {"windows_to_s", 50}, {"reward", {{"churn_weight", -1}}}, {"oops", 1}};
   const auto bad = parse_scenario(tree, "s.json");
   ASSERT_FALSE(bad);
   for (const char* key : {"rl.episode_s", "rl.rate_scales", "rl.action", "rl.windows_to_s", "rl.reward.churn_weight",
-                          "rl.scale_up_delays_s", "rl.oops"}) {
+                          "rl.scale_up_delays_s", "rl.start_instances", "rl.oops"}) {
     EXPECT_NE(bad.error().message.find(key), std::string::npos) << key << " in " << bad.error().message;
   }
 }

@@ -14,6 +14,19 @@
 namespace meshsim::rl {
 namespace {
 
+ResetOptions window_at(double start_s) {
+  ResetOptions options;
+  options.window_start_s = start_s;
+  options.rate_scale = 1.0;
+  return options;
+}
+
+ResetOptions delay_of(double seconds) {
+  ResetOptions options;
+  options.scale_up_delay_s = seconds;
+  return options;
+}
+
 TEST(WindowSourceTest, TakesTheWindowAndDividesOffsetsByTheRateScale) {
   traces::ListSource list({{0.0, 10, 5}, {1.0, 10, 5}, {2.0, 10, 5}, {3.0, 10, 5}, {5.0, 10, 5}});
   const auto trace = *traces::load_trace(list);
@@ -123,7 +136,36 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
   }
   EXPECT_EQ(seen.size(), 2u);
   // Evaluation fixes the delay.
-  EXPECT_EQ(env->reset(3, obs, ResetOptions{std::nullopt, std::nullopt, 25.0}).scale_up_delay_s, 25.0);
+  EXPECT_EQ(env->reset(3, obs, delay_of(25.0)).scale_up_delay_s, 25.0);
+}
+
+TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {
+  auto f = make_fixture();
+  f.config.rl->start_instances = {1, 7};
+  f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(40);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  std::set<std::uint32_t> seen;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    const EnvInfo info = env->reset(seed, obs);
+    seen.insert(info.active);
+    ASSERT_TRUE(info.active == 1 || info.active == 7) << info.active;
+    EXPECT_EQ(info.starting, 0u);  // no scale-up delay for the start
+    const float hold = 0.0f;
+    const StepResult r = env->step({&hold, 1}, obs);
+    EXPECT_NEAR(r.info.mean_instances, info.active, 1e-9);
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  // Evaluation fixes the start.
+  ResetOptions three;
+  three.start_instances = 3;
+  EXPECT_EQ(env->reset(3, obs, three).active, 3u);
+  // A start the cluster's limit refuses fails when the environment is made, naming the key.
+  f.config.rl->start_instances = {2, 40};
+  f.config.scaling.manager.max_total_instances = 32;
+  const auto refused = ScalingEnv::create(f.config, catalog(), f.trace);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("rl.start_instances"), std::string::npos) << refused.error().message;
 }
 
 TEST(ScalingEnvTest, TimeOfDayFeaturesFollowTheWorkloadClockUnlessTurnedOff) {
@@ -133,7 +175,7 @@ TEST(ScalingEnvTest, TimeOfDayFeaturesFollowTheWorkloadClockUnlessTurnedOff) {
     f.config.rl->time_of_day = on;
     auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
     std::vector<float> obs(env->observation_size());
-    env->reset(2, obs, ResetOptions{5400.0, 1.0, std::nullopt});  // 1/16 of a day in
+    env->reset(2, obs, window_at(5400.0));  // 1/16 of a day in
     EXPECT_NEAR(obs[day_sin], on ? std::sin(std::numbers::pi / 8) : 0.0, 1e-6);
     EXPECT_NEAR(obs[day_cos], on ? std::cos(std::numbers::pi / 8) : 0.0, 1e-6);
     const float hold = 0.0f;
@@ -200,7 +242,7 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
   // The last 20 s of the workload (served within the first intervals), then past its end
   // (no request at all).
   for (const double start : {f.trace->back().arrival.seconds() - 20.0, 1e6}) {
-    env->reset(5, obs, ResetOptions{start, 1.0, std::nullopt});
+    env->reset(5, obs, window_at(start));
     StepResult r;
     std::uint64_t left = 0;
     for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
@@ -216,7 +258,7 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
   // event at all, and the episode still plays out to its end (the replay used to take
   // this for requests stuck forever and throw).
   const float hold = std::numeric_limits<float>::quiet_NaN();
-  env->reset(5, obs, ResetOptions{1e6, 1.0, std::nullopt});
+  env->reset(5, obs, window_at(1e6));
   StepResult r;
   for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) r = env->step({&hold, 1}, obs);
   EXPECT_TRUE(r.truncated);

@@ -82,6 +82,27 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
                   ppo_gpu <= cheapest ? "fewer" : "more");
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in " << r.out;
   }
+  // Every adaptive policy starts the window at the best static size (highest reward), so
+  // none pays the scale-up delay for a start the static baseline never had.
+  for (const std::string delay : {"10", "60"}) {
+    double best_reward = -1e300;
+    std::string best_size;
+    for (const auto& row : all) {
+      if (row.at("delay_s") != delay || row.at("policy") != "static") continue;
+      EXPECT_EQ(row.at("start_instances"), row.at("parameter"));
+      if (std::stod(row.at("reward")) > best_reward) {
+        best_reward = std::stod(row.at("reward"));
+        best_size = row.at("parameter");
+      }
+    }
+    for (const auto& row : all) {
+      if (row.at("delay_s") == delay && row.at("policy") != "static") {
+        EXPECT_EQ(row.at("start_instances"), best_size) << row.at("policy");
+      }
+    }
+    EXPECT_NE(r.out.find("scale-up delay " + delay + " s; the adaptive policies start with " + best_size), std::string::npos)
+        << r.out;
+  }
   // Static GPU-hours are the size's: k instances x 4 GPUs x 0.25 h.
   for (const auto& row : all) {
     if (row.at("policy") == "static" && row.at("delay_s") == "10") {
@@ -94,6 +115,26 @@ TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
   ASSERT_EQ(run_command(again, run_eval_command).code, kExitOk);
   EXPECT_EQ(slurp(again.out_dir + "/eval.csv"), slurp(options.out_dir + "/eval.csv"));
   EXPECT_EQ(slurp(again.out_dir + "/instances.csv"), slurp(options.out_dir + "/instances.csv"));
+}
+
+TEST(EvalCommandTest, StartInstancesSetsWhereTheAdaptivePoliciesStart) {
+  EvalCommandOptions options;
+  options.out_dir = fresh_dir("eval_start").string();
+  options.window_start_s = 3600;
+  options.window_s = 600;
+  options.max_static = 3;
+  options.kv_targets = {0.7};
+  options.request_targets = {};
+  options.start_instances = 2;
+  const CommandRun r = run_command(options, run_eval_command);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
+    EXPECT_EQ(row.at("start_instances"), row.at("policy") == "static" ? row.at("parameter") : "2") << row.at("policy");
+  }
+  options.start_instances = 4;  // beyond the static sizes swept
+  const CommandRun refused = run_command(options, run_eval_command);
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_NE(refused.err.find("--start-instances: expected an integer in [1, 3]"), std::string::npos) << refused.err;
 }
 
 TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {

@@ -29,6 +29,7 @@ struct Candidate {
   double parameter = kNoParameter;  // static size, or target
   configs::ScenarioConfig config;
   bool autoscaler = false;  // the config's autoscaler scales (else the policy, or nobody)
+  std::uint32_t start_instances = 1;  // per start-state group, ACTIVE when the window opens
 };
 
 struct Outcome {
@@ -38,6 +39,7 @@ struct Outcome {
   double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0;
   double gpu_hours = 0, mean_instances = 0, reward = 0, actions_per_hour = 0;
   std::uint64_t scale_ups = 0, scale_downs = 0;
+  std::uint32_t start_instances = 0;
   std::vector<double> instances;  // mean per decision interval
   bool in_table = false;
 };
@@ -48,6 +50,7 @@ Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const trac
   Outcome o;
   o.policy = c.policy;
   o.parameter = c.parameter;
+  o.start_instances = c.start_instances;
   auto env = rl::ScalingEnv::create(c.config, catalog, trace, c.autoscaler);
   if (!env) {
     o.error = env.error().message;
@@ -63,8 +66,8 @@ Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const trac
   }
   std::vector<float> obs(e.observation_size());
   std::vector<float> action(e.action_size(), std::numeric_limits<float>::quiet_NaN());
-  // The candidate's delay, also when the scenario trains over rl.scale_up_delays_s.
-  e.reset(seed, obs, {window_start_s, rate_scale, c.config.scaling.manager.scale_up_delay.seconds()});
+  // The candidate's delay and start, also when the policy trained over several.
+  e.reset(seed, obs, {window_start_s, rate_scale, c.config.scaling.manager.scale_up_delay.seconds(), c.start_instances});
   for (;;) {
     if (policy != nullptr) policy->act(obs, action);
     const rl::StepResult step = e.step(action, obs);
@@ -99,10 +102,10 @@ std::string parameter_text(const Outcome& o) {
 
 std::string csv_row(double delay, const Outcome& o) {
   char line[512];
-  std::snprintf(line, sizeof line, "%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%d\n",
+  std::snprintf(line, sizeof line, "%s,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%d\n",
                 number_text(delay).c_str(), o.policy.c_str(), std::isnan(o.parameter) ? "" : number_text(o.parameter).c_str(),
-                o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours, o.mean_instances,
-                o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, o.in_table ? 1 : 0);
+                o.start_instances, o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours,
+                o.mean_instances, o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, o.in_table ? 1 : 0);
   return line;
 }
 
@@ -182,13 +185,16 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   fs::create_directories(options.out_dir, mkdir_error);
   if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
 
+  const std::uint32_t max_static = std::min(options.max_static, base.scaling.manager.max_total_instances);
+  if (options.start_instances && (*options.start_instances < 1 || *options.start_instances > max_static)) {
+    return fail(err, "--start-instances: expected an integer in [1, " + std::to_string(max_static) + "] (the static sizes swept), got " +
+                         std::to_string(*options.start_instances), kExitBadInput);
+  }
   std::vector<double> delays = options.delays_s;
   if (delays.empty()) delays.push_back(base.scaling.manager.scale_up_delay.seconds());
-  const std::uint32_t max_static =
-      std::min(options.max_static, base.scaling.manager.max_total_instances);
 
   AtomicFile csv((fs::path(options.out_dir) / "eval.csv").string());
-  csv.stream() << "delay_s,policy,parameter,slo_attainment,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,gpu_hours,"
+  csv.stream() << "delay_s,policy,parameter,start_instances,slo_attainment,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,gpu_hours,"
                   "mean_instances,scale_ups,scale_downs,actions_per_hour,reward,in_table\n";
   AtomicFile series((fs::path(options.out_dir) / "instances.csv").string());
   series.stream() << "delay_s,policy,time_s,instances\n";
@@ -203,18 +209,33 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   for (const double delay : delays) {
     configs::ScenarioConfig at_delay = base;
     at_delay.scaling.manager.scale_up_delay = engine::SimTime::from_seconds(delay);
-    std::vector<Candidate> candidates;
-    const auto with = [&](std::string name, double parameter, auto&& change) {
-      Candidate c{std::move(name), parameter, at_delay, true};
-      change(c.config);
-      candidates.push_back(std::move(c));
-    };
-    for (std::uint32_t k = 1; k <= max_static; ++k) {
-      with("static", k, [&](configs::ScenarioConfig& c) {
-        auto& llm = std::get<configs::LlmServingSpec>(c.serving);
-        for (auto& group : llm.start_state) group.count = k;
+    const auto evaluate_all = [&](const std::vector<Candidate>& candidates, std::vector<Outcome>& outcomes) {
+      const std::size_t first = outcomes.size();
+      outcomes.resize(first + candidates.size());
+      pool.for_each(candidates.size(), [&](std::size_t i) {
+        outcomes[first + i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, options.rate_scale,
+                                       at_delay.seed, nullptr);
       });
+    };
+    // Static sizes first: the best of them is where every adaptive policy starts (unless
+    // --start-instances says), so none pays the scale-up delay for a start the static
+    // baseline never had.
+    std::vector<Candidate> statics;
+    for (std::uint32_t k = 1; k <= max_static; ++k) statics.push_back(Candidate{"static", double(k), at_delay, false, k});
+    std::vector<Outcome> outcomes;
+    evaluate_all(statics, outcomes);
+    for (const auto& o : outcomes) {
+      if (!o.error.empty()) return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
     }
+    const int best_static = best_of(outcomes, {"static"});
+    const std::uint32_t start = options.start_instances.value_or(outcomes[static_cast<std::size_t>(best_static)].start_instances);
+
+    std::vector<Candidate> adaptive;
+    const auto with = [&](std::string name, double parameter, auto&& change) {
+      Candidate c{std::move(name), parameter, at_delay, true, start};
+      change(c.config);
+      adaptive.push_back(std::move(c));
+    };
     with("elastic", kNoParameter,
          [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kElastic; });
     for (const double target : options.kv_targets) {
@@ -233,22 +254,15 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     }
     with("oracle", kNoParameter,
          [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kOracle; });
-
-    std::vector<Outcome> outcomes(candidates.size());
-    pool.for_each(candidates.size(), [&](std::size_t i) {
-      outcomes[i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, options.rate_scale, at_delay.seed,
-                             nullptr);
-    });
+    evaluate_all(adaptive, outcomes);
     if (policy) {
-      outcomes.push_back(
-          evaluate(Candidate{"ppo", kNoParameter, at_delay, false}, *catalog, *trace, options.window_start_s,
-                   options.rate_scale, at_delay.seed, policy.get()));
+      outcomes.push_back(evaluate(Candidate{"ppo", kNoParameter, at_delay, false, start}, *catalog, *trace,
+                                  options.window_start_s, options.rate_scale, at_delay.seed, policy.get()));
       if (!outcomes.back().error.empty()) return fail(err, *options.policy + ": " + outcomes.back().error, kExitBadInput);
     }
     for (const auto& o : outcomes) {
       if (!o.error.empty()) return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
     }
-    const int best_static = best_of(outcomes, {"static"});
     const int best_tracking = best_of(outcomes, {"target_tracking_kv", "target_tracking_requests"});
     const int elastic = best_of(outcomes, {"elastic"});
     const int oracle = best_of(outcomes, {"oracle"});
@@ -267,7 +281,9 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       }
     }
 
-    out << "\nscale-up delay " << number_text(delay) << " s\n";
+    out << "\nscale-up delay " << number_text(delay) << " s; the adaptive policies start with " << start
+        << " instance" << (start == 1 ? "" : "s") << " per pool"
+        << (options.start_instances ? "" : " (the best static size)") << "\n";
     char line[320];
     std::snprintf(line, sizeof line, "%-26s %8s %9s %9s %9s %9s %9s %8s %9s %10s\n", "policy", "SLO", "TTFT p50",
                   "TTFT p99", "TBT p50", "TBT p99", "GPU-h", "inst", "actions/h", "reward");

@@ -25,6 +25,7 @@ struct EvalCommandOptions {
   std::vector<double> kv_targets = {0.5, 0.6, 0.7, 0.8, 0.9};  // target tracking on KV use
   std::vector<double> request_targets = {4, 8, 16, 32, 64};      // ... on requests per instance
   std::uint32_t max_static = 32;       // static sizes swept: 1 .. this (and the scaling limit)
+  std::optional<std::uint32_t> start_instances;  // where adaptive policies start; unset: the best static size
   bool plot = true;
 };
 

@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   eval_cmd->add_option("--max-static", eval.max_static, "Largest static size swept")->capture_default_str();
+  eval_cmd->add_option("--start-instances", eval.start_instances,
+                       "Instances per pool the adaptive policies start with (default: the best static size)");
   eval_cmd->add_flag("!--no-plot", eval.plot, "Do not draw eval.png");
 #endif
 
