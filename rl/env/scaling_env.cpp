@@ -16,11 +16,12 @@ double quantile(std::vector<double>& values, double q) {
   return values[k];
 }
 
-}  // namespace
-
+// Sets every group of the llm start state to `instances` (ACTIVE from the start).
 void set_start_size(configs::ScenarioConfig& config, std::uint32_t instances) {
   for (auto& group : std::get<configs::LlmServingSpec>(config.serving).start_state) group.count = instances;
 }
+
+}  // namespace
 
 ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace,
                        bool config_autoscaler)
@@ -77,7 +78,7 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
     set_start_size(largest, size);
   }
   auto trial = configs::ScenarioRun::create(largest, config.name, catalog, *env, env->episode_hooks(SimTime::zero(), 1.0));
-  if (!trial) return Error{trial.error().message};
+  if (!trial) return trial.error();
   return env;
 }
 

@@ -40,10 +40,6 @@ struct StepResult {
   EnvInfo info;
 };
 
-// Sets every group of the llm start state to `instances` (ACTIVE from the start): how a
-// static size, an episode's drawn start and an evaluation's matched start are made.
-void set_start_size(configs::ScenarioConfig& config, std::uint32_t instances);
-
 // Overrides of reset's draws (evaluation on a fixed window).
 struct ResetOptions {
   std::optional<double> window_start_s;

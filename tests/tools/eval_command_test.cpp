@@ -137,6 +137,28 @@ TEST(EvalCommandTest, StartInstancesSetsWhereTheAdaptivePoliciesStart) {
   EXPECT_NE(refused.err.find("--start-instances: expected an integer in [1, 3]"), std::string::npos) << refused.err;
 }
 
+TEST(EvalCommandTest, StaticSizesNeverScaleWhateverTheConfigsAutoscaler) {
+  std::ifstream in(configs::default_training_path());
+  nlohmann::json recipe = nlohmann::json::parse(in);
+  recipe["autoscaler"] = {{"policy", "target_tracking"}, {"target_tracking", {{"target", 4}}}};
+  EvalCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("eval_autoscaled", "recipe.json", recipe.dump()).string();
+  options.out_dir = fresh_dir("eval_autoscaled_out").string();
+  options.window_start_s = 3600;
+  options.window_s = 600;
+  options.max_static = 3;
+  options.kv_targets = {};
+  options.request_targets = {8};
+  const CommandRun r = run_command(options, run_eval_command);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
+    if (row.at("policy") != "static") continue;
+    EXPECT_EQ(row.at("scale_ups"), "0") << "static " << row.at("parameter");
+    EXPECT_EQ(row.at("scale_downs"), "0") << "static " << row.at("parameter");
+    EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 600 / 3600, 1e-6);
+  }
+}
+
 TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
   for (const char* file : {"traces/azure2023_conv.csv", "traces/mooncake_fast25_conversation.jsonl"}) {
     const std::string trace = meshsim::testing::shared_path(file);

@@ -209,13 +209,22 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   for (const double delay : delays) {
     configs::ScenarioConfig at_delay = base;
     at_delay.scaling.manager.scale_up_delay = engine::SimTime::from_seconds(delay);
-    const auto evaluate_all = [&](const std::vector<Candidate>& candidates, std::vector<Outcome>& outcomes) {
+    // Appends the candidates' outcomes (in parallel); the first failed one, if any.
+    const auto evaluate_all = [&](const std::vector<Candidate>& candidates,
+                                  std::vector<Outcome>& outcomes) -> const Outcome* {
       const std::size_t first = outcomes.size();
       outcomes.resize(first + candidates.size());
       pool.for_each(candidates.size(), [&](std::size_t i) {
         outcomes[first + i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, options.rate_scale,
                                        at_delay.seed, nullptr);
       });
+      for (std::size_t i = first; i < outcomes.size(); ++i) {
+        if (!outcomes[i].error.empty()) return &outcomes[i];
+      }
+      return nullptr;
+    };
+    const auto failure = [&](const Outcome& o) {
+      return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
     };
     // Static sizes first: the best of them is where every adaptive policy starts (unless
     // --start-instances says), so none pays the scale-up delay for a start the static
@@ -223,10 +232,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     std::vector<Candidate> statics;
     for (std::uint32_t k = 1; k <= max_static; ++k) statics.push_back(Candidate{"static", double(k), at_delay, false, k});
     std::vector<Outcome> outcomes;
-    evaluate_all(statics, outcomes);
-    for (const auto& o : outcomes) {
-      if (!o.error.empty()) return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
-    }
+    if (const Outcome* failed = evaluate_all(statics, outcomes)) return failure(*failed);
     const int best_static = best_of(outcomes, {"static"});
     const std::uint32_t start = options.start_instances.value_or(outcomes[static_cast<std::size_t>(best_static)].start_instances);
 
@@ -254,14 +260,11 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     }
     with("oracle", kNoParameter,
          [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kOracle; });
-    evaluate_all(adaptive, outcomes);
+    if (const Outcome* failed = evaluate_all(adaptive, outcomes)) return failure(*failed);
     if (policy) {
       outcomes.push_back(evaluate(Candidate{"ppo", kNoParameter, at_delay, false, start}, *catalog, *trace,
                                   options.window_start_s, options.rate_scale, at_delay.seed, policy.get()));
       if (!outcomes.back().error.empty()) return fail(err, *options.policy + ": " + outcomes.back().error, kExitBadInput);
-    }
-    for (const auto& o : outcomes) {
-      if (!o.error.empty()) return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
     }
     const int best_tracking = best_of(outcomes, {"target_tracking_kv", "target_tracking_requests"});
     const int elastic = best_of(outcomes, {"elastic"});

@@ -29,8 +29,8 @@ struct EvalCommandOptions {
   bool plot = true;
 };
 
-// Writes eval.csv (every run: policy, parameter, SLO attainment, TTFT/TBT p50/p99,
-// GPU-hours, scaling actions, reward), instances.csv (instances over time of the table's
+// Writes eval.csv (every run: policy, parameter, start size, SLO attainment, TTFT/TBT
+// p50/p99, GPU-hours, scaling actions, reward), instances.csv (instances over time of the table's
 // policies) and eval.png; prints per delay a table of the policy, the best static size,
 // elastic, the target-tracking front's best, and the oracle, with the share of the gap
 // between target tracking and the oracle the policy closes.
