@@ -9,6 +9,9 @@
 //    requests per wall second while training (req_per_s) against a plain replay of the
 //    same trace on the same cluster measured in the same process (replay_req_per_s),
 //    and their ratio (goal >= 0.5).
+// Arg 1 picks the rollout's forward passes: 0 on the Eigen copy of the weights (what
+// training uses), 1 on LibTorch (the baseline the copy was measured against);
+// rollout_decisions_per_s counts the rollout alone.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -64,6 +67,7 @@ void BM_TrainDecisions(benchmark::State& state) {
   auto source = traces::open_workload(config.workload, config.seed);
   const auto trace = *traces::load_trace(**source);
   auto trainer = std::move(*rl::PpoTrainer::create(config, catalog(), trace, 1));
+  trainer->set_torch_rollout(state.range(1) == 1);
   std::uint64_t decisions = 0, requests = 0;
   double rollout_s = 0, update_s = 0;
   const auto start = Clock::now();
@@ -78,6 +82,7 @@ void BM_TrainDecisions(benchmark::State& state) {
   state.counters["decisions_per_s"] = static_cast<double>(decisions) / seconds;
   state.counters["req_per_s"] = static_cast<double>(requests) / seconds;
   state.counters["rollout_share"] = rollout_s / (rollout_s + update_s);
+  state.counters["rollout_decisions_per_s"] = static_cast<double>(decisions) / rollout_s;
   if (heavy) {
     const double replay = replay_requests_per_s(config);
     state.counters["replay_req_per_s"] = replay;
@@ -87,6 +92,9 @@ void BM_TrainDecisions(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_TrainDecisions)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TrainDecisions)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"heavy", "torch_rollout"})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -26,6 +26,21 @@ torch::nn::Sequential mlp(std::int64_t in, const std::vector<std::uint32_t>& hid
   return net;
 }
 
+std::vector<DenseLayer> dense_layers(const torch::nn::Sequential& net) {
+  std::vector<DenseLayer> layers;
+  for (const auto& module : net->children()) {
+    const auto* linear = module->as<torch::nn::Linear>();
+    if (linear == nullptr) continue;  // the tanh between layers
+    const torch::Tensor w = linear->weight.detach().contiguous();
+    const torch::Tensor b = linear->bias.detach().contiguous();
+    DenseLayer layer;
+    layer.weight = Eigen::Map<const RowMatrix>(w.data_ptr<float>(), w.size(0), w.size(1));
+    layer.bias = Eigen::Map<const Eigen::RowVectorXf>(b.data_ptr<float>(), b.size(0));
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
 }  // namespace
 
 ActorCriticImpl::ActorCriticImpl(const PolicyShape& shape) : shape_(shape) {
@@ -56,6 +71,12 @@ std::pair<torch::Tensor, torch::Tensor> ActorCriticImpl::log_prob_entropy(const 
   const torch::Tensor log_p = -0.5 * z * z - log_std - log_sqrt_2pi;
   const torch::Tensor entropy = 0.5 + log_sqrt_2pi + log_std;
   return {log_p.sum(-1), entropy.sum(-1)};
+}
+
+EigenPolicy ActorCriticImpl::to_eigen() const {
+  const torch::Tensor log_std = log_std_.detach().contiguous();
+  std::vector<float> log_std_copy(log_std.data_ptr<float>(), log_std.data_ptr<float>() + log_std.numel());
+  return EigenPolicy(dense_layers(actor_), dense_layers(critic_), std::move(log_std_copy), shape_.choices);
 }
 
 PolicyEval ActorCriticImpl::evaluate(const torch::Tensor& obs, const torch::Tensor& actions) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "rl/ppo/eigen_policy.hpp"
+
 namespace meshsim::rl {
 
 struct PolicyShape {
@@ -41,6 +43,8 @@ class ActorCriticImpl : public torch::nn::Module {
   // under the distribution that actor_output `out` describes.
   std::pair<torch::Tensor, torch::Tensor> log_prob_entropy(const torch::Tensor& out, const torch::Tensor& actions);
   PolicyEval evaluate(const torch::Tensor& obs, const torch::Tensor& actions);
+  // A copy of the weights for the rollout's forward passes (rl/ppo/eigen_policy.hpp).
+  EigenPolicy to_eigen() const;
 
  private:
   PolicyShape shape_;

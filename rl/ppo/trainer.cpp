@@ -1,5 +1,6 @@
 #include "rl/ppo/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -60,6 +61,8 @@ struct PpoTrainer::Impl {
   std::size_t n = 0, obs_size = 0, act_size = 0, steps = 0;
   std::int64_t choices = 0;  // 0: continuous
   ActorCritic policy{nullptr};
+  EigenPolicy fast;            // the policy's weights as of the rollout under way
+  bool torch_rollout = false;  // the rollout's forward passes in LibTorch (a benchmark's baseline)
   std::unique_ptr<torch::optim::Adam> adam;
   ObservationNormalizer obs_norm;
   RewardScaler reward_scaler;
@@ -116,40 +119,24 @@ struct PpoTrainer::Impl {
     obs_norm.normalize(envs->observations(), obs);
   }
 
-  // Samples actions for `out` (the actor's output on the current observations).
-  std::vector<float> sample(const torch::Tensor& out) {
-    std::vector<float> actions(n * act_size);
-    if (choices == 0) {
-      const auto mean = out.accessor<float, 2>();
-      const torch::Tensor std_tensor = policy->log_std().exp();
-      const auto std_dev = std_tensor.accessor<float, 1>();
-      for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t a = 0; a < act_size; ++a) {
-          const auto ia = static_cast<std::int64_t>(i), aa = static_cast<std::int64_t>(a);
-          actions[i * act_size + a] =
-              static_cast<float>(mean[ia][aa] + std_dev[aa] * action_rng.normal());
-        }
-      }
-      return actions;
+  // The rollout's forward passes, on the Eigen copy of the weights (refreshed at each
+  // rollout) or, for train_bench's baseline, on LibTorch itself. Outputs are row-major:
+  // `out` the actor's ([B, A] means or [B, A x choices] logits), `values` [B].
+  void forward(std::span<const float> x, std::size_t batch, std::vector<float>* out, std::vector<float>* values) {
+    if (torch_rollout) {
+      const torch::Tensor x_t =
+          torch::from_blob(const_cast<float*>(x.data()), {static_cast<std::int64_t>(batch), static_cast<std::int64_t>(obs_size)});
+      const auto copy = [](const torch::Tensor& t, std::vector<float>& into) {
+        const torch::Tensor c = t.contiguous();
+        into.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+      };
+      if (out != nullptr) copy(policy->actor_output(x_t), *out);
+      if (values != nullptr) copy(policy->value(x_t), *values);
+      return;
     }
-    const torch::Tensor probs = torch::softmax(out, -1);
-    const auto p = probs.accessor<float, 3>();
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t a = 0; a < act_size; ++a) {
-        const double u = action_rng.uniform();
-        double cumulative = 0.0;
-        std::int64_t choice = choices - 1;  // rounding leaves the cumulative just under 1
-        for (std::int64_t c = 0; c < choices; ++c) {
-          cumulative += p[static_cast<std::int64_t>(i)][static_cast<std::int64_t>(a)][c];
-          if (u < cumulative) {
-            choice = c;
-            break;
-          }
-        }
-        actions[i * act_size + a] = static_cast<float>(choice);
-      }
-    }
-    return actions;
+    const auto copy = [](const RowMatrix& m, std::vector<float>& into) { into.assign(m.data(), m.data() + m.size()); };
+    if (out != nullptr) copy(fast.actor_output(x, batch), *out);
+    if (values != nullptr) copy(fast.value(x, batch), *values);
   }
 
   IterationStats rollout() {
@@ -157,20 +144,16 @@ struct PpoTrainer::Impl {
     std::uint64_t left = 0, met = 0, actions_taken = 0;
     double reward_sum = 0.0, instances_sum = 0.0, episode_return_sum = 0.0;
     const torch::NoGradGuard no_grad;
-    const auto n64 = static_cast<std::int64_t>(n);
-    std::vector<float> final_obs(obs_size);
+    fast = policy->to_eigen();
+    std::vector<float> final_obs(obs_size), out, values, actions, log_prob;
     for (std::size_t t = 0; t < steps; ++t) {
       const std::size_t row = t * n;
       std::copy(obs.begin(), obs.end(), b_obs.begin() + static_cast<std::ptrdiff_t>(row * obs_size));
-      const torch::Tensor obs_t = view(obs, {n64, static_cast<std::int64_t>(obs_size)});
-      const torch::Tensor out = policy->actor_output(obs_t);
-      const torch::Tensor value = policy->value(obs_t);
-      std::vector<float> actions = sample(out);
-      const torch::Tensor log_prob =
-          policy->log_prob_entropy(out, view(actions, {n64, static_cast<std::int64_t>(act_size)})).first;
+      forward(obs, n, &out, &values);
+      fast.sample(out, n, action_rng, actions, log_prob);
       std::copy(actions.begin(), actions.end(), b_actions.begin() + static_cast<std::ptrdiff_t>(row * act_size));
-      std::copy_n(log_prob.data_ptr<float>(), n, b_log_prob.begin() + static_cast<std::ptrdiff_t>(row));
-      std::copy_n(value.data_ptr<float>(), n, b_values.begin() + static_cast<std::ptrdiff_t>(row));
+      std::copy_n(log_prob.begin(), n, b_log_prob.begin() + static_cast<std::ptrdiff_t>(row));
+      std::copy_n(values.begin(), n, b_values.begin() + static_cast<std::ptrdiff_t>(row));
 
       envs->step(actions);
       std::vector<double> rewards(envs->rewards().begin(), envs->rewards().end());
@@ -205,16 +188,17 @@ struct PpoTrainer::Impl {
           } else {
             std::copy(raw.begin(), raw.end(), final_obs.begin());
           }
-          bootstrap = policy->value(view(final_obs, {1, static_cast<std::int64_t>(obs_size)})).item<float>();
+          forward(final_obs, 1, nullptr, &values);
+          bootstrap = values[0];
         }
         b_next_values[row + i] = bootstrap;
       }
     }
-    const torch::Tensor last = policy->value(view(obs, {n64, static_cast<std::int64_t>(obs_size)}));
+    forward(obs, n, nullptr, &values);  // the values after the last step
     for (std::size_t t = 0; t < steps; ++t) {
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t k = t * n + i;
-        if (!b_ended[k]) b_next_values[k] = t + 1 < steps ? b_values[k + n] : last[static_cast<std::int64_t>(i)].item<float>();
+        if (!b_ended[k]) b_next_values[k] = t + 1 < steps ? b_values[k + n] : values[i];
       }
     }
     const double count = static_cast<double>(steps * n);
@@ -294,6 +278,7 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::Scenario
 std::uint32_t PpoTrainer::iterations() const { return impl_->iterations; }
 std::uint32_t PpoTrainer::iteration() const { return impl_->iteration; }
 VectorEnv& PpoTrainer::envs() { return *impl_->envs; }
+void PpoTrainer::set_torch_rollout(bool torch_rollout) { impl_->torch_rollout = torch_rollout; }
 
 IterationStats PpoTrainer::iterate() {
   MESHSIM_CHECK(!done(), "PpoTrainer::iterate: training is done");

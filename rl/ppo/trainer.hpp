@@ -63,6 +63,9 @@ class PpoTrainer {
   Status load(const std::filesystem::path& dir);
 
   VectorEnv& envs();
+  // The rollout's forward passes in LibTorch instead of the Eigen copy of the weights
+  // (rl/ppo/eigen_policy.hpp): the baseline train_bench measures the copy against.
+  void set_torch_rollout(bool torch_rollout);
 
  private:
   struct Impl;

@@ -3,7 +3,10 @@
 // against their definitions.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <span>
+#include <string>
 #include <numbers>
 
 #include "rl/ppo/gae.hpp"
@@ -124,6 +127,61 @@ TEST(PolicyTest, OrthogonalInitialisationAndShapes) {
   EXPECT_LT(policy->actor_output(obs).abs().max().item<float>(), 0.1f);
   ActorCritic discrete(PolicyShape{5, 2, 5, {16}});
   EXPECT_EQ(discrete->actor_output(obs).sizes(), (std::vector<std::int64_t>{7, 2, 5}));
+}
+
+// The rollout's Eigen copy of the weights against LibTorch on the same inputs: both heads'
+// outputs and the critic agree to float rounding, and the log-probabilities of the actions
+// the copy samples are what LibTorch's distributions give them.
+void expect_eigen_copy_matches_libtorch(const PolicyShape& shape, std::uint64_t seed) {
+  SCOPED_TRACE("choices " + std::to_string(shape.choices));
+  torch::manual_seed(seed);
+  ActorCritic policy(shape);
+  torch::NoGradGuard no_grad;
+  for (auto& p : policy->parameters()) p.add_(0.3 * torch::randn_like(p));  // not the initial weights
+  const std::int64_t batch = 9;
+  const torch::Tensor obs = 2.0 * torch::randn({batch, shape.observations});
+  const std::span<const float> obs_span(obs.data_ptr<float>(), static_cast<std::size_t>(obs.numel()));
+  EigenPolicy fast = policy->to_eigen();
+
+  const torch::Tensor out = policy->actor_output(obs).contiguous();
+  const RowMatrix& fast_out = fast.actor_output(obs_span, static_cast<std::size_t>(batch));
+  ASSERT_EQ(fast_out.size(), out.numel());
+  for (std::int64_t k = 0; k < out.numel(); ++k) EXPECT_NEAR(fast_out.data()[k], out.data_ptr<float>()[k], 1e-5);
+  const torch::Tensor value = policy->value(obs);
+  const RowMatrix& fast_value = fast.value(obs_span, static_cast<std::size_t>(batch));
+  for (std::int64_t i = 0; i < batch; ++i) EXPECT_NEAR(fast_value(i, 0), value[i].item<float>(), 1e-5);
+
+  engine::Rng rng(seed);
+  std::vector<float> actions, log_prob;
+  for (int draw = 0; draw < 20; ++draw) {
+    fast.sample(std::span<const float>(out.data_ptr<float>(), static_cast<std::size_t>(out.numel())),
+                static_cast<std::size_t>(batch), rng, actions, log_prob);
+    const torch::Tensor taken = torch::from_blob(actions.data(), {batch, shape.actions}).clone();
+    const torch::Tensor expected = policy->log_prob_entropy(out, taken).first;
+    for (std::int64_t i = 0; i < batch; ++i) EXPECT_NEAR(log_prob[static_cast<std::size_t>(i)], expected[i].item<float>(), 1e-4);
+  }
+}
+
+TEST(PolicyTest, TheRolloutsEigenCopyMatchesLibTorch) {
+  expect_eigen_copy_matches_libtorch(PolicyShape{6, 2, 0, {16, 16}}, 5);
+  expect_eigen_copy_matches_libtorch(PolicyShape{6, 3, 5, {16}}, 6);
+}
+
+TEST(PolicyTest, DiscreteSamplesFollowTheSoftmax) {
+  // One entry, logits ln 1, ln 2, ln 5: choices come up 1/8, 2/8, 5/8 of the time.
+  EigenPolicy policy({}, {}, {0.0f}, 3);
+  const std::vector<float> logits = {0.0f, std::log(2.0f), std::log(5.0f)};
+  engine::Rng rng(11);
+  std::vector<float> actions, log_prob;
+  std::array<int, 3> counts{};
+  const int draws = 40000;
+  for (int d = 0; d < draws; ++d) {
+    policy.sample(logits, 1, rng, actions, log_prob);
+    ++counts[static_cast<std::size_t>(actions[0])];
+  }
+  EXPECT_NEAR(counts[0] / double(draws), 1.0 / 8, 0.01);
+  EXPECT_NEAR(counts[1] / double(draws), 2.0 / 8, 0.01);
+  EXPECT_NEAR(counts[2] / double(draws), 5.0 / 8, 0.01);
 }
 
 TEST(NormalizerTest, RunningStatisticsMatchTheWholeSample) {
