@@ -134,6 +134,8 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   reader.read_choice("action", rl.action, kActionKindNames);
   reader.read("action_scale_step", rl.action_scale_step, "a number of instances in (0, 1000]",
               [](double v) { return v > 0 && v <= 1000; });
+  reader.read("action_mig_step", rl.action_mig_step, "a number of instances in (0, 1000]",
+              [](double v) { return v > 0 && v <= 1000; });
   reader.read("discrete_max_step", rl.discrete_max_step, "an integer in [1, 100]",
               [](std::uint64_t v) { return v >= 1 && v <= 100; });
   ObjectReader reward(reader.raw("reward"), reader.path_of("reward"), reader.errors());
@@ -155,6 +157,7 @@ json rl_to_json(const RlSpec& spec) {
               {"time_of_day", spec.time_of_day},
               {"action", kActionKindNames.name(spec.action)},
               {"action_scale_step", spec.action_scale_step},
+              {"action_mig_step", spec.action_mig_step},
               {"discrete_max_step", spec.discrete_max_step},
               {"reward",
                {{"slo_weight", spec.reward.slo_weight},

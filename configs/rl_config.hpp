@@ -21,7 +21,7 @@ inline constexpr EnumNames kActionKindNames{std::array{std::pair{ActionKind::kCo
 //   reward = -slo_weight * (share of the requests that left in the interval missing the SLO,
 //                           dropped ones included)
 //            -cost_weight * (instances that existed, ACTIVE or not, averaged over the interval)
-//            -churn_weight * (instances added or drained by the action)
+//            -churn_weight * (instances added, drained or migrated by the action)
 // With the defaults one instance held for an interval costs as much as 1% of requests
 // missing their SLO: "always max" pays for 100 instances, "always min" misses the SLO.
 struct RewardWeights {
@@ -86,7 +86,10 @@ struct RlSpec {
   bool time_of_day = true;
   ActionKind action = ActionKind::kContinuous;
   double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
-  std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool
+  std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool (and migration)
+  // Continuous: instances moved between the prompt and token pools per 1.0 of the
+  // migration entry (present when the start state has both pools).
+  double action_mig_step = 3.0;
   RewardWeights reward;
   PpoSpec ppo;
 };

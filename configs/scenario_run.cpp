@@ -112,6 +112,7 @@ json ScenarioRun::scaling_summary(const replay::ReplayResult& result) const {
               {"instances_removed", counts.instances_removed},
               {"servers_removed", counts.servers_removed},
               {"evacuations", counts.evacuations},
+              {"instance_migrations", counts.migrations},
               {"migrations", replay_->metrics().migrations()}};
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "sim/engine/check.hpp"
 
@@ -34,6 +35,8 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   for (const auto& group : llm.start_state) pools_.push_back(group.tag);
   std::sort(pools_.begin(), pools_.end());
   pools_.erase(std::unique(pools_.begin(), pools_.end()), pools_.end());
+  migrates_ = std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kPrompt) != pools_.end() &&
+              std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kToken) != pools_.end();
   gpus_per_instance_ = llm.tensor_parallel;
   trace_span_s_ = trace_->empty() ? 0.0 : trace_->back().arrival.seconds();
   const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
@@ -156,10 +159,12 @@ configs::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) co
 }
 
 std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action) const {
-  MESHSIM_CHECK(action.size() == pools_.size(), "step: expected " + std::to_string(pools_.size()) +
+  MESHSIM_CHECK(action.size() == action_size(), "step: expected " + std::to_string(action_size()) +
                                                     " action entries, got " + std::to_string(action.size()));
   std::vector<std::int64_t> out;
-  for (const float raw : action) {
+  for (std::size_t i = 0; i < action.size(); ++i) {
+    const float raw = action[i];
+    const double step = i < pools_.size() ? spec_.action_scale_step : spec_.action_mig_step;
     // NaN is treated as no change (a diverged policy must not crash a run).
     const double value = std::isnan(raw) ? (spec_.action == configs::ActionKind::kDiscrete
                                                 ? static_cast<double>(spec_.discrete_max_step)
@@ -169,7 +174,7 @@ std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action) cons
       const double k = spec_.discrete_max_step;
       out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, 0.0, 2.0 * k) - k)));
     } else {
-      out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, -1.0, 1.0) * spec_.action_scale_step)));
+      out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, -1.0, 1.0) * step)));
     }
   }
   return out;
@@ -186,6 +191,14 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
     const std::int64_t current = autoscale::snapshot(manager, pools_[i]).current();
     const std::int64_t desired = std::clamp<std::int64_t>(current + change[i], 0, 1'000'000);
     if (desired != current) autoscale::scale_pool_to(manager, pools_[i], static_cast<std::uint32_t>(desired));
+  }
+  if (migrates_) {
+    const std::int64_t moves = change.back();
+    const auto from = moves > 0 ? cluster::InstanceTag::kPrompt : cluster::InstanceTag::kToken;
+    const auto to = moves > 0 ? cluster::InstanceTag::kToken : cluster::InstanceTag::kPrompt;
+    for (std::int64_t m = 0; m < std::abs(moves); ++m) {
+      if (!manager.migrate_pool(from, to)) break;
+    }
   }
 
   const SimTime end = SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
@@ -224,6 +237,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   info.scale_ups = static_cast<std::uint32_t>(after.scale_ups - before.scale_ups);
   info.scale_downs = static_cast<std::uint32_t>(after.scale_downs - before.scale_downs);
   info.blocked = static_cast<std::uint32_t>(after.blocked - before.blocked);
+  info.migrations = static_cast<std::uint32_t>(after.migrations - before.migrations);
   const auto status = manager.get_status_summary();
   info.active = status.active_instances;
   info.starting = status.scaling_up_instances;
@@ -231,7 +245,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   const auto& w = spec_.reward;
   info.slo_penalty = w.slo_weight * stats.violations;
   info.cost_penalty = w.cost_weight * stats.mean_instances;
-  info.churn_penalty = w.churn_weight * (info.scale_ups + info.scale_downs);
+  info.churn_penalty = w.churn_weight * (info.scale_ups + info.scale_downs + info.migrations);
   result.reward = -(info.slo_penalty + info.cost_penalty + info.churn_penalty);
 
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
@@ -250,13 +264,13 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
 }
 
 void ScalingEnv::restore(const EnvCursor& cursor, std::span<float> obs) {
-  MESHSIM_CHECK(cursor.actions.size() % pools_.size() == 0 &&
-                    cursor.actions.size() / pools_.size() <= steps_per_episode_,
+  MESHSIM_CHECK(cursor.actions.size() % action_size() == 0 &&
+                    cursor.actions.size() / action_size() <= steps_per_episode_,
                 "restore: the cursor's actions do not fit this environment's episodes");
   rng_ = engine::Rng::from_state(cursor.rng_before_reset);
   reset(std::nullopt, obs, cursor.options);
-  for (std::size_t i = 0; i < cursor.actions.size(); i += pools_.size()) {
-    step(std::span(cursor.actions).subspan(i, pools_.size()), obs);
+  for (std::size_t i = 0; i < cursor.actions.size(); i += action_size()) {
+    step(std::span(cursor.actions).subspan(i, action_size()), obs);
   }
 }
 

@@ -28,6 +28,7 @@ struct EnvInfo {
   double mean_instances = 0.0;  // instances that existed, mean over the interval
   double gpu_hours = 0.0;       // held by instances since the episode began
   std::uint32_t scale_ups = 0, scale_downs = 0, blocked = 0;  // in the step (its action, or an autoscaler)
+  std::uint32_t migrations = 0;  // instances the step began moving between prompt and token
   std::uint32_t active = 0, starting = 0, draining = 0;       // now, over all pools
   // The reward's terms (reward = -(slo + cost + churn)).
   double slo_penalty = 0.0, cost_penalty = 0.0, churn_penalty = 0.0;
@@ -69,6 +70,10 @@ struct EnvCursor {
 // change of the pool's size (ACTIVE + STARTING); discrete: a choice in [0, 2k] (rounded,
 // clipped) is the change choice - k, with k = discrete_max_step. A pool shrinks by first
 // taking back scale-ups still STARTING, then draining its least-loaded ACTIVE instances.
+// With both a prompt and a token pool, a last entry migrates (ScalingManager::migrate):
+// its value times action_mig_step (continuous) or choice - k (discrete), rounded, is the
+// number of least-loaded instances moved from prompt to token (negative: token to
+// prompt), after the pools' own changes; the first one blocked ends the moves.
 // Limits (min_instances_per_pool, max_total_instances) clip an action; the manager
 // counts and logs what was blocked, never an error.
 class ScalingEnv final : private replay::ReplayObserver {
@@ -84,7 +89,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   ~ScalingEnv() override;
 
   std::size_t observation_size() const { return rl::observation_size(pools_.size()); }
-  std::size_t action_size() const { return pools_.size(); }
+  std::size_t action_size() const { return pools_.size() + (migrates_ ? 1 : 0); }
   // Choices per action entry in the discrete variant (2k + 1).
   std::uint32_t discrete_choices() const { return 2 * spec_.discrete_max_step + 1; }
   const configs::RlSpec& spec() const { return spec_; }
@@ -111,7 +116,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   // The hooks of an episode's run over the window [start, start + length x scale).
   configs::RunHooks episode_hooks(SimTime start, double rate_scale) const;
   void on_request(const metrics::RequestRecord& record) override;
-  // Pool size changes asked by `action`.
+  // Pool size changes asked by `action`, then the instances to migrate (when migrates_).
   std::vector<std::int64_t> deltas(std::span<const float> action) const;
 
   configs::ScenarioConfig config_;
@@ -119,6 +124,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   traces::SharedTrace trace_;
   configs::RlSpec spec_;
   std::vector<cluster::InstanceTag> pools_;
+  bool migrates_ = false;  // both a prompt and a token pool: the action's migration entry
   double trace_span_s_ = 0.0;
   std::uint32_t steps_per_episode_ = 0;
   double gpus_per_instance_ = 1.0;

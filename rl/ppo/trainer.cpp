@@ -166,7 +166,7 @@ struct PpoTrainer::Impl {
         left += info.left;
         met += info.slo_met;
         instances_sum += info.mean_instances;
-        actions_taken += info.scale_ups + info.scale_downs;
+        actions_taken += info.scale_ups + info.scale_downs + info.migrations;
         if (ended) {
           episode_return_sum += episode_returns[i];
           ++stats.episodes;

@@ -161,6 +161,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Drained DRAINING -> INACTIVE: the KV cache is flushed and the instance leaves its
   // server (returned: the caller releases it when idle).
   std::uint32_t deactivate(std::uint32_t instance);
+  // Drained DRAINING -> ACTIVE in the other of the prompt and token pools, on the same
+  // server (seed 004's migration): the KV cache is flushed; no weights load, since both
+  // roles run the same model, so it is routed to at once.
+  void retag(std::uint32_t instance, InstanceTag tag);
   // INACTIVE -> STARTING on `server` (reactivation passes through STARTING again).
   void restart(std::uint32_t instance, std::uint32_t server);
   // INACTIVE or STARTING -> removed; a STARTING one leaves its server (returned).

@@ -224,6 +224,25 @@ std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
   return server;
 }
 
+void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
+  Instance& in = existing(instance, "retag");
+  MESHSIM_CHECK(drained(instance), "retag: instance " + std::to_string(instance) + " is not drained");
+  MESHSIM_CHECK(in.tag != InstanceTag::kMixed && tag != InstanceTag::kMixed && tag != in.tag,
+                "retag: instance " + std::to_string(instance) + " can only swap between prompt and token");
+  MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
+                "retag: a drained instance still holds work: " + describe(instance));
+  in.evacuating = false;
+  // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
+  --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
+  ++pools_[static_cast<std::size_t>(tag)].by_state[static_cast<std::size_t>(in.state)];
+  prompt_side_ = tag == InstanceTag::kPrompt ? prompt_side_ + 1 : prompt_side_ - 1;
+  in.tag = tag;
+  if (activity_ != nullptr) activity_->on_instance(instance, in.server, kInstanceTagNames.name(tag));
+  PoolRouter& router = router_for(tag);
+  router.add(instance, load_of(in, router.policy()));
+  set_state(instance, InstanceState::kActive);
+}
+
 void LlmCluster::restart(std::uint32_t instance, std::uint32_t server) {
   Instance& in = existing(instance, "restart");
   MESHSIM_CHECK(in.state == InstanceState::kInactive, "restart: instance " + std::to_string(instance) +

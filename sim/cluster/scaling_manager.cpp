@@ -74,7 +74,7 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
   return added;
 }
 
-Status ScalingManager::begin_drain(std::uint32_t instance, bool remove) {
+Status ScalingManager::begin_drain(std::uint32_t instance, AfterDrain after, InstanceTag retag_to) {
   if (cluster_.state_of(instance) != InstanceState::kActive) {
     return blocked("Cannot drain instance " + std::to_string(instance) + ", it is not ACTIVE");
   }
@@ -85,7 +85,8 @@ Status ScalingManager::begin_drain(std::uint32_t instance, bool remove) {
   if (auto drained = cluster_.drain(instance); !drained) return blocked(drained.error().message);
   Draining& d = draining_[instance];
   d.since = sim_.now();
-  d.remove = remove;
+  d.after = after;
+  d.retag_to = retag_to;
   d.serial = ++drain_serials_;
   if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " draining started at " + at_now());
   if (config_.drain_timeout) {
@@ -97,15 +98,41 @@ Status ScalingManager::begin_drain(std::uint32_t instance, bool remove) {
 }
 
 Status ScalingManager::scale_down_full(std::uint32_t instance) {
-  auto status = begin_drain(instance, true);
+  auto status = begin_drain(instance, AfterDrain::kRemove);
   if (status) ++counts_.scale_downs;
   return status;
 }
 
 Status ScalingManager::deactivate(std::uint32_t instance) {
-  auto status = begin_drain(instance, false);
+  auto status = begin_drain(instance, AfterDrain::kDeactivate);
   if (status) ++counts_.scale_downs;
   return status;
+}
+
+Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
+  if (cluster_.state_of(instance) == InstanceState::kActive) {
+    const InstanceTag from = cluster_.tag_of(instance);
+    if (from == InstanceTag::kMixed || to == InstanceTag::kMixed || from == to) {
+      return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + " instance " +
+                     std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) +
+                     ", only between prompt and token");
+    }
+  }
+  auto status = begin_drain(instance, AfterDrain::kRetag, to);
+  if (status) {
+    ++counts_.migrations;
+    if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " migrating to " +
+                  std::string(kInstanceTagNames.name(to)));
+  }
+  return status;
+}
+
+Status ScalingManager::migrate_pool(InstanceTag from, InstanceTag to) {
+  const auto chosen = least_loaded(from);
+  if (!chosen) {
+    return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + ", no ACTIVE instance");
+  }
+  return migrate(*chosen, to);
 }
 
 Status ScalingManager::cancel_scale_up(std::uint32_t instance) {
@@ -194,10 +221,16 @@ void ScalingManager::check_draining() {
     if (cluster_.drained(instance)) done.push_back(instance);
   }
   for (const std::uint32_t instance : done) {
-    const bool remove = draining_.at(instance).remove;
+    const Draining d = draining_.at(instance);
     draining_.erase(instance);
+    if (d.after == AfterDrain::kRetag) {
+      cluster_.retag(instance, d.retag_to);
+      if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " active as " +
+                    std::string(kInstanceTagNames.name(d.retag_to)) + " at " + at_now());
+      continue;
+    }
     const std::uint32_t server = cluster_.deactivate(instance);
-    if (remove) {
+    if (d.after == AfterDrain::kRemove) {
       cluster_.remove_instance(instance);
       ++counts_.instances_removed;
       if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());

@@ -45,6 +45,7 @@ struct ScalingStatus {
 struct ScalingCounts {
   std::uint64_t scale_ups = 0, scale_downs = 0, blocked = 0;
   std::uint64_t instances_removed = 0, servers_removed = 0, evacuations = 0;
+  std::uint64_t migrations = 0;  // instances moved between the prompt and token pools
 };
 
 // Where an instance's GPUs come from. Without one, the ScalingManager runs seed 004's
@@ -98,6 +99,14 @@ class ScalingManager final : private engine::EventHandler {
   // scale_down_full(least_loaded(tag)).
   Status scale_down(InstanceTag tag);
 
+  // Seed 004's migration: drains ACTIVE `instance` and, once drained, re-tags it `to` on
+  // its server (LlmCluster::retag: ACTIVE at once, no new server, no scale-up delay).
+  // Only between the prompt and token pools. Error (blocked): the instance is not ACTIVE,
+  // is mixed or already `to`, or its pool would fall below min_instances_per_pool.
+  Status migrate(std::uint32_t instance, InstanceTag to);
+  // migrate(least_loaded(from), to).
+  Status migrate_pool(InstanceTag from, InstanceTag to);
+
   // Takes back a scale-up still STARTING: the instance and its server go at once.
   Status cancel_scale_up(std::uint32_t instance);
 
@@ -118,13 +127,17 @@ class ScalingManager final : private engine::EventHandler {
 
  private:
   enum EventKind : std::uint64_t { kActivate, kDrainCheck, kEvacuate };
+  // What becomes of a drained instance: removed (scale_down_full), kept INACTIVE
+  // (deactivate) or re-tagged into the other pool (migrate).
+  enum class AfterDrain { kRemove, kDeactivate, kRetag };
   struct Draining {
     SimTime since;
-    bool remove = true;  // scale_down_full: removed when drained; deactivate: kept INACTIVE
+    AfterDrain after = AfterDrain::kRemove;
+    InstanceTag retag_to = InstanceTag::kMixed;  // kRetag's pool
     std::uint32_t serial = 0;  // which drain: a timeout left from an earlier one is ignored
   };
   void on_event(const engine::EventPayload& payload) override;
-  Status begin_drain(std::uint32_t instance, bool remove);
+  Status begin_drain(std::uint32_t instance, AfterDrain after, InstanceTag retag_to = InstanceTag::kMixed);
   Status room_for_one_more();
   // The placement's choice; elastic: room on an existing server (lowest id first), else
   // a new server.

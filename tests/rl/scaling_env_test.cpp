@@ -205,6 +205,42 @@ TEST(ScalingEnvTest, DiscreteChoicesAreChangesFromMinusKToK) {
   EXPECT_EQ(r.info.scale_downs, 1u);
 }
 
+// Split prompt and token pools: a third action entry moves instances between them
+// (continuous: times action_mig_step; positive prompt -> token), counted as churn.
+TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {
+  auto f = make_fixture();
+  std::get<configs::LlmServingSpec>(f.config.serving).start_state = {{cluster::InstanceTag::kPrompt, 4},
+                                                                     {cluster::InstanceTag::kToken, 2}};
+  f.config.rl->action_mig_step = 3;
+  f.config.rl->reward.churn_weight = 0.5;
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  ASSERT_EQ(env->action_size(), 3u);
+  std::vector<float> obs(env->observation_size());
+  env->reset(1, obs);
+  const auto& manager = env->run().scaling()->manager();
+  // 2/3 of action_mig_step: two prompt instances become token instances within the interval.
+  const std::vector<float> to_token = {0.0f, 0.0f, 2.0f / 3.0f};
+  StepResult r = env->step(to_token, obs);
+  EXPECT_EQ(r.info.migrations, 2u);
+  EXPECT_EQ(r.info.scale_ups + r.info.scale_downs, 0u);
+  EXPECT_DOUBLE_EQ(r.info.churn_penalty, 0.5 * 2);
+  EXPECT_EQ(manager.count(cluster::InstanceTag::kPrompt, cluster::InstanceState::kActive), 2u);
+  EXPECT_EQ(manager.count(cluster::InstanceTag::kToken, cluster::InstanceState::kActive), 4u);
+  EXPECT_EQ(r.info.active, 6u);
+  // Back the other way, past the prompt pool's minimum: -1 asks for three, all three move.
+  const std::vector<float> to_prompt = {0.0f, 0.0f, -1.0f};
+  r = env->step(to_prompt, obs);
+  EXPECT_EQ(r.info.migrations, 3u);
+  EXPECT_EQ(manager.count(cluster::InstanceTag::kToken, cluster::InstanceState::kActive), 1u);
+  // The token pool keeps its minimum: the next move is blocked, never an error.
+  r = env->step(to_prompt, obs);
+  EXPECT_EQ(r.info.migrations, 0u);
+  EXPECT_EQ(r.info.blocked, 1u);
+  // A mixed pool has no migration entry.
+  auto mixed = std::move(*ScalingEnv::create(make_fixture().config, catalog(), f.trace));
+  EXPECT_EQ(mixed->action_size(), 1u);
+}
+
 // The default reward must make both extremes score badly: a sensible fixed size beats
 // "always max" (paying for 100 instances) and "always min" (one instance, SLO missed).
 TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {

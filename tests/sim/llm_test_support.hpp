@@ -95,11 +95,13 @@ inline RunResult run(const LlmClusterConfig& config, traces::RequestSource& sour
   return result;
 }
 
-// A scaling action at a fixed time: scale `tag` up (scale_up_full) or down (the
-// least-loaded ACTIVE instance of `tag`).
+// A scaling action at a fixed time: scale `tag` up (scale_up_full), down (the
+// least-loaded ACTIVE instance of `tag`) or migrate that instance to the other of the
+// prompt and token pools (blocked for mixed).
 struct ScalingAction {
+  enum class Kind { kUp, kDown, kMigrate };
   SimTime at;
-  bool up = true;
+  Kind kind = Kind::kUp;
   InstanceTag tag = InstanceTag::kMixed;
 };
 
@@ -113,10 +115,13 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
     const std::vector<ScalingAction>* actions = nullptr;
     void on_event(const engine::EventPayload& payload) override {
       const ScalingAction& action = (*actions)[payload.a];
-      if (action.up) {
-        (void)manager->scale_up_full(action.tag);
-      } else {
-        (void)manager->scale_down(action.tag);
+      switch (action.kind) {
+        case ScalingAction::Kind::kUp: (void)manager->scale_up_full(action.tag); break;
+        case ScalingAction::Kind::kDown: (void)manager->scale_down(action.tag); break;
+        case ScalingAction::Kind::kMigrate:
+          (void)manager->migrate_pool(action.tag, action.tag == InstanceTag::kPrompt ? InstanceTag::kToken
+                                                                                     : InstanceTag::kPrompt);
+          break;
       }
       // The invariant checker after every action: bookkeeping drift fails the run.
       for (const auto& problem : manager->cluster().check_invariants()) throw std::logic_error(problem);

@@ -1,7 +1,8 @@
 // The ScalingManager and the instance lifecycle (scenario E4 and the drain half of E2):
 // scale-up through STARTING, scale-down of the least-loaded instance, drain, removal of
 // the instance and its server, limits refused and logged as blocked, and evacuation past
-// the drain timeout moving requests without losing one.
+// the drain timeout moving requests without losing one, and migration between the prompt
+// and token pools.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -196,6 +197,55 @@ TEST(ScalingManagerTest, ADeactivatedInstanceStaysInactiveAndPassesThroughStarti
   EXPECT_EQ(f.cluster.servers(), 2u);
   f.run_until(4);
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
+}
+
+TEST(ScalingManagerTest, AMigratedInstanceDrainsThenServesTheOtherPoolOnItsOwnServer) {
+  Fixture f({{InstanceTag::kPrompt, 2}, {InstanceTag::kToken, 1}});
+  f.submit(0, 5000, 50);
+  f.submit(1, 100, 50);
+  // Prompt instance 1 has fewer pending tokens: it is the one that moves.
+  ASSERT_TRUE(f.manager.migrate_pool(InstanceTag::kPrompt, InstanceTag::kToken));
+  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kDraining);
+  EXPECT_EQ(f.cluster.instance(1)->tag, InstanceTag::kPrompt);
+  EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 migrating to token"));
+  f.run_until(1.0);
+  const auto moved = f.cluster.instance(1);
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(moved->state, InstanceState::kActive);
+  EXPECT_EQ(moved->tag, InstanceTag::kToken);
+  EXPECT_EQ(moved->server, 1u) << "no new server";
+  EXPECT_EQ(f.cluster.servers(), 3u);
+  EXPECT_EQ(f.manager.count(InstanceTag::kPrompt, InstanceState::kActive), 1u);
+  EXPECT_EQ(f.manager.count(InstanceTag::kToken, InstanceState::kActive), 2u);
+  EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 active as token at 1.00"));
+  EXPECT_EQ(f.manager.counts().migrations, 1u);
+  EXPECT_EQ(f.manager.counts().scale_ups + f.manager.counts().scale_downs, 0u);
+  EXPECT_TRUE(f.cluster.check_invariants().empty());
+  // It decodes now: of the next requests, some land on it, and every request completes.
+  for (int i = 2; i < 12; ++i) f.submit(i, 200, 400);
+  f.run_until(1000);
+  EXPECT_EQ(f.sink.done.size(), 12u);
+  bool decoded_there = false;
+  for (const auto& r : f.sink.done) {
+    EXPECT_EQ(r.status, metrics::RequestStatus::kCompleted);
+    decoded_there = decoded_there || (r.id >= 2 && r.instance == 1u);
+  }
+  EXPECT_TRUE(decoded_there);
+  EXPECT_TRUE(f.cluster.check_invariants().empty());
+}
+
+TEST(ScalingManagerTest, MigrationsThatWouldBreakAPoolAreBlocked) {
+  Fixture split({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}});
+  EXPECT_FALSE(split.manager.migrate_pool(InstanceTag::kPrompt, InstanceTag::kToken));
+  EXPECT_TRUE(split.logged("[Action Blocked] Cannot remove prompt, min limit reached"));
+  EXPECT_FALSE(split.manager.migrate(0, InstanceTag::kPrompt));
+  EXPECT_FALSE(split.manager.migrate(0, InstanceTag::kMixed));
+  Fixture mixed({{InstanceTag::kMixed, 3}});
+  EXPECT_FALSE(mixed.manager.migrate_pool(InstanceTag::kMixed, InstanceTag::kToken));
+  EXPECT_TRUE(mixed.logged("[Action Blocked] Cannot migrate mixed instance 0 to token, only between prompt and token"));
+  EXPECT_EQ(split.manager.counts().blocked, 3u);
+  EXPECT_EQ(split.manager.counts().migrations, 0u);
+  EXPECT_EQ(split.manager.get_status_summary(), status(2, 0, 0, 2, 2));
 }
 
 TEST(ScalingManagerTest, GpuHoursAndCostCountInstancesAndServersForTheTimeTheyExist) {

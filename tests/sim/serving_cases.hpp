@@ -86,7 +86,7 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
   return c;
 }
 
-// Adds random scaling to a case: scale-ups and scale-downs of its pools at random times
+// Adds random scaling to a case: scale-ups, scale-downs and migrations of its pools at random times
 // over its arrivals and a little after, under a random ScalingConfig (delays from none to
 // seconds, drain timeouts from at once to never, tight limits so some actions are blocked).
 template <typename Choose>
@@ -109,7 +109,7 @@ void draw_scaling(Choose& choose, ServingCase& c) {
     ScalingAction action;
     const auto ms = choose.pick(static_cast<std::uint64_t>(horizon * 1000));
     action.at = SimTime::from_ms(static_cast<std::int64_t>(ms));
-    action.up = choose.pick(2) == 0;
+    action.kind = static_cast<ScalingAction::Kind>(choose.pick(3));
     action.tag = tags[choose.pick(tags.size())];
     c.actions.push_back(action);
   }

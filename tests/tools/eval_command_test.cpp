@@ -246,7 +246,7 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   train.out_dir = fresh_dir("eval_policy_mixed").string();
   train.total_decisions = 1024;
   ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
-  // The same recipe with split prompt and token pools: two action entries.
+  // The same recipe with split prompt and token pools: two pools and the migration entry.
   std::ifstream in(configs::default_training_path());
   nlohmann::json split = nlohmann::json::parse(in);
   split["serving"]["start_state"] = {{{"tag", "prompt"}, {"count", 2}}, {{"tag", "token"}, {"count", 2}}};
@@ -258,7 +258,7 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   options.max_static = 2;
   CommandRun r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("the policy was trained for 18 features and 1 pools; this scenario has 25 and 2"),
+  EXPECT_NE(r.err.find("the policy was trained for 18 features and 1 action entries; this scenario has 25 and 3"),
             std::string::npos)
       << r.err;
 

@@ -60,7 +60,7 @@ Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const trac
   if (policy != nullptr && (policy->observation_size() != e.observation_size() ||
                             policy->action_size() != e.action_size())) {
     o.error = "the policy was trained for " + std::to_string(policy->observation_size()) + " features and " +
-              std::to_string(policy->action_size()) + " pools; this scenario has " +
+              std::to_string(policy->action_size()) + " action entries; this scenario has " +
               std::to_string(e.observation_size()) + " and " + std::to_string(e.action_size());
     return o;
   }
@@ -90,7 +90,7 @@ Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const trac
   o.scale_ups = counts.scale_ups;
   o.scale_downs = counts.scale_downs;
   const double hours = e.spec().episode_length.seconds() / 3600.0;
-  o.actions_per_hour = static_cast<double>(o.scale_ups + o.scale_downs) / hours;
+  o.actions_per_hour = static_cast<double>(o.scale_ups + o.scale_downs + counts.migrations) / hours;
   return o;
 }
 
