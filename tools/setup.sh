@@ -7,11 +7,12 @@ cd "$(dirname "$0")/.."
 
 build_dir=build
 cmake_args=(-DMESHSIM_WERROR=ON)
+python=ON  # the Python package (tools/python), in the main build only
 while [ $# -gt 0 ]; do
   case "$1" in
-    --sanitize) build_dir=build-asan; cmake_args+=(-DMESHSIM_SANITIZE=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
-    --tsan) build_dir=build-tsan; cmake_args+=(-DMESHSIM_TSAN=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
-    --fuzz) build_dir=build-fuzz; cmake_args+=(-DMESHSIM_FUZZ=ON -DMESHSIM_BUILD_TESTS=OFF -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    --sanitize) build_dir=build-asan; python=OFF; cmake_args+=(-DMESHSIM_SANITIZE=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    --tsan) build_dir=build-tsan; python=OFF; cmake_args+=(-DMESHSIM_TSAN=ON -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    --fuzz) build_dir=build-fuzz; python=OFF; cmake_args+=(-DMESHSIM_FUZZ=ON -DMESHSIM_BUILD_TESTS=OFF -DMESHSIM_BUILD_RL=OFF -DMESHSIM_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     --build-dir) build_dir="$2"; shift ;;
     *) echo "setup.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -21,6 +22,8 @@ done
 packages=(build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtorch-dev nlohmann-json3-dev libspdlog-dev libbenchmark-dev libgtest-dev
   libcli11-dev libyaml-cpp-dev python3-matplotlib libopenblas0-serial)
+if [ "$python" = ON ]; then packages+=(pybind11-dev python3-dev python3-numpy python3-pytest); fi
+cmake_args+=(-DMESHSIM_PYTHON=$python)
 if [[ " ${cmake_args[*]} " == *MESHSIM_FUZZ=ON* ]]; then packages+=(clang libclang-rt-dev); fi
 missing=()
 for p in "${packages[@]}"; do

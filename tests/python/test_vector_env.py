@@ -1,0 +1,93 @@
+"""meshsim.VectorEnv from Python: Gymnasium 1.x vector meanings, spaces, determinism,
+same-step autoreset and clear errors."""
+import numpy as np
+import pytest
+
+import meshsim
+
+SHORT = {"rl.episode_s": 60, "rl.decision_interval_s": 15}  # 4 decisions an episode
+
+
+def rollout(envs, seed, steps):
+    obs, _ = envs.reset(seed=seed)
+    trail = [obs]
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        actions = rng.integers(0, envs.single_action_space.nvec, size=envs.action_space.shape)
+        obs, rewards, terminations, truncations, infos = envs.step(actions)
+        trail += [obs, rewards, truncations, infos["active"]]
+    return trail
+
+
+def test_spaces_and_shapes_follow_gymnasium():
+    envs = meshsim.VectorEnv(num_envs=3, overrides=SHORT)
+    assert envs.num_envs == 3
+    assert envs.single_observation_space.shape == (18,)
+    assert envs.observation_space.shape == (3, 18)
+    assert envs.single_observation_space.dtype == np.float32
+    # The default recipe's actions are discrete: -2..+2 instances, choices 0..4.
+    assert isinstance(envs.single_action_space, meshsim.MultiDiscrete)
+    assert list(envs.single_action_space.nvec) == [5]
+    assert envs.action_space.shape == (3, 1)
+    obs, infos = envs.reset(seed=4)
+    assert obs.shape == (3, 18) and obs.dtype == np.float32
+    assert infos["active"].shape == (3,)
+    obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+    assert rewards.shape == (3,) and rewards.dtype == np.float64
+    assert terminations.dtype == np.bool_ and not terminations.any()
+    assert np.all(rewards <= 0)
+
+
+def test_continuous_actions_are_a_box():
+    envs = meshsim.VectorEnv(num_envs=2, rl__action="continuous", overrides=SHORT)
+    assert isinstance(envs.single_action_space, meshsim.Box)
+    assert envs.single_action_space.low[0] == -1 and envs.single_action_space.high[0] == 1
+    envs.reset(seed=1)
+    envs.step(np.zeros((2, 1), dtype=np.float32))
+
+
+def test_the_same_seed_gives_the_same_results_with_any_threads():
+    one = rollout(meshsim.VectorEnv(num_envs=4, threads=1, overrides=SHORT), 7, 9)
+    two = rollout(meshsim.VectorEnv(num_envs=4, threads=2, overrides=SHORT), 7, 9)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    other = rollout(meshsim.VectorEnv(num_envs=4, threads=1, overrides=SHORT), 8, 9)
+    assert any(not np.array_equal(a, b) for a, b in zip(one, other))
+
+
+def test_truncated_episodes_reset_in_the_same_step():
+    envs = meshsim.VectorEnv(num_envs=2, overrides=SHORT)
+    envs.reset(seed=3)
+    keep = np.full((2, 1), 2)  # choice 2: no change
+    for step in range(4):
+        obs, _, terminations, truncations, infos = envs.step(keep)
+        assert not terminations.any()
+        if step < 3:
+            assert not truncations.any() and "final_obs" not in infos
+    assert truncations.all()
+    assert infos["final_obs"].shape == (2, 18)
+    assert infos["_final_obs"].all() and infos["_final_info"].all()
+    assert not np.array_equal(infos["final_obs"], obs), "obs is already the next episode's first"
+    assert np.all(infos["final_info"]["sim_seconds"] == 60)
+    # The next step belongs to the new episode.
+    _, _, _, truncations, infos = envs.step(keep)
+    assert not truncations.any() and np.all(infos["sim_seconds"] == 15)
+
+
+def test_reset_options_fix_the_window():
+    envs = meshsim.VectorEnv(num_envs=2, overrides=SHORT)
+    _, infos = envs.reset(seed=1, options={"window_start_s": 600, "rate_scale": 1.0, "scale_up_delay_s": 30})
+    assert np.all(infos["window_start_s"] == 600) and np.all(infos["scale_up_delay_s"] == 30)
+    with pytest.raises(ValueError, match="unknown key 'window'"):
+        envs.reset(options={"window": 3})
+
+
+def test_bad_input_names_what_was_expected():
+    with pytest.raises(ValueError, match="rl.episode_s"):
+        meshsim.VectorEnv(num_envs=1, rl__episode_s=-5)
+    with pytest.raises(ValueError, match="no-such-file.json"):
+        meshsim.VectorEnv(num_envs=1, config="no-such-file.json")
+    envs = meshsim.VectorEnv(num_envs=2, overrides=SHORT)
+    envs.reset(seed=1)
+    with pytest.raises(ValueError, match=r"expected actions of shape \(2, 1\), got \(3, 1\)"):
+        envs.step(np.zeros((3, 1)))

@@ -1,0 +1,10 @@
+#pragma once
+
+// The parts of the native module meshsim._core, one registration function per file.
+#include <pybind11/pybind11.h>
+
+namespace meshsim::python {
+
+void bind_vector_env(pybind11::module_& m);
+
+}  // namespace meshsim::python

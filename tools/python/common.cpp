@@ -1,0 +1,60 @@
+#include "tools/python/common.hpp"
+
+#include <pybind11/stl.h>
+
+#include "tools/cli/commands.hpp"
+
+namespace meshsim::python {
+
+nlohmann::json to_json(const py::handle& value, const std::string& where) {
+  if (value.is_none()) return nullptr;
+  // bool before int: Python's True is an int too.
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) {
+    const auto number = value.cast<long long>();
+    if (number >= 0) return static_cast<std::uint64_t>(number);
+    return static_cast<std::int64_t>(number);
+  }
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& item : value) list.push_back(to_json(item, where));
+    return list;
+  }
+  if (py::isinstance<py::dict>(value)) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [key, item] : value.cast<py::dict>()) object[py::str(key).cast<std::string>()] = to_json(item, where);
+    return object;
+  }
+  // numpy scalars and anything else with a float value.
+  if (py::hasattr(value, "__float__")) return value.cast<double>();
+  throw py::type_error(where + ": cannot use a " + py::str(value.get_type()).cast<std::string>() + " as a config value");
+}
+
+std::vector<configs::Override> overrides_from(const py::dict& overrides) {
+  std::vector<configs::Override> out;
+  for (const auto& [key, value] : overrides) {
+    std::string path = py::str(key).cast<std::string>();
+    for (std::size_t at = path.find("__"); at != std::string::npos; at = path.find("__", at + 1)) {
+      path.replace(at, 2, ".");
+    }
+    out.push_back({path, to_json(value, path)});
+  }
+  return out;
+}
+
+configs::ScenarioConfig load_config(const py::object& config, const std::string& fallback, const py::object& trace,
+                                    const py::dict& overrides) {
+  const std::string path = config.is_none() ? fallback : py::str(config).cast<std::string>();
+  auto loaded = value_or_raise(configs::load_scenario_with(path, overrides_from(overrides)));
+  if (!trace.is_none()) loaded.workload.source = value_or_raise(cli::trace_file_spec(py::str(trace), "auto"));
+  return loaded;
+}
+
+const configs::Catalog& catalog() {
+  static const configs::Catalog loaded = value_or_raise(configs::load_catalog(configs::default_catalog_folder()));
+  return loaded;
+}
+
+}  // namespace meshsim::python

@@ -1,0 +1,14 @@
+"""meshsim: a discrete-event simulator and RL testbed for GPU cluster scheduling.
+
+    import meshsim
+    envs = meshsim.VectorEnv(num_envs=8)          # the default training recipe
+    obs, infos = envs.reset(seed=1)
+    obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+
+Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python; put that
+folder on PYTHONPATH. The README's "Python" section lists the API.
+"""
+from meshsim.spaces import Box, MultiDiscrete
+from meshsim.vector_env import VectorEnv
+
+__all__ = ["Box", "MultiDiscrete", "VectorEnv"]

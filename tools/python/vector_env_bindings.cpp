@@ -1,0 +1,163 @@
+// meshsim.VectorEnv's native half: rl::VectorEnv stepped with the GIL released, its
+// buffers copied straight into fresh numpy arrays, infos as dicts of arrays (Gymnasium
+// 1.x's vector layout). The spaces and argument checks live in meshsim/vector_env.py.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "rl/env/vector_env.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/python/bindings.hpp"
+#include "tools/python/common.hpp"
+
+namespace meshsim::python {
+
+namespace {
+
+template <typename T>
+py::array_t<T> copy_of(std::span<const T> from, std::vector<py::ssize_t> shape) {
+  py::array_t<T> out(shape);
+  std::memcpy(out.mutable_data(), from.data(), from.size_bytes());
+  return out;
+}
+
+// One array per EnvInfo field, num_envs long.
+py::dict infos_of(std::span<const rl::EnvInfo> infos) {
+  const auto n = static_cast<py::ssize_t>(infos.size());
+  py::dict out;
+  const auto column = [&](const char* name, auto field) {
+    using T = std::decay_t<decltype(infos[0].*field)>;
+    py::array_t<T> values(n);
+    T* data = values.mutable_data();
+    for (py::ssize_t i = 0; i < n; ++i) data[i] = infos[static_cast<std::size_t>(i)].*field;
+    out[name] = values;
+  };
+  column("window_start_s", &rl::EnvInfo::window_start_s);
+  column("rate_scale", &rl::EnvInfo::rate_scale);
+  column("scale_up_delay_s", &rl::EnvInfo::scale_up_delay_s);
+  column("sim_seconds", &rl::EnvInfo::sim_seconds);
+  column("left", &rl::EnvInfo::left);
+  column("slo_met", &rl::EnvInfo::slo_met);
+  column("slo_attainment", &rl::EnvInfo::slo_attainment);
+  column("mean_instances", &rl::EnvInfo::mean_instances);
+  column("gpu_hours", &rl::EnvInfo::gpu_hours);
+  column("scale_ups", &rl::EnvInfo::scale_ups);
+  column("scale_downs", &rl::EnvInfo::scale_downs);
+  column("migrations", &rl::EnvInfo::migrations);
+  column("blocked", &rl::EnvInfo::blocked);
+  column("active", &rl::EnvInfo::active);
+  column("starting", &rl::EnvInfo::starting);
+  column("draining", &rl::EnvInfo::draining);
+  column("slo_penalty", &rl::EnvInfo::slo_penalty);
+  column("cost_penalty", &rl::EnvInfo::cost_penalty);
+  column("churn_penalty", &rl::EnvInfo::churn_penalty);
+  return out;
+}
+
+class PyVectorEnv {
+ public:
+  PyVectorEnv(std::size_t num_envs, const py::object& config, const py::object& trace, unsigned threads,
+              const py::dict& overrides) {
+    auto scenario = load_config(config, configs::default_training_path(), trace, overrides);
+    if (!scenario.rl) scenario.rl = configs::RlSpec{};
+    auto loaded = value_or_raise(cli::load_workload_in_memory(scenario));
+    rl::VectorEnvOptions options;
+    options.num_envs = num_envs;
+    options.threads = threads;
+    envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog(), std::move(loaded), options));
+    discrete_choices_ = scenario.rl->action == configs::ActionKind::kDiscrete ? envs_->env(0).discrete_choices() : 0;
+  }
+
+  py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
+    rl::ResetOptions reset_options;
+    for (const auto& [key, value] : options) {
+      const std::string name = py::str(key);
+      if (name == "window_start_s") {
+        reset_options.window_start_s = value.cast<double>();
+      } else if (name == "rate_scale") {
+        reset_options.rate_scale = value.cast<double>();
+      } else if (name == "scale_up_delay_s") {
+        reset_options.scale_up_delay_s = value.cast<double>();
+      } else if (name == "start_instances") {
+        reset_options.start_instances = value.cast<std::uint32_t>();
+      } else {
+        throw py::value_error("reset options: unknown key '" + name +
+                              "' (expected window_start_s, rate_scale, scale_up_delay_s, start_instances)");
+      }
+    }
+    {
+      const py::gil_scoped_release unlocked;
+      envs_->reset(seed, reset_options);
+    }
+    return py::make_tuple(observations(envs_->observations()), infos_of(envs_->infos()));
+  }
+
+  py::tuple step(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions) {
+    const std::size_t n = envs_->num_envs(), a = envs_->action_size();
+    if (static_cast<std::size_t>(actions.size()) != n * a || (actions.ndim() != 2 && !(actions.ndim() == 1 && a == 1))) {
+      throw py::value_error("step: expected actions of shape (" + std::to_string(n) + ", " + std::to_string(a) +
+                            "), got " + shape_text(actions));
+    }
+    const std::span<const float> flat(actions.data(), n * a);
+    {
+      const py::gil_scoped_release unlocked;
+      envs_->step(flat);
+    }
+    const auto count = static_cast<py::ssize_t>(n);
+    py::array_t<bool> terminations(count), truncations(count);
+    bool any_truncated = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      terminations.mutable_data()[i] = envs_->terminations()[i] != 0;
+      truncations.mutable_data()[i] = envs_->truncations()[i] != 0;
+      any_truncated = any_truncated || truncations.data()[i];
+    }
+    py::dict infos = infos_of(envs_->infos());
+    if (any_truncated) {
+      // Same-step autoreset: the ended episodes' last observations and infos, masked.
+      infos["final_obs"] = observations(envs_->final_observations());
+      infos["_final_obs"] = truncations;
+      infos["final_info"] = infos_of(envs_->infos());
+      infos["_final_info"] = truncations;
+    }
+    return py::make_tuple(observations(envs_->observations()), copy_of(envs_->rewards(), {count}), terminations,
+                          truncations, infos);
+  }
+
+  std::size_t num_envs() const { return envs_->num_envs(); }
+  std::size_t observation_size() const { return envs_->observation_size(); }
+  std::size_t action_size() const { return envs_->action_size(); }
+  std::uint32_t discrete_choices() const { return discrete_choices_; }
+  unsigned threads() const { return envs_->threads(); }
+
+ private:
+  py::array_t<float> observations(std::span<const float> buffer) const {
+    return copy_of(buffer, {static_cast<py::ssize_t>(envs_->num_envs()), static_cast<py::ssize_t>(envs_->observation_size())});
+  }
+  static std::string shape_text(const py::array& array) {
+    std::string text = "(";
+    for (py::ssize_t d = 0; d < array.ndim(); ++d) text += (d ? ", " : "") + std::to_string(array.shape(d));
+    return text + (array.ndim() == 1 ? ",)" : ")");
+  }
+
+  std::unique_ptr<rl::VectorEnv> envs_;
+  std::uint32_t discrete_choices_ = 0;
+};
+
+}  // namespace
+
+void bind_vector_env(py::module_& m) {
+  py::class_<PyVectorEnv>(m, "_VectorEnv")
+      .def(py::init<std::size_t, const py::object&, const py::object&, unsigned, const py::dict&>(), py::arg("num_envs"),
+           py::arg("config"), py::arg("trace"), py::arg("threads"), py::arg("overrides"))
+      .def("reset", &PyVectorEnv::reset, py::arg("seed"), py::arg("options"))
+      .def("step", &PyVectorEnv::step, py::arg("actions"))
+      .def_property_readonly("num_envs", &PyVectorEnv::num_envs)
+      .def_property_readonly("observation_size", &PyVectorEnv::observation_size)
+      .def_property_readonly("action_size", &PyVectorEnv::action_size)
+      .def_property_readonly("discrete_choices", &PyVectorEnv::discrete_choices)
+      .def_property_readonly("threads", &PyVectorEnv::threads);
+}
+
+}  // namespace meshsim::python
