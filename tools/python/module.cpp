@@ -1,7 +1,12 @@
 // meshsim._core: the native half of the Python package (tools/python/meshsim).
+#include "configs/scenario_config.hpp"
 #include "tools/python/bindings.hpp"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "meshsim's native core (use the meshsim package, not this module)";
+  m.def("default_scenario_path", &meshsim::configs::default_scenario_path,
+        "configs/scenarios/default.json: the bundled default scenario");
+  m.def("default_training_path", &meshsim::configs::default_training_path,
+        "configs/scenarios/rl-train.json: the default RL training recipe");
   meshsim::python::bind_vector_env(m);
 }

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "rl/env/vector_env.hpp"
@@ -125,6 +126,20 @@ class PyVectorEnv {
                           truncations, infos);
   }
 
+  // The baseline of the Python-overhead benchmark (experiments/bench/python_env_bench.py):
+  // `steps` steps with `actions` from C++ alone, no Python between them; wall seconds.
+  double time_native_steps(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions,
+                           std::size_t steps) {
+    if (static_cast<std::size_t>(actions.size()) != envs_->num_envs() * envs_->action_size()) {
+      throw py::value_error("time_native_steps: expected num_envs x action_size actions");
+    }
+    const std::span<const float> flat(actions.data(), static_cast<std::size_t>(actions.size()));
+    const py::gil_scoped_release unlocked;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < steps; ++i) envs_->step(flat);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
   std::size_t num_envs() const { return envs_->num_envs(); }
   std::size_t observation_size() const { return envs_->observation_size(); }
   std::size_t action_size() const { return envs_->action_size(); }
@@ -153,6 +168,7 @@ void bind_vector_env(py::module_& m) {
            py::arg("config"), py::arg("trace"), py::arg("threads"), py::arg("overrides"))
       .def("reset", &PyVectorEnv::reset, py::arg("seed"), py::arg("options"))
       .def("step", &PyVectorEnv::step, py::arg("actions"))
+      .def("time_native_steps", &PyVectorEnv::time_native_steps, py::arg("actions"), py::arg("steps"))
       .def_property_readonly("num_envs", &PyVectorEnv::num_envs)
       .def_property_readonly("observation_size", &PyVectorEnv::observation_size)
       .def_property_readonly("action_size", &PyVectorEnv::action_size)

@@ -8,7 +8,8 @@
 Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python; put that
 folder on PYTHONPATH. The README's "Python" section lists the API.
 """
+from meshsim._core import default_scenario_path, default_training_path
 from meshsim.spaces import Box, MultiDiscrete
 from meshsim.vector_env import VectorEnv
 
-__all__ = ["Box", "MultiDiscrete", "VectorEnv"]
+__all__ = ["Box", "MultiDiscrete", "VectorEnv", "default_scenario_path", "default_training_path"]
