@@ -1,7 +1,6 @@
 #include "tools/cli/commands.hpp"
 
 #include <charconv>
-#include <chrono>
 #include <filesystem>
 #include <ostream>
 #include <set>
@@ -14,10 +13,10 @@
 #include "configs/scenario_config.hpp"
 #include "configs/scenario_run.hpp"
 #include "sim/cluster/perf_profile.hpp"
-#include "sim/engine/check.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
 #include "tools/cli/trace_events.hpp"
@@ -169,34 +168,21 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     logger->set_pattern("%v");
     hooks.scaling_log = [logger](std::string_view line) { logger->info("{}", line); };
   }
-  const auto wall_start = std::chrono::steady_clock::now();
-  auto run = configs::ScenarioRun::create(config, config_path, *catalog, writer, std::move(hooks));
-  if (!run) {
-    return fail(err, run.error().message, kExitBadInput);
+  auto finished = replay_to_end(config, config_path, *catalog, writer, std::move(hooks));
+  if (!finished) {
+    writer.end_progress();
+    return fail(err, finished.error().message, kExitBadInput);
   }
-  Expected<replay::ReplayResult> result = Error{""};
-  try {
-    (*run)->start();
-    (*run)->advance_until(config.replay.until.value_or(engine::SimTime::max()));
-    result = (*run)->finish();
-  } catch (const RangeError& e) {
-    result = Error{config_path + ": " + e.what()};
-  }
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (!result) {
-    err << "\nerror: " << result.error().message << '\n';
-    return kExitBadInput;
-  }
-  const replay::Replay& replay = (*run)->replay();
-  const auto summary = make_summary(configs::to_json(config), config.seed, (*run)->workload_description(), *result,
-                                    replay.metrics(), (*run)->scaling_summary(*result), (*run)->batch_summary(*result));
+  const auto& run = finished->run;
+  const auto& summary = finished->summary;
+  const double wall_s = finished->wall_s;
   if (auto status = writer.commit(summary); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }
   // Beside the run folder's files, not among them: the core's latency histograms are
   // wall-clock time, so this file differs from run to run.
   AtomicFile prometheus(options.out_dir + "/metrics.prom");
-  write_replay_metrics(prometheus.stream(), summary, (*run)->shared() ? &(*run)->shared()->core() : nullptr);
+  write_replay_metrics(prometheus.stream(), summary, run->shared() ? &run->shared()->core() : nullptr);
   if (auto status = prometheus.commit(); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }
@@ -206,15 +192,15 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     }
   }
   if (!options.quiet) {
-    out << "meshsim replay: " << config.name << " on " << (*run)->workload_description() << " (seed " << config.seed << ")\n"
+    out << "meshsim replay: " << config.name << " on " << run->workload_description() << " (seed " << config.seed << ")\n"
         << format_summary_table(summary);
-    const double requests = static_cast<double>(replay.metrics().counts().arrived);
+    const double requests = static_cast<double>(run->replay().metrics().counts().arrived);
     char line[160];
     std::snprintf(line, sizeof line, "wall time   %.3f s (%.0f simulated requests/s, %.0f events/s)\n", wall_s,
                   wall_s > 0 ? requests / wall_s : 0.0,
-                  wall_s > 0 ? static_cast<double>(result->events) / wall_s : 0.0);
+                  wall_s > 0 ? static_cast<double>(finished->result.events) / wall_s : 0.0);
     out << line;
-    if (const auto* shared = (*run)->shared()) {
+    if (const auto* shared = run->shared()) {
       // Wall-clock time in the core per placement (serving instances and batch jobs).
       const auto& latency = shared->core().metrics().task_schedule_latency_ms;
       std::snprintf(line, sizeof line, "scheduling  %llu submissions to the core, p50 %.1f us, p99 %.1f us (wall)\n",

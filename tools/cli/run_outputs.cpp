@@ -1,27 +1,14 @@
 #include "tools/cli/run_outputs.hpp"
 
+#include "tools/cli/run_columns.hpp"
+
 #include <cinttypes>
 #include <cstdio>
-#include <optional>
 
 namespace meshsim::cli {
 namespace {
 
 using nlohmann::json;
-
-// Fixed formats keep outputs byte-identical across runs.
-std::string seconds(const std::optional<engine::SimTime>& time) {
-  if (!time) return "";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6f", time->seconds());
-  return buffer;
-}
-
-std::string fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
 
 json latency_json(const metrics::LatencySummary& s) {
   return json{{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
@@ -37,12 +24,8 @@ RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefiniti
       timeseries_(folder + "/timeseries.csv"),
       summary_(folder + "/summary.json"),
       warnings_(warnings) {
-  requests_.stream() << "id,arrival_s,prompt_tokens,output_tokens,status,prompt_instance,instance,queueing_s,"
-                        "ttft_s,tbt_mean_s,tbt_max_s,e2e_s,pauses,kv_evictions,migrations\n";
-  timeseries_.stream() << "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
-                          "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
-                          "inactive_instances,utilisation,kv_used_fraction,output_tokens,serving_gpus,batch_gpus,"
-                          "batch_running,batch_queued,batch_preemptions\n";
+  write_csv_header(requests_.stream(), kRequestColumns);
+  write_csv_header(timeseries_.stream(), kTimeseriesColumns);
 }
 
 Status RunFolderWriter::open_status() const {
@@ -52,29 +35,12 @@ Status RunFolderWriter::open_status() const {
   return Ok{};
 }
 
-void RunFolderWriter::on_request(const metrics::RequestRecord& r) {
-  const bool completed = r.status == metrics::RequestStatus::kCompleted;
-  auto& out = requests_.stream();
-  out << r.id << ',' << seconds(r.arrival) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
-      << metrics::to_string(r.status) << ',';
-  if (r.prompt_instance) out << *r.prompt_instance;
-  out << ',';
-  if (r.instance) out << *r.instance;
-  out << ',' << seconds(r.queueing()) << ',' << seconds(r.ttft()) << ','
-      << seconds(r.tbt_mean(tbt_definition_)) << ',' << (completed ? seconds(r.tbt_max) : "") << ','
-      << seconds(r.e2e()) << ',' << r.pauses << ',' << r.kv_evictions << ',' << r.migrations << '\n';
+void RunFolderWriter::on_request(const metrics::RequestRecord& record) {
+  write_csv_row(requests_.stream(), kRequestColumns, record, tbt_definition_);
 }
 
 void RunFolderWriter::on_interval(const metrics::TimeseriesRow& row) {
-  timeseries_.stream() << seconds(row.start) << ',' << seconds(row.end) << ',' << row.arrivals << ','
-                       << row.completions << ',' << row.drops << ',' << row.queued << ',' << row.running
-                       << ',' << row.instances << ',' << row.prompt_instances << ',' << row.token_instances << ','
-                       << row.mixed_instances << ',' << row.starting_instances << ',' << row.active_instances
-                       << ',' << row.draining_instances << ',' << row.inactive_instances << ','
-                       << fixed(row.utilisation, 6) << ','
-                       << fixed(row.kv_used_fraction, 6) << ',' << row.output_tokens << ','
-                       << fixed(row.serving_gpus, 3) << ',' << fixed(row.batch_gpus, 3) << ','
-                       << row.batch_running << ',' << row.batch_queued << ',' << row.batch_preemptions << '\n';
+  write_csv_row(timeseries_.stream(), kTimeseriesColumns, row);
 }
 
 void RunFolderWriter::on_progress(double fraction, engine::SimTime now) { progress_.update(fraction, now); }

@@ -24,6 +24,8 @@ class RunFolderWriter final : public replay::ReplayObserver {
   void on_interval(const metrics::TimeseriesRow& row) override;
   void on_progress(double fraction, engine::SimTime now) override;
   void on_warning(const std::string& message) override;
+  // Ends the progress bar's line (before an error message).
+  void end_progress() { progress_.finish(); }
   // Writes summary.json and moves all three files into place.
   Status commit(const nlohmann::ordered_json& summary);
 

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "configs/config_file.hpp"
 #include "scheduler/manual_world.hpp"
@@ -60,12 +61,12 @@ class ScenarioRunner {
     std::function<json()> run;
   };
 
-  ParsedStep parse_step(std::size_t index, const json& step) {
+  // `where` names the step in messages ("steps[3]").
+  ParsedStep parse_step(std::size_t index, const json& step, const std::string& where) {
     if (!step.is_object() || !step.contains("call") || !step["call"].is_string()) {
-      throw ScriptError{file_ + ": steps[" + std::to_string(index) + "]: expected {\"call\": NAME, \"args\": {...}}"};
+      throw ScriptError{file_ + ": " + where + ": expected {\"call\": NAME, \"args\": {...}}"};
     }
     const std::string call = step["call"].get<std::string>();
-    const std::string where = "steps[" + std::to_string(index) + "]";
     for (const auto& [key, value] : step.items()) {
       if (key != "call" && key != "args" && key != "comment" && key != "name" && key != "expect" &&
           key != "expect_time") {
@@ -82,12 +83,12 @@ class ScenarioRunner {
     }
     const json empty = json::object();
     const json& args_json = step.contains("args") ? step["args"] : empty;
-    if (!args_json.is_object()) throw ScriptError{file_ + ": steps[" + std::to_string(index) + "].args: expected an object"};
+    if (!args_json.is_object()) throw ScriptError{file_ + ": " + where + ".args: expected an object"};
     const auto handler = handlers().find(call);
     if (handler == handlers().end()) {
       std::string names;
       for (const auto& [name, fn] : handlers()) names += (names.empty() ? "" : ", ") + name;
-      throw ScriptError{file_ + ": steps[" + std::to_string(index) + "].call: unknown call '" + call +
+      throw ScriptError{file_ + ": " + where + ".call: unknown call '" + call +
                         "'; expected one of " + names};
     }
     if (!serving_ && serving_calls().count(call) > 0) {
@@ -124,6 +125,13 @@ class ScenarioRunner {
     return problems;
   }
   const sch::Scheduler& scheduler() const { return scheduler_; }
+  double now() const { return world_.now(); }
+
+  static std::vector<std::string> call_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, handler] : handlers()) names.push_back(name);
+    return names;
+  }
 
  private:
   using Action = std::function<json()>;
@@ -585,7 +593,60 @@ class ScenarioRunner {
   sch::Scheduler scheduler_{world_, &world_, &world_};
 };
 
+// A script's top-level keys (a session's setup has no steps).
+void check_script_keys(const json& script, const std::string& file, bool steps) {
+  for (const auto& [key, value] : script.items()) {
+    if ((key == "steps" && steps) || key == "nodes" || key == "comment" || key == "serving" || key == "scaling") continue;
+    throw ScriptError{file + ": " + key + ": unknown key (expected nodes, serving, scaling" +
+                      (steps ? ", steps" : "") + ", comment)"};
+  }
+}
+
 }  // namespace
+
+struct ScenarioSession::Impl {
+  Impl(const std::string& name, const json& setup, bool allow_files) : runner(name, setup, allow_files) {}
+  ScenarioRunner runner;  // not movable: the scheduler holds references into it
+  std::size_t calls = 0;
+};
+
+Expected<std::unique_ptr<ScenarioSession>> ScenarioSession::create(const json& setup, const std::string& name,
+                                                                   bool allow_files) {
+  try {
+    if (!setup.is_object()) throw ScriptError{name + ": expected an object with nodes, serving, scaling"};
+    check_script_keys(setup, name, false);
+    auto session = std::unique_ptr<ScenarioSession>(new ScenarioSession());
+    session->impl_ = std::make_unique<Impl>(name, setup, allow_files);
+    return session;
+  } catch (const ScriptError& e) {
+    return Error{e.message};
+  }
+}
+
+ScenarioSession::ScenarioSession() = default;
+ScenarioSession::~ScenarioSession() = default;
+
+Expected<json> ScenarioSession::call(const std::string& name, const json& args) {
+  try {
+    auto step = impl_->runner.parse_step(impl_->calls, json{{"call", name}, {"args", args}}, name);
+    ++impl_->calls;
+    return step.run()["result"];
+  } catch (const ScriptError& e) {
+    return Error{e.message};
+  }
+}
+
+double ScenarioSession::now() const { return impl_->runner.now(); }
+
+std::vector<std::string> ScenarioSession::check_invariants() const { return impl_->runner.check(); }
+
+std::string ScenarioSession::prometheus_text() const {
+  std::ostringstream out;
+  write_scheduler_metrics(out, impl_->runner.scheduler());
+  return out.str();
+}
+
+std::vector<std::string> ScenarioSession::call_names() { return ScenarioRunner::call_names(); }
 
 int run_scenario_command(const ScenarioCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto script = configs::read_config_file(options.script);
@@ -601,17 +662,14 @@ int run_scenario(const json& script, const ScenarioCommandOptions& options, std:
     if (!script.is_object() || !script.contains("steps") || !script["steps"].is_array()) {
       throw ScriptError{options.script + ": expected {\"nodes\": [...] (optional), \"steps\": [...]}"};
     }
-    for (const auto& [key, value] : script.items()) {
-      if (key != "nodes" && key != "steps" && key != "comment" && key != "serving" && key != "scaling") {
-        throw ScriptError{options.script + ": " + key +
-                          ": unknown key (expected nodes, serving, scaling, steps, comment)"};
-      }
-    }
+    check_script_keys(script, options.script, true);
     ScenarioRunner runner(options.script, script, options.allow_files);
     const json& steps = script["steps"];
     // The whole script is checked before step 0 runs.
     std::vector<ScenarioRunner::ParsedStep> parsed;
-    for (std::size_t i = 0; i < steps.size(); ++i) parsed.push_back(runner.parse_step(i, steps[i]));
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      parsed.push_back(runner.parse_step(i, steps[i], "steps[" + std::to_string(i) + "]"));
+    }
     std::size_t unmet = 0;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const json line = parsed[i].run();

@@ -32,6 +32,11 @@ nlohmann::json to_json(const py::handle& value, const std::string& where) {
   throw py::type_error(where + ": cannot use a " + py::str(value.get_type()).cast<std::string>() + " as a config value");
 }
 
+py::object to_python(const nlohmann::json& value) {
+  // json.loads keeps big integers exact; bytes that are not UTF-8 (a path) are replaced.
+  return py::module_::import("json").attr("loads")(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 std::vector<configs::Override> overrides_from(const py::dict& overrides) {
   std::vector<configs::Override> out;
   for (const auto& [key, value] : overrides) {
@@ -44,10 +49,13 @@ std::vector<configs::Override> overrides_from(const py::dict& overrides) {
   return out;
 }
 
+std::string config_path(const py::object& config, const std::string& fallback) {
+  return config.is_none() ? fallback : py::str(config).cast<std::string>();
+}
+
 configs::ScenarioConfig load_config(const py::object& config, const std::string& fallback, const py::object& trace,
                                     const py::dict& overrides) {
-  const std::string path = config.is_none() ? fallback : py::str(config).cast<std::string>();
-  auto loaded = value_or_raise(configs::load_scenario_with(path, overrides_from(overrides)));
+  auto loaded = value_or_raise(configs::load_scenario_with(config_path(config, fallback), overrides_from(overrides)));
   if (!trace.is_none()) loaded.workload.source = value_or_raise(cli::trace_file_spec(py::str(trace), "auto"));
   return loaded;
 }

@@ -20,9 +20,15 @@ namespace py = pybind11;
 // A Python value (None, bool, int, float, str, list/tuple, dict with str keys) as JSON.
 nlohmann::json to_json(const py::handle& value, const std::string& where);
 
+// JSON as Python values (dicts, lists, str, int, float, bool, None).
+py::object to_python(const nlohmann::json& value);
+
 // Overrides from a dict {"key.path": value} (a key "a__b" also means "a.b", for keyword
 // arguments).
 std::vector<configs::Override> overrides_from(const py::dict& overrides);
+
+// The path of `config` (None: `fallback`).
+std::string config_path(const py::object& config, const std::string& fallback);
 
 // The scenario at `config` (None: `fallback`, a bundled scenario path) with `overrides`,
 // and `trace` (None: the config's workload) as its workload's source, read as meshsim

@@ -5,11 +5,16 @@
     obs, infos = envs.reset(seed=1)
     obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
 
+    run = meshsim.replay(trace="azure2023_conv.csv", workload__rate_scale=2)
+    run.summary["slo"]["attainment"], run.requests["ttft_s"], run.timeseries["instances"]
+
 Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python; put that
 folder on PYTHONPATH. The README's "Python" section lists the API.
 """
 from meshsim._core import default_scenario_path, default_training_path
+from meshsim.replay import Replay, replay
+from meshsim.scheduler import Scheduler
 from meshsim.spaces import Box, MultiDiscrete
 from meshsim.vector_env import VectorEnv
 
-__all__ = ["Box", "MultiDiscrete", "VectorEnv", "default_scenario_path", "default_training_path"]
+__all__ = ["Box", "MultiDiscrete", "Replay", "Scheduler", "VectorEnv", "default_scenario_path", "default_training_path", "replay"]

@@ -1,0 +1,100 @@
+"""meshsim.replay from Python: the same summary and columns as `meshsim replay`'s run
+folder, config overrides, tables as numpy or pandas, and clear errors."""
+import csv
+import json
+import math
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import meshsim
+
+SHORT = {"run.until_s": 300}  # five simulated minutes of the default scenario
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def assert_same_table(table, path):
+    header, rows = read_csv(path)
+    assert list(table.dtype.names) == header
+    assert len(table) == len(rows)
+    for i, name in enumerate(header):
+        column = table[name]
+        for value, text in zip(column, (row[i] for row in rows)):
+            if column.dtype.kind == "U":
+                assert value == text
+            elif text == "":
+                assert (math.isnan(value) if column.dtype.kind == "f" else value == -1), name
+            elif column.dtype.kind == "f":
+                assert value == pytest.approx(float(text), abs=1e-6), name
+            else:
+                assert value == int(text), name
+
+
+def test_a_replay_matches_the_run_folder_of_meshsim_replay(tmp_path, meshsim_bin):
+    run = meshsim.replay(frames=False, overrides=SHORT)
+    subprocess.run([meshsim_bin, "replay", "--until", "300", "--out", str(tmp_path), "--quiet"], check=True)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert run.summary == summary
+    assert_same_table(run.requests, tmp_path / "requests.csv")
+    assert_same_table(run.timeseries, tmp_path / "timeseries.csv")
+    assert len(run.requests) > 1000
+    assert run.summary["requests"]["arrived"] == len(run.requests)
+
+
+def test_overrides_change_the_run_and_bad_ones_name_the_key():
+    base = meshsim.replay(frames=False, overrides=SHORT)
+    doubled = meshsim.replay(frames=False, overrides=SHORT, workload__rate_scale=2.0)
+    assert doubled.summary["requests"]["arrived"] > 1.7 * base.summary["requests"]["arrived"]
+    assert doubled.summary["config"]["workload"]["rate_scale"] == 2.0
+    reseeded = meshsim.replay(frames=False, overrides=SHORT, seed=7)
+    assert reseeded.summary["seed"] == 7
+    assert not np.array_equal(reseeded.requests["arrival_s"], base.requests["arrival_s"])
+    with pytest.raises(ValueError, match="tensor_parallel"):
+        meshsim.replay(overrides=SHORT, serving__tensor_parallel="four")
+    with pytest.raises(ValueError, match="no-such-file.json"):
+        meshsim.replay("no-such-file.json")
+
+
+def test_the_same_config_gives_identical_tables_in_parallel_threads():
+    # The GIL is released while simulating: two threads replay at once, and each result
+    # equals a replay run alone.
+    alone = meshsim.replay(frames=False, overrides=SHORT, seed=3)
+    results = [None, None]
+
+    def work(i):
+        results[i] = meshsim.replay(frames=False, overrides=SHORT, seed=3)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for result in results:
+        assert result.summary == alone.summary
+        for name in alone.requests.dtype.names:
+            nan_is_equal = alone.requests[name].dtype.kind == "f"
+            assert np.array_equal(result.requests[name], alone.requests[name], equal_nan=nan_is_equal), name
+
+
+def test_tables_are_dataframes_when_pandas_is_there():
+    pandas = pytest.importorskip("pandas")
+    run = meshsim.replay(frames=True, overrides=SHORT)
+    assert isinstance(run.requests, pandas.DataFrame)
+    assert list(run.timeseries.columns)[:3] == ["start_s", "end_s", "arrivals"]
+    completed = run.requests[run.requests["status"] == "completed"]
+    assert completed["ttft_s"].notna().all()
+    assert run.timeseries["arrivals"].sum() == run.summary["requests"]["arrived"]
+
+
+def test_a_real_trace_replays(shared):
+    run = meshsim.replay(trace=str(shared / "traces" / "azure2023_conv.csv"), frames=False)
+    assert run.summary["requests"]["arrived"] == 19366
+    assert len(run.requests) == 19366
+    assert set(np.unique(run.requests["status"])) <= {"completed", "dropped", "in_flight"}

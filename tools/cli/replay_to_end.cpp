@@ -1,0 +1,35 @@
+#include "tools/cli/replay_to_end.hpp"
+
+#include <chrono>
+
+#include "sim/engine/check.hpp"
+#include "tools/cli/run_outputs.hpp"
+
+namespace meshsim::cli {
+
+Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, const std::string& config_path,
+                                       const configs::Catalog& catalog, replay::ReplayObserver& observer,
+                                       configs::RunHooks hooks) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto run = configs::ScenarioRun::create(config, config_path, catalog, observer, std::move(hooks));
+  if (!run) return run.error();
+  FinishedReplay out;
+  out.run = std::move(*run);
+  try {
+    out.run->start();
+    out.run->advance_until(config.replay.until.value_or(engine::SimTime::max()));
+    auto result = out.run->finish();
+    if (!result) return result.error();
+    out.result = *result;
+  } catch (const RangeError& e) {
+    return Error{config_path + ": " + e.what()};
+  }
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const replay::Replay& replay = out.run->replay();
+  out.summary = make_summary(configs::to_json(config), config.seed, out.run->workload_description(), out.result,
+                             replay.metrics(), out.run->scaling_summary(out.result),
+                             out.run->batch_summary(out.result));
+  return out;
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,68 @@
+#pragma once
+
+// The columns of a run folder's requests.csv and timeseries.csv, in one place: the run
+// folder writer formats them as CSV, meshsim.replay (Python) turns them into numpy
+// columns, so a column added here appears in both.
+
+#include <array>
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+#include <variant>
+
+#include "sim/metrics/request_record.hpp"
+#include "sim/metrics/run_metrics.hpp"
+
+namespace meshsim::cli {
+
+enum class ColumnType {
+  kCount,       // an unsigned integer
+  kOptionalId,  // an unsigned integer, or absent (empty in CSV, -1 in numpy)
+  kSeconds,     // seconds "%.6f", or absent (empty in CSV, NaN in numpy)
+  kFraction,    // a real, 6 decimals in CSV
+  kGpus,        // a real, 3 decimals in CSV
+  kWord,        // a short word (a request's status)
+};
+
+// A cell of a row: absent, an integer, a real or a word, as its column's type says.
+using Cell = std::variant<std::monostate, std::uint64_t, double, std::string_view>;
+
+template <typename Row, typename... Context>
+struct Column {
+  std::string_view name;
+  ColumnType type;
+  Cell (*get)(const Row&, Context...);
+};
+
+using RequestColumn = Column<metrics::RequestRecord, metrics::TbtDefinition>;
+using TimeseriesColumn = Column<metrics::TimeseriesRow>;
+
+extern const std::array<RequestColumn, 15> kRequestColumns;
+extern const std::array<TimeseriesColumn, 23> kTimeseriesColumns;
+
+// One cell in its column's fixed format (byte-identical from run to run); absent is empty.
+void write_csv_cell(std::ostream& out, ColumnType type, const Cell& cell);
+
+// "name,name,...\n"
+template <typename Columns>
+void write_csv_header(std::ostream& out, const Columns& columns) {
+  const char* separator = "";
+  for (const auto& column : columns) {
+    out << separator << column.name;
+    separator = ",";
+  }
+  out << '\n';
+}
+
+template <typename Columns, typename Row, typename... Context>
+void write_csv_row(std::ostream& out, const Columns& columns, const Row& row, Context... context) {
+  bool first = true;
+  for (const auto& column : columns) {
+    if (!first) out << ',';
+    first = false;
+    write_csv_cell(out, column.type, column.get(row, context...));
+  }
+  out << '\n';
+}
+
+}  // namespace meshsim::cli
