@@ -8,6 +8,7 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/compare_presets.hpp"
 #include "tools/cli/scenario_command.hpp"
+#include "tools/cli/sweep_command.hpp"
 #ifdef MESHSIM_HAVE_RL
 #include "tools/cli/eval_command.hpp"
 #include "tools/cli/train_command.hpp"
@@ -124,6 +125,16 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("!--no-plot", eval.plot, "Do not draw eval.png");
 #endif
 
+  SweepCommandOptions sweep;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", "Replay every run of a grid of config overrides x traces x seeds; one CSV of headline metrics");
+  sweep_cmd->add_option("grid", sweep.grid, "Grid file (JSON or YAML): config, grid, list, traces, seeds")->required();
+  sweep_cmd->add_option("--out", sweep.out_dir, "New folder for sweep.csv and runs/NNNN/")->capture_default_str();
+  sweep_cmd->add_option("--threads", sweep.threads, "Runs at a time (0: one per core; under mpirun: one per process)")
+      ->capture_default_str();
+  sweep_cmd->add_flag("--resume", sweep.resume, "Finish a sweep of the same grid in --out, keeping its finished runs");
+  sweep_cmd->add_flag("--quiet", sweep.quiet, "Print no summary line");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -136,6 +147,7 @@ int main(int argc, char** argv) {
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
     if (presets_cmd->parsed()) return run_compare_presets_command(presets, std::cout, std::cerr);
+    if (sweep_cmd->parsed()) return run_sweep_command(sweep, std::cout, std::cerr);
 #ifdef MESHSIM_HAVE_RL
     if (train_cmd->parsed()) return run_train_command(train, std::cout, std::cerr);
     if (eval_cmd->parsed()) return run_eval_command(eval, std::cout, std::cerr);

@@ -8,7 +8,8 @@
 
 namespace meshsim::cli {
 
-ProgressBar::ProgressBar() : enabled_(isatty(STDERR_FILENO) != 0 && std::getenv("CI") == nullptr) {}
+ProgressBar::ProgressBar(bool wanted)
+    : enabled_(wanted && isatty(STDERR_FILENO) != 0 && std::getenv("CI") == nullptr) {}
 
 void ProgressBar::update(double fraction, engine::SimTime now) {
   if (!enabled_) return;

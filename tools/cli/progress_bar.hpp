@@ -11,7 +11,8 @@ namespace meshsim::cli {
 // set (so logs stay clean), and redrawn at most ten times a second.
 class ProgressBar {
  public:
-  ProgressBar();
+  // `wanted` false: never draws (a run among many in a sweep).
+  explicit ProgressBar(bool wanted = true);
   void update(double fraction, engine::SimTime now);
   void finish();
 

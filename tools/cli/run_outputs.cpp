@@ -17,12 +17,13 @@ json latency_json(const metrics::LatencySummary& s) {
 }  // namespace
 
 RunFolderWriter::RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition,
-                                 std::ostream& warnings)
+                                 std::ostream& warnings, bool progress)
     : folder_(folder),
       tbt_definition_(tbt_definition),
       requests_(folder + "/requests.csv"),
       timeseries_(folder + "/timeseries.csv"),
       summary_(folder + "/summary.json"),
+      progress_(progress),
       warnings_(warnings) {
   write_csv_header(requests_.stream(), kRequestColumns);
   write_csv_header(timeseries_.stream(), kTimeseriesColumns);

@@ -14,8 +14,10 @@ namespace meshsim::cli {
 // final names until commit().
 class RunFolderWriter final : public replay::ReplayObserver {
  public:
-  // Warnings go to `warnings` (the command's error stream).
-  RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition, std::ostream& warnings);
+  // Warnings go to `warnings` (the command's error stream); `progress` false draws no
+  // progress bar.
+  RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition, std::ostream& warnings,
+                  bool progress = true);
   // The files it writes in the folder.
   static constexpr const char* kFiles[] = {"summary.json", "requests.csv", "timeseries.csv"};
 

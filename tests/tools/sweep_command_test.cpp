@@ -1,0 +1,163 @@
+// `meshsim sweep GRID`: the grid's runs in order, each run folder the same as `meshsim
+// replay` of that config, the CSV byte-identical whatever the number of threads, an
+// existing sweep never overwritten (and --resume keeping its finished runs), bad grids
+// refused naming the file, run and key.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/sweep_command.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using testing::csv_rows;
+using testing::fresh_dir;
+using testing::scenario_in_fresh_dir;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+// Three rate scales x two start sizes x two seeds of the default scenario, ten minutes each.
+const std::string kGrid = R"({
+  "comment": "sweep test",
+  "grid": {"workload.rate_scale": [0.5, 1, 2], "serving.start_state.0.count": [2, 4]},
+  "list": [{"run.until_s": 600}],
+  "seeds": [1, 2]
+})";
+
+struct Swept {
+  int code = 0;
+  std::string out, err;
+};
+
+Swept sweep(const fs::path& grid, const fs::path& out_dir, unsigned threads, bool resume = false) {
+  SweepCommandOptions options;
+  options.grid = grid.string();
+  options.out_dir = out_dir.string();
+  options.threads = threads;
+  options.resume = resume;
+  std::ostringstream out, err;
+  Swept s;
+  s.code = run_sweep_command(options, out, err);
+  s.out = out.str();
+  s.err = err.str();
+  return s;
+}
+
+TEST(SweepCommandTest, EveryRunOfTheGridInOrderTheSameWithAnyThreads) {
+  const auto grid = scenario_in_fresh_dir("sweep_grid", "grid.json", kGrid);
+  const auto one = fresh_dir("sweep_one"), three = fresh_dir("sweep_three");
+  ASSERT_EQ(sweep(grid, one, 1).code, kExitOk);
+  const auto swept = sweep(grid, three, 3);
+  ASSERT_EQ(swept.code, kExitOk) << swept.err;
+  EXPECT_NE(swept.out.find("12 runs (0 resumed, 0 failed)"), std::string::npos) << swept.out;
+  const std::string csv = slurp(one / "sweep.csv");
+  EXPECT_EQ(csv, slurp(three / "sweep.csv"));
+  const auto rows = csv_rows(csv);
+  ASSERT_EQ(rows.size(), 12u);
+  // Seeds vary fastest, then the grid's keys (in key order), then the list.
+  EXPECT_EQ(rows[0].at("seed"), "1");
+  EXPECT_EQ(rows[1].at("seed"), "2");
+  EXPECT_EQ(rows[0].at("serving.start_state.0.count"), "2");
+  EXPECT_EQ(rows[0].at("workload.rate_scale"), "0.5");
+  EXPECT_EQ(rows[2].at("workload.rate_scale"), "1");
+  EXPECT_EQ(rows[6].at("serving.start_state.0.count"), "4");
+  EXPECT_EQ(rows[11].at("run.until_s"), "600");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("run"), std::to_string(i));
+    EXPECT_EQ(rows[i].at("status"), "ok");
+    // The counts add up in every row.
+    EXPECT_EQ(std::stoul(rows[i].at("arrived")),
+              std::stoul(rows[i].at("completed")) + std::stoul(rows[i].at("dropped")) +
+                  std::stoul(rows[i].at("in_flight")));
+  }
+  // Twice the rate, about twice the arrivals.
+  EXPECT_GT(std::stod(rows[4].at("arrived")), 1.7 * std::stod(rows[0].at("arrived")));
+
+  // Run 5 (rate 2, 2 instances, seed 2) is `meshsim replay` of that config, byte for byte.
+  const auto config = scenario_in_fresh_dir("sweep_config", "config.json", "{}");
+  auto scenario = nlohmann::json::parse(slurp(configs::default_scenario_path()));
+  scenario["workload"]["generator"] = (fs::path(configs::default_scenario_path()).parent_path() /
+                                       scenario["workload"]["generator"].get<std::string>()).string();
+  scenario["workload"]["rate_scale"] = 2;
+  scenario["serving"]["start_state"][0]["count"] = 2;
+  scenario["run"]["until_s"] = 600;
+  scenario["seed"] = 2;
+  std::ofstream(config) << scenario.dump();
+  ReplayCommandOptions replay;
+  replay.config_path = config.string();
+  replay.out_dir = fresh_dir("sweep_replay").string();
+  replay.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(replay, out, err), kExitOk) << err.str();
+  for (const char* file : {"requests.csv", "timeseries.csv"}) {
+    EXPECT_EQ(slurp(one / "runs/0005" / file), slurp(fs::path(replay.out_dir) / file)) << file;
+  }
+  auto swept_summary = nlohmann::json::parse(slurp(one / "runs/0005/summary.json"));
+  auto replayed_summary = nlohmann::json::parse(slurp(fs::path(replay.out_dir) / "summary.json"));
+  EXPECT_EQ(swept_summary["requests"], replayed_summary["requests"]);
+  EXPECT_EQ(swept_summary["latency_s"], replayed_summary["latency_s"]);
+  EXPECT_EQ(swept_summary["cost"], replayed_summary["cost"]);
+}
+
+TEST(SweepCommandTest, AnExistingSweepIsNeverOverwrittenAndResumeKeepsFinishedRuns) {
+  const auto grid = scenario_in_fresh_dir("sweep_resume_grid", "grid.json", kGrid);
+  const auto out = fresh_dir("sweep_resume");
+  ASSERT_EQ(sweep(grid, out, 2).code, kExitOk);
+  const std::string csv = slurp(out / "sweep.csv");
+  const std::string kept = slurp(out / "runs/0000/requests.csv");
+
+  const auto again = sweep(grid, out, 2);
+  EXPECT_EQ(again.code, kExitOutputError);
+  EXPECT_NE(again.err.find("holds a sweep already: pass --resume"), std::string::npos) << again.err;
+
+  // A sweep cut short: two runs never finished.
+  fs::remove_all(out / "runs/0003");
+  fs::remove(out / "runs/0007/summary.json");
+  fs::remove(out / "sweep.csv");
+  const auto resumed = sweep(grid, out, 2, true);
+  ASSERT_EQ(resumed.code, kExitOk) << resumed.err;
+  EXPECT_NE(resumed.out.find("12 runs (10 resumed, 0 failed)"), std::string::npos) << resumed.out;
+  EXPECT_EQ(slurp(out / "sweep.csv"), csv);
+  EXPECT_EQ(slurp(out / "runs/0000/requests.csv"), kept);
+
+  // Another grid into the same folder, even with --resume, is refused.
+  const auto other = scenario_in_fresh_dir("sweep_other_grid", "grid.json", R"({"seeds": [9]})");
+  const auto refused = sweep(other, out, 1, true);
+  EXPECT_EQ(refused.code, kExitOutputError);
+  EXPECT_NE(refused.err.find("holds a sweep of other runs"), std::string::npos) << refused.err;
+
+  // A folder with anything else in it is not a sweep's.
+  const auto busy = fresh_dir("sweep_busy");
+  fs::create_directories(busy);
+  std::ofstream(busy / "notes.txt") << "mine";
+  const auto busy_run = sweep(grid, busy, 1);
+  EXPECT_EQ(busy_run.code, kExitOutputError);
+  EXPECT_NE(busy_run.err.find("not empty"), std::string::npos) << busy_run.err;
+  EXPECT_EQ(slurp(busy / "notes.txt"), "mine");
+}
+
+TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {
+  const auto expect_error = [](const std::string& text, const std::string& fragment) {
+    const auto grid = scenario_in_fresh_dir("sweep_bad", "grid.json", text);
+    const auto out = fresh_dir("sweep_bad_out");
+    const auto s = sweep(grid, out, 1);
+    EXPECT_EQ(s.code, kExitBadInput) << text;
+    EXPECT_NE(s.err.find(fragment), std::string::npos) << s.err;
+    EXPECT_NE(s.err.find("grid.json"), std::string::npos) << s.err;
+    EXPECT_FALSE(fs::exists(out)) << "nothing is written for a bad grid";
+  };
+  expect_error(R"({"grids": {}})", "grids: unknown key");
+  expect_error(R"({"grid": {"workload.rate_scale": []}})", "grid.workload.rate_scale: expected a non-empty list");
+  expect_error(R"({"grid": {"workload.rate_scale": [1, "fast"]}})", "run 1: ");
+  expect_error(R"({"grid": {"workload.rate_scale": [1, "fast"]}})", "rate_scale");
+  expect_error(R"({"seeds": [-1]})", "seeds[0]: expected an integer");
+  expect_error(R"({"traces": ["missing.csv"]})", "missing.csv: no such trace file");
+  expect_error(R"({"config": "missing.json"})", "missing.json");
+}
+
+}  // namespace
+}  // namespace meshsim::cli

@@ -1,0 +1,272 @@
+#include "tools/cli/sweep_command.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "configs/catalog.hpp"
+#include "tools/cli/atomic_file.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/replay_to_end.hpp"
+#include "tools/cli/run_outputs.hpp"
+#include "tools/cli/sweep_mpi.hpp"
+#include "tools/cli/sweep_plan.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// The headline metrics of a run, as (CSV column, path in summary.json).
+constexpr std::pair<const char*, const char*> kMetrics[] = {
+    {"arrived", "/requests/arrived"},
+    {"completed", "/requests/completed"},
+    {"dropped", "/requests/dropped"},
+    {"in_flight", "/requests/in_flight"},
+    {"slo_attainment", "/slo/attainment"},
+    {"ttft_p50_s", "/latency_s/ttft/p50"},
+    {"ttft_p99_s", "/latency_s/ttft/p99"},
+    {"tbt_p50_s", "/latency_s/tbt/p50"},
+    {"tbt_p99_s", "/latency_s/tbt/p99"},
+    {"e2e_p50_s", "/latency_s/e2e/p50"},
+    {"e2e_p99_s", "/latency_s/e2e/p99"},
+    {"completed_per_s", "/throughput/completed_per_s"},
+    {"gpu_hours", "/cost/gpu_hours"},
+    {"cost_usd", "/cost/usd"},
+    {"mean_instances", "/scaling/mean_instances"},
+    {"scale_ups", "/scaling/scale_ups"},
+    {"scale_downs", "/scaling/scale_downs"},
+};
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + '"';
+}
+
+// A JSON value in a CSV cell: strings bare, numbers in full precision.
+std::string cell(const json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return csv_field(value.get<std::string>());
+  if (value.is_number_float()) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.10g", value.get<double>());
+    return buffer;
+  }
+  return csv_field(value.dump());
+}
+
+std::string run_folder(std::size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "runs/%04zu", index);
+  return name;
+}
+
+class SweepRunner {
+ public:
+  SweepRunner(const SweepPlan& plan, const configs::Catalog& catalog, std::string out_dir, bool resume,
+              std::ostream& err)
+      : plan_(plan), catalog_(catalog), out_dir_(std::move(out_dir)), resume_(resume), err_(err) {}
+
+  std::string header() const {
+    std::string out = "run,folder";
+    for (const auto& key : plan_.override_keys) out += "," + csv_field(key);
+    out += ",trace,seed,status";
+    for (const auto& [column, path] : kMetrics) out += std::string(",") + column;
+    return out;
+  }
+
+  // The run replayed into its folder, or read back from it when resuming and it finished
+  // before: its outcome (kRan, kResumed, kFailed) then its CSV row (no newline), one
+  // string so that MPI ranks can send it as it is.
+  static constexpr char kRan = '+', kResumed = 'r', kFailed = '!';
+  std::string run(std::size_t index) {
+    const SweepRun& run = plan_.runs[index];
+    const std::string folder = out_dir_ + "/" + run_folder(index);
+    json summary;
+    std::string status = "ok";
+    char outcome = kRan;
+    if (resume_ && fs::is_regular_file(folder + "/summary.json")) {
+      std::ifstream in(folder + "/summary.json");
+      summary = json::parse(in, nullptr, false);
+      outcome = kResumed;
+      if (summary.is_discarded()) status = "error: " + folder + "/summary.json does not parse";
+    } else {
+      std::ostringstream warnings;
+      status = replay_into(run, folder, warnings, summary);
+      report(index, warnings.str(), status);
+    }
+    if (status != "ok") outcome = kFailed;
+    std::string row = outcome + std::to_string(index) + "," + run_folder(index);
+    for (const auto& key : plan_.override_keys) {
+      const auto o = std::find_if(run.overrides.begin(), run.overrides.end(), [&](const auto& x) { return x.path == key; });
+      row += "," + (o == run.overrides.end() ? std::string() : cell(o->value));
+    }
+    row += "," + csv_field(run.trace.value_or("")) + "," + std::to_string(run.seed) + "," + csv_field(status);
+    for (const auto& [column, path] : kMetrics) {
+      const json::json_pointer pointer(path);
+      row += "," + (summary.contains(pointer) ? cell(summary[pointer]) : std::string());
+    }
+    return row;
+  }
+
+ private:
+  std::string replay_into(const SweepRun& run, const std::string& folder, std::ostream& warnings, json& summary) {
+    std::error_code error;
+    fs::create_directories(folder, error);
+    if (error) return "error: " + folder + ": cannot create the run folder: " + error.message();
+    RunFolderWriter writer(folder, run.config.replay.slo.tbt_definition, warnings, false);
+    if (auto status = writer.open_status(); !status) return "error: " + status.error().message;
+    auto finished = replay_to_end(run.config, plan_.config_path, catalog_, writer);
+    if (!finished) return "error: " + finished.error().message;
+    if (auto status = writer.commit(finished->summary); !status) return "error: " + status.error().message;
+    summary = json(finished->summary);
+    return "ok";
+  }
+
+  void report(std::size_t index, const std::string& warnings, const std::string& status) {
+    if (warnings.empty() && status == "ok") return;
+    std::lock_guard lock(mutex_);
+    std::istringstream lines(warnings);
+    for (std::string line; std::getline(lines, line);) err_ << run_folder(index) << ": " << line << '\n';
+    if (status != "ok") err_ << run_folder(index) << ": " << status << '\n';
+  }
+
+  const SweepPlan& plan_;
+  const configs::Catalog& catalog_;
+  std::string out_dir_;
+  bool resume_;
+  std::ostream& err_;
+  std::mutex mutex_;
+};
+
+std::vector<std::string> run_on_threads(SweepRunner& runner, std::size_t count, unsigned threads) {
+  std::vector<std::string> rows(count);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) rows[i] = runner.run(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  return rows;
+}
+
+// The output folder made ready: new, or (resuming) one holding a sweep of the same runs.
+Status prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
+  const fs::path out(options.out_dir);
+  const fs::path record = out / "sweep.json";
+  std::error_code error;
+  if (fs::exists(record)) {
+    if (!options.resume) {
+      return Error{options.out_dir + ": holds a sweep already: pass --resume to finish it, or another --out"};
+    }
+    std::ifstream in(record);
+    const json before = json::parse(in, nullptr, false);
+    if (before != plan.document) {
+      return Error{options.out_dir + ": holds a sweep of other runs than " + options.grid +
+                   " (sweep.json differs): resume it with its own grid, or use another --out"};
+    }
+    return Ok{};
+  }
+  if (fs::exists(out) && !fs::is_empty(out, error)) {
+    return Error{options.out_dir + ": exists and is not empty: a sweep writes into a new folder"};
+  }
+  fs::create_directories(out / "runs", error);
+  if (error) return Error{options.out_dir + ": cannot create the output folder: " + error.message()};
+  AtomicFile file(record.string());
+  file.stream() << plan.document.dump(2) << '\n';
+  return file.commit();
+}
+
+// The rows without their outcome characters.
+Status write_csv(const std::string& path, const std::string& header, const std::vector<std::string>& rows) {
+  AtomicFile file(path);
+  file.stream() << header << '\n';
+  for (const auto& row : rows) file.stream() << std::string_view(row).substr(1) << '\n';
+  return file.commit();
+}
+
+std::size_t count_outcome(const std::vector<std::string>& rows, char outcome) {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [outcome](const std::string& row) { return row.front() == outcome; }));
+}
+
+}  // namespace
+
+int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const auto wall_start = std::chrono::steady_clock::now();
+#ifdef MESHSIM_HAVE_MPI
+  std::unique_ptr<MpiSession> mpi;
+  if (launched_by_mpi()) mpi = std::make_unique<MpiSession>();
+  const bool leader = !mpi || mpi->rank() == 0;
+#else
+  if (launched_by_mpi()) {
+    return fail(err, "meshsim sweep: started by mpirun, but this build has no MPI (install libopenmpi-dev and rebuild)",
+                kExitBadInput);
+  }
+  const bool leader = true;
+#endif
+  // Every rank reads the plan (it is small and deterministic); rank 0 alone reports
+  // errors and prepares the folder, then tells the others whether to go on.
+  auto plan = read_sweep_plan(options.grid);
+  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  int code = kExitOk;
+  if (leader) {
+    if (!plan) {
+      code = fail(err, plan.error().message, kExitBadInput);
+    } else if (!catalog) {
+      code = fail(err, catalog.error().message, kExitBadInput);
+    } else if (auto ready = prepare(*plan, options); !ready) {
+      code = fail(err, ready.error().message, kExitOutputError);
+    }
+  }
+#ifdef MESHSIM_HAVE_MPI
+  if (mpi) code = mpi->broadcast(code);
+#endif
+  if (code != kExitOk) return code;
+
+  SweepRunner runner(*plan, *catalog, options.out_dir, options.resume, err);
+  const std::size_t count = plan->runs.size();
+  std::vector<std::string> rows;
+  unsigned workers = 1;
+  bool distributed = false;
+#ifdef MESHSIM_HAVE_MPI
+  if (mpi) {
+    distributed = true;
+    workers = static_cast<unsigned>(mpi->size());
+    rows = mpi->distribute(count, [&](std::size_t i) { return runner.run(i); });
+    if (!leader) return kExitOk;  // rank 0 reports
+  }
+#endif
+  if (!distributed) {
+    workers = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(count, 1)));
+    rows = run_on_threads(runner, count, workers);
+  }
+  const std::string csv = options.out_dir + "/sweep.csv";
+  if (auto written = write_csv(csv, runner.header(), rows); !written) {
+    return fail(err, written.error().message, kExitOutputError);
+  }
+  const std::size_t failed = count_outcome(rows, SweepRunner::kFailed);
+  if (!options.quiet) {
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    char line[200];
+    std::snprintf(line, sizeof line, "meshsim sweep: %zu runs (%zu resumed, %zu failed) in %.2f s on %u %s\n", count,
+                  count_outcome(rows, SweepRunner::kResumed), failed, wall_s, workers,
+                  distributed ? "MPI processes" : "threads");
+    out << line << "outputs     " << csv << ", " << options.out_dir << "/runs/NNNN/\n";
+  }
+  return failed == 0 ? kExitOk : kExitBadInput;
+}
+
+}  // namespace meshsim::cli
