@@ -28,23 +28,15 @@ const std::string kGrid = R"({
   "seeds": [1, 2]
 })";
 
-struct Swept {
-  int code = 0;
-  std::string out, err;
-};
-
-Swept sweep(const fs::path& grid, const fs::path& out_dir, unsigned threads, bool resume = false) {
+testing::CommandRun sweep(const fs::path& grid, const fs::path& out_dir, unsigned threads, bool resume = false) {
   SweepCommandOptions options;
   options.grid = grid.string();
   options.out_dir = out_dir.string();
   options.threads = threads;
   options.resume = resume;
   std::ostringstream out, err;
-  Swept s;
-  s.code = run_sweep_command(options, out, err);
-  s.out = out.str();
-  s.err = err.str();
-  return s;
+  const int code = run_sweep_command(options, out, err);
+  return {code, out.str(), err.str()};
 }
 
 TEST(SweepCommandTest, EveryRunOfTheGridInOrderTheSameWithAnyThreads) {

@@ -56,10 +56,10 @@ void write_csv_header(std::ostream& out, const Columns& columns) {
 
 template <typename Columns, typename Row, typename... Context>
 void write_csv_row(std::ostream& out, const Columns& columns, const Row& row, Context... context) {
-  bool first = true;
+  const char* separator = "";
   for (const auto& column : columns) {
-    if (!first) out << ',';
-    first = false;
+    out << separator;
+    separator = ",";
     write_csv_cell(out, column.type, column.get(row, context...));
   }
   out << '\n';
