@@ -40,17 +40,19 @@ const RowMatrix& EigenPolicy::value(std::span<const float> obs, std::size_t batc
   return forward(critic_, obs, batch, value_out_);
 }
 
-void EigenPolicy::sample(std::span<const float> out, std::size_t batch, engine::Rng& rng, std::vector<float>& actions,
-                         std::vector<float>& log_prob) const {
+void EigenPolicy::sample(std::span<const float> out, std::size_t batch, std::span<engine::Rng> rngs,
+                         std::vector<float>& actions, std::vector<float>& log_prob) const {
   const std::size_t entries = log_std_.size();
   const std::size_t choices = static_cast<std::size_t>(choices_);
   MESHSIM_CHECK(out.size() == batch * entries * std::max<std::size_t>(choices, 1),
                 "EigenPolicy::sample: actor output does not match the batch");
+  MESHSIM_CHECK(rngs.size() == batch, "EigenPolicy::sample: one generator per row expected");
   actions.resize(batch * entries);
   log_prob.assign(batch, 0.0f);
   const double log_sqrt_2pi = 0.5 * std::log(2.0 * std::numbers::pi);
   std::vector<double> weights(choices);
   for (std::size_t i = 0; i < batch; ++i) {
+    engine::Rng& rng = rngs[i];
     for (std::size_t a = 0; a < entries; ++a) {
       const std::size_t k = i * entries + a;
       if (choices == 0) {

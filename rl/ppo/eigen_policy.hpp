@@ -42,8 +42,10 @@ class EigenPolicy {
   // Draws an action for each of `batch` rows of actor output `out` (layout as above, from
   // this policy or from LibTorch's) into `actions` [B, A], and their log-probabilities,
   // summed over the entries, into `log_prob` [B]: what ActorCriticImpl::log_prob_entropy
-  // gives for the same actions. Discrete choices are drawn by inverse CDF.
-  void sample(std::span<const float> out, std::size_t batch, engine::Rng& rng, std::vector<float>& actions,
+  // gives for the same actions. Row i draws from rngs[i] (one generator per environment,
+  // so a row's draws do not depend on which rows share its batch). Discrete choices are
+  // drawn by inverse CDF.
+  void sample(std::span<const float> out, std::size_t batch, std::span<engine::Rng> rngs, std::vector<float>& actions,
               std::vector<float>& log_prob) const;
 
  private:

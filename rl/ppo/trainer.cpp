@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <mutex>
 #include <numeric>
+#include <stdexcept>
 
 #include "rl/ppo/gae.hpp"
 #include "rl/ppo/normalizers.hpp"
@@ -57,46 +59,66 @@ EnvCursor cursor_from_json(const nlohmann::json& j) {
 struct PpoTrainer::Impl {
   configs::PpoSpec opt;
   std::uint64_t seed = 0;
+  std::shared_ptr<RankGroup> group;
   std::unique_ptr<VectorEnv> envs;
-  std::size_t n = 0, obs_size = 0, act_size = 0, steps = 0;
+  // This rank's environments are [first, first + n) of all n_all (over the ranks).
+  std::size_t n = 0, n_all = 0, first = 0, obs_size = 0, act_size = 0, steps = 0;
   std::int64_t choices = 0;  // 0: continuous
   ActorCritic policy{nullptr};
   EigenPolicy fast;            // the policy's weights as of the rollout under way
   bool torch_rollout = false;  // the rollout's forward passes in LibTorch (a benchmark's baseline)
   std::unique_ptr<torch::optim::Adam> adam;
   ObservationNormalizer obs_norm;
-  RewardScaler reward_scaler;
-  engine::Rng action_rng, shuffle_rng;
+  RewardScaler reward_scaler;  // over all ranks' environments
+  std::vector<engine::Rng> action_rngs;  // this rank's environments'
+  engine::Rng shuffle_rng;               // the same on every rank
   std::uint32_t iteration = 0, iterations = 0;
   std::uint64_t decisions = 0;
-  std::vector<double> episode_returns;  // raw, per environment, of the episode under way
+  std::vector<double> episode_returns;  // raw, per environment of this rank, of the episode under way
 
-  // The policy's view of the environments' current observations.
+  // The policy's view of this rank's environments' current observations.
   std::vector<float> obs;
-  // The rollout, [t * n + i] (obs and actions with their row sizes).
+  // Every rank's raw observations, and rewards then ended flags, of the last step.
+  std::vector<float> obs_all;
+  std::vector<double> step_mine, step_all;
+  // This rank's rollout, [t * n + i] (obs and actions with their row sizes).
   std::vector<float> b_obs, b_actions, b_log_prob, b_values, b_next_values, b_rewards, b_adv, b_returns;
   std::vector<std::uint8_t> b_ended;
 
-  Impl(const configs::PpoSpec& options, std::uint64_t seed_, std::unique_ptr<VectorEnv> vec, std::int64_t choices_)
+  Impl(const configs::PpoSpec& options, std::uint64_t seed_, std::shared_ptr<RankGroup> group_,
+       std::unique_ptr<VectorEnv> vec, std::int64_t choices_)
       : opt(options),
         seed(seed_),
+        group(std::move(group_)),
         envs(std::move(vec)),
         n(envs->num_envs()),
+        n_all(n * static_cast<std::size_t>(group->size())),
+        first(n * static_cast<std::size_t>(group->rank())),
         obs_size(envs->observation_size()),
         act_size(envs->action_size()),
         steps(options.rollout_steps),
         choices(choices_),
         obs_norm(obs_size, options.observation_clip),
-        reward_scaler(n, options.gamma, options.reward_clip),
-        action_rng(engine::derive_seed(seed_, "ppo/actions")),
+        reward_scaler(n_all, options.gamma, options.reward_clip),
         shuffle_rng(engine::derive_seed(seed_, "ppo/minibatches")),
         episode_returns(n, 0.0),
-        obs(n * obs_size) {
-    const std::uint64_t batch = static_cast<std::uint64_t>(n) * steps;
+        obs(n * obs_size),
+        obs_all(n_all * obs_size),
+        step_mine(2 * n),
+        step_all(2 * n_all) {
+    const std::uint64_t batch = static_cast<std::uint64_t>(n_all) * steps;
     iterations = static_cast<std::uint32_t>((opt.total_decisions + batch - 1) / batch);
-    torch::manual_seed(engine::derive_seed(seed, "ppo/init"));
-    policy = ActorCritic(PolicyShape{static_cast<std::int64_t>(obs_size), static_cast<std::int64_t>(act_size), choices,
-                                     opt.hidden});
+    for (std::size_t i = 0; i < n; ++i) {
+      action_rngs.emplace_back(engine::derive_seed(seed, "ppo/actions/" + std::to_string(first + i)));
+    }
+    {
+      // LibTorch initialises modules from its global generator: one trainer at a time.
+      static std::mutex init;
+      const std::lock_guard lock(init);
+      torch::manual_seed(engine::derive_seed(seed, "ppo/init"));
+      policy = ActorCritic(PolicyShape{static_cast<std::int64_t>(obs_size), static_cast<std::int64_t>(act_size),
+                                       choices, opt.hidden});
+    }
     adam = std::make_unique<torch::optim::Adam>(policy->parameters(),
                                                 torch::optim::AdamOptions(opt.learning_rate).eps(1e-5));
     const std::size_t rows = steps * n;
@@ -104,19 +126,47 @@ struct PpoTrainer::Impl {
     b_actions.resize(rows * act_size);
     for (auto* v : {&b_log_prob, &b_values, &b_next_values, &b_rewards, &b_adv, &b_returns}) v->resize(rows);
     b_ended.resize(rows);
-    envs->reset(engine::derive_seed(seed, "ppo/envs"));
+    // Environment i of a VectorEnv is seeded with seed + i: offset by `first`, this rank's
+    // are the same environments as in one process.
+    envs->reset(engine::derive_seed(seed, "ppo/envs") + first);
     observe(true);
+  }
+
+  SumOverRanks sum_over_ranks() {
+    return [this](std::span<double> values) { group->all_reduce_sum(values); };
   }
 
   // Takes the environments' current observations into `obs` (normalised, the statistics
   // updated first when `update`).
   void observe(bool update) {
+    const auto raw = envs->observations();
     if (!opt.normalize_observations) {
-      std::copy(envs->observations().begin(), envs->observations().end(), obs.begin());
+      std::copy(raw.begin(), raw.end(), obs.begin());
       return;
     }
-    if (update) obs_norm.update(envs->observations());
-    obs_norm.normalize(envs->observations(), obs);
+    if (update) {
+      group->all_gather(raw, obs_all);  // every environment's, as one process would see them
+      obs_norm.update(obs_all);
+    }
+    obs_norm.normalize(raw, obs);
+  }
+
+  // Scales this rank's `rewards` with the reward scaler of all environments (every rank
+  // keeps the same one, fed every environment's rewards).
+  void scale_rewards(std::vector<double>& rewards, std::span<const std::uint8_t> ended) {
+    std::copy(rewards.begin(), rewards.end(), step_mine.begin());
+    std::copy(ended.begin(), ended.end(), step_mine.begin() + static_cast<std::ptrdiff_t>(n));
+    group->all_gather(std::span<const double>(step_mine), std::span(step_all));
+    std::vector<double> all_rewards(n_all);
+    std::vector<std::uint8_t> all_ended(n_all);
+    for (std::size_t r = 0, k = 0; r < static_cast<std::size_t>(group->size()); ++r) {
+      for (std::size_t i = 0; i < n; ++i, ++k) {
+        all_rewards[k] = step_all[r * 2 * n + i];
+        all_ended[k] = step_all[r * 2 * n + n + i] != 0.0;
+      }
+    }
+    reward_scaler.scale(all_rewards, all_ended);
+    std::copy_n(all_rewards.begin() + static_cast<std::ptrdiff_t>(first), n, rewards.begin());
   }
 
   // The rollout's forward passes, on the Eigen copy of the weights (refreshed at each
@@ -150,7 +200,7 @@ struct PpoTrainer::Impl {
       const std::size_t row = t * n;
       std::copy(obs.begin(), obs.end(), b_obs.begin() + static_cast<std::ptrdiff_t>(row * obs_size));
       forward(obs, n, &out, &values);
-      fast.sample(out, n, action_rng, actions, log_prob);
+      fast.sample(out, n, action_rngs, actions, log_prob);
       std::copy(actions.begin(), actions.end(), b_actions.begin() + static_cast<std::ptrdiff_t>(row * act_size));
       std::copy_n(log_prob.begin(), n, b_log_prob.begin() + static_cast<std::ptrdiff_t>(row));
       std::copy_n(values.begin(), n, b_values.begin() + static_cast<std::ptrdiff_t>(row));
@@ -173,7 +223,7 @@ struct PpoTrainer::Impl {
           episode_returns[i] = 0.0;
         }
       }
-      if (opt.normalize_rewards) reward_scaler.scale(rewards, std::span(b_ended).subspan(row, n));
+      if (opt.normalize_rewards) scale_rewards(rewards, std::span(b_ended).subspan(row, n));
       for (std::size_t i = 0; i < n; ++i) b_rewards[row + i] = static_cast<float>(rewards[i]);
       observe(true);
       // Where an episode ended: bootstrap from its last observation's value if it was
@@ -201,18 +251,79 @@ struct PpoTrainer::Impl {
         if (!b_ended[k]) b_next_values[k] = t + 1 < steps ? b_values[k + n] : values[i];
       }
     }
-    const double count = static_cast<double>(steps * n);
-    stats.mean_reward = reward_sum / count;
-    stats.mean_episode_return = stats.episodes > 0 ? episode_return_sum / stats.episodes : 0.0;
-    stats.requests = left;
-    stats.slo_attainment = left > 0 ? static_cast<double>(met) / static_cast<double>(left) : 1.0;
-    stats.mean_instances = instances_sum / count;
-    stats.scaling_actions = static_cast<double>(actions_taken) / count;
+    // Over all ranks (counts stay exact in double below 2^53).
+    std::vector<double> sums{reward_sum,
+                             static_cast<double>(stats.episodes),
+                             episode_return_sum,
+                             static_cast<double>(left),
+                             static_cast<double>(met),
+                             instances_sum,
+                             static_cast<double>(actions_taken)};
+    group->all_reduce_sum(sums);
+    const double count = static_cast<double>(steps * n_all);
+    stats.mean_reward = sums[0] / count;
+    stats.episodes = static_cast<std::uint32_t>(sums[1]);
+    stats.mean_episode_return = stats.episodes > 0 ? sums[2] / stats.episodes : 0.0;
+    stats.requests = static_cast<std::uint64_t>(sums[3]);
+    stats.slo_attainment = sums[3] > 0 ? sums[4] / sums[3] : 1.0;
+    stats.mean_instances = sums[5] / count;
+    stats.scaling_actions = sums[6] / count;
     return stats;
   }
 
+  // This rank's rows of a minibatch drawn from all ranks' rows (global row t * n_all + j
+  // is this rank's row t * n + j - first when environment j is this rank's).
+  void local_rows(std::span<const std::int64_t> global, std::vector<std::int64_t>& local) const {
+    local.clear();
+    for (const std::int64_t k : global) {
+      const auto t = static_cast<std::size_t>(k) / n_all, j = static_cast<std::size_t>(k) % n_all;
+      if (j >= first && j < first + n) local.push_back(static_cast<std::int64_t>(t * n + j - first));
+    }
+  }
+
+  // The ranks' gradients summed, so each holds the whole minibatch's (one collective).
+  void sum_gradients() {
+    if (group->size() == 1) return;
+    std::vector<float> flat;
+    for (auto& p : policy->parameters()) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);  // unused by an empty share
+      const torch::Tensor g = p.grad().contiguous();
+      flat.insert(flat.end(), g.data_ptr<float>(), g.data_ptr<float>() + g.numel());
+    }
+    group->all_reduce_sum(flat);
+    std::size_t offset = 0;
+    for (auto& p : policy->parameters()) {
+      p.grad().copy_(torch::from_blob(flat.data() + offset, p.sizes()));
+      offset += static_cast<std::size_t>(p.numel());
+    }
+  }
+
+  // The ranks must hold the same weights after every update; a difference would mean a
+  // rank trained on something else, and every later figure would be wrong.
+  void check_weights_agree() {
+    if (group->size() == 1) return;
+    const std::vector<float> w = weights();
+    const std::string mine(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
+    const auto all = group->all_gather(std::to_string(std::hash<std::string>{}(mine)));
+    for (std::size_t r = 1; r < all.size(); ++r) {
+      if (all[r] != all[0]) {
+        throw std::runtime_error("rank " + std::to_string(r) + "'s policy weights differ from rank 0's after iteration " +
+                                 std::to_string(iteration + 1));
+      }
+    }
+  }
+
+  std::vector<float> weights() const {
+    std::vector<float> flat;
+    for (const auto& p : policy->parameters()) {
+      const torch::Tensor c = p.detach().contiguous();
+      flat.insert(flat.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    }
+    return flat;
+  }
+
   void update(IterationStats& stats) {
-    const std::size_t rows = steps * n;
+    const std::size_t rows = steps * n, rows_all = steps * n_all;
     compute_gae(steps, n, b_values, b_rewards, b_next_values, b_ended, opt.gamma, opt.gae_lambda, b_adv, b_returns);
     const auto rows64 = static_cast<std::int64_t>(rows);
     const torch::Tensor obs_t = view(b_obs, {rows64, static_cast<std::int64_t>(obs_size)});
@@ -224,60 +335,114 @@ struct PpoTrainer::Impl {
 
     const double lr = opt.anneal_lr ? opt.learning_rate * (1.0 - static_cast<double>(iteration) / iterations)
                                     : opt.learning_rate;
-    for (auto& group : adam->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+    for (auto& group_options : adam->param_groups()) {
+      static_cast<torch::optim::AdamOptions&>(group_options.options()).lr(lr);
+    }
     stats.learning_rate = lr;
 
-    std::vector<std::int64_t> order(rows);
+    // The same permutation of all ranks' rows on every rank (the same generator).
+    std::vector<std::int64_t> order(rows_all), local;
     std::uint32_t minibatches = 0;
+    std::vector<double> sums(5, 0.0);  // policy, value, entropy, approx_kl, clip_fraction shares
+    const SumOverRanks sum = sum_over_ranks();
     for (std::uint32_t epoch = 0; epoch < opt.update_epochs; ++epoch) {
       std::iota(order.begin(), order.end(), 0);
-      for (std::size_t i = rows; i > 1; --i) std::swap(order[i - 1], order[shuffle_rng.uniform_int(i)]);
+      for (std::size_t i = rows_all; i > 1; --i) std::swap(order[i - 1], order[shuffle_rng.uniform_int(i)]);
       for (std::uint32_t m = 0; m < opt.minibatches; ++m) {
-        const std::size_t begin = rows * m / opt.minibatches, end = rows * (m + 1) / opt.minibatches;
+        const std::size_t begin = rows_all * m / opt.minibatches, end = rows_all * (m + 1) / opt.minibatches;
+        local_rows(std::span(order).subspan(begin, end - begin), local);
+        const double size = static_cast<double>(end - begin);
         const torch::Tensor index =
-            torch::from_blob(order.data() + begin, {static_cast<std::int64_t>(end - begin)}, torch::kLong);
+            torch::from_blob(local.data(), {static_cast<std::int64_t>(local.size())}, torch::kLong);
+        torch::Tensor adv = adv_t.index_select(0, index);
+        if (opt.normalize_advantages) adv = normalize_advantages(adv, size, sum);
         const PolicyEval eval = policy->evaluate(obs_t.index_select(0, index), actions_t.index_select(0, index));
-        const PpoLoss loss = ppo_loss(opt, eval.log_prob, log_prob_t.index_select(0, index),
-                                      adv_t.index_select(0, index), eval.value, values_t.index_select(0, index),
-                                      returns_t.index_select(0, index), eval.entropy);
+        const PpoLoss loss = ppo_loss(opt, eval.log_prob, log_prob_t.index_select(0, index), adv, eval.value,
+                                      values_t.index_select(0, index), returns_t.index_select(0, index), eval.entropy,
+                                      size);
         adam->zero_grad();
         loss.total.backward();
+        sum_gradients();
         torch::nn::utils::clip_grad_norm_(policy->parameters(), opt.max_grad_norm);
         adam->step();
-        stats.policy_loss += loss.policy.item<double>();
-        stats.value_loss += loss.value.item<double>();
-        stats.entropy += loss.entropy.item<double>();
-        stats.approx_kl += loss.approx_kl;
-        stats.clip_fraction += loss.clip_fraction;
+        sums[0] += loss.policy.item<double>();
+        sums[1] += loss.value.item<double>();
+        sums[2] += loss.entropy.item<double>();
+        sums[3] += loss.approx_kl;
+        sums[4] += loss.clip_fraction;
         ++minibatches;
       }
     }
-    for (double* v : {&stats.policy_loss, &stats.value_loss, &stats.entropy, &stats.approx_kl, &stats.clip_fraction}) {
-      *v /= minibatches;
-    }
-    const double var_returns = returns_t.var().item<double>();
-    stats.explained_variance = var_returns > 0 ? 1.0 - (returns_t - values_t).var().item<double>() / var_returns : 0.0;
+    check_weights_agree();
+    group->all_reduce_sum(sums);
+    stats.policy_loss = sums[0] / minibatches;
+    stats.value_loss = sums[1] / minibatches;
+    stats.entropy = sums[2] / minibatches;
+    stats.approx_kl = sums[3] / minibatches;
+    stats.clip_fraction = sums[4] / minibatches;
+    stats.explained_variance = explained_variance(returns_t, values_t);
+  }
+
+  // 1 - Var(returns - values) / Var(returns) over all ranks' rows (0 when the returns do
+  // not vary). Two passes (means, then squares about them), in double.
+  double explained_variance(const torch::Tensor& returns, const torch::Tensor& values) {
+    const torch::Tensor r = returns.to(torch::kDouble), d = r - values.to(torch::kDouble);
+    const double count = static_cast<double>(steps * n_all);
+    std::vector<double> means{r.sum().item<double>(), d.sum().item<double>()};
+    group->all_reduce_sum(means);
+    std::vector<double> squares{(r - means[0] / count).pow(2).sum().item<double>(),
+                                (d - means[1] / count).pow(2).sum().item<double>()};
+    group->all_reduce_sum(squares);
+    return squares[0] > 0 ? 1.0 - squares[1] / squares[0] : 0.0;
   }
 };
 
 PpoTrainer::PpoTrainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PpoTrainer::~PpoTrainer() = default;
 
+namespace {
+
+// A digest of what must be the same on every rank for their training to be one run.
+std::string run_digest(const configs::ScenarioConfig& config, const traces::SharedTrace& trace, std::uint64_t seed) {
+  const std::string run = configs::to_json(config).dump() + '|' + std::to_string(seed) + '|' +
+                          std::to_string(trace ? trace->size() : 0);
+  return std::to_string(std::hash<std::string>{}(run));
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::ScenarioConfig& config,
                                                         const configs::Catalog& catalog, traces::SharedTrace trace,
-                                                        std::uint64_t seed) {
+                                                        std::uint64_t seed, std::shared_ptr<RankGroup> group) {
+  if (!group) group = RankGroup::single();
   const configs::RlSpec rl = config.rl.value_or(configs::RlSpec{});
-  auto envs = VectorEnv::create(config, catalog, std::move(trace), {.num_envs = rl.ppo.num_envs, .threads = rl.ppo.threads});
+  const auto digests = group->all_gather(run_digest(config, trace, seed));
+  for (std::size_t r = 1; r < digests.size(); ++r) {
+    if (digests[r] != digests[0]) {
+      return Error{"rank " + std::to_string(r) + " was started with another config, trace or seed than rank 0; " +
+                   "every rank must train the same run"};
+    }
+  }
+  const auto ranks = static_cast<std::size_t>(group->size());
+  if (rl.ppo.num_envs % ranks != 0) {
+    return Error{"rl.ppo.num_envs: " + std::to_string(rl.ppo.num_envs) + " environments do not split over " +
+                 std::to_string(ranks) + " ranks; expected a multiple of the world size"};
+  }
+  auto envs = VectorEnv::create(config, catalog, std::move(trace),
+                                {.num_envs = rl.ppo.num_envs / ranks, .threads = rl.ppo.threads});
   if (!envs) return envs.error();
   // Small models on many tiny batches: LibTorch's intra-op pool only adds hand-offs.
   torch::set_num_threads(1);
   const std::int64_t choices = rl.action == configs::ActionKind::kDiscrete ? (*envs)->env(0).discrete_choices() : 0;
-  return std::unique_ptr<PpoTrainer>(new PpoTrainer(std::make_unique<Impl>(rl.ppo, seed, std::move(*envs), choices)));
+  return std::unique_ptr<PpoTrainer>(
+      new PpoTrainer(std::make_unique<Impl>(rl.ppo, seed, std::move(group), std::move(*envs), choices)));
 }
 
 std::uint32_t PpoTrainer::iterations() const { return impl_->iterations; }
 std::uint32_t PpoTrainer::iteration() const { return impl_->iteration; }
 VectorEnv& PpoTrainer::envs() { return *impl_->envs; }
+const RankGroup& PpoTrainer::group() const { return *impl_->group; }
+std::vector<float> PpoTrainer::weights() const { return impl_->weights(); }
 void PpoTrainer::set_torch_rollout(bool torch_rollout) { impl_->torch_rollout = torch_rollout; }
 
 IterationStats PpoTrainer::iterate() {
@@ -289,41 +454,55 @@ IterationStats PpoTrainer::iterate() {
   const auto update_start = Clock::now();
   m.update(stats);
   stats.update_seconds = seconds_since(update_start);
-  m.decisions += m.steps * m.n;
+  m.decisions += m.steps * m.n_all;
   ++m.iteration;
   stats.iteration = m.iteration;
   stats.decisions = m.decisions;
-  stats.decisions_per_s = static_cast<double>(m.steps * m.n) / seconds_since(start);
+  stats.decisions_per_s = static_cast<double>(m.steps * m.n_all) / seconds_since(start);
   return stats;
 }
 
 void PpoTrainer::save(const fs::path& dir) const {
   const Impl& m = *impl_;
+  // Each environment's cursor, action generator and episode return, gathered from the ranks
+  // in environment order.
+  nlohmann::json mine = nlohmann::json::array();
+  const std::vector<EnvCursor> cursors = m.envs->cursors();
+  for (std::size_t i = 0; i < m.n; ++i) {
+    nlohmann::json env = cursor_to_json(cursors[i]);
+    env["action_rng"] = m.action_rngs[i].state();
+    env["episode_return"] = m.episode_returns[i];
+    mine.push_back(std::move(env));
+  }
+  const std::vector<std::string> ranks = m.group->all_gather(mine.dump());
+  if (m.group->rank() != 0) return;
+  nlohmann::json envs = nlohmann::json::array();
+  for (const std::string& rank : ranks) {
+    for (auto& env : nlohmann::json::parse(rank)) envs.push_back(std::move(env));
+  }
+
   const fs::path tmp = dir.string() + ".tmp";
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   torch::save(m.policy, (tmp / "policy.pt").string());
   torch::save(*m.adam, (tmp / "optimizer.pt").string());
-  nlohmann::json state{{"format", kCheckpointFormat},
-                       {"seed", m.seed},
-                       {"iteration", m.iteration},
-                       {"iterations", m.iterations},
-                       {"decisions", m.decisions},
-                       {"policy",
-                        {{"observations", m.obs_size},
-                         {"actions", m.act_size},
-                         {"choices", m.choices},
-                         {"hidden", m.opt.hidden}}},
-                       {"rl", configs::rl_to_json(m.envs->env(0).spec())},  // how the policy acts and is rewarded
-                       {"normalize_observations", m.opt.normalize_observations},
-                       {"observation_clip", m.opt.observation_clip},
-                       {"observation_stats", m.obs_norm.stats().to_json()},
-                       {"reward_scaler", m.reward_scaler.to_json()},
-                       {"action_rng", m.action_rng.state()},
-                       {"shuffle_rng", m.shuffle_rng.state()},
-                       {"episode_returns", m.episode_returns},
-                       {"envs", nlohmann::json::array()}};
-  for (const EnvCursor& cursor : m.envs->cursors()) state["envs"].push_back(cursor_to_json(cursor));
+  const nlohmann::json state{{"format", kCheckpointFormat},
+                             {"seed", m.seed},
+                             {"iteration", m.iteration},
+                             {"iterations", m.iterations},
+                             {"decisions", m.decisions},
+                             {"policy",
+                              {{"observations", m.obs_size},
+                               {"actions", m.act_size},
+                               {"choices", m.choices},
+                               {"hidden", m.opt.hidden}}},
+                             {"rl", configs::rl_to_json(m.envs->env(0).spec())},  // how the policy acts and is rewarded
+                             {"normalize_observations", m.opt.normalize_observations},
+                             {"observation_clip", m.opt.observation_clip},
+                             {"observation_stats", m.obs_norm.stats().to_json()},
+                             {"reward_scaler", m.reward_scaler.to_json()},
+                             {"shuffle_rng", m.shuffle_rng.state()},
+                             {"envs", envs}};
   std::ofstream(tmp / "state.json") << state.dump(1) << '\n';
   fs::remove_all(dir);
   fs::rename(tmp, dir);
@@ -341,7 +520,7 @@ Status PpoTrainer::load(const fs::path& dir) {
                    ", this build reads " + std::to_string(kCheckpointFormat)};
     }
     if (state.at("seed").get<std::uint64_t>() != m.seed || state.at("iterations").get<std::uint32_t>() != m.iterations ||
-        state.at("envs").size() != m.n) {
+        state.at("envs").size() != m.n_all) {
       return Error{(dir / "state.json").string() + ": the checkpoint was made with another seed (" +
                    state.at("seed").dump() + "), total or number of environments; resume with the same config and seed"};
     }
@@ -351,11 +530,14 @@ Status PpoTrainer::load(const fs::path& dir) {
     m.decisions = state.at("decisions").get<std::uint64_t>();
     m.obs_norm.stats() = RunningMeanStd::from_json(state.at("observation_stats"));
     m.reward_scaler.load_json(state.at("reward_scaler"));
-    m.action_rng = engine::Rng::from_state(state.at("action_rng").get<engine::Rng::State>());
     m.shuffle_rng = engine::Rng::from_state(state.at("shuffle_rng").get<engine::Rng::State>());
-    m.episode_returns = state.at("episode_returns").get<std::vector<double>>();
     std::vector<EnvCursor> cursors;
-    for (const auto& cursor : state.at("envs")) cursors.push_back(cursor_from_json(cursor));
+    for (std::size_t i = 0; i < m.n; ++i) {  // this rank's environments
+      const nlohmann::json& env = state.at("envs").at(m.first + i);
+      cursors.push_back(cursor_from_json(env));
+      m.action_rngs[i] = engine::Rng::from_state(env.at("action_rng").get<engine::Rng::State>());
+      m.episode_returns[i] = env.at("episode_return").get<double>();
+    }
     m.envs->restore(cursors);
   } catch (const std::exception& e) {  // nlohmann's and LibTorch's errors alike
     return Error{dir.string() + ": not a readable checkpoint: " + e.what()};

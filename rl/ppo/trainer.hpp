@@ -6,15 +6,16 @@
 
 #include "configs/scenario_run.hpp"
 #include "rl/env/vector_env.hpp"
+#include "rl/ppo/rank_group.hpp"
 #include "sim/engine/expected.hpp"
 
 namespace meshsim::rl {
 
 // The layout of a checkpoint folder's state.json; older ones are refused with both numbers.
-inline constexpr int kCheckpointFormat = 2;
+inline constexpr int kCheckpointFormat = 3;
 
-// One PPO iteration's figures (a row of the learning curve). Everything but the timings
-// is determined by the config, trace and seed.
+// One PPO iteration's figures (a row of the learning curve), over all ranks' environments.
+// Everything but the timings is determined by the config, trace and seed.
 struct IterationStats {
   std::uint32_t iteration = 0;    // 1-based
   std::uint64_t decisions = 0;    // over all environments since training began
@@ -40,13 +41,25 @@ struct IterationStats {
 //
 // Deterministic: the same scenario, trace and seed give the same iterations whatever the
 // number of environment threads (torch runs on one intra-op thread; every random draw
-// comes from the trainer's own generators, saved in checkpoints).
+// comes from the trainer's own generators, one per environment for actions, saved in
+// checkpoints).
+//
+// Data-parallel over a RankGroup: rl.ppo.num_envs counts all ranks' environments, rank r
+// stepping environments [r n, (r + 1) n) of them (n = num_envs / world size, seeded as the
+// same environments of a single process). Each step, the ranks gather observations and
+// rewards, so the normalisers see every environment, as in one process; each minibatch is
+// the one a single process would draw, every rank computing the gradient of its share
+// (over the whole minibatch's size), the gradients summed over the ranks before the
+// clipped Adam step. So the ranks' weights stay the same bits (checked after every
+// update), and a run on W ranks follows the run of one process up to the order of float
+// sums. Checkpoints hold every environment, whatever the world size.
 class PpoTrainer {
  public:
-  // The scenario's rl object (with its ppo object) shapes everything.
+  // The scenario's rl object (with its ppo object) shapes everything. Every rank of
+  // `group` (null: one process) calls this with the same config, trace and seed (checked).
   static Expected<std::unique_ptr<PpoTrainer>> create(const configs::ScenarioConfig& config,
                                                       const configs::Catalog& catalog, traces::SharedTrace trace,
-                                                      std::uint64_t seed);
+                                                      std::uint64_t seed, std::shared_ptr<RankGroup> group = nullptr);
   ~PpoTrainer();
 
   std::uint32_t iterations() const;  // the run's total
@@ -56,13 +69,19 @@ class PpoTrainer {
 
   // A checkpoint folder: policy and optimiser (LibTorch archives), normalisers, generator
   // states and environment cursors (state.json). Written to a temporary folder first, so
-  // an interrupted save never leaves a half checkpoint in `dir`.
+  // an interrupted save never leaves a half checkpoint in `dir`. Every rank calls it (the
+  // ranks' environments are gathered); rank 0 writes.
   void save(const std::filesystem::path& dir) const;
   // Continues from a checkpoint saved by a trainer created with the same config, trace and
-  // seed: the following iterations equal those of an uninterrupted run.
+  // seed, on any number of ranks: the following iterations equal those of an uninterrupted
+  // run. Every rank reads `dir` (one machine or a shared file system).
   Status load(const std::filesystem::path& dir);
 
-  VectorEnv& envs();
+  const RankGroup& group() const;
+  // The policy's weights, flattened (identical on every rank).
+  std::vector<float> weights() const;
+
+  VectorEnv& envs();  // this rank's
   // The rollout's forward passes in LibTorch instead of the Eigen copy of the weights
   // (rl/ppo/eigen_policy.hpp): the baseline train_bench measures the copy against.
   void set_torch_rollout(bool torch_rollout);

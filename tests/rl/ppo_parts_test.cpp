@@ -62,7 +62,7 @@ TEST(PpoLossTest, ClippedSurrogateAndValueLossByHand) {
   const auto adv = t({1.f, 1.f, -2.f});
   const auto new_v = t({1.0f, 0.0f, 2.0f}), old_v = t({0.5f, 0.1f, 2.0f}), ret = t({2.0f, 0.0f, 1.0f});
   const auto entropy = t({1.0f, 2.0f, 3.0f});
-  const PpoLoss loss = ppo_loss(opt, new_lp, old_lp, adv, new_v, old_v, ret, entropy);
+  const PpoLoss loss = ppo_loss(opt, new_lp, old_lp, adv, new_v, old_v, ret, entropy, 3.0);
   const double r0 = 1.2, r1 = std::exp(-0.5), r2 = std::exp(0.1);
   EXPECT_NEAR(loss.policy.item<double>(), (-r0 - r1 + 2.0 * r2) / 3.0, 1e-6);
   // value: env 0 unclipped (1-2)^2 = 1, clipped 0.5 + 0.2 = 0.7 -> (0.7-2)^2 = 1.69 (max);
@@ -76,17 +76,51 @@ TEST(PpoLossTest, ClippedSurrogateAndValueLossByHand) {
   EXPECT_NEAR(loss.approx_kl, kl, 1e-6);
 }
 
-TEST(PpoLossTest, AdvantagesAreNormalisedAndTheValueLossCanBeUnclipped) {
+TEST(PpoLossTest, TheValueLossCanBeUnclipped) {
   configs::PpoSpec opt;
   opt.clip_value_loss = false;
   const auto zero = t({0.f, 0.f});
-  // Ratios 1: the policy loss is -mean(normalised A) = 0 whatever A's scale.
-  const PpoLoss loss = ppo_loss(opt, zero, zero, t({10.f, 30.f}), t({1.f, 3.f}), t({0.f, 0.f}), t({0.f, 0.f}), zero);
-  EXPECT_NEAR(loss.policy.item<double>(), 0.0, 1e-6);
+  const PpoLoss loss = ppo_loss(opt, zero, zero, t({1.f, -1.f}), t({1.f, 3.f}), t({0.f, 0.f}), t({0.f, 0.f}), zero, 2.0);
+  EXPECT_NEAR(loss.policy.item<double>(), 0.0, 1e-6);  // ratios 1: -mean(A)
   EXPECT_NEAR(loss.value.item<double>(), 0.5 * (1 + 9) / 2.0, 1e-6);
+}
+
+TEST(PpoLossTest, SharesOfAMinibatchSumToTheWholeMinibatchsLossAndGradient) {
+  // What data-parallel PPO relies on: each rank's share over the whole minibatch's size.
+  configs::PpoSpec opt;
+  torch::manual_seed(3);
+  const std::int64_t rows = 10, split = 4;
+  const torch::Tensor new_lp = torch::randn({rows}, torch::requires_grad()), old_lp = torch::randn({rows});
+  const torch::Tensor adv = torch::randn({rows}), new_v = torch::randn({rows}, torch::requires_grad());
+  const torch::Tensor old_v = torch::randn({rows}), ret = torch::randn({rows}), entropy = torch::rand({rows});
+  const auto loss_of = [&](std::int64_t begin, std::int64_t end) {
+    const auto s = [&](const torch::Tensor& x) { return x.slice(0, begin, end); };
+    return ppo_loss(opt, s(new_lp), s(old_lp), s(adv), s(new_v), s(old_v), s(ret), s(entropy), double(rows));
+  };
+  const PpoLoss whole = loss_of(0, rows);
+  whole.total.backward();
+  const torch::Tensor whole_grad = new_lp.grad().clone(), whole_value_grad = new_v.grad().clone();
+  new_lp.mutable_grad().zero_();
+  new_v.mutable_grad().zero_();
+  const PpoLoss a = loss_of(0, split), b = loss_of(split, rows);
+  (a.total + b.total).backward();
+  EXPECT_NEAR(a.policy.item<double>() + b.policy.item<double>(), whole.policy.item<double>(), 1e-6);
+  EXPECT_NEAR(a.value.item<double>() + b.value.item<double>(), whole.value.item<double>(), 1e-6);
+  EXPECT_NEAR(a.entropy.item<double>() + b.entropy.item<double>(), whole.entropy.item<double>(), 1e-6);
+  EXPECT_NEAR(a.approx_kl + b.approx_kl, whole.approx_kl, 1e-6);
+  EXPECT_NEAR(a.clip_fraction + b.clip_fraction, whole.clip_fraction, 1e-9);
+  EXPECT_TRUE(torch::allclose(new_lp.grad(), whole_grad, 1e-5, 1e-7));
+  EXPECT_TRUE(torch::allclose(new_v.grad(), whole_value_grad, 1e-5, 1e-7));
+}
+
+TEST(PpoLossTest, AdvantagesAreNormalisedOverTheMinibatch) {
+  const SumOverRanks alone = [](std::span<double>) {};
+  const torch::Tensor normalised = normalize_advantages(t({10.f, 30.f}), 2.0, alone);
+  // Mean 20, unbiased std sqrt(200): -0.7071, 0.7071.
+  EXPECT_NEAR(normalised[0].item<double>(), -std::sqrt(0.5), 1e-6);
+  EXPECT_NEAR(normalised[1].item<double>(), std::sqrt(0.5), 1e-6);
   // A single entry is left as it is (its std is undefined).
-  const auto one = t({0.f});
-  EXPECT_NEAR(ppo_loss(opt, one, one, t({5.f}), one, one, one, one).policy.item<double>(), -5.0, 1e-6);
+  EXPECT_NEAR(normalize_advantages(t({5.f}), 1.0, alone)[0].item<double>(), 5.0, 1e-6);
 }
 
 TEST(PolicyTest, GaussianLogProbAndEntropyByHand) {
@@ -151,11 +185,12 @@ void expect_eigen_copy_matches_libtorch(const PolicyShape& shape, std::uint64_t 
   const RowMatrix& fast_value = fast.value(obs_span, static_cast<std::size_t>(batch));
   for (std::int64_t i = 0; i < batch; ++i) EXPECT_NEAR(fast_value(i, 0), value[i].item<float>(), 1e-5);
 
-  engine::Rng rng(seed);
+  std::vector<engine::Rng> rngs;
+  for (std::int64_t i = 0; i < batch; ++i) rngs.emplace_back(seed + static_cast<std::uint64_t>(i));
   std::vector<float> actions, log_prob;
   for (int draw = 0; draw < 20; ++draw) {
     fast.sample(std::span<const float>(out.data_ptr<float>(), static_cast<std::size_t>(out.numel())),
-                static_cast<std::size_t>(batch), rng, actions, log_prob);
+                static_cast<std::size_t>(batch), rngs, actions, log_prob);
     const torch::Tensor taken = torch::from_blob(actions.data(), {batch, shape.actions}).clone();
     const torch::Tensor expected = policy->log_prob_entropy(out, taken).first;
     for (std::int64_t i = 0; i < batch; ++i) EXPECT_NEAR(log_prob[static_cast<std::size_t>(i)], expected[i].item<float>(), 1e-4);
@@ -176,7 +211,7 @@ TEST(PolicyTest, DiscreteSamplesFollowTheSoftmax) {
   std::array<int, 3> counts{};
   const int draws = 40000;
   for (int d = 0; d < draws; ++d) {
-    policy.sample(logits, 1, rng, actions, log_prob);
+    policy.sample(logits, 1, std::span(&rng, 1), actions, log_prob);
     ++counts[static_cast<std::size_t>(actions[0])];
   }
   EXPECT_NEAR(counts[0] / double(draws), 1.0 / 8, 0.01);

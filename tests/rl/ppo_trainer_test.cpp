@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tests/rl/env_fixture.hpp"
+#include "tests/rl/ranks_on_threads.hpp"
 
 namespace meshsim::rl {
 namespace {
@@ -81,6 +82,72 @@ TEST(PpoTrainerTest, ACheckpointOfAnotherRunIsRefusedWithTheReason) {
   const Status missing = other->load(dir / "nothing");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("cannot read"), std::string::npos);
+}
+
+// The columns of two learning curves agree to float summation order (relative 1e-4).
+void expect_curves_close(const std::vector<std::vector<double>>& got, const std::vector<std::vector<double>>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    for (std::size_t c = 0; c < got[i].size(); ++c) {
+      EXPECT_NEAR(got[i][c], want[i][c], 1e-4 * std::max(1.0, std::abs(want[i][c]))) << "iteration " << i + 1 << " column " << c;
+    }
+  }
+}
+
+TEST(PpoTrainerTest, TwoRanksFollowOneProcessSteppingTheSameEnvironments) {
+  for (const auto action : {configs::ActionKind::kContinuous, configs::ActionKind::kDiscrete}) {
+    const Fixture f = small_fixture(action, 1);  // 4 environments: 2 per rank
+    const auto one = train(f, 5, 3);
+    std::vector<std::vector<std::vector<double>>> curves(2);
+    std::vector<std::vector<float>> weights(2);
+    on_ranks(2, "ppo-two-ranks", [&](int rank, const std::shared_ptr<RankGroup>& group) {
+      auto trainer = PpoTrainer::create(f.config, catalog(), f.trace, 5, group);
+      ASSERT_TRUE(trainer) << trainer.error().message;
+      EXPECT_EQ((*trainer)->envs().num_envs(), 2u);
+      EXPECT_EQ((*trainer)->iterations(), 4u);  // the same run: 4 x 16 decisions per iteration
+      for (int i = 0; i < 3; ++i) curves[static_cast<std::size_t>(rank)].push_back(curve((*trainer)->iterate()));
+      weights[static_cast<std::size_t>(rank)] = (*trainer)->weights();
+    });
+    EXPECT_EQ(curves[0], curves[1]);    // every figure is over all ranks
+    EXPECT_EQ(weights[0], weights[1]);  // bit for bit
+    expect_curves_close(curves[0], one);
+    EXPECT_GT(one[1][4], 0.0);  // episodes ended (truncation bootstraps were exercised)
+  }
+}
+
+TEST(PpoTrainerTest, ACheckpointOfTwoRanksResumesInOneProcess) {
+  const Fixture f = small_fixture();
+  const auto one = train(f, 6, 4);
+  const fs::path dir = fs::path(testing::TempDir()) / "ppo-two-rank-checkpoint";
+  on_ranks(2, "ppo-checkpoint", [&](int, const std::shared_ptr<RankGroup>& group) {
+    auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 6, group));
+    trainer->iterate();
+    trainer->iterate();
+    trainer->save(dir);  // rank 0 writes every rank's environments
+  });
+  auto resumed = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 6));
+  const Status loaded = resumed->load(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(resumed->iteration(), 2u);
+  expect_curves_close({curve(resumed->iterate()), curve(resumed->iterate())}, {one[2], one[3]});
+}
+
+TEST(PpoTrainerTest, RanksOfAnotherRunOrAnUnevenSplitAreRefused) {
+  const Fixture f = small_fixture();
+  std::vector<std::string> errors(2);
+  on_ranks(2, "ppo-other-seed", [&](int rank, const std::shared_ptr<RankGroup>& group) {
+    auto trainer = PpoTrainer::create(f.config, catalog(), f.trace, 1 + static_cast<std::uint64_t>(rank), group);
+    ASSERT_FALSE(trainer);
+    errors[static_cast<std::size_t>(rank)] = trainer.error().message;
+  });
+  EXPECT_EQ(errors[0], errors[1]);  // both ranks stop, with the same reason
+  EXPECT_NE(errors[0].find("rank 1 was started with another config, trace or seed"), std::string::npos) << errors[0];
+  on_ranks(3, "ppo-uneven", [&](int, const std::shared_ptr<RankGroup>& group) {
+    auto trainer = PpoTrainer::create(f.config, catalog(), f.trace, 1, group);
+    ASSERT_FALSE(trainer);
+    EXPECT_NE(trainer.error().message.find("rl.ppo.num_envs: 4 environments do not split over 3 ranks"),
+              std::string::npos);
+  });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "configs/scenario_config.hpp"
 #include "tests/shared_data.hpp"
@@ -90,6 +91,63 @@ TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
   EXPECT_NE(last.out.find("resumed after 3"), std::string::npos) << last.out;
   EXPECT_EQ(deterministic_columns(slurp(part.out_dir + "/learning_curve.csv")),
             deterministic_columns(slurp(whole.out_dir + "/learning_curve.csv")));
+}
+
+// Runs `options` as ranks 0 and 1 of a world of two, concurrently (one thread each).
+std::vector<CommandRun> train_on_two_ranks(TrainCommandOptions options, const std::string& store) {
+  std::vector<CommandRun> runs(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank, options]() mutable {
+      options.world_size = 2;
+      options.rank = rank;
+      options.store = "file://" + store;
+      options.timeout_s = 60;
+      runs[static_cast<std::size_t>(rank)] = train(options);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return runs;
+}
+
+// Every number of two learning curves' deterministic columns agrees to float summation order.
+void expect_curves_close(const std::string& got, const std::string& want) {
+  const auto got_rows = testing::csv_rows(deterministic_columns(got));
+  const auto want_rows = testing::csv_rows(deterministic_columns(want));
+  ASSERT_EQ(got_rows.size(), want_rows.size());
+  for (std::size_t i = 0; i < got_rows.size(); ++i) {
+    for (const auto& [column, cell] : want_rows[i]) {
+      const double expected = std::stod(cell);
+      EXPECT_NEAR(std::stod(got_rows[i].at(column)), expected, 1e-4 * std::max(1.0, std::abs(expected)))
+          << "iteration " << i + 1 << ", " << column;
+    }
+  }
+}
+
+TEST(TrainCommandTest, TwoRanksTrainTheRunOfOneProcessAndRankZeroWritesIt) {
+  const std::string config = scenario_in_fresh_dir("train_ranks_cfg", "recipe.json", small_recipe()).string();
+  TrainCommandOptions one;
+  one.config_path = config;
+  one.out_dir = fresh_dir("train_ranks_one").string();
+  ASSERT_EQ(train(one).code, kExitOk);
+
+  TrainCommandOptions two = one;
+  two.out_dir = fresh_dir("train_ranks_two").string();
+  const std::string store = fresh_dir("train_ranks_store").string() + "/store";
+  const auto runs = train_on_two_ranks(two, store);
+  ASSERT_EQ(runs[0].code, kExitOk) << runs[0].err;
+  ASSERT_EQ(runs[1].code, kExitOk) << runs[1].err;
+  EXPECT_NE(runs[0].out.find("2 environments over 2 ranks (1 each)"), std::string::npos) << runs[0].out;
+  EXPECT_EQ(runs[1].out, "");  // rank 0 speaks for the run
+  expect_curves_close(slurp(two.out_dir + "/learning_curve.csv"), slurp(one.out_dir + "/learning_curve.csv"));
+  EXPECT_TRUE(std::filesystem::exists(two.out_dir + "/checkpoint/state.json"));
+
+  // Rank 0 refuses the folder (it holds that run): rank 1 stops too instead of waiting.
+  const auto refused = train_on_two_ranks(two, store + "-again");
+  EXPECT_EQ(refused[0].code, kExitBadInput);
+  EXPECT_NE(refused[0].err.find("holds an earlier training run"), std::string::npos) << refused[0].err;
+  EXPECT_EQ(refused[1].code, kExitBadInput);
+  EXPECT_NE(refused[1].err.find("rank 0 could not start"), std::string::npos) << refused[1].err;
 }
 
 TEST(TrainCommandTest, TrainsOnARealTraceWithWindowsOverAllOfIt) {

@@ -94,6 +94,12 @@ int main(int argc, char** argv) {
   train_cmd->add_flag("--resume", train.resume, "Continue the run in --out from its checkpoint");
   train_cmd->add_flag("--quiet", train.quiet, "Print no progress");
   train_cmd->add_flag("!--no-plot", train.plot, "Do not draw learning_curve.png");
+  train_cmd->add_option("--world-size", train.world_size,
+                        "Data-parallel ranks, each stepping num_envs / world size environments (default: mpirun's, else 1)");
+  train_cmd->add_option("--rank", train.rank, "This process's rank, 0 to world size - 1 (default: mpirun's)");
+  train_cmd->add_option("--store", train.store,
+                        "Where the ranks meet: tcp://HOST:PORT (rank 0 serves it) or file://PATH (a fresh path every ranks reaches)");
+  train_cmd->add_option("--timeout", train.timeout_s, "Seconds a rank waits for the others")->capture_default_str();
 
   EvalCommandOptions eval;
   auto* eval_cmd = app.add_subcommand(

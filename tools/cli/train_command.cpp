@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -63,6 +64,53 @@ std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations)
   return line;
 }
 
+// The ranks of this run: the options', else mpirun's (Open MPI's or MPICH's environment),
+// else one.
+rl::RankGroupOptions rank_group_options(const TrainCommandOptions& options) {
+  rl::RankGroupOptions group{.store = options.store, .timeout_s = options.timeout_s};
+  const auto from_env = [](std::initializer_list<const char*> names) -> std::optional<int> {
+    for (const char* name : names) {
+      if (const char* value = std::getenv(name)) return std::atoi(value);
+    }
+    return std::nullopt;
+  };
+  group.world_size = options.world_size.value_or(from_env({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
+  group.rank = options.rank.value_or(from_env({"OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0));
+  return group;
+}
+
+// A step that can fail on one rank alone (code kExitOk: it did not).
+struct StepFailure {
+  std::string message;
+  int code = kExitOk;
+};
+
+// kExitOk when every rank passed the step; else this rank's failure, or the news that
+// another rank failed, so no rank is left waiting for one that stopped.
+int all_passed(rl::RankGroup& group, const StepFailure& mine, std::ostream& err) {
+  int failed = -1;
+  if (group.all_ok(mine.code == kExitOk, &failed)) return kExitOk;
+  if (mine.code != kExitOk) return fail(err, mine.message, mine.code);
+  return fail(err, "rank " + std::to_string(failed) + " could not start (its own messages say why)", kExitBadInput);
+}
+
+// The output folder of a new run (config.json, the curve's header), or nothing to do on --resume.
+StepFailure prepare_folder(const TrainCommandOptions& options, const configs::ScenarioConfig& config,
+                           const fs::path& dir, const fs::path& csv) {
+  std::error_code mkdir_error;
+  fs::create_directories(dir, mkdir_error);
+  if (mkdir_error) return {options.out_dir + ": " + mkdir_error.message(), kExitOutputError};
+  if (options.resume) return {};
+  AtomicFile resolved((dir / "config.json").string());
+  resolved.stream() << configs::to_json(config).dump(2) << '\n';
+  AtomicFile header(csv.string());
+  header.stream() << kCurveHeader << '\n';
+  for (AtomicFile* file : {&resolved, &header}) {
+    if (const Status written = file->commit(); !written) return {written.error().message, kExitOutputError};
+  }
+  return {};
+}
+
 }  // namespace
 
 int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -85,53 +133,57 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   }
   if (options.threads) config.rl->ppo.threads = *options.threads;
 
+  auto connected = rl::RankGroup::connect(rank_group_options(options));
+  if (!connected) return fail(err, connected.error().message, kExitBadInput);
+  rl::RankGroup& group = **connected;
+  const bool lead = group.rank() == 0;  // rank 0 owns the output folder and the console
+  const bool quiet = options.quiet || !lead;
+
   const fs::path dir(options.out_dir);
   const fs::path csv = dir / "learning_curve.csv", checkpoint = dir / "checkpoint";
-  if (!options.resume && (fs::exists(csv) || fs::exists(checkpoint))) {
-    return fail(err, options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
-                kExitBadInput);
+  StepFailure refused;
+  if (lead && !options.resume && (fs::exists(csv) || fs::exists(checkpoint))) {
+    refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
+               kExitBadInput};
+  } else if (options.resume && !fs::exists(checkpoint / "state.json")) {  // every rank reads it
+    refused = {"--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput};
   }
-  if (options.resume && !fs::exists(checkpoint / "state.json")) {
-    return fail(err, "--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput);
-  }
+  if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
 
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
-  if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
   auto trace = load_workload_in_memory(config);
-  if (!trace) return fail(err, trace.error().message, kExitBadInput);
-  auto trainer = rl::PpoTrainer::create(config, *catalog, *trace, config.seed);
-  if (!trainer) return fail(err, trainer.error().message, kExitBadInput);
+  StepFailure loading;
+  if (!catalog) {
+    loading = {catalog.error().message, kExitBadInput};
+  } else if (!trace) {
+    loading = {trace.error().message, kExitBadInput};
+  }
+  if (const int code = all_passed(group, loading, err); code != kExitOk) return code;
+  auto trainer = rl::PpoTrainer::create(config, *catalog, *trace, config.seed, *connected);
+  if (!trainer) return fail(err, trainer.error().message, kExitBadInput);  // the same verdict on every rank
   rl::PpoTrainer& ppo = **trainer;
 
-  std::error_code mkdir_error;
-  fs::create_directories(dir, mkdir_error);
-  if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
-  if (options.resume) {
+  StepFailure started;
+  if (lead) started = prepare_folder(options, config, dir, csv);
+  if (!started.code && options.resume) {
     if (const Status loaded_checkpoint = ppo.load(checkpoint); !loaded_checkpoint) {
-      return fail(err, loaded_checkpoint.error().message, kExitBadInput);
-    }
-    if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) {
-      return fail(err, kept.error().message, kExitOutputError);
-    }
-  } else {
-    AtomicFile resolved((dir / "config.json").string());
-    resolved.stream() << configs::to_json(config).dump(2) << '\n';
-    AtomicFile header(csv.string());
-    header.stream() << kCurveHeader << '\n';
-    for (AtomicFile* file : {&resolved, &header}) {
-      if (const Status written = file->commit(); !written) {
-        return fail(err, written.error().message, kExitOutputError);
-      }
+      started = {loaded_checkpoint.error().message, kExitBadInput};
+    } else if (lead) {
+      if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) started = {kept.error().message, kExitOutputError};
     }
   }
-  if (!options.quiet) {
-    out << "training " << config.name << ": " << ppo.envs().num_envs() << " environments on "
-        << ppo.envs().threads() << " threads, " << ppo.iterations() << " iterations"
+  if (const int code = all_passed(group, started, err); code != kExitOk) return code;
+  if (!quiet) {
+    out << "training " << config.name << ": " << config.rl->ppo.num_envs << " environments";
+    if (group.size() > 1) out << " over " << group.size() << " ranks (" << ppo.envs().num_envs() << " each)";
+    out << " on " << ppo.envs().threads() << " threads" << (group.size() > 1 ? " per rank, " : ", ") << ppo.iterations()
+        << " iterations"
         << (options.resume ? " (resumed after " + std::to_string(ppo.iteration()) + ")" : std::string()) << '\n';
   }
 
   // Rows are appended and flushed as they come, so an interrupted run keeps its curve.
-  std::ofstream curve(csv, std::ios::app);
+  std::ofstream curve;
+  if (lead) curve.open(csv, std::ios::app);
   const std::uint32_t every = config.rl->ppo.checkpoint_every;
   using Clock = std::chrono::steady_clock;
   auto last_print = Clock::now() - std::chrono::seconds(2);
@@ -139,21 +191,28 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   const std::uint32_t first = ppo.iteration();
   const std::uint32_t stop = options.max_iterations ? std::min(ppo.iterations(), first + *options.max_iterations)
                                                     : ppo.iterations();
-  while (ppo.iteration() < stop) {
-    const rl::IterationStats stats = ppo.iterate();
-    curve << curve_row(stats) << '\n' << std::flush;
-    if (!curve) return fail(err, csv.string() + ": write failed", kExitOutputError);
-    if (every > 0 && stats.iteration % every == 0 && stats.iteration < stop) ppo.save(checkpoint);
-    if (!options.quiet && (Clock::now() - last_print >= std::chrono::seconds(1) || stats.iteration == stop)) {
-      out << progress_line(stats, ppo.iterations()) << '\n' << std::flush;
-      last_print = Clock::now();
+  try {  // the ranks' collectives throw when another rank is lost
+    while (ppo.iteration() < stop) {
+      const rl::IterationStats stats = ppo.iterate();
+      if (lead) {
+        curve << curve_row(stats) << '\n' << std::flush;
+        if (!curve) return fail(err, csv.string() + ": write failed", kExitOutputError);
+      }
+      if (every > 0 && stats.iteration % every == 0 && stats.iteration < stop) ppo.save(checkpoint);
+      if (!quiet && (Clock::now() - last_print >= std::chrono::seconds(1) || stats.iteration == stop)) {
+        out << progress_line(stats, ppo.iterations()) << '\n' << std::flush;
+        last_print = Clock::now();
+      }
     }
+    ppo.save(checkpoint);
+  } catch (const std::exception& e) {
+    return fail(err, e.what(), kExitOutputError);
   }
-  ppo.save(checkpoint);
+  if (!lead) return kExitOk;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!options.quiet) {
+  if (!quiet) {
     const std::uint64_t decisions =
-        static_cast<std::uint64_t>(stop - first) * ppo.envs().num_envs() * config.rl->ppo.rollout_steps;
+        static_cast<std::uint64_t>(stop - first) * config.rl->ppo.num_envs * config.rl->ppo.rollout_steps;
     char line[160];
     std::snprintf(line, sizeof line, "trained %" PRIu64 " decisions in %.1f s (%.0f decisions/s, updates included)\n",
                   decisions, seconds, seconds > 0 ? static_cast<double>(decisions) / seconds : 0.0);
@@ -164,12 +223,12 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   if (options.plot) {
     const std::string png = (dir / "learning_curve.png").string();
     if (run_plot_script("plot_learning_curve.py", {csv.string(), "--out", png})) {
-      if (!options.quiet) out << ", " << png;
+      if (!quiet) out << ", " << png;
     } else {
       err << "note: no learning_curve.png (tools/plot_learning_curve.py needs python3-matplotlib)\n";
     }
   }
-  if (!options.quiet) out << '\n';
+  if (!quiet) out << '\n';
   return kExitOk;
 }
 

@@ -20,6 +20,10 @@ struct TrainCommandOptions {
   bool resume = false;  // continue from out_dir/checkpoint
   bool quiet = false;   // no progress lines
   bool plot = true;     // learning_curve.png through tools/plot_learning_curve.py
+  // Data-parallel ranks (rl/ppo/rank_group.hpp): unset, mpirun's environment or one.
+  std::optional<int> world_size, rank;
+  std::string store;        // where the ranks meet: tcp://HOST:PORT or file://PATH
+  double timeout_s = 300.0;  // for meeting and for each collective
 };
 
 // Trains, printing a progress line per iteration (at most about one a second), and
@@ -27,6 +31,8 @@ struct TrainCommandOptions {
 // checkpoint/ (every rl.ppo.checkpoint_every iterations and at the end; `meshsim eval
 // --policy out_dir/checkpoint` reads it), config.json (the resolved scenario) and
 // learning_curve.png. A folder holding an earlier run is refused unless --resume.
+// Over several ranks, every rank runs this with the same config and seed; rank 0 prints
+// and writes the outputs (every rank reads the checkpoint on --resume).
 int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshsim::cli
