@@ -1,6 +1,7 @@
 #include "rl/ppo/ppo_loss.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace meshsim::rl {
 
@@ -29,17 +30,24 @@ PpoLoss ppo_loss(const configs::PpoSpec& options, const torch::Tensor& new_log_p
   return loss;
 }
 
-torch::Tensor normalize_advantages(const torch::Tensor& advantages, double minibatch_size, const SumOverRanks& sum) {
-  if (minibatch_size < 2) return advantages;
-  // Two passes (the mean, then squares about it), in double: no cancellation.
+torch::Tensor normalize_advantages(const torch::Tensor& advantages, const GatherOverRanks& gather) {
   const torch::Tensor a = advantages.to(torch::kDouble);
-  double total = a.sum().item<double>();
-  sum(std::span(&total, 1));
-  const double mean = total / minibatch_size;
-  double squares = (a - mean).pow(2).sum().item<double>();
-  sum(std::span(&squares, 1));
-  const double std = std::sqrt(squares / (minibatch_size - 1));
-  return ((a - mean) / (std + 1e-8)).to(advantages.scalar_type());
+  const double count = static_cast<double>(a.numel());
+  const double mean = count > 0 ? a.mean().item<double>() : 0.0;
+  const double squares = count > 0 ? (a - mean).pow(2).sum().item<double>() : 0.0;
+  const std::vector<double> shares = gather(std::vector<double>{count, mean, squares});
+  double total = 0.0, merged_mean = 0.0, merged_squares = 0.0;
+  for (std::size_t r = 0; r + 2 < shares.size(); r += 3) {
+    const double n = shares[r];
+    if (n == 0) continue;
+    const double delta = shares[r + 1] - merged_mean;
+    merged_squares += shares[r + 2] + delta * delta * total * n / (total + n);
+    merged_mean += delta * n / (total + n);
+    total += n;
+  }
+  if (total < 2) return advantages;
+  const double std = std::sqrt(merged_squares / (total - 1));
+  return ((a - merged_mean) / (std + 1e-8)).to(advantages.scalar_type());
 }
 
 }  // namespace meshsim::rl

@@ -31,14 +31,14 @@ PpoLoss ppo_loss(const configs::PpoSpec& options, const torch::Tensor& new_log_p
                  const torch::Tensor& advantages, const torch::Tensor& new_value, const torch::Tensor& old_value,
                  const torch::Tensor& returns, const torch::Tensor& entropy, double minibatch_size);
 
-// Sums each entry of a vector over the ranks sharing a minibatch, in place (nothing in
-// one process).
-using SumOverRanks = std::function<void(std::span<double>)>;
+// Every rank's `mine` (of the same size) concatenated in rank order (`mine` in one process).
+using GatherOverRanks = std::function<std::vector<double>(std::span<const double> mine)>;
 
 // CleanRL's norm_adv over the whole minibatch: (A - mean) / (std + 1e-8) with the mean and
-// unbiased std of all `minibatch_size` entries, of which `advantages` is this rank's share.
-// A minibatch of one entry is left as it is (its std is undefined). Every rank must call
-// it for every minibatch (it sums over the ranks twice).
-torch::Tensor normalize_advantages(const torch::Tensor& advantages, double minibatch_size, const SumOverRanks& sum);
+// unbiased std of all ranks' shares, of which `advantages` is this rank's. A minibatch of
+// one entry is left as it is (its std is undefined). The ranks exchange each share's count,
+// mean and sum of squared deviations once, and merge them in rank order (Chan et al.), so
+// every rank gets the same bits, without the cancellation of a sum of squares.
+torch::Tensor normalize_advantages(const torch::Tensor& advantages, const GatherOverRanks& gather);
 
 }  // namespace meshsim::rl

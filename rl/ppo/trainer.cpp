@@ -78,8 +78,11 @@ struct PpoTrainer::Impl {
 
   // The policy's view of this rank's environments' current observations.
   std::vector<float> obs;
-  // Every rank's raw observations, and rewards then ended flags, of the last step.
+  // Every rank's environments' raw observations, rewards and ended flags of the last step
+  // (gather_step), and the packed rows it exchanges.
   std::vector<float> obs_all;
+  std::vector<double> rewards_all;
+  std::vector<std::uint8_t> ended_all;
   std::vector<double> step_mine, step_all;
   // This rank's rollout, [t * n + i] (obs and actions with their row sizes).
   std::vector<float> b_obs, b_actions, b_log_prob, b_values, b_next_values, b_rewards, b_adv, b_returns;
@@ -104,8 +107,10 @@ struct PpoTrainer::Impl {
         episode_returns(n, 0.0),
         obs(n * obs_size),
         obs_all(n_all * obs_size),
-        step_mine(2 * n),
-        step_all(2 * n_all) {
+        rewards_all(n_all),
+        ended_all(n_all),
+        step_mine(n * (obs_size + 2)),
+        step_all(n_all * (obs_size + 2)) {
     const std::uint64_t batch = static_cast<std::uint64_t>(n_all) * steps;
     iterations = static_cast<std::uint32_t>((opt.total_decisions + batch - 1) / batch);
     for (std::size_t i = 0; i < n; ++i) {
@@ -129,44 +134,57 @@ struct PpoTrainer::Impl {
     // Environment i of a VectorEnv is seeded with seed + i: offset by `first`, this rank's
     // are the same environments as in one process.
     envs->reset(engine::derive_seed(seed, "ppo/envs") + first);
+    gather_step({}, {});
     observe(true);
   }
 
-  SumOverRanks sum_over_ranks() {
-    return [this](std::span<double> values) { group->all_reduce_sum(values); };
+  GatherOverRanks gather_over_ranks() {
+    return [this](std::span<const double> mine) {
+      std::vector<double> all(mine.size() * static_cast<std::size_t>(group->size()));
+      group->all_gather(mine, std::span(all));
+      return all;
+    };
   }
 
-  // Takes the environments' current observations into `obs` (normalised, the statistics
-  // updated first when `update`).
+  // Every environment's observations, rewards and ended flags, in environment order, from
+  // all ranks in one collective (the latency between machines is paid once per step):
+  // the normalisers then see what one process stepping every environment would see.
+  void gather_step(std::span<const double> rewards, std::span<const std::uint8_t> ended) {
+    const auto raw = envs->observations();
+    const std::size_t row = obs_size + 2;  // observation, reward, ended
+    for (std::size_t i = 0; i < n; ++i) {
+      std::copy_n(raw.begin() + static_cast<std::ptrdiff_t>(i * obs_size), obs_size,
+                  step_mine.begin() + static_cast<std::ptrdiff_t>(i * row));
+      step_mine[i * row + obs_size] = rewards.empty() ? 0.0 : rewards[i];
+      step_mine[i * row + obs_size + 1] = ended.empty() ? 0.0 : ended[i];
+    }
+    group->all_gather(std::span<const double>(step_mine), std::span(step_all));
+    for (std::size_t k = 0; k < n_all; ++k) {
+      std::copy_n(step_all.begin() + static_cast<std::ptrdiff_t>(k * row), obs_size,
+                  obs_all.begin() + static_cast<std::ptrdiff_t>(k * obs_size));  // floats, exactly back
+      rewards_all[k] = step_all[k * row + obs_size];
+      ended_all[k] = step_all[k * row + obs_size + 1] != 0.0;
+    }
+  }
+
+  // Takes this rank's current observations into `obs` (normalised, the statistics first
+  // updated with every environment's, from gather_step, when `update`).
   void observe(bool update) {
     const auto raw = envs->observations();
     if (!opt.normalize_observations) {
       std::copy(raw.begin(), raw.end(), obs.begin());
       return;
     }
-    if (update) {
-      group->all_gather(raw, obs_all);  // every environment's, as one process would see them
-      obs_norm.update(obs_all);
-    }
+    if (update) obs_norm.update(obs_all);
     obs_norm.normalize(raw, obs);
   }
 
-  // Scales this rank's `rewards` with the reward scaler of all environments (every rank
-  // keeps the same one, fed every environment's rewards).
-  void scale_rewards(std::vector<double>& rewards, std::span<const std::uint8_t> ended) {
-    std::copy(rewards.begin(), rewards.end(), step_mine.begin());
-    std::copy(ended.begin(), ended.end(), step_mine.begin() + static_cast<std::ptrdiff_t>(n));
-    group->all_gather(std::span<const double>(step_mine), std::span(step_all));
-    std::vector<double> all_rewards(n_all);
-    std::vector<std::uint8_t> all_ended(n_all);
-    for (std::size_t r = 0, k = 0; r < static_cast<std::size_t>(group->size()); ++r) {
-      for (std::size_t i = 0; i < n; ++i, ++k) {
-        all_rewards[k] = step_all[r * 2 * n + i];
-        all_ended[k] = step_all[r * 2 * n + n + i] != 0.0;
-      }
-    }
-    reward_scaler.scale(all_rewards, all_ended);
-    std::copy_n(all_rewards.begin() + static_cast<std::ptrdiff_t>(first), n, rewards.begin());
+  // This rank's slice of every environment's rewards (from gather_step) scaled by the
+  // reward scaler, which every rank keeps the same.
+  void scale_rewards(std::vector<double>& rewards) {
+    std::vector<double> all(rewards_all);
+    reward_scaler.scale(all, ended_all);
+    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(first), n, rewards.begin());
   }
 
   // The rollout's forward passes, on the Eigen copy of the weights (refreshed at each
@@ -223,7 +241,8 @@ struct PpoTrainer::Impl {
           episode_returns[i] = 0.0;
         }
       }
-      if (opt.normalize_rewards) scale_rewards(rewards, std::span(b_ended).subspan(row, n));
+      gather_step(rewards, std::span(b_ended).subspan(row, n));
+      if (opt.normalize_rewards) scale_rewards(rewards);
       for (std::size_t i = 0; i < n; ++i) b_rewards[row + i] = static_cast<float>(rewards[i]);
       observe(true);
       // Where an episode ended: bootstrap from its last observation's value if it was
@@ -344,7 +363,7 @@ struct PpoTrainer::Impl {
     std::vector<std::int64_t> order(rows_all), local;
     std::uint32_t minibatches = 0;
     std::vector<double> sums(5, 0.0);  // policy, value, entropy, approx_kl, clip_fraction shares
-    const SumOverRanks sum = sum_over_ranks();
+    const GatherOverRanks gather = gather_over_ranks();
     for (std::uint32_t epoch = 0; epoch < opt.update_epochs; ++epoch) {
       std::iota(order.begin(), order.end(), 0);
       for (std::size_t i = rows_all; i > 1; --i) std::swap(order[i - 1], order[shuffle_rng.uniform_int(i)]);
@@ -355,7 +374,7 @@ struct PpoTrainer::Impl {
         const torch::Tensor index =
             torch::from_blob(local.data(), {static_cast<std::int64_t>(local.size())}, torch::kLong);
         torch::Tensor adv = adv_t.index_select(0, index);
-        if (opt.normalize_advantages) adv = normalize_advantages(adv, size, sum);
+        if (opt.normalize_advantages) adv = normalize_advantages(adv, gather);
         const PolicyEval eval = policy->evaluate(obs_t.index_select(0, index), actions_t.index_select(0, index));
         const PpoLoss loss = ppo_loss(opt, eval.log_prob, log_prob_t.index_select(0, index), adv, eval.value,
                                       values_t.index_select(0, index), returns_t.index_select(0, index), eval.entropy,

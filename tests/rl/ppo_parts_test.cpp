@@ -114,13 +114,16 @@ TEST(PpoLossTest, SharesOfAMinibatchSumToTheWholeMinibatchsLossAndGradient) {
 }
 
 TEST(PpoLossTest, AdvantagesAreNormalisedOverTheMinibatch) {
-  const SumOverRanks alone = [](std::span<double>) {};
-  const torch::Tensor normalised = normalize_advantages(t({10.f, 30.f}), 2.0, alone);
+  const GatherOverRanks alone = [](std::span<const double> mine) { return std::vector<double>(mine.begin(), mine.end()); };
+  const torch::Tensor normalised = normalize_advantages(t({10.f, 30.f}), alone);
   // Mean 20, unbiased std sqrt(200): -0.7071, 0.7071.
   EXPECT_NEAR(normalised[0].item<double>(), -std::sqrt(0.5), 1e-6);
   EXPECT_NEAR(normalised[1].item<double>(), std::sqrt(0.5), 1e-6);
   // A single entry is left as it is (its std is undefined).
-  EXPECT_NEAR(normalize_advantages(t({5.f}), 1.0, alone)[0].item<double>(), 5.0, 1e-6);
+  EXPECT_NEAR(normalize_advantages(t({5.f}), alone)[0].item<double>(), 5.0, 1e-6);
+  // Large offsets do not cancel: 1e6 + {10, 30} normalises as {10, 30} does.
+  const torch::Tensor offset = normalize_advantages(t({1e6f + 10.f, 1e6f + 30.f}), alone);
+  EXPECT_NEAR(offset[1].item<double>(), std::sqrt(0.5), 1e-6);
 }
 
 TEST(PolicyTest, GaussianLogProbAndEntropyByHand) {

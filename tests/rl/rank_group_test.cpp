@@ -91,15 +91,20 @@ TEST(RankGroupTest, BadWorldsAreRefusedNamingTheOption) {
 }
 
 TEST(RankGroupTest, AdvantagesAreNormalisedOverTheWholeMinibatchAcrossRanks) {
-  // One minibatch {1, 2, 3, 10} split 1 + 3 over two ranks: the same as in one process.
-  const torch::Tensor whole = normalize_advantages(torch::tensor({1.f, 2.f, 3.f, 10.f}), 4.0, [](std::span<double>) {});
-  std::vector<torch::Tensor> shares(2);
-  on_ranks(2, "advantages", [&](int rank, const std::shared_ptr<RankGroup>& group) {
-    const torch::Tensor mine = rank == 0 ? torch::tensor({1.f}) : torch::tensor({2.f, 3.f, 10.f});
-    shares[static_cast<std::size_t>(rank)] =
-        normalize_advantages(mine, 4.0, [&](std::span<double> values) { group->all_reduce_sum(values); });
+  // One minibatch {1, 2, 3, 10} split 1 + 0 + 3 over three ranks: as in one process.
+  const torch::Tensor whole = normalize_advantages(
+      torch::tensor({1.f, 2.f, 3.f, 10.f}), [](std::span<const double> mine) { return std::vector<double>(mine.begin(), mine.end()); });
+  std::vector<torch::Tensor> shares(3);
+  on_ranks(3, "advantages", [&](int rank, const std::shared_ptr<RankGroup>& group) {
+    const torch::Tensor mine = rank == 0 ? torch::tensor({1.f}) : rank == 1 ? torch::zeros({0}) : torch::tensor({2.f, 3.f, 10.f});
+    shares[static_cast<std::size_t>(rank)] = normalize_advantages(mine, [&](std::span<const double> values) {
+      std::vector<double> all(values.size() * 3);
+      group->all_gather(values, std::span(all));
+      return all;
+    });
   });
-  EXPECT_TRUE(torch::allclose(torch::cat({shares[0], shares[1]}), whole, 1e-6, 1e-6));
+  EXPECT_EQ(shares[1].numel(), 0);
+  EXPECT_TRUE(torch::allclose(torch::cat({shares[0], shares[2]}), whole, 1e-6, 1e-6));
 }
 
 }  // namespace
