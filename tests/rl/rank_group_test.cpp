@@ -2,13 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <numeric>
 
 #include "rl/ppo/ppo_loss.hpp"
+#include "tests/local_http.hpp"
 #include "tests/rl/ranks_on_threads.hpp"
 
 namespace meshsim::rl {
@@ -47,17 +44,7 @@ TEST(RankGroupTest, EveryRankGetsTheSameGatheredAndSummedValues) {
 }
 
 TEST(RankGroupTest, RanksMeetOverATcpStore) {
-  // A free port: bind to port 0, read it back, let it go.
-  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-  const int port = ntohs(address.sin_port);
-  ::close(probe);
-
+  const int port = testing::free_port();
   std::vector<std::thread> threads;
   std::vector<double> totals(2);
   for (int rank = 0; rank < 2; ++rank) {

@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
+#include "tests/local_http.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/sweep_command.hpp"
@@ -28,12 +32,14 @@ const std::string kGrid = R"({
   "seeds": [1, 2]
 })";
 
-testing::CommandRun sweep(const fs::path& grid, const fs::path& out_dir, unsigned threads, bool resume = false) {
+testing::CommandRun sweep(const fs::path& grid, const fs::path& out_dir, unsigned threads, bool resume = false,
+                          std::optional<std::string> metrics_listen = std::nullopt) {
   SweepCommandOptions options;
   options.grid = grid.string();
   options.out_dir = out_dir.string();
   options.threads = threads;
   options.resume = resume;
+  options.metrics_listen = std::move(metrics_listen);
   std::ostringstream out, err;
   const int code = run_sweep_command(options, out, err);
   return {code, out.str(), err.str()};
@@ -130,6 +136,32 @@ TEST(SweepCommandTest, AnExistingSweepIsNeverOverwrittenAndResumeKeepsFinishedRu
   EXPECT_EQ(busy_run.code, kExitOutputError);
   EXPECT_NE(busy_run.err.find("not empty"), std::string::npos) << busy_run.err;
   EXPECT_EQ(slurp(busy / "notes.txt"), "mine");
+}
+
+TEST(SweepCommandTest, LiveMetricsCountTheRunsFinished) {
+  // 24 runs of an hour each on one thread: over a second, scraped as it goes.
+  const auto grid = scenario_in_fresh_dir("sweep_metrics_grid", "grid.json", R"({
+    "grid": {"workload.rate_scale": [2, 4, 8], "serving.start_state.0.count": [4, 8]},
+    "list": [{"run.until_s": 3600}], "seeds": [1, 2, 3, 4]})");
+  const int port = meshsim::testing::free_port();
+  testing::CommandRun run;
+  std::atomic<bool> done{false};
+  std::thread sweeping([&] {
+    run = sweep(grid, fresh_dir("sweep_metrics"), 1, false, std::to_string(port));
+    done = true;
+  });
+  std::string seen;
+  while (!done && seen.find("meshsim_sweep_runs_finished_total{outcome=\"ran\"} 1\n") == std::string::npos) {
+    if (const auto got = meshsim::testing::scrape(port)) seen = got->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  sweeping.join();
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(seen.find("\nmeshsim_sweep_runs 24\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("meshsim_sweep_runs_finished_total{outcome=\"ran\"} 1\n"), std::string::npos) << seen;
+  const auto refused = sweep(grid, fresh_dir("sweep_metrics_bad"), 1, false, "99999");
+  EXPECT_EQ(refused.code, kExitBadInput);
+  EXPECT_NE(refused.err.find("--metrics-port 99999: expected PORT or HOST:PORT"), std::string::npos) << refused.err;
 }
 
 TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {

@@ -12,7 +12,10 @@ GRID
 "$meshsim" sweep "$work/grid.json" --out "$work/one" --threads 1 --quiet
 # Root may run it (CI does); --oversubscribe: three processes on a two-core machine.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-"$mpirun" --oversubscribe -n 3 "$meshsim" sweep "$work/grid.json" --out "$work/three" | tee "$work/three.txt"
+# --metrics-port 0: rank 0 serves the live counts (any free port), fed by every rank's runs.
+"$mpirun" --oversubscribe -n 3 "$meshsim" sweep "$work/grid.json" --out "$work/three" --metrics-port 0 \
+  2> "$work/three.err" | tee "$work/three.txt"
+test "$(grep -c "^metrics at http://127.0.0.1:" "$work/three.err")" = 1
 grep -q "12 runs (0 resumed, 0 failed) .* on 3 MPI processes" "$work/three.txt"
 cmp "$work/one/sweep.csv" "$work/three/sweep.csv"
 for i in $(seq -f %04g 0 11); do test -f "$work/three/runs/$i/summary.json"; done

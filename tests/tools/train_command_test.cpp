@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <chrono>
 #include <sstream>
 #include <thread>
 
 #include "configs/scenario_config.hpp"
+#include "tests/local_http.hpp"
 #include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
@@ -148,6 +151,35 @@ TEST(TrainCommandTest, TwoRanksTrainTheRunOfOneProcessAndRankZeroWritesIt) {
   EXPECT_NE(refused[0].err.find("holds an earlier training run"), std::string::npos) << refused[0].err;
   EXPECT_EQ(refused[1].code, kExitBadInput);
   EXPECT_NE(refused[1].err.find("rank 0 could not start"), std::string::npos) << refused[1].err;
+}
+
+TEST(TrainCommandTest, LiveMetricsCanBeScrapedWhileItTrains) {
+  TrainCommandOptions options;  // the default recipe: about a second per iteration
+  options.total_decisions = 4096;
+  options.threads = 1;
+  options.out_dir = fresh_dir("train_metrics").string();
+  const int port = meshsim::testing::free_port();
+  options.metrics_listen = "127.0.0.1:" + std::to_string(port);
+  CommandRun run;
+  std::atomic<bool> done{false};
+  std::thread training([&] {
+    run = train(options);
+    done = true;
+  });
+  // Scrape as Prometheus would until an iteration's figures show up (or the run ends).
+  std::string seen;
+  while (!done && seen.find("\nmeshsim_train_iteration 1\n") == std::string::npos) {
+    if (const auto got = meshsim::testing::scrape(port)) seen = got->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  training.join();
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.err.find("metrics at http://127.0.0.1:" + std::to_string(port) + "/metrics"), std::string::npos);
+  EXPECT_NE(seen.find("\nmeshsim_train_iteration 1\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\nmeshsim_train_iterations 4\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("# TYPE meshsim_train_decisions_total counter\nmeshsim_train_decisions_total 1024\n"),
+            std::string::npos) << seen;
+  EXPECT_NE(seen.find("\nmeshsim_train_mean_reward "), std::string::npos);
 }
 
 TEST(TrainCommandTest, TrainsOnARealTraceWithWindowsOverAllOfIt) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -16,6 +17,8 @@
 #include "sim/engine/number_text.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/cli/live_metrics.hpp"
+#include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
@@ -168,7 +171,20 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     logger->set_pattern("%v");
     hooks.scaling_log = [logger](std::string_view line) { logger->info("{}", line); };
   }
-  auto finished = replay_to_end(config, config_path, *catalog, writer, std::move(hooks));
+  std::unique_ptr<MetricsServer> server;
+  std::optional<LiveReplayMetrics> live;
+  if (options.metrics_listen) {
+    auto started = MetricsServer::start(*options.metrics_listen);
+    if (!started) return fail(err, started.error().message, kExitBadInput);
+    server = std::move(*started);
+    live.emplace(*server, writer);
+    err << "metrics at " << server->url() << '\n';
+  }
+  replay::ReplayObserver& observer = live ? static_cast<replay::ReplayObserver&>(*live) : writer;
+  auto finished = replay_to_end(config, config_path, *catalog, observer, std::move(hooks),
+                                [&live](const configs::ScenarioRun& run) {
+                                  if (live) live->watch(run);
+                                });
   if (!finished) {
     writer.end_progress();
     return fail(err, finished.error().message, kExitBadInput);
@@ -181,8 +197,11 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   }
   // Beside the run folder's files, not among them: the core's latency histograms are
   // wall-clock time, so this file differs from run to run.
+  std::ostringstream finished_metrics;
+  write_replay_metrics(finished_metrics, summary, run->shared() ? &run->shared()->core() : nullptr);
+  if (live) live->publish_final(finished_metrics.str());
   AtomicFile prometheus(options.out_dir + "/metrics.prom");
-  write_replay_metrics(prometheus.stream(), summary, run->shared() ? &run->shared()->core() : nullptr);
+  prometheus.stream() << finished_metrics.str();
   if (auto status = prometheus.commit(); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }

@@ -25,6 +25,7 @@ struct ReplayCommandOptions {
   std::optional<std::string> autoscaler;    // a policy name, overriding the config's
   bool scaling_log = false;                 // print the ScalingManager's log lines (stderr)
   bool quiet = false;                // no summary table
+  std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live Prometheus metrics
 };
 
 // Exit codes, so scripts can tell failures apart.

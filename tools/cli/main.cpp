@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
                          "from the config's autoscaler object)");
   replay_cmd->add_flag("--scaling-log", replay.scaling_log, "Print the ScalingManager's actions on stderr");
   replay_cmd->add_flag("--quiet", replay.quiet, "Print no summary table");
+  replay_cmd->add_option("--metrics-port", replay.metrics_listen,
+                         "Serve live Prometheus metrics at http://[HOST:]PORT/metrics during the run (HOST: 127.0.0.1)");
 
   FitCommandOptions fit;
   auto* fit_cmd = app.add_subcommand("fit-trace", "Fit a workload generator to a trace and print it as JSON");
@@ -100,6 +102,8 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--store", train.store,
                         "Where the ranks meet: tcp://HOST:PORT (rank 0 serves it) or file://PATH (a fresh path every ranks reaches)");
   train_cmd->add_option("--timeout", train.timeout_s, "Seconds a rank waits for the others")->capture_default_str();
+  train_cmd->add_option("--metrics-port", train.metrics_listen,
+                        "Serve live Prometheus metrics (iteration, reward, losses) at http://[HOST:]PORT/metrics (rank 0)");
 
   EvalCommandOptions eval;
   auto* eval_cmd = app.add_subcommand(
@@ -140,6 +144,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sweep_cmd->add_flag("--resume", sweep.resume, "Finish a sweep of the same grid in --out, keeping its finished runs");
   sweep_cmd->add_flag("--quiet", sweep.quiet, "Print no summary line");
+  sweep_cmd->add_option("--metrics-port", sweep.metrics_listen,
+                        "Serve live Prometheus metrics (runs finished) at http://[HOST:]PORT/metrics (rank 0 under mpirun)");
 
   try {
     app.parse(argc, argv);

@@ -9,12 +9,14 @@ namespace meshsim::cli {
 
 Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, const std::string& config_path,
                                        const configs::Catalog& catalog, replay::ReplayObserver& observer,
-                                       configs::RunHooks hooks) {
+                                       configs::RunHooks hooks,
+                                       const std::function<void(const configs::ScenarioRun&)>& on_created) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto run = configs::ScenarioRun::create(config, config_path, catalog, observer, std::move(hooks));
   if (!run) return run.error();
   FinishedReplay out;
   out.run = std::move(*run);
+  if (on_created) on_created(*out.run);
   try {
     out.run->start();
     out.run->advance_until(config.replay.until.value_or(engine::SimTime::max()));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,9 +21,10 @@ struct FinishedReplay {
 };
 
 // Errors (a config the world cannot be built from, a value out of range mid-run) name
-// `config_path`.
+// `config_path`. `on_created` sees the run before it starts (what live metrics read).
 Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, const std::string& config_path,
                                        const configs::Catalog& catalog, replay::ReplayObserver& observer,
-                                       configs::RunHooks hooks = {});
+                                       configs::RunHooks hooks = {},
+                                       const std::function<void(const configs::ScenarioRun&)>& on_created = {});
 
 }  // namespace meshsim::cli

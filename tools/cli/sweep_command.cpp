@@ -1,6 +1,7 @@
 #include "tools/cli/sweep_command.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "configs/catalog.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/sweep_mpi.hpp"
@@ -148,11 +150,55 @@ class SweepRunner {
   std::mutex mutex_;
 };
 
-std::vector<std::string> run_on_threads(SweepRunner& runner, std::size_t count, unsigned threads) {
+// What --metrics-port publishes during a sweep: the runs finished by outcome out of the
+// plan's, and the wall time. finished() may be called from any thread.
+class SweepMetrics {
+ public:
+  SweepMetrics(MetricsServer* server, std::size_t total) : server_(server), total_(total) { publish(); }
+
+  void finished(const std::string& row) {
+    if (server_ == nullptr) return;
+    const std::lock_guard lock(mutex_);
+    ++outcomes_[row.front() == SweepRunner::kRan ? 0 : row.front() == SweepRunner::kResumed ? 1 : 2];
+    publish();
+  }
+
+ private:
+  void publish() {
+    if (server_ == nullptr) return;
+    const std::size_t done = outcomes_[0] + outcomes_[1] + outcomes_[2];
+    std::string text;
+    append_metric(text, "meshsim_sweep_runs", "gauge", "Runs in the sweep", static_cast<double>(total_));
+    append_metric(text, "meshsim_sweep_progress", "gauge", "Fraction of the sweep's runs finished",
+                  total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1.0);
+    text += "# HELP meshsim_sweep_runs_finished_total Runs finished, by outcome\n"
+            "# TYPE meshsim_sweep_runs_finished_total counter\n";
+    const char* names[] = {"ran", "resumed", "failed"};
+    for (int i = 0; i < 3; ++i) {
+      text += "meshsim_sweep_runs_finished_total{outcome=\"" + std::string(names[i]) + "\"} " +
+              std::to_string(outcomes_[static_cast<std::size_t>(i)]) + '\n';
+    }
+    append_metric(text, "meshsim_wall_seconds", "gauge", "Wall-clock time since the sweep started",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    server_->publish(std::move(text));
+  }
+
+  MetricsServer* server_;
+  std::size_t total_;
+  std::array<std::size_t, 3> outcomes_{};  // ran, resumed, failed
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+std::vector<std::string> run_on_threads(SweepRunner& runner, std::size_t count, unsigned threads,
+                                        SweepMetrics& metrics) {
   std::vector<std::string> rows(count);
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
-    for (std::size_t i = next++; i < count; i = next++) rows[i] = runner.run(i);
+    for (std::size_t i = next++; i < count; i = next++) {
+      rows[i] = runner.run(i);
+      metrics.finished(rows[i]);
+    }
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
@@ -221,6 +267,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   auto plan = read_sweep_plan(options.grid);
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
   int code = kExitOk;
+  std::unique_ptr<MetricsServer> server;  // rank 0's
   if (leader) {
     if (!plan) {
       code = fail(err, plan.error().message, kExitBadInput);
@@ -228,6 +275,14 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
       code = fail(err, catalog.error().message, kExitBadInput);
     } else if (auto ready = prepare(*plan, options); !ready) {
       code = fail(err, ready.error().message, kExitOutputError);
+    } else if (options.metrics_listen) {
+      auto started = MetricsServer::start(*options.metrics_listen);
+      if (started) {
+        server = std::move(*started);
+        err << "metrics at " << server->url() << '\n';
+      } else {
+        code = fail(err, started.error().message, kExitBadInput);
+      }
     }
   }
 #ifdef MESHSIM_HAVE_MPI
@@ -237,6 +292,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 
   SweepRunner runner(*plan, *catalog, options.out_dir, options.resume, err);
   const std::size_t count = plan->runs.size();
+  SweepMetrics metrics(server.get(), count);
   std::vector<std::string> rows;
   unsigned workers = 1;
   bool distributed = false;
@@ -244,14 +300,16 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   if (mpi) {
     distributed = true;
     workers = static_cast<unsigned>(mpi->size());
-    rows = mpi->distribute(count, [&](std::size_t i) { return runner.run(i); });
+    rows = mpi->distribute(
+        count, [&](std::size_t i) { return runner.run(i); },
+        [&](std::size_t, const std::string& row) { metrics.finished(row); });
     if (!leader) return kExitOk;  // rank 0 reports
   }
 #endif
   if (!distributed) {
     workers = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(count, 1)));
-    rows = run_on_threads(runner, count, workers);
+    rows = run_on_threads(runner, count, workers, metrics);
   }
   const std::string csv = options.out_dir + "/sweep.csv";
   if (auto written = write_csv(csv, runner.header(), rows); !written) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace meshsim::cli {
@@ -17,6 +18,7 @@ struct SweepCommandOptions {
   unsigned threads = 0;  // 0: one per core, at most one per run (per rank under MPI: 1)
   bool resume = false;
   bool quiet = false;
+  std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live progress (rank 0)
 };
 int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
 

@@ -46,8 +46,8 @@ int MpiSession::broadcast(int value) const {
   return value;
 }
 
-std::vector<std::string> MpiSession::distribute(std::size_t count,
-                                                const std::function<std::string(std::size_t)>& work) const {
+std::vector<std::string> MpiSession::distribute(std::size_t count, const std::function<std::string(std::size_t)>& work,
+                                                const std::function<void(std::size_t, const std::string&)>& done) const {
   if (rank_ != 0) {
     std::string message;  // nothing finished yet
     while (true) {
@@ -71,6 +71,7 @@ std::vector<std::string> MpiSession::distribute(std::size_t count,
       auto text = work(static_cast<std::size_t>(index));
       std::lock_guard lock(mutex);
       texts[static_cast<std::size_t>(index)] = std::move(text);
+      if (done) done(static_cast<std::size_t>(index), texts[static_cast<std::size_t>(index)]);
     }
   });
   int stopped = 0;
@@ -93,6 +94,7 @@ std::vector<std::string> MpiSession::distribute(std::size_t count,
       const auto index = static_cast<std::size_t>(std::stoull(message.substr(0, newline)));
       std::lock_guard lock(mutex);
       texts[index] = message.substr(newline + 1);
+      if (done) done(index, texts[index]);
     }
     long long index = take();
     MPI_Send(&index, 1, MPI_LONG_LONG, status.MPI_SOURCE, kJobTag, MPI_COMM_WORLD);

@@ -29,8 +29,10 @@ class MpiSession {
   int broadcast(int value) const;
   // Jobs 0..count-1 over all ranks, handed out dynamically by rank 0 (which works on them
   // too, on a thread of its own): every rank calls work(index) for the jobs it gets. Rank
-  // 0 returns every job's text in index order, the other ranks an empty vector.
-  std::vector<std::string> distribute(std::size_t count, const std::function<std::string(std::size_t)>& work) const;
+  // 0 returns every job's text in index order, the other ranks an empty vector; it calls
+  // done(index, text) as each job's text reaches it (one call at a time).
+  std::vector<std::string> distribute(std::size_t count, const std::function<std::string(std::size_t)>& work,
+                                      const std::function<void(std::size_t, const std::string&)>& done = {}) const;
 
  private:
   int rank_ = 0;

@@ -14,6 +14,7 @@
 #include "rl/ppo/trainer.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/metrics_server.hpp"
 #include "tools/cli/plot_script.hpp"
 
 namespace meshsim::cli {
@@ -62,6 +63,35 @@ std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations)
                 s.iteration, iterations, s.decisions, s.decisions_per_s, s.mean_reward, 100.0 * s.slo_attainment,
                 s.mean_instances, s.mean_episode_return);
   return line;
+}
+
+// What --metrics-port publishes after each iteration: progress and the learning curve's
+// latest figures.
+std::string train_metrics(const rl::IterationStats& s, std::uint32_t iterations, double wall_s) {
+  std::string text;
+  const auto gauge = [&](const char* name, const char* help, double value) {
+    append_metric(text, name, "gauge", help, value);
+  };
+  gauge("meshsim_train_iteration", "PPO iterations done", s.iteration);
+  gauge("meshsim_train_iterations", "PPO iterations of the run", iterations);
+  gauge("meshsim_train_progress", "Fraction of the run's iterations done",
+        iterations > 0 ? static_cast<double>(s.iteration) / iterations : 1.0);
+  append_metric(text, "meshsim_train_decisions_total", "counter", "Decisions taken over all environments",
+                static_cast<double>(s.decisions));
+  gauge("meshsim_train_decisions_per_second", "Decisions per wall second in the last iteration", s.decisions_per_s);
+  gauge("meshsim_train_mean_reward", "Mean raw reward per decision in the last rollout", s.mean_reward);
+  gauge("meshsim_train_mean_episode_return", "Mean return of the episodes that ended in the last rollout",
+        s.mean_episode_return);
+  gauge("meshsim_train_slo_attainment", "SLO attainment of the requests that left in the last rollout",
+        s.slo_attainment);
+  gauge("meshsim_train_mean_instances", "Mean instances per environment in the last rollout", s.mean_instances);
+  gauge("meshsim_train_policy_loss", "Mean policy loss of the last update", s.policy_loss);
+  gauge("meshsim_train_value_loss", "Mean value loss of the last update", s.value_loss);
+  gauge("meshsim_train_entropy", "Mean entropy of the last update", s.entropy);
+  gauge("meshsim_train_approx_kl", "Mean approximate KL of the last update", s.approx_kl);
+  gauge("meshsim_train_explained_variance", "Explained variance of the last update", s.explained_variance);
+  gauge("meshsim_wall_seconds", "Wall-clock time since training started", wall_s);
+  return text;
 }
 
 // The ranks of this run: the options', else mpirun's (Open MPI's or MPICH's environment),
@@ -172,6 +202,15 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
       if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) started = {kept.error().message, kExitOutputError};
     }
   }
+  std::unique_ptr<MetricsServer> server;
+  if (lead && !started.code && options.metrics_listen) {
+    if (auto serving = MetricsServer::start(*options.metrics_listen)) {
+      server = std::move(*serving);
+      err << "metrics at " << server->url() << '\n';
+    } else {
+      started = {serving.error().message, kExitBadInput};
+    }
+  }
   if (const int code = all_passed(group, started, err); code != kExitOk) return code;
   if (!quiet) {
     out << "training " << config.name << ": " << config.rl->ppo.num_envs << " environments";
@@ -191,9 +230,18 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   const std::uint32_t first = ppo.iteration();
   const std::uint32_t stop = options.max_iterations ? std::min(ppo.iterations(), first + *options.max_iterations)
                                                     : ppo.iterations();
+  if (server) {
+    rl::IterationStats none;  // nothing trained yet in this invocation
+    none.iteration = first;
+    server->publish(train_metrics(none, ppo.iterations(), 0.0));
+  }
   try {  // the ranks' collectives throw when another rank is lost
     while (ppo.iteration() < stop) {
       const rl::IterationStats stats = ppo.iterate();
+      if (server) {
+        server->publish(train_metrics(stats, ppo.iterations(),
+                                      std::chrono::duration<double>(Clock::now() - start).count()));
+      }
       if (lead) {
         curve << curve_row(stats) << '\n' << std::flush;
         if (!curve) return fail(err, csv.string() + ": write failed", kExitOutputError);

@@ -1,0 +1,123 @@
+// --metrics-port: the HTTP endpoint serves the text last published in Prometheus' format;
+// a replay publishes its progress, the last interval's gauges and the scheduling core's
+// schedulemesh_* metrics as it runs, then the finished run's metrics.prom; bad addresses
+// are refused naming the option.
+#include <gtest/gtest.h>
+
+#include "configs/scenario_config.hpp"
+#include "tests/local_http.hpp"
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/live_metrics.hpp"
+#include "tools/cli/metrics_server.hpp"
+#include "tools/cli/replay_to_end.hpp"
+#include "tools/cli/scheduler_prometheus.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using meshsim::testing::scrape;
+
+TEST(MetricsServerTest, ServesWhatWasLastPublished) {
+  auto server = MetricsServer::start("0");  // any free port on 127.0.0.1
+  ASSERT_TRUE(server) << server.error().message;
+  const int port = (*server)->port();
+  EXPECT_GT(port, 0);
+  EXPECT_EQ((*server)->url(), "http://127.0.0.1:" + std::to_string(port) + "/metrics");
+  auto empty = scrape(port);
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->status, 200);
+  EXPECT_EQ(empty->body, "");
+  std::string text;
+  append_metric(text, "meshsim_example", "gauge", "An example", 0.25, "pool=\"a\"");
+  EXPECT_EQ(text, "# HELP meshsim_example An example\n# TYPE meshsim_example gauge\nmeshsim_example{pool=\"a\"} 0.25\n");
+  (*server)->publish(text);
+  auto got = scrape(port);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->body, text);
+  EXPECT_EQ(got->content_type, "text/plain; version=0.0.4; charset=utf-8");
+  (*server)->publish("next 1\n");
+  EXPECT_EQ(scrape(port)->body, "next 1\n");
+  EXPECT_EQ(scrape(port, "/nothing")->status, 404);
+  server->reset();
+  EXPECT_FALSE(scrape(port));  // stopped with its owner
+}
+
+TEST(MetricsServerTest, BadAddressesAreRefusedNamingTheOption) {
+  for (const std::string bad : {"abc", "70000", "-1", "127.0.0.1:", ":9000x"}) {
+    auto server = MetricsServer::start(bad);
+    ASSERT_FALSE(server) << bad;
+    EXPECT_NE(server.error().message.find("--metrics-port " + bad + ": expected PORT or HOST:PORT"), std::string::npos)
+        << server.error().message;
+  }
+  auto first = MetricsServer::start("0");
+  ASSERT_TRUE(first);
+  const std::string taken = std::to_string((*first)->port());
+  auto second = MetricsServer::start("127.0.0.1:" + taken);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("cannot listen on 127.0.0.1:" + taken), std::string::npos)
+      << second.error().message;
+}
+
+// Counts what reaches the command's own observer behind the live metrics.
+struct CountingObserver final : replay::ReplayObserver {
+  std::uint64_t requests = 0, intervals = 0;
+  void on_request(const metrics::RequestRecord&) override { ++requests; }
+  void on_interval(const metrics::TimeseriesRow&) override { ++intervals; }
+};
+
+// The value of an unlabelled sample or of `name{labels}` in a scrape.
+double sample(const std::string& text, const std::string& series) {
+  const auto at = text.find('\n' + series + ' ');
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(LiveReplayMetricsTest, AReplayPublishesProgressGaugesAndTheSchedulingCore) {
+  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json";
+  auto config = configs::load_scenario(path);
+  ASSERT_TRUE(config) << config.error().message;
+  config->replay.until = engine::SimTime::from_seconds(1800);
+  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  auto server = MetricsServer::start("0");
+  ASSERT_TRUE(server);
+  CountingObserver inner;
+  LiveReplayMetrics live(**server, inner);
+  auto finished = replay_to_end(*config, path, *catalog, live, {},
+                                [&](const configs::ScenarioRun& run) { live.watch(run); });
+  ASSERT_TRUE(finished) << finished.error().message;
+
+  // What the run's last progress call published (always, whatever the throttle).
+  const std::string text = scrape((*server)->port())->body;
+  EXPECT_EQ(sample(text, "meshsim_run_progress"), 1.0);
+  EXPECT_EQ(sample(text, "meshsim_simulated_seconds"), 1800.0);
+  const auto& counts = finished->summary["requests"];
+  EXPECT_EQ(sample(text, "meshsim_requests_total{status=\"completed\"}"), counts["completed"].get<double>());
+  EXPECT_EQ(sample(text, "meshsim_requests_total{status=\"dropped\"}"), counts["dropped"].get<double>());
+  EXPECT_EQ(sample(text, "meshsim_requests_total{status=\"in_flight\"}"), counts["in_flight"].get<double>());
+  EXPECT_EQ(static_cast<double>(inner.requests), counts["arrived"].get<double>());  // all passed on
+  EXPECT_GT(inner.intervals, 0u);
+  EXPECT_GE(sample(text, "meshsim_instances{state=\"active\"}"), 1.0);
+  EXPECT_NE(text.find("\nmeshsim_batch_jobs{state=\"running\"} "), std::string::npos);
+  EXPECT_NE(text.find("# TYPE schedulemesh_task_schedule_latency_ms histogram"), std::string::npos) << text;
+
+  std::ostringstream finished_metrics;
+  write_replay_metrics(finished_metrics, finished->summary, &finished->run->shared()->core());
+  live.publish_final(finished_metrics.str());
+  const std::string last = scrape((*server)->port())->body;
+  EXPECT_EQ(last.substr(last.size() - finished_metrics.str().size()), finished_metrics.str());  // metrics.prom last
+  EXPECT_EQ(sample(last, "meshsim_run_progress"), 1.0);
+}
+
+TEST(LiveReplayMetricsTest, TheReplayCommandRefusesABadPort) {
+  ReplayCommandOptions options;
+  options.metrics_listen = "port";
+  options.out_dir = testing::fresh_dir("metrics_bad_port").string();
+  options.quiet = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_replay_command(options, out, err), kExitBadInput);
+  EXPECT_NE(err.str().find("--metrics-port port: expected PORT or HOST:PORT"), std::string::npos) << err.str();
+}
+
+}  // namespace
+}  // namespace meshsim::cli
