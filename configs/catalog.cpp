@@ -1,6 +1,7 @@
 #include "configs/catalog.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "configs/config_file.hpp"
 #include "configs/object_reader.hpp"
@@ -58,68 +59,115 @@ Status read_file(const std::string& path, Read read) {
 
 }  // namespace
 
-cluster::RooflineFactors Catalog::factors_for(const std::string& model, const std::string& sku,
-                                              std::uint32_t tensor_parallel) const {
+FactorsLookup Catalog::lookup_factors(const std::string& model, const std::string& sku,
+                                     std::uint32_t tensor_parallel) const {
   for (const auto& fit : fits) {
-    if (fit.model == model && fit.sku == sku && fit.tensor_parallel == tensor_parallel) return fit.factors;
+    if (fit.model == model && fit.sku == sku && fit.tensor_parallel == tensor_parallel) {
+      return {fit.factors, FactorsSource::kFitted};
+    }
   }
   const auto it = sku_defaults.find(sku);
-  return it != sku_defaults.end() ? it->second : cluster::RooflineFactors{};
+  if (it != sku_defaults.end()) return {it->second, FactorsSource::kSkuMedian};
+  return {cluster::RooflineFactors{}, FactorsSource::kBuiltIn};
 }
+
+namespace {
+
+// Reads `folder`'s catalog files into `catalog`, an entry replacing one of the same name
+// (a fit: of the same model, SKU and TP degree). A missing file is skipped unless
+// `all_required`.
+Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_required) {
+  const auto present = [&](const char* file) {
+    return all_required || std::filesystem::exists(std::filesystem::path(folder) / file);
+  };
+  if (present("hardware.json")) {
+    auto hardware = read_file(folder + "/hardware.json", [&](ObjectReader& top) {
+      read_array(top, "skus", [&](ObjectReader& r) {
+        cluster::SkuSpec s;
+        r.read("name", s.name);
+        r.read("gpus_per_node", s.gpus_per_node, "a positive integer", kAtLeastOne);
+        r.read("hbm_gib_per_gpu", s.hbm_gib_per_gpu, "a positive number", kPositive);
+        r.read("peak_tflops", s.peak_tflops, "a positive number", kPositive);
+        r.read("hbm_tb_per_s", s.hbm_tb_per_s, "a positive number", kPositive);
+        r.read("nvlink_gb_per_s", s.nvlink_gb_per_s, "a positive number", kPositive);
+        r.read("network_gb_per_s", s.network_gb_per_s, "a positive number", kPositive);
+        r.read("power_kw", s.power_kw, "a positive number", kPositive);
+        r.read("cost_per_hour", s.cost_per_hour, "a non-negative price", [](double v) { return v >= 0; });
+        if (s.name.empty()) r.fail("name", "expected a SKU name");
+        catalog.skus[s.name] = s;
+      });
+    });
+    if (!hardware) return hardware.error();
+  }
+  if (present("models.json")) {
+    auto models = read_file(folder + "/models.json", [&](ObjectReader& top) {
+      read_array(top, "models", [&](ObjectReader& r) {
+        cluster::ModelSpec m;
+        r.read("name", m.name);
+        r.read("parameters", m.parameters, "a positive number", kPositive);
+        r.read("layers", m.layers, "a positive integer", kAtLeastOne);
+        r.read("hidden", m.hidden, "a positive integer", kAtLeastOne);
+        r.read("heads", m.heads, "a positive integer", kAtLeastOne);
+        r.read("kv_heads", m.kv_heads, "a positive integer", kAtLeastOne);
+        r.read("dtype_bytes", m.dtype_bytes, "a positive integer", kAtLeastOne);
+        if (m.name.empty()) r.fail("name", "expected a model name");
+        if (m.heads && (m.hidden % m.heads != 0 || m.kv_heads > m.heads)) {
+          r.fail("heads", "expected heads to divide hidden and kv_heads <= heads");
+        }
+        catalog.models[m.name] = m;
+      });
+    });
+    if (!models) return models.error();
+  }
+  if (present("perf_fits.json")) {
+    auto fits = read_file(folder + "/perf_fits.json", [&](ObjectReader& top) {
+      read_array(top, "fits", [&](ObjectReader& r) {
+        PerfFit fit;
+        r.read("model", fit.model);
+        r.read("sku", fit.sku);
+        r.read("tensor_parallel", fit.tensor_parallel, "a positive integer", kAtLeastOne);
+        read_factors(r, fit.factors);
+        const auto same = std::find_if(catalog.fits.begin(), catalog.fits.end(), [&](const PerfFit& f) {
+          return f.model == fit.model && f.sku == fit.sku && f.tensor_parallel == fit.tensor_parallel;
+        });
+        if (same != catalog.fits.end()) {
+          *same = fit;
+        } else {
+          catalog.fits.push_back(fit);
+        }
+      });
+      // `meshsim calibrate` writes sku_defaults; a hand-written file may leave them out.
+      if (all_required || top.has("sku_defaults")) {
+        read_array(top, "sku_defaults", [&](ObjectReader& r) {
+          std::string sku;
+          r.read("sku", sku);
+          read_factors(r, catalog.sku_defaults[sku]);
+        });
+      }
+    });
+    if (!fits) return fits.error();
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 Expected<Catalog> load_catalog(const std::string& folder) {
   Catalog catalog;
-  auto hardware = read_file(folder + "/hardware.json", [&](ObjectReader& top) {
-    read_array(top, "skus", [&](ObjectReader& r) {
-      cluster::SkuSpec s;
-      r.read("name", s.name);
-      r.read("gpus_per_node", s.gpus_per_node, "a positive integer", kAtLeastOne);
-      r.read("hbm_gib_per_gpu", s.hbm_gib_per_gpu, "a positive number", kPositive);
-      r.read("peak_tflops", s.peak_tflops, "a positive number", kPositive);
-      r.read("hbm_tb_per_s", s.hbm_tb_per_s, "a positive number", kPositive);
-      r.read("nvlink_gb_per_s", s.nvlink_gb_per_s, "a positive number", kPositive);
-      r.read("network_gb_per_s", s.network_gb_per_s, "a positive number", kPositive);
-      r.read("power_kw", s.power_kw, "a positive number", kPositive);
-      r.read("cost_per_hour", s.cost_per_hour, "a non-negative price", [](double v) { return v >= 0; });
-      if (s.name.empty()) r.fail("name", "expected a SKU name");
-      catalog.skus[s.name] = s;
-    });
-  });
-  if (!hardware) return hardware.error();
-  auto models = read_file(folder + "/models.json", [&](ObjectReader& top) {
-    read_array(top, "models", [&](ObjectReader& r) {
-      cluster::ModelSpec m;
-      r.read("name", m.name);
-      r.read("parameters", m.parameters, "a positive number", kPositive);
-      r.read("layers", m.layers, "a positive integer", kAtLeastOne);
-      r.read("hidden", m.hidden, "a positive integer", kAtLeastOne);
-      r.read("heads", m.heads, "a positive integer", kAtLeastOne);
-      r.read("kv_heads", m.kv_heads, "a positive integer", kAtLeastOne);
-      r.read("dtype_bytes", m.dtype_bytes, "a positive integer", kAtLeastOne);
-      if (m.name.empty()) r.fail("name", "expected a model name");
-      if (m.heads && (m.hidden % m.heads != 0 || m.kv_heads > m.heads)) {
-        r.fail("heads", "expected heads to divide hidden and kv_heads <= heads");
-      }
-      catalog.models[m.name] = m;
-    });
-  });
-  if (!models) return models.error();
-  auto fits = read_file(folder + "/perf_fits.json", [&](ObjectReader& top) {
-    read_array(top, "fits", [&](ObjectReader& r) {
-      PerfFit fit;
-      r.read("model", fit.model);
-      r.read("sku", fit.sku);
-      r.read("tensor_parallel", fit.tensor_parallel, "a positive integer", kAtLeastOne);
-      read_factors(r, fit.factors);
-      catalog.fits.push_back(fit);
-    });
-    read_array(top, "sku_defaults", [&](ObjectReader& r) {
-      std::string sku;
-      r.read("sku", sku);
-      read_factors(r, catalog.sku_defaults[sku]);
-    });
-  });
-  if (!fits) return fits.error();
+  if (auto read = read_catalog_files(folder, catalog, true); !read) return read.error();
+  return catalog;
+}
+
+Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder) {
+  auto catalog = load_catalog(folder);
+  if (!catalog || user_folder.empty()) return catalog;
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(user_folder)) return Error{"catalog " + user_folder + ": not a folder"};
+  if (!fs::exists(fs::path(user_folder) / "hardware.json") && !fs::exists(fs::path(user_folder) / "models.json") &&
+      !fs::exists(fs::path(user_folder) / "perf_fits.json")) {
+    return Error{"catalog " + user_folder + ": holds none of hardware.json, models.json, perf_fits.json"};
+  }
+  if (auto read = read_catalog_files(user_folder, *catalog, false); !read) return read.error();
   return catalog;
 }
 

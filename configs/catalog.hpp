@@ -20,6 +20,15 @@ struct PerfFit {
   cluster::RooflineFactors factors;
 };
 
+// Where a deployment's roofline factors come from: its own fit, or borrowed (the median
+// of its SKU's fits for other models or TP degrees, or the built-in defaults).
+enum class FactorsSource { kFitted, kSkuMedian, kBuiltIn };
+
+struct FactorsLookup {
+  cluster::RooflineFactors factors;
+  FactorsSource source = FactorsSource::kFitted;
+};
+
 // What the simulated world is built from: SKUs (hardware.json), models (models.json) and
 // fitted performance factors (perf_fits.json), by name.
 struct Catalog {
@@ -29,12 +38,20 @@ struct Catalog {
   std::map<std::string, cluster::RooflineFactors> sku_defaults;  // for deployments not fitted
 
   // The fitted factors of a deployment; else the SKU's default; else the built-in ones.
+  FactorsLookup lookup_factors(const std::string& model, const std::string& sku, std::uint32_t tensor_parallel) const;
   cluster::RooflineFactors factors_for(const std::string& model, const std::string& sku,
-                                       std::uint32_t tensor_parallel) const;
+                                       std::uint32_t tensor_parallel) const {
+    return lookup_factors(model, sku, tensor_parallel).factors;
+  }
 };
 
 // Reads hardware.json, models.json and perf_fits.json from `folder`.
 Expected<Catalog> load_catalog(const std::string& folder);
+// `folder`'s catalog with a user's own layered over it (`meshsim --catalog`, a config's
+// `catalog` key; empty: none): any of its hardware.json, models.json and perf_fits.json
+// (as `meshsim calibrate` writes it) adds entries and replaces those of the same name (a
+// fit: of the same model, SKU and TP degree). Errors name the file and key.
+Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder);
 // The project's own configs/ folder.
 std::string default_catalog_folder();
 

@@ -166,6 +166,10 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     ObjectReader reader(&tree, "", errors);
     reader.read("name", config.name);
     reader.read("seed", config.seed);
+    reader.read_optional("catalog", config.catalog);
+    if (config.catalog && std::filesystem::path(*config.catalog).is_relative() && !base_dir.empty()) {
+      config.catalog = (std::filesystem::path(base_dir) / *config.catalog).lexically_normal().string();
+    }
     parse_workload(reader, base_dir, config.workload);
     parse_serving(reader, base_dir, config.serving);
     parse_scaling(reader, config.scaling);
@@ -267,7 +271,12 @@ json to_json(const ScenarioConfig& config) {
        {{"until_s", optional_json(config.replay.until)},
         {"timeseries_interval_s", config.replay.timeseries_interval.seconds()}}}};
   if (config.rl) out["rl"] = rl_to_json(*config.rl);
+  if (config.catalog) out["catalog"] = *config.catalog;
   return out;
+}
+
+Expected<Catalog> load_scenario_catalog(const ScenarioConfig& config) {
+  return load_catalog(default_catalog_folder(), config.catalog.value_or(""));
 }
 
 std::string default_scenario_path() { return MESHSIM_CONFIG_DIR "/scenarios/default.json"; }

@@ -26,6 +26,9 @@ struct ScenarioConfig {
   ClusterSpec cluster;
   replay::ReplayOptions replay;
   std::optional<RlSpec> rl;  // the RL environment over this scenario (meshsim train / eval)
+  // A folder of the user's own hardware.json, models.json and perf_fits.json, layered over
+  // the bundled catalog (relative to the config file; `--catalog` replaces it).
+  std::optional<std::string> catalog;
 };
 
 // Parses a config tree read from `file`; a workload generator given as a path is read
@@ -39,6 +42,9 @@ Expected<traces::GeneratorSpec> load_generator(const std::string& path);
 // The resolved config, defaults filled in, in the file format (for summary.json).
 nlohmann::json to_json(const ScenarioConfig& config);
 nlohmann::json to_json(const traces::GeneratorSpec& spec);
+
+// The bundled catalog with the config's own (its `catalog` folder) layered over it.
+Expected<Catalog> load_scenario_catalog(const ScenarioConfig& config);
 
 // The path of the bundled default scenario (found beside the executable's source tree).
 std::string default_scenario_path();

@@ -205,4 +205,21 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   return replay::ServingFactory(cluster::llm_cluster_factory(config));
 }
 
+nlohmann::json borrowed_roofline_factors(const ServingSpec& spec, const Catalog& catalog) {
+  const auto* llm = std::get_if<LlmServingSpec>(&spec);
+  if (llm == nullptr || llm->backend != LlmServingSpec::Backend::kRoofline) return nullptr;
+  const FactorsLookup lookup = catalog.lookup_factors(llm->model, llm->sku, llm->tensor_parallel);
+  if (lookup.source == FactorsSource::kFitted) return nullptr;
+  const std::string deployment = llm->model + " on " + llm->sku + " at TP " + std::to_string(llm->tensor_parallel);
+  const bool median = lookup.source == FactorsSource::kSkuMedian;
+  return nlohmann::json{
+      {"source", median ? "sku_median" : "built_in"},
+      {"model", llm->model},
+      {"sku", llm->sku},
+      {"tensor_parallel", llm->tensor_parallel},
+      {"note", "no roofline fit for " + deployment + " in the catalog: its latencies use borrowed factors (" +
+                   (median ? "the median of " + llm->sku + "'s other fits" : std::string("the built-in defaults")) +
+                   "); fit them with `meshsim calibrate --profile PROFILE.csv` and pass the folder as --catalog"}};
+}
+
 }  // namespace meshsim::configs

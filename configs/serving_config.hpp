@@ -46,6 +46,12 @@ using ServingSpec = std::variant<LlmServingSpec, cluster::FixedLatencyConfig>;
 void parse_serving(ObjectReader& parent, const std::string& base_dir, ServingSpec& spec);
 nlohmann::json serving_to_json(const ServingSpec& spec);
 
+// For the roofline model, when the catalog has no fit for the deployment (its model, SKU
+// and TP degree) and it borrows factors: {"source": "sku_median" | "built_in", "model",
+// "sku", "tensor_parallel", "note"} (the note says what to run to fit them); null when it
+// has its own fit or another performance model.
+nlohmann::json borrowed_roofline_factors(const ServingSpec& spec, const Catalog& catalog);
+
 // Builds what a Replay needs to construct the serving system; errors name the missing
 // model, SKU or profile.
 // With `place_start_state` false the cluster starts empty: its owner places the start

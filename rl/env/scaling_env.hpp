@@ -83,6 +83,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   // With `config_autoscaler`, the scenario's autoscaler (any but none) scales the pools
   // during each interval instead of the agent, whose actions are then best left NaN:
   // evaluation runs baselines through the same episodes and the same reward.
+  // `catalog` must outlive the environment (each reset builds a world from it).
   static Expected<std::unique_ptr<ScalingEnv>> create(const configs::ScenarioConfig& config,
                                                       const configs::Catalog& catalog, traces::SharedTrace trace,
                                                       bool config_autoscaler = false);

@@ -27,6 +27,7 @@ struct VectorEnvOptions {
 // Buffers are row-major, one row per environment, owned here and rewritten by each call.
 class VectorEnv {
  public:
+  // `catalog` must outlive the environments (each reset builds a world from it).
   static Expected<std::unique_ptr<VectorEnv>> create(const configs::ScenarioConfig& config,
                                                      const configs::Catalog& catalog, traces::SharedTrace trace,
                                                      const VectorEnvOptions& options);

@@ -127,7 +127,8 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     config.replay.until = *until;
   }
 
-  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  if (options.catalog) config.catalog = *options.catalog;
+  auto catalog = configs::load_scenario_catalog(config);
   if (!catalog) {
     return fail(err, catalog.error().message, kExitBadInput);
   }
@@ -259,7 +260,7 @@ int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::os
 }
 
 int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& out, std::ostream& err) {
-  auto catalog = configs::load_catalog(options.catalog.empty() ? configs::default_catalog_folder() : options.catalog);
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog);  // the user's over the bundled
   if (!catalog) {
     return fail(err, catalog.error().message, kExitBadInput);
   }

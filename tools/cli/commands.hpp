@@ -26,6 +26,7 @@ struct ReplayCommandOptions {
   bool scaling_log = false;                 // print the ScalingManager's log lines (stderr)
   bool quiet = false;                // no summary table
   std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live Prometheus metrics
+  std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
 };
 
 // Exit codes, so scripts can tell failures apart.

@@ -163,7 +163,7 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
     candidates.push_back(std::move(*candidate));
   }
   if (candidates.empty()) return fail("nothing to compare: give --presets or --policy", kExitBadInput);
-  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  auto catalog = configs::load_scenario_catalog(config);  // with the config's own catalog
   if (!catalog) return fail(catalog.error().message, kExitBadInput);
 
   // Each run is its own simulation; threads take the next candidate as they finish.

@@ -159,7 +159,8 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     base.rl = policy->trained_spec();
   }
 
-  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  if (options.catalog) base.catalog = *options.catalog;
+  auto catalog = configs::load_scenario_catalog(base);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
   auto trace = load_workload_in_memory(base);
   if (!trace) return fail(err, trace.error().message, kExitBadInput);

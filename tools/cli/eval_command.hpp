@@ -13,6 +13,7 @@ namespace meshsim::cli {
 struct EvalCommandOptions {
   std::string config_path;             // empty: configs/scenarios/rl-train.json
   std::optional<std::string> policy;   // a checkpoint folder of meshsim train; none: baselines only
+  std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
   std::optional<std::string> trace;    // a trace file instead of the config's workload
   std::string trace_format = "auto";
   std::string out_dir = "meshsim-eval";

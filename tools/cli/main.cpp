@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
                          "from the config's autoscaler object)");
   replay_cmd->add_flag("--scaling-log", replay.scaling_log, "Print the ScalingManager's actions on stderr");
   replay_cmd->add_flag("--quiet", replay.quiet, "Print no summary table");
+  replay_cmd->add_option("--catalog", replay.catalog,
+                         "Folder of your own hardware.json, models.json, perf_fits.json over the bundled ones");
   replay_cmd->add_option("--metrics-port", replay.metrics_listen,
                          "Serve live Prometheus metrics at http://[HOST:]PORT/metrics during the run (HOST: 127.0.0.1)");
 
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
       "calibrate", "Fit the roofline performance model to a profile CSV and print perf_fits.json");
   calibrate_cmd->add_option("--profile", calibrate.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)")
       ->required();
-  calibrate_cmd->add_option("--catalog", calibrate.catalog, "Folder with hardware.json and models.json");
+  calibrate_cmd->add_option("--catalog", calibrate.catalog, "Folder of your own hardware.json, models.json over the bundled ones");
 
   ScenarioCommandOptions scenario;
   auto* scenario_cmd = app.add_subcommand(
@@ -102,6 +104,8 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--store", train.store,
                         "Where the ranks meet: tcp://HOST:PORT (rank 0 serves it) or file://PATH (a fresh path every ranks reaches)");
   train_cmd->add_option("--timeout", train.timeout_s, "Seconds a rank waits for the others")->capture_default_str();
+  train_cmd->add_option("--catalog", train.catalog,
+                        "Folder of your own hardware.json, models.json, perf_fits.json over the bundled ones");
   train_cmd->add_option("--metrics-port", train.metrics_listen,
                         "Serve live Prometheus metrics (iteration, reward, losses) at http://[HOST:]PORT/metrics (rank 0)");
 
@@ -113,6 +117,8 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--policy", eval.policy, "Checkpoint folder of meshsim train (its --out/checkpoint)")
       ->check(CLI::ExistingDirectory);
   eval_cmd->add_option("--trace", eval.trace, "Trace file to evaluate on instead of the config's workload");
+  eval_cmd->add_option("--catalog", eval.catalog,
+                       "Folder of your own hardware.json, models.json, perf_fits.json over the bundled ones");
   eval_cmd->add_option("--trace-format", eval.trace_format, "auto, azure or mooncake")->capture_default_str();
   eval_cmd->add_option("--out", eval.out_dir, "Folder for eval.csv, instances.csv, eval.png")->capture_default_str();
   eval_cmd->add_option("--seed", eval.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
@@ -144,6 +150,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sweep_cmd->add_flag("--resume", sweep.resume, "Finish a sweep of the same grid in --out, keeping its finished runs");
   sweep_cmd->add_flag("--quiet", sweep.quiet, "Print no summary line");
+  sweep_cmd->add_option("--catalog", sweep.catalog,
+                        "Folder of your own hardware.json, models.json, perf_fits.json over the bundled ones");
   sweep_cmd->add_option("--metrics-port", sweep.metrics_listen,
                         "Serve live Prometheus metrics (runs finished) at http://[HOST:]PORT/metrics (rank 0 under mpirun)");
 

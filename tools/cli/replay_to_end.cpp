@@ -12,6 +12,8 @@ Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, co
                                        configs::RunHooks hooks,
                                        const std::function<void(const configs::ScenarioRun&)>& on_created) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const nlohmann::json borrowed = configs::borrowed_roofline_factors(config.serving, catalog);
+  if (!borrowed.is_null()) observer.on_warning(borrowed["note"].get<std::string>());
   auto run = configs::ScenarioRun::create(config, config_path, catalog, observer, std::move(hooks));
   if (!run) return run.error();
   FinishedReplay out;
@@ -30,7 +32,7 @@ Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, co
   const replay::Replay& replay = out.run->replay();
   out.summary = make_summary(configs::to_json(config), config.seed, out.run->workload_description(), out.result,
                              replay.metrics(), out.run->scaling_summary(out.result),
-                             out.run->batch_summary(out.result));
+                             out.run->batch_summary(out.result), borrowed);
   return out;
 }
 

@@ -60,7 +60,8 @@ Status RunFolderWriter::commit(const nlohmann::ordered_json& summary) {
 
 nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
-                                   const metrics::RunMetrics& metrics, const json& scaling, const json& batch) {
+                                   const metrics::RunMetrics& metrics, const json& scaling, const json& batch,
+                                   const json& roofline) {
   const auto& counts = metrics.counts();
   const double duration = result.end_time.seconds();
   const auto per_second = [duration](double amount) { return duration > 0 ? amount / duration : 0.0; };
@@ -89,6 +90,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
   summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
   if (!scaling.is_null()) summary["scaling"] = scaling;
   if (!batch.is_null()) summary["batch"] = batch;
+  if (!roofline.is_null()) summary["roofline_factors"] = roofline;  // borrowed (see the note)
   summary["simulated_time_s"] = duration;
   summary["events"] = result.events;
   summary["config"] = resolved_config;

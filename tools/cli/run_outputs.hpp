@@ -47,7 +47,7 @@ class RunFolderWriter final : public replay::ReplayObserver {
 nlohmann::ordered_json make_summary(const nlohmann::json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
                                    const metrics::RunMetrics& metrics, const nlohmann::json& scaling = nullptr,
-                                   const nlohmann::json& batch = nullptr);
+                                   const nlohmann::json& batch = nullptr, const nlohmann::json& roofline = nullptr);
 
 // A human-readable table of the summary, for the terminal.
 std::string format_summary_table(const nlohmann::ordered_json& summary);

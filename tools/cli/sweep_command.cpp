@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <map>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -72,11 +73,27 @@ std::string run_folder(std::size_t index) {
   return name;
 }
 
+// The catalogs the runs use, by their `catalog` folder ("" for the bundled one alone),
+// each read once before any run starts (errors name the file).
+using Catalogs = std::map<std::string, configs::Catalog>;
+
+Expected<Catalogs> load_catalogs(SweepPlan& plan, const std::optional<std::string>& catalog_option) {
+  Catalogs catalogs;
+  for (SweepRun& run : plan.runs) {
+    if (catalog_option) run.config.catalog = *catalog_option;
+    const std::string key = run.config.catalog.value_or("");
+    if (catalogs.contains(key)) continue;
+    auto catalog = configs::load_scenario_catalog(run.config);
+    if (!catalog) return catalog.error();
+    catalogs.emplace(key, std::move(*catalog));
+  }
+  return catalogs;
+}
+
 class SweepRunner {
  public:
-  SweepRunner(const SweepPlan& plan, const configs::Catalog& catalog, std::string out_dir, bool resume,
-              std::ostream& err)
-      : plan_(plan), catalog_(catalog), out_dir_(std::move(out_dir)), resume_(resume), err_(err) {}
+  SweepRunner(const SweepPlan& plan, const Catalogs& catalogs, std::string out_dir, bool resume, std::ostream& err)
+      : plan_(plan), catalogs_(catalogs), out_dir_(std::move(out_dir)), resume_(resume), err_(err) {}
 
   std::string header() const {
     std::string out = "run,folder";
@@ -127,7 +144,7 @@ class SweepRunner {
     if (error) return "error: " + folder + ": cannot create the run folder: " + error.message();
     RunFolderWriter writer(folder, run.config.replay.slo.tbt_definition, warnings, false);
     if (auto status = writer.open_status(); !status) return "error: " + status.error().message;
-    auto finished = replay_to_end(run.config, plan_.config_path, catalog_, writer);
+    auto finished = replay_to_end(run.config, plan_.config_path, catalogs_.at(run.config.catalog.value_or("")), writer);
     if (!finished) return "error: " + finished.error().message;
     if (auto status = writer.commit(finished->summary); !status) return "error: " + status.error().message;
     summary = json(finished->summary);
@@ -143,7 +160,7 @@ class SweepRunner {
   }
 
   const SweepPlan& plan_;
-  const configs::Catalog& catalog_;
+  const Catalogs& catalogs_;
   std::string out_dir_;
   bool resume_;
   std::ostream& err_;
@@ -265,14 +282,14 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   // Every rank reads the plan (it is small and deterministic); rank 0 alone reports
   // errors and prepares the folder, then tells the others whether to go on.
   auto plan = read_sweep_plan(options.grid);
-  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  auto catalogs = plan ? load_catalogs(*plan, options.catalog) : Expected<Catalogs>(Catalogs{});
   int code = kExitOk;
   std::unique_ptr<MetricsServer> server;  // rank 0's
   if (leader) {
     if (!plan) {
       code = fail(err, plan.error().message, kExitBadInput);
-    } else if (!catalog) {
-      code = fail(err, catalog.error().message, kExitBadInput);
+    } else if (!catalogs) {
+      code = fail(err, catalogs.error().message, kExitBadInput);
     } else if (auto ready = prepare(*plan, options); !ready) {
       code = fail(err, ready.error().message, kExitOutputError);
     } else if (options.metrics_listen) {
@@ -290,7 +307,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 #endif
   if (code != kExitOk) return code;
 
-  SweepRunner runner(*plan, *catalog, options.out_dir, options.resume, err);
+  SweepRunner runner(*plan, *catalogs, options.out_dir, options.resume, err);
   const std::size_t count = plan->runs.size();
   SweepMetrics metrics(server.get(), count);
   std::vector<std::string> rows;

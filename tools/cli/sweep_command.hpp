@@ -19,6 +19,7 @@ struct SweepCommandOptions {
   bool resume = false;
   bool quiet = false;
   std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live progress (rank 0)
+  std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one, for every run
 };
 int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
 

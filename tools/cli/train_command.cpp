@@ -180,7 +180,8 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   }
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
 
-  auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  if (options.catalog) config.catalog = *options.catalog;
+  auto catalog = configs::load_scenario_catalog(config);
   auto trace = load_workload_in_memory(config);
   StepFailure loading;
   if (!catalog) {

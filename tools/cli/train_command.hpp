@@ -25,6 +25,7 @@ struct TrainCommandOptions {
   std::string store;        // where the ranks meet: tcp://HOST:PORT or file://PATH
   double timeout_s = 300.0;  // for meeting and for each collective
   std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live Prometheus metrics (rank 0)
+  std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
 };
 
 // Trains, printing a progress line per iteration (at most about one a second), and

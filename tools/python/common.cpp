@@ -60,9 +60,8 @@ configs::ScenarioConfig load_config(const py::object& config, const std::string&
   return loaded;
 }
 
-const configs::Catalog& catalog() {
-  static const configs::Catalog loaded = value_or_raise(configs::load_catalog(configs::default_catalog_folder()));
-  return loaded;
+configs::Catalog catalog_for(const configs::ScenarioConfig& config) {
+  return value_or_raise(configs::load_scenario_catalog(config));
 }
 
 }  // namespace meshsim::python

@@ -36,8 +36,9 @@ std::string config_path(const py::object& config, const std::string& fallback);
 configs::ScenarioConfig load_config(const py::object& config, const std::string& fallback, const py::object& trace,
                                     const py::dict& overrides);
 
-// The bundled catalog, read once.
-const configs::Catalog& catalog();
+// The bundled catalog with the config's own `catalog` folder over it (ValueError naming
+// the file when it does not read).
+configs::Catalog catalog_for(const configs::ScenarioConfig& config);
 
 // The value, or a ValueError with the error's message.
 template <typename T>

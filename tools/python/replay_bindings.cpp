@@ -116,11 +116,12 @@ class InMemoryObserver final : public replay::ReplayObserver {
 py::tuple replay(const py::object& config, const py::object& trace, const py::dict& overrides) {
   const std::string path = config_path(config, configs::default_scenario_path());
   const auto scenario = load_config(config, configs::default_scenario_path(), trace, overrides);
+  const configs::Catalog catalog = catalog_for(scenario);
   InMemoryObserver observer(scenario.replay.slo.tbt_definition);
   Expected<cli::FinishedReplay> finished = Error{""};
   {
     py::gil_scoped_release release;
-    finished = cli::replay_to_end(scenario, path, catalog(), observer);
+    finished = cli::replay_to_end(scenario, path, catalog, observer);
   }
   if (!finished) throw py::value_error(finished.error().message);
   return py::make_tuple(to_python(finished->summary), observer.requests.to_numpy(), observer.timeseries.to_numpy(), observer.warnings);

@@ -67,7 +67,8 @@ class PyVectorEnv {
     rl::VectorEnvOptions options;
     options.num_envs = num_envs;
     options.threads = threads;
-    envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog(), std::move(loaded), options));
+    catalog_ = catalog_for(scenario);
+    envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(loaded), options));
     discrete_choices_ = scenario.rl->action == configs::ActionKind::kDiscrete ? envs_->env(0).discrete_choices() : 0;
   }
 
@@ -156,6 +157,7 @@ class PyVectorEnv {
     return text + (array.ndim() == 1 ? ",)" : ")");
   }
 
+  configs::Catalog catalog_;  // the environments build their worlds from it at every reset
   std::unique_ptr<rl::VectorEnv> envs_;
   std::uint32_t discrete_choices_ = 0;
 };

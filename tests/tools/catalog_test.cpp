@@ -1,0 +1,140 @@
+// Own catalogs: a user's folder of hardware.json, models.json and perf_fits.json is layered
+// over the bundled catalog (`--catalog DIR`, or a config's `catalog` key relative to the
+// config file); a deployment without its own roofline fit says so on the console and in
+// summary.json.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "configs/catalog.hpp"
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using testing::fresh_dir;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A new SKU with a fit for llama2-70b at TP 4, llama3-8b redefined with 40 layers, and a
+// fit for llama3-8b on h100-80gb at TP 1 (bundled: none, so it borrows).
+fs::path own_catalog(const std::string& name) {
+  const fs::path dir = fresh_dir(name);
+  fs::create_directories(dir);
+  write(dir / "hardware.json", R"({"skus": [{"name": "test-gpu", "gpus_per_node": 8, "hbm_gib_per_gpu": 192,
+    "peak_tflops": 2250, "hbm_tb_per_s": 8, "nvlink_gb_per_s": 1800, "network_gb_per_s": 400,
+    "power_kw": 14, "cost_per_hour": 120}]})");
+  write(dir / "models.json", R"({"models": [{"name": "llama3-8b", "parameters": 8.0e9, "layers": 40,
+    "hidden": 4096, "heads": 32, "kv_heads": 8, "dtype_bytes": 2}]})");
+  const std::string factors = R"("prefill_overhead_ms": 5, "prefill_efficiency": 0.5, "prefill_knee_tokens": 2000,
+    "decode_overhead_ms": 4, "decode_memory_efficiency": 0.8, "decode_compute_efficiency": 0.4)";
+  write(dir / "perf_fits.json", R"({"fits": [{"model": "llama2-70b", "sku": "test-gpu", "tensor_parallel": 4, )" +
+                                    factors + R"(}, {"model": "llama3-8b", "sku": "h100-80gb", "tensor_parallel": 1, )" +
+                                    factors + "}]}");
+  return dir;
+}
+
+TEST(CatalogTest, AUsersFolderIsLayeredOverTheBundledOne) {
+  const auto bundled = configs::load_catalog(configs::default_catalog_folder());
+  ASSERT_TRUE(bundled) << bundled.error().message;
+  const auto layered = configs::load_catalog(configs::default_catalog_folder(), own_catalog("catalog_own").string());
+  ASSERT_TRUE(layered) << layered.error().message;
+  EXPECT_EQ(layered->skus.size(), bundled->skus.size() + 1);  // added
+  EXPECT_EQ(layered->models.at("llama3-8b").layers, 40u);     // replaced by name
+  EXPECT_EQ(layered->models.size(), bundled->models.size());
+  EXPECT_EQ(layered->fits.size(), bundled->fits.size() + 2);
+  using configs::FactorsSource;
+  EXPECT_EQ(layered->lookup_factors("llama2-70b", "test-gpu", 4).source, FactorsSource::kFitted);
+  EXPECT_EQ(layered->lookup_factors("llama2-70b", "test-gpu", 8).source, FactorsSource::kBuiltIn);
+  EXPECT_EQ(layered->lookup_factors("llama3-8b", "h100-80gb", 1).source, FactorsSource::kFitted);
+  EXPECT_EQ(bundled->lookup_factors("llama3-8b", "h100-80gb", 1).source, FactorsSource::kSkuMedian);
+  EXPECT_EQ(layered->lookup_factors("llama2-70b", "h100-80gb", 4).source, FactorsSource::kFitted);  // bundled kept
+  EXPECT_EQ(layered->factors_for("llama2-70b", "h100-80gb", 4).decode_overhead_ms,
+            bundled->factors_for("llama2-70b", "h100-80gb", 4).decode_overhead_ms);
+}
+
+TEST(CatalogTest, BadOwnCatalogsAreRefusedNamingTheFolderOrFileAndKey) {
+  const auto error = [](const std::string& folder) {
+    auto catalog = configs::load_catalog(configs::default_catalog_folder(), folder);
+    return catalog ? std::string() : catalog.error().message;
+  };
+  EXPECT_NE(error("/nonexistent/catalog").find("catalog /nonexistent/catalog: not a folder"), std::string::npos);
+  const fs::path empty = fresh_dir("catalog_empty");
+  fs::create_directories(empty);
+  EXPECT_NE(error(empty.string()).find("holds none of hardware.json, models.json, perf_fits.json"), std::string::npos);
+  const fs::path bad = fresh_dir("catalog_bad");
+  fs::create_directories(bad);
+  write(bad / "models.json", R"({"models": [{"name": "m", "parameters": -1, "layers": 1, "hidden": 8, "heads": 1,
+    "kv_heads": 1, "dtype_bytes": 2}]})");
+  const std::string message = error(bad.string());
+  EXPECT_NE(message.find((bad / "models.json").string()), std::string::npos) << message;
+  EXPECT_NE(message.find("models[0].parameters"), std::string::npos) << message;
+}
+
+struct Replayed {
+  int code = 0;
+  std::string err;
+  nlohmann::json summary;
+};
+
+Replayed replay(const std::string& config, const std::string& name, std::optional<std::string> catalog = {}) {
+  ReplayCommandOptions options;
+  options.config_path = config;
+  options.out_dir = fresh_dir(name).string();
+  options.until_s = 600;
+  options.quiet = true;
+  options.catalog = std::move(catalog);
+  std::ostringstream out, err;
+  Replayed r;
+  r.code = run_replay_command(options, out, err);
+  r.err = err.str();
+  if (r.code == kExitOk) r.summary = nlohmann::json::parse(slurp(options.out_dir + "/summary.json"));
+  return r;
+}
+
+TEST(CatalogTest, ADeploymentWithoutItsOwnFitSaysSoAndAnOwnCatalogFitsIt) {
+  // The default scenario on llama3-8b at TP 1: no bundled fit for it.
+  nlohmann::json scenario = nlohmann::json::parse(slurp(configs::default_scenario_path()));
+  scenario["serving"]["model"] = "llama3-8b";
+  scenario["serving"]["tensor_parallel"] = 1;
+  scenario["workload"]["generator"] = configs::default_catalog_folder() + "/workloads/azure_conv.json";
+  const fs::path dir = fresh_dir("catalog_scenario");
+  fs::create_directories(dir);
+  write(dir / "scenario.json", scenario.dump());
+
+  const Replayed borrowed = replay((dir / "scenario.json").string(), "catalog_borrowed");
+  ASSERT_EQ(borrowed.code, kExitOk) << borrowed.err;
+  EXPECT_NE(borrowed.err.find("warning: no roofline fit for llama3-8b on h100-80gb at TP 1 in the catalog"),
+            std::string::npos) << borrowed.err;
+  ASSERT_TRUE(borrowed.summary.contains("roofline_factors"));
+  EXPECT_EQ(borrowed.summary["roofline_factors"]["source"], "sku_median");
+  EXPECT_NE(borrowed.summary["roofline_factors"]["note"].get<std::string>().find("meshsim calibrate"), std::string::npos);
+
+  const fs::path own = own_catalog("catalog_for_replay");
+  const Replayed fitted = replay((dir / "scenario.json").string(), "catalog_fitted", own.string());
+  ASSERT_EQ(fitted.code, kExitOk) << fitted.err;
+  EXPECT_EQ(fitted.err.find("no roofline fit"), std::string::npos) << fitted.err;
+  EXPECT_FALSE(fitted.summary.contains("roofline_factors"));
+  EXPECT_NE(fitted.summary["latency_s"], borrowed.summary["latency_s"]);  // its own factors (and 40 layers)
+  EXPECT_EQ(fitted.summary["config"]["catalog"], own.string());
+
+  // The same through the config's key, relative to the config file.
+  fs::copy(own, dir / "mine", fs::copy_options::recursive);
+  scenario["catalog"] = "mine";
+  write(dir / "keyed.json", scenario.dump());
+  const Replayed keyed = replay((dir / "keyed.json").string(), "catalog_keyed");
+  ASSERT_EQ(keyed.code, kExitOk) << keyed.err;
+  EXPECT_EQ(keyed.summary["latency_s"], fitted.summary["latency_s"]);
+  EXPECT_EQ(keyed.summary["config"]["catalog"], (dir / "mine").string());
+
+  const Replayed missing = replay((dir / "scenario.json").string(), "catalog_missing", "/nonexistent/catalog");
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("catalog /nonexistent/catalog: not a folder"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace meshsim::cli
