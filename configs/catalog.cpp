@@ -75,8 +75,8 @@ namespace {
 
 // Reads `folder`'s catalog files into `catalog`, an entry replacing one of the same name
 // (a fit: of the same model, SKU and TP degree). A missing file is skipped unless
-// `all_required`.
-Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_required) {
+// `all_required`; perf_fits.json is skipped unless `with_fits`.
+Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_required, bool with_fits = true) {
   const auto present = [&](const char* file) {
     return all_required || std::filesystem::exists(std::filesystem::path(folder) / file);
   };
@@ -119,7 +119,7 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
     });
     if (!models) return models.error();
   }
-  if (present("perf_fits.json")) {
+  if (with_fits && present("perf_fits.json")) {
     auto fits = read_file(folder + "/perf_fits.json", [&](ObjectReader& top) {
       read_array(top, "fits", [&](ObjectReader& r) {
         PerfFit fit;
@@ -158,7 +158,7 @@ Expected<Catalog> load_catalog(const std::string& folder) {
   return catalog;
 }
 
-Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder) {
+Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder, bool user_fits) {
   auto catalog = load_catalog(folder);
   if (!catalog || user_folder.empty()) return catalog;
   namespace fs = std::filesystem;
@@ -167,7 +167,7 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
       !fs::exists(fs::path(user_folder) / "perf_fits.json")) {
     return Error{"catalog " + user_folder + ": holds none of hardware.json, models.json, perf_fits.json"};
   }
-  if (auto read = read_catalog_files(user_folder, *catalog, false); !read) return read.error();
+  if (auto read = read_catalog_files(user_folder, *catalog, false, user_fits); !read) return read.error();
   return catalog;
 }
 

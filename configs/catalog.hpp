@@ -50,8 +50,10 @@ Expected<Catalog> load_catalog(const std::string& folder);
 // `folder`'s catalog with a user's own layered over it (`meshsim --catalog`, a config's
 // `catalog` key; empty: none): any of its hardware.json, models.json and perf_fits.json
 // (as `meshsim calibrate` writes it) adds entries and replaces those of the same name (a
-// fit: of the same model, SKU and TP degree). Errors name the file and key.
-Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder);
+// fit: of the same model, SKU and TP degree). Errors name the file and key. `user_fits`
+// false leaves the user's perf_fits.json out (`meshsim calibrate` is what writes it,
+// perhaps into that folder).
+Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder, bool user_fits = true);
 // The project's own configs/ folder.
 std::string default_catalog_folder();
 

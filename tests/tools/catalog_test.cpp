@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "configs/catalog.hpp"
+#include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -134,6 +135,23 @@ TEST(CatalogTest, ADeploymentWithoutItsOwnFitSaysSoAndAnOwnCatalogFitsIt) {
   const Replayed missing = replay((dir / "scenario.json").string(), "catalog_missing", "/nonexistent/catalog");
   EXPECT_EQ(missing.code, kExitBadInput);
   EXPECT_NE(missing.err.find("catalog /nonexistent/catalog: not a folder"), std::string::npos) << missing.err;
+}
+
+TEST(CatalogTest, CalibrateWritesTheFitsOfAnOwnCatalog) {
+  const std::string profile = meshsim::testing::shared_path("reference/splitwise_perf_model.csv");
+  MESHSIM_NEED_SHARED_FILE(profile);
+  // `meshsim calibrate --catalog DIR > DIR/perf_fits.json`: the shell creates the (empty)
+  // output before calibrate reads DIR, which must not trip over it.
+  const fs::path dir = own_catalog("catalog_calibrated");
+  write(dir / "perf_fits.json", "");
+  std::ostringstream fits, err;
+  ASSERT_EQ(run_calibrate_command({.profile = profile, .catalog = dir.string()}, fits, err), kExitOk) << err.str();
+  write(dir / "perf_fits.json", fits.str());
+  const auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  EXPECT_EQ(catalog->lookup_factors("llama2-70b", "h100-80gb", 4).source, configs::FactorsSource::kFitted);
+  // The calibrated file replaced the hand-written one, and the profile has no test-gpu rows.
+  EXPECT_EQ(catalog->lookup_factors("llama2-70b", "test-gpu", 4).source, configs::FactorsSource::kBuiltIn);
 }
 
 }  // namespace

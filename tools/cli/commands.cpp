@@ -260,7 +260,8 @@ int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::os
 }
 
 int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& out, std::ostream& err) {
-  auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog);  // the user's over the bundled
+  // The user's SKUs and models over the bundled ones; their fits are what this writes.
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog, false);
   if (!catalog) {
     return fail(err, catalog.error().message, kExitBadInput);
   }

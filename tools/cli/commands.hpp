@@ -70,7 +70,7 @@ int run_fit_command(const FitCommandOptions& options, std::ostream& out, std::os
 // model and SKU the catalog knows; prints perf_fits.json on `out`, a MAPE table on `err`.
 struct CalibrateCommandOptions {
   std::string profile;
-  std::string catalog;  // folder with hardware.json and models.json; empty: configs/
+  std::string catalog;  // the user's hardware.json and models.json over the bundled ones; empty: none
 };
 int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& out, std::ostream& err);
 
