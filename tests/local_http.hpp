@@ -6,8 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace meshsim::testing {
 
@@ -36,6 +39,24 @@ inline std::optional<Scrape> scrape(int port, const std::string& path = "/metric
   const auto response = client.Get(path.c_str());
   if (!response) return std::nullopt;
   return Scrape{response->status, response->get_header_value("Content-Type"), response->body};
+}
+
+// Runs `command` on a thread, scraping PORT every 10 ms meanwhile, until a body holds
+// `wanted` or the command returns: the last body seen.
+template <typename Command>
+std::string scrape_while(int port, const std::string& wanted, Command command) {
+  std::atomic<bool> done{false};
+  std::thread running([&] {
+    command();
+    done = true;
+  });
+  std::string seen;
+  while (!done && seen.find(wanted) == std::string::npos) {
+    if (const auto got = scrape(port)) seen = got->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  running.join();
+  return seen;
 }
 
 }  // namespace meshsim::testing

@@ -5,10 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <atomic>
-#include <chrono>
 #include <sstream>
-#include <thread>
 
 #include "tests/local_http.hpp"
 #include "tests/tools/tool_test_support.hpp"
@@ -145,17 +142,9 @@ TEST(SweepCommandTest, LiveMetricsCountTheRunsFinished) {
     "list": [{"run.until_s": 3600}], "seeds": [1, 2, 3, 4]})");
   const int port = meshsim::testing::free_port();
   testing::CommandRun run;
-  std::atomic<bool> done{false};
-  std::thread sweeping([&] {
-    run = sweep(grid, fresh_dir("sweep_metrics"), 1, false, std::to_string(port));
-    done = true;
-  });
-  std::string seen;
-  while (!done && seen.find("meshsim_sweep_runs_finished_total{outcome=\"ran\"} 1\n") == std::string::npos) {
-    if (const auto got = meshsim::testing::scrape(port)) seen = got->body;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  sweeping.join();
+  const std::string seen = meshsim::testing::scrape_while(
+      port, "meshsim_sweep_runs_finished_total{outcome=\"ran\"} 1\n",
+      [&] { run = sweep(grid, fresh_dir("sweep_metrics"), 1, false, std::to_string(port)); });
   ASSERT_EQ(run.code, kExitOk) << run.err;
   EXPECT_NE(seen.find("\nmeshsim_sweep_runs 24\n"), std::string::npos) << seen;
   EXPECT_NE(seen.find("meshsim_sweep_runs_finished_total{outcome=\"ran\"} 1\n"), std::string::npos) << seen;

@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <atomic>
-#include <chrono>
 #include <sstream>
 #include <thread>
 
@@ -161,18 +159,9 @@ TEST(TrainCommandTest, LiveMetricsCanBeScrapedWhileItTrains) {
   const int port = meshsim::testing::free_port();
   options.metrics_listen = "127.0.0.1:" + std::to_string(port);
   CommandRun run;
-  std::atomic<bool> done{false};
-  std::thread training([&] {
-    run = train(options);
-    done = true;
-  });
-  // Scrape as Prometheus would until an iteration's figures show up (or the run ends).
-  std::string seen;
-  while (!done && seen.find("\nmeshsim_train_iteration 1\n") == std::string::npos) {
-    if (const auto got = meshsim::testing::scrape(port)) seen = got->body;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  training.join();
+  // Scraped as Prometheus would until an iteration's figures show up (or the run ends).
+  const std::string seen =
+      meshsim::testing::scrape_while(port, "\nmeshsim_train_iteration 1\n", [&] { run = train(options); });
   ASSERT_EQ(run.code, kExitOk) << run.err;
   EXPECT_NE(run.err.find("metrics at http://127.0.0.1:" + std::to_string(port) + "/metrics"), std::string::npos);
   EXPECT_NE(seen.find("\nmeshsim_train_iteration 1\n"), std::string::npos) << seen;
