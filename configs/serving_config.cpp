@@ -64,6 +64,22 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     batching.read("max_batch_tokens", spec.batching.max_batch_tokens, "a positive integer", kAtLeastOne);
     batching.read("max_preemptions", spec.batching.max_preemptions);
   }
+  reader.read_choice("scheduler", spec.scheduler, cluster::kBatchSchedulerNames);
+  {
+    ObjectReader vllm(reader.raw("vllm"), reader.path_of("vllm"), reader.errors());
+    cluster::VllmLimits& v = spec.vllm;
+    vllm.read("max_num_seqs", v.max_num_seqs, "a positive integer", kAtLeastOne);
+    vllm.read("max_num_batched_tokens", v.max_num_batched_tokens, "a positive integer", kAtLeastOne);
+    vllm.read("long_prefill_token_threshold", v.long_prefill_token_threshold);
+    vllm.read("block_size", v.block_size, "a block size in [1, 4096] tokens",
+              [](std::uint64_t b) { return b >= 1 && b <= 4096; });
+    vllm.read("prefix_caching", v.prefix_caching);
+    vllm.read_optional("max_model_len", spec.max_model_len, "a positive number of tokens", kAtLeastOne);
+    if (v.max_num_batched_tokens < v.max_num_seqs) {
+      vllm.fail("max_num_batched_tokens", "must be at least max_num_seqs (" + std::to_string(v.max_num_seqs) +
+                                              "), as vLLM requires: every running request decodes each step");
+    }
+  }
   {
     ObjectReader routing(reader.raw("routing"), reader.path_of("routing"), reader.errors());
     routing.read_choice("prompt", spec.prompt_routing, cluster::kRoutePolicyNames);
@@ -91,6 +107,14 @@ json llm_to_json(const LlmServingSpec& spec) {
               {"profile", spec.profile},
               {"constant", {{"prefill_ms", spec.constant_prefill_ms}, {"decode_ms", spec.constant_decode_ms}}},
               {"start_state", groups},
+              {"scheduler", cluster::kBatchSchedulerNames.name(spec.scheduler)},
+              {"vllm",
+               {{"max_num_seqs", spec.vllm.max_num_seqs},
+                {"max_num_batched_tokens", spec.vllm.max_num_batched_tokens},
+                {"long_prefill_token_threshold", spec.vllm.long_prefill_token_threshold},
+                {"block_size", spec.vllm.block_size},
+                {"prefix_caching", spec.vllm.prefix_caching},
+                {"max_model_len", spec.max_model_len ? json(*spec.max_model_len) : json(nullptr)}}},
               {"batching",
                {{"max_batch_size", spec.batching.max_batch_size},
                 {"max_batch_tokens", spec.batching.max_batch_tokens},
@@ -163,6 +187,9 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   config.tensor_parallel = llm.tensor_parallel;
   config.start_state = llm.start_state;
   config.batching = llm.batching;
+  config.scheduler = llm.scheduler;
+  config.vllm = llm.vllm;
+  config.max_model_len = llm.max_model_len;
   config.prompt_routing = llm.prompt_routing;
   config.token_routing = llm.token_routing;
   config.kv_reserve_fraction = llm.kv_reserve_fraction;
@@ -192,6 +219,11 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   if (!llm.kv_capacity_tokens && weights >= hbm * (1.0 - llm.kv_reserve_fraction)) {
     return Error{"serving: " + llm.model + " does not fit on " + std::to_string(llm.tensor_parallel) + " x " +
                  llm.sku + " GPUs"};
+  }
+  if (llm.scheduler == cluster::BatchScheduler::kVllm && llm.kv_capacity_tokens &&
+      *llm.kv_capacity_tokens < llm.vllm.block_size) {
+    return Error{"serving.kv.capacity_tokens: " + std::to_string(*llm.kv_capacity_tokens) +
+                 " tokens hold no whole KV block of serving.vllm.block_size " + std::to_string(llm.vllm.block_size)};
   }
   bool has_prompt = false, has_token = false, has_serving = false;
   for (const auto& g : llm.start_state) {

@@ -25,7 +25,10 @@ struct LlmServingSpec {
   std::string profile;  // table backend: a profile CSV (SplitwiseSim's perf_model.csv layout)
   double constant_prefill_ms = 10, constant_decode_ms = 20;  // constant backend
   std::vector<cluster::InstanceGroup> start_state = {{cluster::InstanceTag::kMixed, 4}};
-  cluster::BatchingConfig batching;
+  cluster::BatchScheduler scheduler = cluster::BatchScheduler::kSplitwise;
+  cluster::BatchingConfig batching;  // splitwise
+  cluster::VllmLimits vllm;          // vllm
+  std::optional<std::uint32_t> max_model_len;
   cluster::RoutePolicy prompt_routing = cluster::RoutePolicy::kFewestPendingTokens;
   cluster::RoutePolicy token_routing = cluster::RoutePolicy::kFewestRequests;
   double kv_reserve_fraction = 0.0;

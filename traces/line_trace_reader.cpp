@@ -90,7 +90,7 @@ Expected<std::optional<TraceRequest>> LineTraceReader::next() {
   request.arrival = SimTime::from_us(row_.timestamp_us - *origin_us_);
   request.prompt_tokens = row_.prompt_tokens;
   request.output_tokens = row_.output_tokens;
-  request.hash_ids = std::move(row_.hash_ids);
+  request.prefix = segments_from_block_ids(row_.hash_ids, kMooncakeBlockTokens, row_.prompt_tokens);
   return std::optional<TraceRequest>(std::move(request));
 }
 

@@ -11,16 +11,19 @@
 namespace meshsim::traces {
 
 // Requests given in memory as (arrival seconds, prompt tokens, output tokens), in
-// arrival order: hand-made workloads for tests, benchmarks and library users.
+// arrival order, and optionally each one's prompt prefix (TraceRequest::prefix): hand-made
+// workloads for tests, benchmarks and library users.
 class ListSource final : public RequestSource {
  public:
   using Row = std::tuple<double, std::uint32_t, std::uint32_t>;
-  explicit ListSource(std::vector<Row> rows) : rows_(std::move(rows)) {}
+  explicit ListSource(std::vector<Row> rows, std::vector<std::vector<ContentSegment>> prefixes = {})
+      : rows_(std::move(rows)), prefixes_(std::move(prefixes)) {}
 
   Expected<std::optional<TraceRequest>> next() override {
     if (next_ >= rows_.size()) return std::optional<TraceRequest>();
     const auto& [seconds, prompt, output] = rows_[next_];
     TraceRequest request;
+    if (next_ < prefixes_.size()) request.prefix = prefixes_[next_];
     request.id = next_++;
     request.arrival = SimTime::from_seconds(seconds);
     request.prompt_tokens = prompt;
@@ -34,6 +37,7 @@ class ListSource final : public RequestSource {
 
  private:
   std::vector<Row> rows_;
+  std::vector<std::vector<ContentSegment>> prefixes_;
   std::size_t next_ = 0;
 };
 

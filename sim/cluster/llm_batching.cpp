@@ -91,6 +91,10 @@ std::uint64_t LlmCluster::decode_kv_need(const Live& r) const {
 void LlmCluster::start_iteration(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   if (in.busy || in.evacuating) return;
+  if (in.vllm) {
+    start_vllm_step(instance);
+    return;
+  }
   for (;;) {
     const bool evicted = form_batch(in);
     if (!in.prefill_batch.empty() || !in.decode_batch.empty()) break;
@@ -123,21 +127,46 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
       ++prefill.sequences;
       prefill.squared_tokens += static_cast<double>(tokens) * tokens;
     }
-    const SimTime length =
-        iteration_time(prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), segment.context});
-    segment.iterations = 1;
-    segment.fold_left = 0;
-    segment.first = length;
-    segment.useful_ns = useful_ns(prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()),
-                                                      segment.context}, length);
-    segment.steps.assign(1, Segment::Step{length, segment.useful_ns});
-    segment.longest_later = SimTime::zero();
-    segment.end = segment.start + length;
-    segment.cut = false;
-    in.timer->arm_at(segment.end);
+    begin_prefill_step(in, prefill, DecodeWork{static_cast<std::uint32_t>(in.decode_batch.size()), segment.context});
     return;
   }
   begin_segment(in, fold_length(in));
+}
+
+// A step with prompts in it: one iteration, never folded.
+void LlmCluster::begin_prefill_step(Instance& in, const PrefillWork& prefill, const DecodeWork& decode) {
+  Segment& segment = in.segment;
+  const SimTime length = iteration_time(prefill, decode);
+  segment.iterations = 1;
+  segment.fold_left = 0;
+  segment.first = length;
+  segment.useful_ns = useful_ns(prefill, decode, length);
+  segment.steps.assign(1, Segment::Step{length, segment.useful_ns});
+  segment.longest_later = SimTime::zero();
+  segment.end = segment.start + length;
+  segment.cut = false;
+  in.timer->arm_at(segment.end);
+}
+
+// What the end of every segment records: the timeline, its useful work, and each decoding
+// sequence's tokens and gaps (its first iteration's end minus the sequence's previous
+// token, then each later iteration's length).
+void LlmCluster::close_segment(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  const SimTime now = sim_.now();
+  const Segment& segment = in.segment;
+  if (activity_ != nullptr) {
+    activity_->on_iteration(instance, segment.start, now, static_cast<std::uint32_t>(in.prefill_batch.size()),
+                            static_cast<std::uint32_t>(in.decode_batch.size()), segment.iterations);
+  }
+  useful_done_ns_ += segment.useful_ns;
+  const SimTime first_boundary = segment.start + segment.first;
+  for (const std::uint32_t slot : in.decode_batch) {
+    Live& r = live_[slot];
+    r.tbt_max = std::max({r.tbt_max, first_boundary - r.last_token, segment.longest_later});
+    r.generated += segment.iterations;
+    r.last_token = now;
+  }
 }
 
 // One iteration's batch, in SplitwiseSim's order: (1) decoding sequences left out of
@@ -364,43 +393,29 @@ void LlmCluster::interrupt_fold(Instance& in) {
   }
 }
 
-// On demand, the KV tokens taken by the running segment's iterations begun by now
-// (counted in kv_used when it ends). The unfolded model takes them as each iteration is
-// formed; one that starts exactly now is formed after everything else at this time.
+// KV tokens held beyond kv_used. On demand, those taken by the running segment's
+// iterations begun by now (counted in kv_used when it ends): the unfolded model takes them
+// as each iteration is formed; one that starts exactly now is formed after everything else
+// at this time. Under the vLLM scheduler, every block in use (kv_used stays 0).
 std::uint64_t LlmCluster::kv_in_segment(const Instance& in) const {
-  if (!in.busy || config_.kv_allocation != KvAllocation::kOnDemand || in.decode_batch.empty()) return 0;
-  const Segment& segment = in.segment;
-  std::uint64_t begun = 1;
-  SimTime start = segment.start + segment.first;
-  for (std::uint32_t i = 1; i < segment.iterations && start < sim_.now(); ++i) {
-    ++begun;
-    start += segment.steps[i].length;
+  if (in.vllm) {
+    return std::uint64_t{in.vllm->used_blocks(in.busy ? iterations_begun(in) : 1)} * config_.vllm.block_size;
   }
-  return begun * in.decode_batch.size();
+  if (!in.busy || config_.kv_allocation != KvAllocation::kOnDemand || in.decode_batch.empty()) return 0;
+  return std::uint64_t{iterations_begun(in)} * in.decode_batch.size();
 }
 
 void LlmCluster::end_iteration(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   const SimTime now = sim_.now();
   Segment& segment = in.segment;
-  if (activity_ != nullptr) {
-    activity_->on_iteration(instance, segment.start, now, static_cast<std::uint32_t>(in.prefill_batch.size()),
-                            static_cast<std::uint32_t>(in.decode_batch.size()), segment.iterations);
-  }
-  useful_done_ns_ += segment.useful_ns;
-  // Token gaps inside the segment: its first iteration's end minus the sequence's
-  // previous token, then each later iteration's length.
-  const SimTime first_boundary = segment.start + segment.first;
+  close_segment(instance);
   const std::uint32_t steps = segment.iterations;
   const bool on_demand = config_.kv_allocation == KvAllocation::kOnDemand;
-  for (const std::uint32_t slot : in.decode_batch) {
-    Live& r = live_[slot];
-    r.tbt_max = std::max({r.tbt_max, first_boundary - r.last_token, segment.longest_later});
-    r.generated += steps;
-    r.last_token = now;
-    if (on_demand) r.kv_reserved += steps;
+  if (on_demand) {
+    for (const std::uint32_t slot : in.decode_batch) live_[slot].kv_reserved += steps;
+    in.kv_used += std::uint64_t{steps} * in.decode_batch.size();
   }
-  if (on_demand) in.kv_used += std::uint64_t{steps} * in.decode_batch.size();
   if (segment.fold_left > 0) {
     // The batch runs on unchanged (see fold_length): time its next segment.
     const std::uint32_t left = segment.fold_left;

@@ -36,6 +36,10 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
     const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
     kv_capacity_tokens_ = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
   }
+  if (config_.scheduler == BatchScheduler::kVllm) {
+    // Whole blocks only.
+    kv_capacity_tokens_ -= kv_capacity_tokens_ % config_.vllm.block_size;
+  }
   MESHSIM_CHECK(kv_capacity_tokens_ > 0, "the model's weights leave no HBM for the KV cache");
   // Nanoseconds per unit of work at the instance's peak (see useful_ns).
   const double flops_per_ns = config_.tensor_parallel * config_.sku.peak_tflops * 1e3;
@@ -142,15 +146,26 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   r.record.prompt_tokens = request.prompt_tokens;
   r.record.output_tokens = request.output_tokens;
   ++in_system_;
-  // A request whose KV cache can never fit on an instance is dropped, and counted.
-  if (std::uint64_t{request.prompt_tokens} + request.output_tokens > kv_capacity_tokens_) {
+  const std::uint64_t length = std::uint64_t{request.prompt_tokens} + request.output_tokens;
+  // Longer than the model's context: refused, as vLLM refuses it.
+  if (config_.max_model_len && length > *config_.max_model_len) {
+    r.record.rejected = true;
     finish(slot, metrics::RequestStatus::kDropped);
     return;
+  }
+  // A request whose KV cache can never fit on an instance is dropped, and counted.
+  if (length > kv_capacity_tokens_) {
+    finish(slot, metrics::RequestStatus::kDropped);
+    return;
+  }
+  if (config_.scheduler == BatchScheduler::kVllm) {
+    r.stream = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content,
+                           config_.vllm.block_size);
   }
   const std::uint32_t instance = prompt_router_.pick();
   r.record.prompt_instance = instance;
   assign(instance, slot);
-  instances_[instance]->prompts.push_back(slot);
+  enqueue_prefill(instance, slot);
   wake(instance);
 }
 
@@ -179,7 +194,12 @@ void LlmCluster::wake(std::uint32_t instance) {
 void LlmCluster::on_event(const engine::EventPayload& payload) {
   ++events_handled_;
   if (payload.a == kIterationEnd) {
-    end_iteration(static_cast<std::uint32_t>(payload.b));
+    const auto instance = static_cast<std::uint32_t>(payload.b);
+    if (instances_[instance]->vllm) {
+      end_vllm_step(instance);
+    } else {
+      end_iteration(instance);
+    }
   } else if (payload.a == kMigrate) {
     migrate_all(static_cast<std::uint32_t>(payload.b));
   } else {
@@ -200,7 +220,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
     if (r.generated >= r.record.output_tokens) {
       finish(slot, metrics::RequestStatus::kCompleted);
     } else {
-      ready_to_decode(in, slot);
+      if (!in.vllm) ready_to_decode(in, slot);  // the vLLM scheduler keeps it running
       refresh_load(instance);
     }
     return;
@@ -215,7 +235,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   }
   if (in.tag == InstanceTag::kMixed) {
     in.pending_tokens -= r.record.prompt_tokens;
-    ready_to_decode(in, slot);
+    if (!in.vllm) ready_to_decode(in, slot);
     refresh_load(instance);
     return;
   }
@@ -249,7 +269,14 @@ void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
     migrate(instance, slot);
     return;
   }
-  ready_to_decode(*instances_[instance], slot);
+  Instance& in = *instances_[instance];
+  if (in.vllm) {
+    // Admitted holding its prompt's KV (it arrived) and the first token to compute.
+    Live& r = live_[slot];
+    in.vllm->enqueue(slot, r.stream, r.record.prompt_tokens + r.generated, r.record.prompt_tokens);
+  } else {
+    ready_to_decode(in, slot);
+  }
   wake(instance);
 }
 
@@ -263,6 +290,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   record.status = status;
   if (status == metrics::RequestStatus::kCompleted) {
     Instance& in = *instances_[r.instance];
+    if (in.vllm) in.vllm->remove(slot);
     in.kv_used -= r.kv_reserved;
     --in.requests;
     in.pending_tokens -= 1;
@@ -273,6 +301,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   }
   --in_system_;
   r.used = false;
+  r.stream = TokenStream();
   free_slots_.push_back(slot);
   sink_.on_request_finished(record);
 }
@@ -336,7 +365,11 @@ std::string LlmCluster::describe(std::uint32_t instance) const {
          std::to_string(in.decode_batch.size() + in.prefill_batch.size()) + " in the batch, " +
          std::to_string(in.starved.size() + in.paused.size()) + " paused, " +
          std::to_string(in.holders.size() + in.newcomers.size()) + " ready to decode (" +
-         std::to_string(in.newcomers.size()) + " waiting for KV), KV " + std::to_string(in.kv_used) + " of " +
+         std::to_string(in.newcomers.size()) + " waiting for KV), " +
+         (in.vllm ? std::to_string(in.vllm->running()) + " running and " + std::to_string(in.vllm->waiting()) +
+                        " waiting in the vLLM scheduler, "
+                  : std::string()) +
+         "KV " + std::to_string(in.kv_used + kv_in_segment(in)) + " of " +
          std::to_string(kv_capacity_tokens_) + " tokens held";
 }
 

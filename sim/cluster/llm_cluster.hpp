@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "sim/cluster/pool_router.hpp"
 #include "sim/cluster/perf_model.hpp"
 #include "sim/cluster/serving_system.hpp"
+#include "sim/cluster/vllm_scheduler.hpp"
 #include "sim/engine/enum_names.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
@@ -59,6 +61,15 @@ struct BatchingConfig {
   std::uint32_t max_preemptions = 4;
 };
 
+// Which rules form an instance's batches.
+enum class BatchScheduler {
+  kSplitwise,  // SplitwiseSim's (BatchingConfig, KvAllocation): its scenarios and table
+  kVllm,       // vLLM v1's: chunked prefill, KV blocks, prefix caching (VllmScheduler)
+};
+inline constexpr EnumNames kBatchSchedulerNames{
+    std::array{std::pair{BatchScheduler::kSplitwise, std::string_view("splitwise")},
+               std::pair{BatchScheduler::kVllm, std::string_view("vllm")}}};
+
 struct InstanceGroup {
   InstanceTag tag = InstanceTag::kMixed;
   std::uint32_t count = 1;
@@ -70,7 +81,12 @@ struct LlmClusterConfig {
   std::uint32_t tensor_parallel = 8;
   std::shared_ptr<const PerfModel> perf;
   std::vector<InstanceGroup> start_state;  // instances packed onto servers of the SKU
-  BatchingConfig batching;
+  BatchScheduler scheduler = BatchScheduler::kSplitwise;
+  BatchingConfig batching;  // kSplitwise
+  VllmLimits vllm;          // kVllm (KV is then allocated in blocks, on demand)
+  // A request whose prompt and output together exceed this is rejected at arrival and
+  // counted (RequestRecord::rejected), never served, as vLLM refuses it.
+  std::optional<std::uint32_t> max_model_len;
   RoutePolicy prompt_routing = RoutePolicy::kFewestPendingTokens;
   RoutePolicy token_routing = RoutePolicy::kFewestRequests;
   // KV capacity per instance: tp * HBM - weights - reserve, unless given.
@@ -235,6 +251,16 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void finish(std::uint32_t slot, metrics::RequestStatus status);
   std::string describe(std::uint32_t instance) const;
 
+  // llm_vllm_steps.cpp: steps of instances under the vLLM scheduler.
+  void start_vllm_step(std::uint32_t instance);
+  void end_vllm_step(std::uint32_t instance);
+  void vllm_preempted(Instance& in, std::uint32_t slot);
+  bool vllm_decodes(const VllmScheduler::Chunk& chunk) const;
+  std::uint32_t iterations_begun(const Instance& in) const;
+  std::unique_ptr<VllmScheduler> make_vllm_scheduler() const;
+  // Queues a request to be prefilled (or recomputed) on `instance`, under either scheduler.
+  void enqueue_prefill(std::uint32_t instance, std::uint32_t slot, bool front = false);
+
   // llm_lifecycle.cpp: states, servers and evacuation.
   Instance& existing(std::uint32_t instance, const char* call);
   void set_state(std::uint32_t instance, InstanceState state);
@@ -248,6 +274,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // llm_batching.cpp: batch formation, KV admission and eviction, folded decode runs.
   void start_iteration(std::uint32_t instance);
   bool form_batch(Instance& in);
+  void begin_prefill_step(Instance& in, const PrefillWork& prefill, const DecodeWork& decode);
+  void close_segment(std::uint32_t instance);
   bool steady_after_one_iteration(const Instance& in) const;
   std::uint32_t fold_length(const Instance& in) const;
   void begin_segment(Instance& in, std::uint32_t iterations);
@@ -289,7 +317,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::array<PoolTotals, 3> pools_{};  // by InstanceTag
   bool track_active_loads_ = false;
   std::array<ActiveLoad, 3> active_loads_{};  // by InstanceTag, when tracked
-  std::vector<Live> live_;
+  std::deque<Live> live_;  // a deque: VllmScheduler keeps pointers to the requests' token streams
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends
   std::uint64_t in_system_ = 0;

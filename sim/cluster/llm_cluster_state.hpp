@@ -20,6 +20,7 @@ struct LlmCluster::Live {
   bool reserve_all = false;       // evicted under kReserve: the rerun reserves prompt + output
   SimTime last_token;
   SimTime tbt_max;
+  TokenStream stream;  // under the vLLM scheduler: its tokens, for prefix caching
 };
 
 // The iteration, or folded run of decode iterations of one batch, in progress.
@@ -56,6 +57,7 @@ struct LlmCluster::Instance {
   SlotQueue paused;                     // decoding, left out of fewer batches (KV kept)
   SlotQueue holders;                    // ready to decode, holding all the KV they need to start
   SlotQueue newcomers;                  // ready to decode once they reserve KV; the head blocks the rest
+  std::unique_ptr<VllmScheduler> vllm;  // under the vLLM scheduler: its queues and KV blocks
   std::vector<std::uint32_t> prefill_batch;
   std::vector<std::uint32_t> decode_batch;
   // KV tokens held here. On demand, the tokens the running segment adds are counted at
@@ -70,7 +72,7 @@ struct LlmCluster::Instance {
   ActiveLoad counted;            // what of requests and pending_tokens active_loads_ holds
 
   bool has_waiting() const {
-    return !prompts.empty() || !starved.empty() || !paused.empty() || !holders.empty() || !newcomers.empty();
+    return (vllm && !vllm->empty()) || !prompts.empty() || !starved.empty() || !paused.empty() || !holders.empty() || !newcomers.empty();
   }
   // Sequences in their decode phase here, running or not.
   std::uint64_t decoding() const {

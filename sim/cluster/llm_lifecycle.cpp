@@ -106,6 +106,7 @@ std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
+  if (config_.scheduler == BatchScheduler::kVllm) in->vllm = make_vllm_scheduler();
   instances_.push_back(std::move(in));
   ++existing_;
   if (tag == InstanceTag::kPrompt) ++prompt_side_;
@@ -159,6 +160,7 @@ void LlmCluster::migrate_all(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   MESHSIM_CHECK(!in.busy && in.prefill_batch.empty(), "migrate_all: the instance is running a batch");
   std::vector<std::uint32_t> slots(in.decode_batch.begin(), in.decode_batch.end());
+  if (in.vllm) slots = in.vllm->slots();
   for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) {
     queue->append_to(slots);
     queue->clear();
@@ -178,7 +180,9 @@ void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
   Instance& in = *instances_[from];
   MESHSIM_CHECK(r.instance == from, "migrate: request " + std::to_string(r.record.id) + " is not on instance " +
                                          std::to_string(from));
-  // Undo assign() and whatever KV it holds here.
+  // Undo assign() and whatever KV it holds here (a KV transfer that landed on an
+  // evacuated instance never joined its scheduler).
+  if (in.vllm && in.vllm->holds(slot)) in.vllm->remove(slot);
   in.kv_used -= r.kv_reserved;
   r.kv_reserved = 0;
   --in.requests;
@@ -199,7 +203,7 @@ void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
     instances_[target]->pending_tokens += prefill_tokens(r);
     refresh_load(target);
   }
-  instances_[target]->prompts.push_back(slot);
+  enqueue_prefill(target, slot);
   wake(target);
 }
 
@@ -217,6 +221,7 @@ std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
                 "deactivate: a drained instance still holds work: " + describe(instance));
   // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
+  if (in.vllm) in.vllm = make_vllm_scheduler();
   for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) queue->shrink_to_fit();
   --serving_;
   const std::uint32_t server = detach(in);
@@ -232,6 +237,7 @@ void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
   MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
                 "retag: a drained instance still holds work: " + describe(instance));
   in.evacuating = false;
+  if (in.vllm) in.vllm = make_vllm_scheduler();  // the KV cache is flushed
   // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
   --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
   ++pools_[static_cast<std::size_t>(tag)].by_state[static_cast<std::size_t>(in.state)];
@@ -293,6 +299,9 @@ std::vector<std::string> LlmCluster::check_invariants() const {
       } else {
         ++loads[in.server];
       }
+    }
+    if (in.vllm) {
+      for (const auto& problem : in.vllm->check_invariants()) fail(name + ": " + problem);
     }
     if ((in.state == InstanceState::kInactive || in.state == InstanceState::kStarting) &&
         (in.requests != 0 || in.busy || in.has_waiting() || in.kv_used != 0)) {

@@ -11,12 +11,15 @@ namespace meshsim::cluster {
 
 using engine::SimTime;
 
-// One prefill pass: `sequences` prompts totalling `tokens`, with the sum of squared
-// prompt lengths (attention cost grows with the square of each prompt).
+// One prefill pass: `sequences` prompts (or chunks of prompts) totalling `tokens`. A
+// chunk of t tokens after c tokens already in KV (earlier chunks, prefix-cache hits)
+// attends to c + t tokens: `squared_tokens` sums (c + t)^2 - c^2 (a whole prompt's t^2, so
+// attention cost grows with the square of each prompt), `context_tokens` sums c (KV read).
 struct PrefillWork {
   std::uint64_t tokens = 0;
   std::uint32_t sequences = 0;
   double squared_tokens = 0.0;
+  std::uint64_t context_tokens = 0;
 };
 
 // One decode iteration: `batch` sequences each producing one token, reading

@@ -37,6 +37,7 @@ struct RequestRecord {
   std::uint32_t pauses = 0;        // times a decoding sequence was left out of a batch (KV kept)
   std::uint32_t kv_evictions = 0;  // times its KV was evicted and later recomputed
   std::uint32_t migrations = 0;    // times it moved off an evacuated instance (its KV, if any, recomputed)
+  bool rejected = false;           // dropped at arrival: longer than the model's context (max_model_len)
 
   bool operator==(const RequestRecord&) const = default;
 

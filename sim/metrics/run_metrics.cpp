@@ -21,6 +21,7 @@ SloVerdict judge(const RequestRecord& record, const SloTargets& slo) {
 void RunMetrics::on_finished(const RequestRecord& record) {
   if (record.status == RequestStatus::kDropped) {
     ++counts_.dropped;
+    counts_.rejected += record.rejected;
     return;
   }
   MESHSIM_CHECK(record.status == RequestStatus::kCompleted && record.finished && record.first_token &&

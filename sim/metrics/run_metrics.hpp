@@ -35,6 +35,7 @@ struct RequestCounts {
   std::uint64_t completed = 0;
   std::uint64_t dropped = 0;
   std::uint64_t in_flight = 0;
+  std::uint64_t rejected = 0;  // of the dropped: longer than the model's context (max_model_len)
 };
 
 // One row of timeseries.csv: the interval [start, end) and the state at its end.

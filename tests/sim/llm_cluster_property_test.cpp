@@ -28,9 +28,15 @@ void expect_everything_accounted(const testing::ServingCase& c, const testing::R
   EXPECT_EQ(r.counts.in_flight, 0u) << "a run must end with nothing in flight";
   EXPECT_EQ(r.counts.completed + r.counts.dropped, r.counts.arrived);
   for (const auto& record : r.in_order) {
-    // Only requests that can never fit an instance's KV are dropped.
-    const bool fits = std::uint64_t{record.prompt_tokens} + record.output_tokens <= *c.config.kv_capacity_tokens;
-    EXPECT_EQ(record.status, fits ? metrics::RequestStatus::kCompleted : metrics::RequestStatus::kDropped)
+    // Only requests that can never fit an instance's KV (whole blocks under vLLM's
+    // scheduler), or are over max_model_len (rejected), are dropped.
+    const std::uint64_t length = std::uint64_t{record.prompt_tokens} + record.output_tokens;
+    std::uint64_t capacity = *c.config.kv_capacity_tokens;
+    if (c.config.scheduler == BatchScheduler::kVllm) capacity -= capacity % c.config.vllm.block_size;
+    const bool over_context = c.config.max_model_len && length > *c.config.max_model_len;
+    EXPECT_EQ(record.rejected, over_context) << "request " << record.id;
+    EXPECT_EQ(record.status, length <= capacity && !over_context ? metrics::RequestStatus::kCompleted
+                                                                 : metrics::RequestStatus::kDropped)
         << "request " << record.id;
   }
 }
@@ -150,12 +156,12 @@ TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
     replay::ReplayOptions options;
     options.timeseries_interval = c.timeseries_interval;
     if (i % 2 == 1) options.until = SimTime::from_seconds(5);
-    traces::ListSource whole_source(c.requests);
+    traces::ListSource whole_source(c.requests, c.prefixes);
     const auto whole = testing::run(c.config, whole_source, options);
 
     engine::Simulation sim(1);
     testing::Collector collector;
-    traces::ListSource source(c.requests);
+    traces::ListSource source(c.requests, c.prefixes);
     replay::Replay replay(sim, source, llm_cluster_factory(c.config), options, collector);
     replay.start();
     SimTime t;

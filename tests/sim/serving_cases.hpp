@@ -21,6 +21,7 @@ namespace meshsim::cluster::testing {
 struct ServingCase {
   LlmClusterConfig config;
   std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> requests;  // arrival s, prompt, output
+  std::vector<std::vector<traces::ContentSegment>> prefixes;              // by request (vLLM cases)
   SimTime timeseries_interval = SimTime::from_seconds(1);
   std::string description;
   // Scaling actions taken while it runs (draw_scaling adds them).
@@ -55,6 +56,20 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
   c.config.batching.max_batch_tokens = static_cast<std::uint32_t>(one_of({1, 16, 256, 1024, 2048}));
   c.config.batching.max_preemptions = static_cast<std::uint32_t>(between(0, 5));
   c.config.kv_transfer_gb_per_s = static_cast<double>(one_of({1, 50, 1000}));
+  // Half the cases under vLLM's scheduler: tiny blocks and budgets, thresholds, caching on
+  // and off, a context limit that rejects some requests.
+  const bool vllm = choose.pick(2) == 0;
+  if (vllm) {
+    c.config.scheduler = BatchScheduler::kVllm;
+    VllmLimits& v = c.config.vllm;
+    v.block_size = static_cast<std::uint32_t>(one_of({1, 4, 16, 64}));
+    v.max_num_seqs = static_cast<std::uint32_t>(one_of({1, 2, 3, 8, 64, 128}));
+    v.max_num_batched_tokens = std::max(v.max_num_seqs, static_cast<std::uint32_t>(one_of({1, 16, 256, 2048})));
+    v.long_prefill_token_threshold = static_cast<std::uint32_t>(one_of({0, 0, 7, 512}));
+    v.prefix_caching = choose.pick(4) != 0;
+    if (choose.pick(4) == 0) c.config.max_model_len = static_cast<std::uint32_t>(one_of({50, 700, 3000}));
+    c.config.kv_capacity_tokens = std::max<std::uint64_t>(*c.config.kv_capacity_tokens, 64);
+  }
   // Whole-millisecond pieces: iteration lengths repeat, and coincide with arrivals.
   c.config.perf = std::make_shared<SimplePerf>(static_cast<double>(one_of({1, 10})),
                                                static_cast<double>(one_of({100, 1000, 1'000'000})),
@@ -73,11 +88,25 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
     std::uint32_t prompt = static_cast<std::uint32_t>(one_of({1, 7, 100, 600, 3000}) + choose.pick(50));
     std::uint32_t output = static_cast<std::uint32_t>(1 + choose.pick(workload == 3 && i % 7 == 0 ? long_output : 60));
     c.requests.emplace_back(t, prompt, output);
+    if (vllm) {
+      // Shared system prompts (ids 1-3, of two lengths) before some prompts.
+      std::vector<traces::ContentSegment> prefix;
+      const auto shared = choose.pick(4);
+      if (shared > 0) prefix.push_back({shared, std::min<std::uint32_t>(prompt, shared == 3 ? 700 : 40)});
+      c.prefixes.push_back(std::move(prefix));
+    }
   }
   std::ostringstream d;
   d << "layout " << layout << " (";
   for (const auto& g : groups) d << kInstanceTagNames.name(g.tag) << "x" << g.count << ' ';
-  d << "), kv " << kKvAllocationNames.name(c.config.kv_allocation) << ' ' << *c.config.kv_capacity_tokens
+  d << "), ";
+  if (vllm) {
+    const VllmLimits& v = c.config.vllm;
+    d << "vllm: block " << v.block_size << ", seqs " << v.max_num_seqs << ", tokens " << v.max_num_batched_tokens
+      << ", threshold " << v.long_prefill_token_threshold << ", caching " << v.prefix_caching << ", max_model_len "
+      << c.config.max_model_len.value_or(0) << ", ";
+  }
+  d << "kv " << kKvAllocationNames.name(c.config.kv_allocation) << ' ' << *c.config.kv_capacity_tokens
     << ", routing " << kRoutePolicyNames.name(c.config.prompt_routing) << '/'
     << kRoutePolicyNames.name(c.config.token_routing) << ", batch " << c.config.batching.max_batch_size << " seqs "
     << c.config.batching.max_batch_tokens << " tokens, max_preemptions " << c.config.batching.max_preemptions
@@ -124,7 +153,7 @@ void draw_scaling(Choose& choose, ServingCase& c) {
 inline RunResult run_case(const ServingCase& c, bool fold) {
   LlmClusterConfig config = c.config;
   config.fold_decode = fold;
-  ListSource source(c.requests);
+  ListSource source(c.requests, c.prefixes);
   replay::ReplayOptions options;
   options.timeseries_interval = c.timeseries_interval;
   if (c.actions.empty()) return run(config, source, options);

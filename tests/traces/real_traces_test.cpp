@@ -41,9 +41,9 @@ TEST(RealTracesTest, MooncakeConversationTraceStreamsAllRowsWithHashIds) {
     ASSERT_TRUE(next) << next.error().message;
     if (!next->has_value()) break;
     ++rows;
-    with_hashes += !(*next)->hash_ids.empty();
+    with_hashes += !(*next)->prefix.empty();
     // One id per 512-token block.
-    EXPECT_EQ((*next)->hash_ids.size(), ((*next)->prompt_tokens + 511) / 512);
+    EXPECT_EQ((*next)->prefix.size(), ((*next)->prompt_tokens + 511) / 512);
   }
   EXPECT_EQ(rows, 12031u);
   EXPECT_EQ(with_hashes, rows);

@@ -129,8 +129,16 @@ TEST(MooncakeReaderTest, ReadsMillisecondOffsetsAndKeepsHashIds) {
   ASSERT_EQ(all.error, "");
   ASSERT_EQ(all.requests.size(), 2u);
   EXPECT_EQ(all.requests[1].arrival, SimTime::from_ms(1500));
-  EXPECT_EQ(all.requests[0].hash_ids, (std::vector<std::uint64_t>{0, 1, 2}));
-  EXPECT_EQ(all.requests[1].hash_ids, (std::vector<std::uint64_t>{0, 3}));
+  // hash_ids name 512-token blocks: the first prompt's first three, the second's only
+  // (partial) block; an id past the prompt is ignored.
+  const auto ids = [](const TraceRequest& r) {
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> out;
+    for (const auto& s : r.prefix) out.emplace_back(s.id, s.tokens);
+    return out;
+  };
+  using Runs = std::vector<std::pair<std::uint64_t, std::uint32_t>>;
+  EXPECT_EQ(ids(all.requests[0]), (Runs{{0, 512}, {1, 512}, {2, 512}}));
+  EXPECT_EQ(ids(all.requests[1]), (Runs{{0, 10}}));
   EXPECT_EQ(all.requests[0].prompt_tokens, 6758u);
 }
 

@@ -1,0 +1,262 @@
+#include "sim/cluster/vllm_scheduler.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+#include "sim/engine/check.hpp"
+
+namespace meshsim::cluster {
+
+VllmScheduler::VllmScheduler(const VllmLimits& limits, std::uint32_t kv_blocks)
+    : limits_(limits), pool_(kv_blocks, limits.prefix_caching) {
+  MESHSIM_CHECK(limits_.block_size > 0 && limits_.max_num_seqs > 0 &&
+                    limits_.max_num_batched_tokens >= limits_.max_num_seqs,
+                "vLLM limits need block_size > 0 and max_num_batched_tokens >= max_num_seqs > 0");
+}
+
+void VllmScheduler::enqueue(std::uint32_t slot, TokenStream& stream, std::uint32_t tokens, std::uint32_t computed) {
+  MESHSIM_CHECK(computed < tokens, "enqueue: a request must have a token left to compute");
+  const bool added = seqs_.emplace(slot, Seq{&stream, tokens, computed, {}, 0}).second;
+  MESHSIM_CHECK(added, "enqueue: slot " + std::to_string(slot) + " is already here");
+  waiting_.push_back(slot);
+}
+
+// vLLM's allocate_slots: blocks for everything computed and scheduled, the prefix hits
+// taken first; refused, changing nothing, when the free blocks (counting the hits that
+// are free, which taking removes from the free list) are too few.
+bool VllmScheduler::allocate(Seq& seq, std::uint32_t new_tokens, const std::vector<std::uint32_t>& hits) {
+  const std::uint32_t hit_tokens = static_cast<std::uint32_t>(hits.size()) * limits_.block_size;
+  const std::uint32_t need = blocks_for(seq.computed + hit_tokens + new_tokens);
+  const std::uint32_t have = static_cast<std::uint32_t>(seq.blocks.size() + hits.size());
+  const std::uint32_t fresh = need > have ? need - have : 0;
+  std::uint32_t free_hits = 0;
+  for (const std::uint32_t block : hits) free_hits += !pool_.held(block);
+  if (fresh + free_hits > pool_.free_blocks()) return false;
+  for (const std::uint32_t block : hits) {
+    pool_.touch(block);
+    seq.blocks.push_back(block);
+  }
+  seq.cached_blocks += static_cast<std::uint32_t>(hits.size());
+  for (std::uint32_t i = 0; i < fresh; ++i) seq.blocks.push_back(pool_.allocate());
+  cache_full_blocks(seq, std::min(seq.computed + hit_tokens + new_tokens, seq.tokens));
+  return true;
+}
+
+// Full blocks whose tokens are all known and scheduled join the cache (vLLM caches them
+// when they are scheduled, not when computed).
+void VllmScheduler::cache_full_blocks(Seq& seq, std::uint32_t known_tokens) {
+  if (!pool_.prefix_caching()) return;
+  const std::uint32_t full = known_tokens / limits_.block_size;
+  for (; seq.cached_blocks < full; ++seq.cached_blocks) {
+    pool_.cache(seq.blocks[seq.cached_blocks], seq.stream->block_hash(seq.cached_blocks));
+  }
+}
+
+void VllmScheduler::release_blocks(Seq& seq) {
+  for (auto it = seq.blocks.rbegin(); it != seq.blocks.rend(); ++it) pool_.release(*it);
+  seq.blocks.clear();
+  seq.cached_blocks = 0;
+}
+
+void VllmScheduler::preempt(std::uint32_t slot) {
+  Seq& seq = seqs_.at(slot);
+  release_blocks(seq);
+  seq.computed = 0;
+  waiting_.push_front(slot);
+  step_.preempted.push_back(slot);
+}
+
+const VllmScheduler::Step& VllmScheduler::schedule() {
+  step_.chunks.clear();
+  step_.preempted.clear();
+  step_.prefill_tokens = 0;
+  std::uint32_t budget = limits_.max_num_batched_tokens;
+  const auto take = [&](std::uint32_t slot, const Seq& seq, std::uint32_t tokens) {
+    const bool samples = seq.computed + tokens == seq.tokens;
+    const bool decodes = tokens == 1 && samples;
+    step_.chunks.push_back(Chunk{slot, tokens, seq.computed, samples, decodes});
+    if (!decodes) step_.prefill_tokens += tokens;
+    budget -= tokens;
+  };
+  const auto chunk_of = [&](const Seq& seq, std::uint32_t left) {
+    std::uint32_t tokens = seq.tokens - seq.computed;
+    if (limits_.long_prefill_token_threshold > 0) tokens = std::min(tokens, limits_.long_prefill_token_threshold);
+    return std::min(tokens, left);
+  };
+  // Running requests, in admission order; the last admitted are preempted for blocks.
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    const std::uint32_t slot = running_[i];
+    Seq& seq = seqs_.at(slot);
+    const std::uint32_t tokens = chunk_of(seq, budget);
+    if (tokens == 0) continue;
+    bool allocated = false;
+    while (!(allocated = allocate(seq, tokens, {}))) {
+      const std::uint32_t victim = running_.back();
+      running_.pop_back();
+      preempt(victim);
+      if (victim == slot) break;
+    }
+    if (!allocated) break;
+    take(slot, seq, tokens);
+  }
+  if (!step_.preempted.empty()) return step_;
+  // Waiting requests, first come first served; the first that does not fit stops admission.
+  while (!waiting_.empty() && budget > 0 && running_.size() < limits_.max_num_seqs) {
+    const std::uint32_t slot = waiting_.front();
+    Seq& seq = seqs_.at(slot);
+    hits_.clear();
+    if (seq.computed == 0 && pool_.prefix_caching()) {
+      const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
+      for (std::uint32_t b = 0; b < lookable; ++b) {
+        const std::uint32_t block = pool_.cached(seq.stream->block_hash(b));
+        if (block == KvBlockPool::kNone) break;
+        hits_.push_back(block);
+      }
+    }
+    const std::uint32_t hit_tokens = static_cast<std::uint32_t>(hits_.size()) * limits_.block_size;
+    seq.computed += hit_tokens;  // provisional, for chunk_of
+    const std::uint32_t tokens = chunk_of(seq, budget);
+    seq.computed -= hit_tokens;
+    if (!allocate(seq, tokens, hits_)) break;
+    if (seq.computed == 0) {
+      queried_ += seq.tokens;
+      hit_ += hit_tokens;
+    }
+    seq.computed += hit_tokens;
+    waiting_.pop_front();
+    running_.push_back(slot);
+    take(slot, seq, tokens);
+  }
+  return step_;
+}
+
+// Blocks of iterations 1..k-1 of a steady decode step: a request with c tokens computed
+// before the step computes token c + j in iteration j, which opens a block when it is a
+// multiple of the block size.
+std::uint64_t VllmScheduler::later_allocations(std::uint32_t k) const {
+  std::uint64_t blocks = 0;
+  const std::uint64_t b = limits_.block_size;
+  for (const Chunk& chunk : step_.chunks) {
+    const std::uint64_t c = chunk.context;
+    blocks += (c + k - 1) / b - c / b;
+  }
+  return blocks;
+}
+
+// Whether the waiting queue's head would be admitted with `free_blocks` free and `budget`
+// tokens left (the same rule as schedule()), or might be at a later boundary: true as well
+// when some of its prefix hits sit in free blocks, since a run of allocations can evict one
+// and cut its chain of hits short, which with a chunk capped by the budget can leave it
+// needing fewer blocks than the allocation freed.
+bool VllmScheduler::waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const {
+  if (waiting_.empty() || budget == 0 || running_.size() >= limits_.max_num_seqs) return false;
+  const Seq& seq = seqs_.at(waiting_.front());
+  std::uint32_t hits = 0, free_hits = 0;
+  if (seq.computed == 0 && pool_.prefix_caching()) {
+    const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
+    for (; hits < lookable; ++hits) {
+      const std::uint32_t block = pool_.cached(seq.stream->block_hash(hits));
+      if (block == KvBlockPool::kNone) break;
+      free_hits += !pool_.held(block);
+    }
+  }
+  if (free_hits > 0) return true;
+  const std::uint32_t computed = seq.computed + hits * limits_.block_size;
+  std::uint32_t tokens = seq.tokens - computed;
+  if (limits_.long_prefill_token_threshold > 0) tokens = std::min(tokens, limits_.long_prefill_token_threshold);
+  tokens = std::min(tokens, budget);
+  return blocks_for(computed + tokens) - hits <= free_blocks;
+}
+
+std::uint32_t VllmScheduler::steady_iterations(std::uint32_t limit) const {
+  if (limit <= 1 || !step_.decode_only() || !step_.preempted.empty() || step_.chunks.size() != running_.size()) {
+    return 1;
+  }
+  // The waiting head, blocked at the next boundary with its hits (if any) all held by
+  // running requests, stays blocked: free blocks only fall and its hits stay.
+  const std::uint32_t budget = limits_.max_num_batched_tokens - static_cast<std::uint32_t>(running_.size());
+  const std::uint64_t free_now = pool_.free_blocks();
+  const std::uint64_t next = later_allocations(2);
+  if (next > free_now || waiting_head_may_fit(static_cast<std::uint32_t>(free_now - next), budget)) return 1;
+  // The longest run whose later allocations all succeed (monotone in k).
+  std::uint32_t low = 2, high = limit;
+  while (low < high) {
+    const std::uint32_t mid = low + (high - low + 1) / 2;
+    if (later_allocations(mid) <= free_now) {
+      low = mid;
+    } else {
+      high = mid - 1;
+    }
+  }
+  return low;
+}
+
+void VllmScheduler::complete(std::uint32_t iterations) {
+  MESHSIM_CHECK(iterations >= 1, "complete: at least one iteration");
+  for (const Chunk& chunk : step_.chunks) {
+    Seq& seq = seqs_.at(chunk.slot);
+    seq.computed += chunk.tokens;
+    if (chunk.samples) ++seq.tokens;
+    // Later iterations of a steady decode step: one token each, a block when one fills.
+    for (std::uint32_t j = 1; j < iterations; ++j) {
+      if (seq.computed % limits_.block_size == 0) seq.blocks.push_back(pool_.allocate());
+      ++seq.computed;
+      ++seq.tokens;
+    }
+    if (iterations > 1) cache_full_blocks(seq, seq.computed);
+  }
+}
+
+std::uint32_t VllmScheduler::used_blocks(std::uint32_t begun) const {
+  const std::uint32_t used = pool_.used_blocks();
+  if (begun <= 1 || !step_.decode_only()) return used;
+  return used + static_cast<std::uint32_t>(later_allocations(begun));
+}
+
+void VllmScheduler::remove(std::uint32_t slot) {
+  auto it = seqs_.find(slot);
+  MESHSIM_CHECK(it != seqs_.end(), "remove: slot " + std::to_string(slot) + " is not here");
+  release_blocks(it->second);
+  seqs_.erase(it);
+  if (auto r = std::find(running_.begin(), running_.end(), slot); r != running_.end()) {
+    running_.erase(r);
+    return;
+  }
+  SlotQueue kept;
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    if (waiting_[i] != slot) kept.push_back(waiting_[i]);
+  }
+  waiting_ = std::move(kept);
+}
+
+std::vector<std::uint32_t> VllmScheduler::slots() const {
+  std::vector<std::uint32_t> all(running_.begin(), running_.end());
+  for (std::size_t i = 0; i < waiting_.size(); ++i) all.push_back(waiting_[i]);
+  return all;
+}
+
+std::vector<std::string> VllmScheduler::check_invariants() const {
+  std::vector<std::string> problems = pool_.check_invariants();
+  std::unordered_map<std::uint32_t, std::uint32_t> refs;
+  const std::unordered_set<std::uint32_t> running(running_.begin(), running_.end());
+  for (const auto& [slot, seq] : seqs_) {
+    const std::string name = "request slot " + std::to_string(slot);
+    for (const std::uint32_t block : seq.blocks) ++refs[block];
+    // Running: blocks for what it computed. Waiting: none (a prompt's KV on its way from a
+    // prompt instance gets them when admitted).
+    if (running.count(slot) == 1 ? seq.blocks.size() < blocks_for(seq.computed) : !seq.blocks.empty()) {
+      problems.push_back(name + ": its block table does not match its computed tokens");
+    }
+    if (seq.computed >= seq.tokens) problems.push_back(name + ": nothing left to compute");
+  }
+  for (const auto& [block, count] : refs) {
+    if (!pool_.held(block)) problems.push_back("block " + std::to_string(block) + " is in a table but free");
+  }
+  if (pool_.used_blocks() != refs.size()) problems.push_back("blocks held by no request");
+  if (running_.size() + waiting_.size() != seqs_.size()) problems.push_back("queues disagree with the requests");
+  if (running_.size() > limits_.max_num_seqs) problems.push_back("more running than max_num_seqs");
+  return problems;
+}
+
+}  // namespace meshsim::cluster

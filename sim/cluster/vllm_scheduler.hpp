@@ -1,0 +1,134 @@
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cluster/kv_block_pool.hpp"
+#include "sim/cluster/slot_queue.hpp"
+#include "sim/cluster/token_stream.hpp"
+
+namespace meshsim::cluster {
+
+// vLLM's scheduler limits (its engine arguments of the same names).
+struct VllmLimits {
+  std::uint32_t max_num_seqs = 128;            // requests running at once
+  std::uint32_t max_num_batched_tokens = 2048;  // tokens computed per step (the token budget)
+  // A prefill chunk takes at most this many tokens of a step (0: no limit; vLLM's default
+  // with one partial prefill at a time).
+  std::uint32_t long_prefill_token_threshold = 0;
+  std::uint32_t block_size = 16;  // tokens per KV block
+  bool prefix_caching = true;
+};
+
+// One instance's batch formation as vLLM's v1 scheduler does it, step by step: a token
+// budget of max_num_batched_tokens per step; running requests first, in the order they
+// were admitted, each taking the tokens it still has to compute (1 when decoding; the rest
+// of its prompt, in chunks, when prefilling); then waiting requests, first come first
+// served, while the budget lasts and fewer than max_num_seqs run, their prompts chunked to
+// what is left of the budget (chunked prefill). KV memory is allocated in blocks as tokens
+// are scheduled (KvBlockPool); a running request that cannot get a block preempts the most
+// recently admitted running request (its blocks are freed and it goes back to the front of
+// the waiting queue to recompute prompt and output so far), and no waiting request is
+// admitted in a step that preempted; the first waiting request that does not fit stops
+// admission. With prefix caching, a request admitted with nothing computed first takes the
+// cached full blocks of its longest cached prefix (at most all its tokens but the last).
+//
+// Simplified against vLLM: one KV cache group (no sliding window or hybrid models), no
+// speculative decoding, no structured output, no priority policy, no encoder inputs; a
+// step's tokens are known when it is scheduled (no async scheduling). Timing is the
+// caller's (LlmCluster prices each step with its PerfModel).
+//
+// Costs: schedule() O(running + admitted + blocks allocated + hashes computed);
+// complete() O(chunks + blocks allocated); remove() O(running).
+class VllmScheduler {
+ public:
+  VllmScheduler(const VllmLimits& limits, std::uint32_t kv_blocks);
+
+  // Joins the waiting queue's back: `tokens` known so far (prompt and the output tokens it
+  // has), `computed` of them already in KV here (0, or the prompt when its KV arrives from
+  // a prompt instance). `stream` names its tokens and must outlive its stay here.
+  void enqueue(std::uint32_t slot, TokenStream& stream, std::uint32_t tokens, std::uint32_t computed);
+
+  struct Chunk {
+    std::uint32_t slot = 0;
+    std::uint32_t tokens = 0;   // computed by this step
+    std::uint32_t context = 0;  // already computed before them (prefix hits included)
+    bool samples = false;       // its last known token is among them: the step samples a new one
+    // One token that samples: a decode step, or the last token of a prefill or recomputation
+    // whose other tokens hit the prefix cache (the caller, who knows which, tells them apart).
+    bool decodes = false;
+  };
+  struct Step {
+    std::vector<Chunk> chunks;              // running first, in admission order, then those admitted
+    std::vector<std::uint32_t> preempted;   // freed and sent back to wait this step
+    std::uint32_t prefill_tokens = 0;       // of chunks that do not `decode`
+    bool decode_only() const { return prefill_tokens == 0; }
+  };
+  // Forms the next step; chunks empty when nothing can run.
+  const Step& schedule();
+  const Step& step() const { return step_; }
+  // Iterations the decode-only step just scheduled would be formed again, unchanged, if
+  // nothing else happened (no arrival, nothing leaving): at most `limit` (the caller's:
+  // until the first request finishes), fewer when a block allocation would fail (a
+  // preemption) or a waiting request would be admitted; 1 when the step is not steady.
+  // O(running * log(limit)).
+  std::uint32_t steady_iterations(std::uint32_t limit) const;
+  // The scheduled step has run `iterations` times (more than once only within
+  // steady_iterations): tokens are computed, every chunk that samples gains a token, and
+  // the blocks of the iterations after the first are allocated now.
+  void complete(std::uint32_t iterations);
+  // KV blocks in use now, counting those the running step's iterations begun by now
+  // (`begun`, at least 1) take.
+  std::uint32_t used_blocks(std::uint32_t begun) const;
+
+  // Leaves the instance (finished, or moved elsewhere): its blocks are released, last
+  // first (so a prefix's tail is evicted before its head), and stay cached.
+  void remove(std::uint32_t slot);
+  // Every request here, running (admission order) then waiting (queue order), without
+  // touching them: for evacuation, which removes each.
+  std::vector<std::uint32_t> slots() const;
+
+  bool empty() const { return seqs_.empty(); }
+  std::size_t waiting() const { return waiting_.size(); }
+  std::size_t running() const { return running_.size(); }
+  bool holds(std::uint32_t slot) const { return seqs_.count(slot) == 1; }
+  std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
+  const KvBlockPool& pool() const { return pool_; }
+  const VllmLimits& limits() const { return limits_; }
+  // Prefix caching since construction: tokens of admitted requests looked up, and hit.
+  std::uint64_t prefix_queried_tokens() const { return queried_; }
+  std::uint64_t prefix_hit_tokens() const { return hit_; }
+
+  // Block tables, reference counts and queues agree; empty when all is well. O(blocks).
+  std::vector<std::string> check_invariants() const;
+
+ private:
+  struct Seq {
+    TokenStream* stream = nullptr;
+    std::uint32_t tokens = 0;
+    std::uint32_t computed = 0;
+    std::vector<std::uint32_t> blocks;
+    std::uint32_t cached_blocks = 0;  // leading blocks registered in the pool's cache
+  };
+  std::uint32_t blocks_for(std::uint32_t tokens) const { return (tokens + limits_.block_size - 1) / limits_.block_size; }
+  bool allocate(Seq& seq, std::uint32_t new_tokens, const std::vector<std::uint32_t>& hits);
+  void cache_full_blocks(Seq& seq, std::uint32_t known_tokens);
+  void preempt(std::uint32_t slot);
+  void release_blocks(Seq& seq);
+  // Blocks iterations 1..k-1 of the steady decode step allocate.
+  std::uint64_t later_allocations(std::uint32_t k) const;
+  bool waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const;
+
+  VllmLimits limits_;
+  KvBlockPool pool_;
+  std::unordered_map<std::uint32_t, Seq> seqs_;
+  std::vector<std::uint32_t> running_;
+  SlotQueue waiting_;
+  Step step_;
+  std::vector<std::uint32_t> hits_;  // scratch
+  std::uint64_t queried_ = 0;
+  std::uint64_t hit_ = 0;
+};
+
+}  // namespace meshsim::cluster

@@ -1,0 +1,192 @@
+// VllmScheduler's rules one at a time (vLLM v1's scheduler and KV cache manager), and
+// KvBlockPool's reuse order. The whole cluster under it is checked on random cases in
+// llm_cluster_property_test.cpp (folded = unfolded, nothing lost).
+#include "sim/cluster/vllm_scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+namespace meshsim::cluster {
+namespace {
+
+struct Requests {
+  std::deque<TokenStream> streams;
+  // A request of `prompt` tokens whose first `shared` tokens are named run `id`.
+  TokenStream& make(std::uint64_t request, std::uint32_t prompt, std::uint64_t id = 0, std::uint32_t shared = 0,
+                    std::uint32_t block_size = 16) {
+    std::vector<traces::ContentSegment> prefix;
+    if (shared > 0) prefix.push_back({id, shared});
+    return streams.emplace_back(request, prompt, prefix, 0, block_size);
+  }
+};
+
+VllmLimits limits(std::uint32_t seqs, std::uint32_t tokens, std::uint32_t block = 16) {
+  VllmLimits l;
+  l.max_num_seqs = seqs;
+  l.max_num_batched_tokens = tokens;
+  l.block_size = block;
+  return l;
+}
+
+TEST(KvBlockPoolTest, ReusesTheLeastRecentlyFreedBlockAndEvictsItsCachedContents) {
+  KvBlockPool pool(3, true);
+  const auto a = pool.allocate(), b = pool.allocate(), c = pool.allocate();
+  pool.cache(a, 11);
+  pool.cache(b, 22);
+  EXPECT_EQ(pool.free_blocks(), 0u);
+  pool.release(b);
+  pool.release(a);  // b was freed first, so it goes first
+  EXPECT_EQ(pool.cached(22), b);
+  EXPECT_EQ(pool.allocate(), b);
+  EXPECT_EQ(pool.cached(22), KvBlockPool::kNone);
+  EXPECT_EQ(pool.evictions(), 1u);
+  pool.touch(a);  // a hit takes a free cached block back
+  EXPECT_EQ(pool.free_blocks(), 0u);
+  EXPECT_EQ(pool.cached(11), a);
+  pool.release(c);
+  EXPECT_TRUE(pool.check_invariants().empty());
+}
+
+TEST(KvBlockPoolTest, WithoutPrefixCachingFreedBlocksAreForgotten) {
+  KvBlockPool pool(2, false);
+  const auto a = pool.allocate();
+  pool.cache(a, 5);
+  EXPECT_EQ(pool.cached(5), KvBlockPool::kNone);
+  pool.release(a);
+  EXPECT_TRUE(pool.check_invariants().empty());
+}
+
+TEST(VllmSchedulerTest, ChunksALongPromptOverStepsAndSamplesOnlyAtItsEnd) {
+  Requests r;
+  VllmScheduler s(limits(8, 2048), 1000);
+  s.enqueue(0, r.make(0, 5000), 5000, 0);
+  std::vector<std::uint32_t> chunks;
+  for (int i = 0; i < 3; ++i) {
+    const auto& step = s.schedule();
+    ASSERT_EQ(step.chunks.size(), 1u);
+    chunks.push_back(step.chunks[0].tokens);
+    EXPECT_EQ(step.chunks[0].samples, i == 2);
+    EXPECT_FALSE(step.chunks[0].decodes);
+    s.complete(1);
+  }
+  EXPECT_EQ(chunks, (std::vector<std::uint32_t>{2048, 2048, 904}));
+  const auto& decode = s.schedule();
+  ASSERT_EQ(decode.chunks.size(), 1u);
+  EXPECT_TRUE(decode.chunks[0].decodes);
+  EXPECT_EQ(decode.chunks[0].context, 5000u);
+}
+
+TEST(VllmSchedulerTest, RunningDecodesGoFirstAndWaitingPromptsTakeTheRestOfTheBudget) {
+  Requests r;
+  VllmScheduler s(limits(8, 512), 1000);
+  s.enqueue(0, r.make(0, 100), 100, 0);
+  s.schedule();
+  s.complete(1);  // request 0 decodes from now
+  s.enqueue(1, r.make(1, 600), 600, 0);
+  s.enqueue(2, r.make(2, 600), 600, 0);
+  const auto& step = s.schedule();
+  ASSERT_EQ(step.chunks.size(), 2u);
+  EXPECT_EQ(step.chunks[0].slot, 0u);
+  EXPECT_TRUE(step.chunks[0].decodes);
+  EXPECT_EQ(step.chunks[1].slot, 1u);
+  EXPECT_EQ(step.chunks[1].tokens, 511u);  // the budget left; request 2 waits
+  EXPECT_EQ(s.waiting(), 1u);
+}
+
+TEST(VllmSchedulerTest, RunningRequestsNeverExceedMaxNumSeqs) {
+  Requests r;
+  VllmScheduler s(limits(2, 2048), 1000);
+  for (std::uint32_t i = 0; i < 4; ++i) s.enqueue(i, r.make(i, 10), 10, 0);
+  EXPECT_EQ(s.schedule().chunks.size(), 2u);
+  EXPECT_EQ(s.running(), 2u);
+  EXPECT_EQ(s.waiting(), 2u);
+}
+
+TEST(VllmSchedulerTest, WhenBlocksRunOutTheLatestAdmittedIsPreemptedToTheFrontOfTheQueue) {
+  Requests r;
+  // 4 blocks of 4 tokens: two requests of 7 prompt tokens take 2 blocks each; the first
+  // to need a third block preempts the other.
+  VllmScheduler s(limits(8, 64, 4), 4);
+  s.enqueue(0, r.make(0, 7, 0, 0, 4), 7, 0);
+  s.enqueue(1, r.make(1, 7, 0, 0, 4), 7, 0);
+  s.enqueue(2, r.make(2, 3, 0, 0, 4), 3, 0);
+  EXPECT_EQ(s.schedule().chunks.size(), 2u);  // request 2 does not fit
+  s.complete(1);
+  EXPECT_EQ(s.schedule().chunks.size(), 2u);  // token 7 still fits each one's second block
+  s.complete(1);
+  const auto& step = s.schedule();            // token 8 needs a third block each
+  ASSERT_EQ(step.preempted, (std::vector<std::uint32_t>{1}));
+  ASSERT_EQ(step.chunks.size(), 1u);
+  EXPECT_EQ(step.chunks[0].slot, 0u);
+  EXPECT_EQ(s.slots(), (std::vector<std::uint32_t>{0, 1, 2}));  // 1 back before 2
+  EXPECT_EQ(s.computed(1), 0u);
+  EXPECT_TRUE(s.check_invariants().empty());
+}
+
+TEST(VllmSchedulerTest, ASharedPrefixIsComputedOnceAndTheLastTokenAlwaysRecomputes) {
+  Requests r;
+  VllmScheduler s(limits(8, 2048), 100);
+  s.enqueue(0, r.make(0, 100, 7, 40), 100, 0);
+  s.schedule();
+  s.complete(1);
+  // Same 40-token system prompt: 2 full blocks (32 tokens) hit.
+  s.enqueue(1, r.make(1, 90, 7, 40), 90, 0);
+  const auto& step = s.schedule();
+  ASSERT_EQ(step.chunks.size(), 2u);
+  EXPECT_EQ(step.chunks[1].context, 32u);
+  EXPECT_EQ(step.chunks[1].tokens, 58u);
+  EXPECT_EQ(s.prefix_hit_tokens(), 32u);
+  EXPECT_EQ(s.prefix_queried_tokens(), 190u);
+  s.complete(1);
+  // A prompt that is exactly the cached 32 tokens: at most 31 may hit, so one block
+  // (16 tokens) does and 16 are computed.
+  s.enqueue(2, r.make(2, 32, 7, 32), 32, 0);
+  const auto& again = s.schedule();
+  EXPECT_EQ(again.chunks.back().context, 16u);
+  EXPECT_EQ(again.chunks.back().tokens, 16u);
+  EXPECT_TRUE(s.check_invariants().empty());
+}
+
+TEST(VllmSchedulerTest, AFinishedRequestsPrefixStaysCachedUntilItsBlocksAreReused) {
+  Requests r;
+  VllmScheduler s(limits(8, 2048), 8);  // 128 tokens
+  s.enqueue(0, r.make(0, 64, 9, 64), 64, 0);
+  s.schedule();
+  s.complete(1);
+  s.remove(0);
+  s.enqueue(1, r.make(1, 65, 9, 64), 65, 0);
+  EXPECT_EQ(s.schedule().chunks[0].context, 64u);
+  s.complete(1);
+  s.remove(1);
+  // A 128-token stranger takes every block: the prefix is gone.
+  s.enqueue(2, r.make(2, 127), 127, 0);
+  s.schedule();
+  s.complete(1);
+  s.remove(2);
+  s.enqueue(3, r.make(3, 65, 9, 64), 65, 0);
+  EXPECT_EQ(s.schedule().chunks[0].context, 0u);
+}
+
+TEST(VllmSchedulerTest, ASteadyDecodeStepRepeatsUntilABlockWouldRunOut) {
+  Requests r;
+  // 3 blocks of 4 tokens; one request of 4 prompt tokens decodes: tokens 4..7 need a
+  // second block (iteration 0 of the first decode step takes it), 8..11 a third; the
+  // iteration computing token 12 would preempt.
+  VllmScheduler s(limits(8, 64, 4), 3);
+  s.enqueue(0, r.make(0, 4, 0, 0, 4), 4, 0);
+  s.schedule();
+  s.complete(1);
+  const auto& step = s.schedule();
+  ASSERT_TRUE(step.decode_only());
+  EXPECT_EQ(step.chunks[0].context, 4u);
+  EXPECT_EQ(s.steady_iterations(100), 8u);  // tokens 4..11
+  EXPECT_EQ(s.steady_iterations(3), 3u);
+  s.complete(8);
+  EXPECT_EQ(s.computed(0), 12u);
+  EXPECT_EQ(s.pool().free_blocks(), 0u);
+  EXPECT_TRUE(s.check_invariants().empty());
+}
+
+}  // namespace
+}  // namespace meshsim::cluster
