@@ -393,6 +393,18 @@ void LlmCluster::interrupt_fold(Instance& in) {
   }
 }
 
+// Iterations of the running segment begun by now (at least its first).
+std::uint32_t LlmCluster::iterations_begun(const Instance& in) const {
+  const Segment& segment = in.segment;
+  std::uint32_t begun = 1;
+  SimTime start = segment.start + segment.first;
+  for (std::uint32_t i = 1; i < segment.iterations && start < sim_.now(); ++i) {
+    ++begun;
+    start += segment.steps[i].length;
+  }
+  return begun;
+}
+
 // KV tokens held beyond kv_used. On demand, those taken by the running segment's
 // iterations begun by now (counted in kv_used when it ends): the unfolded model takes them
 // as each iteration is formed; one that starts exactly now is formed after everything else

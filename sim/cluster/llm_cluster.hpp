@@ -256,10 +256,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void end_vllm_step(std::uint32_t instance);
   void vllm_preempted(Instance& in, std::uint32_t slot);
   bool vllm_decodes(const VllmScheduler::Chunk& chunk) const;
-  std::uint32_t iterations_begun(const Instance& in) const;
   std::unique_ptr<VllmScheduler> make_vllm_scheduler() const;
   // Queues a request to be prefilled (or recomputed) on `instance`, under either scheduler.
-  void enqueue_prefill(std::uint32_t instance, std::uint32_t slot, bool front = false);
+  void enqueue_prefill(std::uint32_t instance, std::uint32_t slot);
 
   // llm_lifecycle.cpp: states, servers and evacuation.
   Instance& existing(std::uint32_t instance, const char* call);
@@ -284,6 +283,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   bool break_kv_deadlock(Instance& in);
   void evict_latest(Instance& in);
   void evict_for_recompute(Instance& in, std::uint32_t slot);
+  std::uint32_t iterations_begun(const Instance& in) const;
   std::uint64_t kv_in_segment(const Instance& in) const;
   std::uint64_t prompt_kv_need(const Live& r) const;
   std::uint64_t decode_kv_need(const Live& r) const;

@@ -22,14 +22,10 @@ std::unique_ptr<VllmScheduler> LlmCluster::make_vllm_scheduler() const {
       config_.vllm, static_cast<std::uint32_t>(kv_capacity_tokens_ / config_.vllm.block_size));
 }
 
-void LlmCluster::enqueue_prefill(std::uint32_t instance, std::uint32_t slot, bool front) {
+void LlmCluster::enqueue_prefill(std::uint32_t instance, std::uint32_t slot) {
   Instance& in = *instances_[instance];
   if (!in.vllm) {
-    if (front) {
-      in.prompts.push_front(slot);
-    } else {
-      in.prompts.push_back(slot);
-    }
+    in.prompts.push_back(slot);
     return;
   }
   Live& r = live_[slot];
@@ -52,17 +48,6 @@ void LlmCluster::vllm_preempted(Instance& in, std::uint32_t slot) {
 bool LlmCluster::vllm_decodes(const VllmScheduler::Chunk& chunk) const {
   const Live& r = live_[chunk.slot];
   return chunk.decodes && r.generated > 0 && !r.recomputing;
-}
-
-std::uint32_t LlmCluster::iterations_begun(const Instance& in) const {
-  const Segment& segment = in.segment;
-  std::uint32_t begun = 1;
-  SimTime start = segment.start + segment.first;
-  for (std::uint32_t i = 1; i < segment.iterations && start < sim_.now(); ++i) {
-    ++begun;
-    start += segment.steps[i].length;
-  }
-  return begun;
 }
 
 void LlmCluster::start_vllm_step(std::uint32_t instance) {

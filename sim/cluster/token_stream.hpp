@@ -21,7 +21,6 @@ class TokenStream {
   TokenStream(std::uint64_t request_id, std::uint32_t prompt_tokens, std::vector<traces::ContentSegment> prefix,
               std::uint64_t output_content, std::uint32_t block_size);
 
-  std::uint32_t block_size() const { return block_size_; }
   // The hash of full block `index` (tokens [index * block_size, (index + 1) * block_size)).
   std::uint64_t block_hash(std::uint32_t index);
 

@@ -67,6 +67,26 @@ void VllmScheduler::preempt(std::uint32_t slot) {
   step_.preempted.push_back(slot);
 }
 
+// A request admitted with nothing computed first takes the cached blocks of its longest
+// cached prefix, at most all its tokens but the last (which must be computed to sample).
+void VllmScheduler::find_hits(const Seq& seq, std::vector<std::uint32_t>& hits) const {
+  hits.clear();
+  if (seq.computed != 0 || !pool_.prefix_caching()) return;
+  const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
+  for (std::uint32_t b = 0; b < lookable; ++b) {
+    const std::uint32_t block = pool_.cached(seq.stream->block_hash(b));
+    if (block == KvBlockPool::kNone) return;
+    hits.push_back(block);
+  }
+}
+
+// The tokens a request computes this step: what it has left, capped by the long-prefill
+// threshold and by the budget left.
+std::uint32_t VllmScheduler::chunk_tokens(std::uint32_t left, std::uint32_t budget) const {
+  if (limits_.long_prefill_token_threshold > 0) left = std::min(left, limits_.long_prefill_token_threshold);
+  return std::min(left, budget);
+}
+
 const VllmScheduler::Step& VllmScheduler::schedule() {
   step_.chunks.clear();
   step_.preempted.clear();
@@ -79,16 +99,11 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
     if (!decodes) step_.prefill_tokens += tokens;
     budget -= tokens;
   };
-  const auto chunk_of = [&](const Seq& seq, std::uint32_t left) {
-    std::uint32_t tokens = seq.tokens - seq.computed;
-    if (limits_.long_prefill_token_threshold > 0) tokens = std::min(tokens, limits_.long_prefill_token_threshold);
-    return std::min(tokens, left);
-  };
   // Running requests, in admission order; the last admitted are preempted for blocks.
   for (std::size_t i = 0; i < running_.size(); ++i) {
     const std::uint32_t slot = running_[i];
     Seq& seq = seqs_.at(slot);
-    const std::uint32_t tokens = chunk_of(seq, budget);
+    const std::uint32_t tokens = chunk_tokens(seq.tokens - seq.computed, budget);
     if (tokens == 0) continue;
     bool allocated = false;
     while (!(allocated = allocate(seq, tokens, {}))) {
@@ -105,19 +120,9 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
   while (!waiting_.empty() && budget > 0 && running_.size() < limits_.max_num_seqs) {
     const std::uint32_t slot = waiting_.front();
     Seq& seq = seqs_.at(slot);
-    hits_.clear();
-    if (seq.computed == 0 && pool_.prefix_caching()) {
-      const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
-      for (std::uint32_t b = 0; b < lookable; ++b) {
-        const std::uint32_t block = pool_.cached(seq.stream->block_hash(b));
-        if (block == KvBlockPool::kNone) break;
-        hits_.push_back(block);
-      }
-    }
+    find_hits(seq, hits_);
     const std::uint32_t hit_tokens = static_cast<std::uint32_t>(hits_.size()) * limits_.block_size;
-    seq.computed += hit_tokens;  // provisional, for chunk_of
-    const std::uint32_t tokens = chunk_of(seq, budget);
-    seq.computed -= hit_tokens;
+    const std::uint32_t tokens = chunk_tokens(seq.tokens - seq.computed - hit_tokens, budget);
     if (!allocate(seq, tokens, hits_)) break;
     if (seq.computed == 0) {
       queried_ += seq.tokens;
@@ -152,20 +157,13 @@ std::uint64_t VllmScheduler::later_allocations(std::uint32_t k) const {
 bool VllmScheduler::waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const {
   if (waiting_.empty() || budget == 0 || running_.size() >= limits_.max_num_seqs) return false;
   const Seq& seq = seqs_.at(waiting_.front());
-  std::uint32_t hits = 0, free_hits = 0;
-  if (seq.computed == 0 && pool_.prefix_caching()) {
-    const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
-    for (; hits < lookable; ++hits) {
-      const std::uint32_t block = pool_.cached(seq.stream->block_hash(hits));
-      if (block == KvBlockPool::kNone) break;
-      free_hits += !pool_.held(block);
-    }
+  find_hits(seq, hits_);
+  for (const std::uint32_t block : hits_) {
+    if (!pool_.held(block)) return true;
   }
-  if (free_hits > 0) return true;
+  const auto hits = static_cast<std::uint32_t>(hits_.size());
   const std::uint32_t computed = seq.computed + hits * limits_.block_size;
-  std::uint32_t tokens = seq.tokens - computed;
-  if (limits_.long_prefill_token_threshold > 0) tokens = std::min(tokens, limits_.long_prefill_token_threshold);
-  tokens = std::min(tokens, budget);
+  const std::uint32_t tokens = chunk_tokens(seq.tokens - computed, budget);
   return blocks_for(computed + tokens) - hits <= free_blocks;
 }
 

@@ -112,6 +112,8 @@ class VllmScheduler {
     std::uint32_t cached_blocks = 0;  // leading blocks registered in the pool's cache
   };
   std::uint32_t blocks_for(std::uint32_t tokens) const { return (tokens + limits_.block_size - 1) / limits_.block_size; }
+  void find_hits(const Seq& seq, std::vector<std::uint32_t>& hits) const;
+  std::uint32_t chunk_tokens(std::uint32_t left, std::uint32_t budget) const;
   bool allocate(Seq& seq, std::uint32_t new_tokens, const std::vector<std::uint32_t>& hits);
   void cache_full_blocks(Seq& seq, std::uint32_t known_tokens);
   void preempt(std::uint32_t slot);
@@ -126,7 +128,7 @@ class VllmScheduler {
   std::vector<std::uint32_t> running_;
   SlotQueue waiting_;
   Step step_;
-  std::vector<std::uint32_t> hits_;  // scratch
+  mutable std::vector<std::uint32_t> hits_;  // scratch of find_hits
   std::uint64_t queried_ = 0;
   std::uint64_t hit_ = 0;
 };
