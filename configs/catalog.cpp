@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "configs/config_file.hpp"
+#include "configs/hf_model.hpp"
 #include "configs/object_reader.hpp"
 
 namespace meshsim::configs {
@@ -44,6 +45,27 @@ json factors_to_json(const cluster::RooflineFactors& f) {
               {"decode_compute_efficiency", f.decode_compute_efficiency}};
 }
 
+// The upper bound of a step coefficient: a roofline term at 1000x its ideal time, an
+// overhead of a second.
+constexpr double kMaxStepCoefficient = 1e6;
+
+void read_step_coefficients(ObjectReader& r, cluster::StepCoefficients& c) {
+  const auto in_range = [](double v) { return v >= 0 && v <= kMaxStepCoefficient; };
+  for (std::size_t i = 0; i < cluster::kStepTermCount; ++i) {
+    r.read(cluster::kStepTermNames[i], c.step[i], "a number in [0, 1e6]", in_range);
+  }
+  r.read("pre_queue_ms", c.request.pre_queue_ms, "a number in [0, 1e6]", in_range);
+  r.read("pre_queue_us_per_prompt_token", c.request.pre_queue_us_per_prompt_token, "a number in [0, 1e6]", in_range);
+}
+
+json step_coefficients_to_json(const cluster::StepCoefficients& c) {
+  json out = json::object();
+  for (std::size_t i = 0; i < cluster::kStepTermCount; ++i) out[std::string(cluster::kStepTermNames[i])] = c.step[i];
+  out["pre_queue_ms"] = c.request.pre_queue_ms;
+  out["pre_queue_us_per_prompt_token"] = c.request.pre_queue_us_per_prompt_token;
+  return out;
+}
+
 template <typename Read>
 Status read_file(const std::string& path, Read read) {
   auto tree = read_config_file(path);
@@ -71,6 +93,27 @@ FactorsLookup Catalog::lookup_factors(const std::string& model, const std::strin
   return {cluster::RooflineFactors{}, FactorsSource::kBuiltIn};
 }
 
+const cluster::ModelSpec* Catalog::find_model(const std::string& name) const {
+  if (const auto it = models.find(name); it != models.end()) return &it->second;
+  for (const auto& [key, model] : models) {
+    if (!model.hf_id.empty() && model.hf_id == name) return &model;
+  }
+  return nullptr;
+}
+
+const cluster::SkuSpec* Catalog::find_sku(const std::string& name) const {
+  if (const auto it = skus.find(name); it != skus.end()) return &it->second;
+  for (const auto& [key, sku] : skus) {
+    if (std::find(sku.aliases.begin(), sku.aliases.end(), name) != sku.aliases.end()) return &sku;
+  }
+  return nullptr;
+}
+
+const cluster::StepCoefficients* Catalog::step_fit(const std::string& sku) const {
+  const auto it = step_fits.find(sku);
+  return it == step_fits.end() ? nullptr : &it->second;
+}
+
 namespace {
 
 // Reads `folder`'s catalog files into `catalog`, an entry replacing one of the same name
@@ -93,6 +136,14 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         r.read("network_gb_per_s", s.network_gb_per_s, "a positive number", kPositive);
         r.read("power_kw", s.power_kw, "a positive number", kPositive);
         r.read("cost_per_hour", s.cost_per_hour, "a non-negative price", [](double v) { return v >= 0; });
+        if (const json* aliases = r.raw("aliases")) {
+          if (!aliases->is_array() ||
+              !std::all_of(aliases->begin(), aliases->end(), [](const json& a) { return a.is_string(); })) {
+            r.fail("aliases", "expected a list of names");
+          } else {
+            s.aliases = aliases->get<std::vector<std::string>>();
+          }
+        }
         if (s.name.empty()) r.fail("name", "expected a SKU name");
         catalog.skus[s.name] = s;
       });
@@ -110,6 +161,16 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         r.read("heads", m.heads, "a positive integer", kAtLeastOne);
         r.read("kv_heads", m.kv_heads, "a positive integer", kAtLeastOne);
         r.read("dtype_bytes", m.dtype_bytes, "a positive integer", kAtLeastOne);
+        r.read("hf_id", m.hf_id);
+        r.read("experts", m.experts);
+        r.read("experts_per_token", m.experts_per_token);
+        r.read("expert_parameters", m.expert_parameters, "a non-negative number", kNonNegative);
+        if (m.experts > 0 && (m.experts_per_token == 0 || m.experts_per_token > m.experts)) {
+          r.fail("experts_per_token", "expected 1 to experts (" + std::to_string(m.experts) + ")");
+        }
+        if ((m.experts > 0) != (m.expert_parameters > 0) || m.expert_parameters >= m.parameters) {
+          r.fail("expert_parameters", "expected experts' weights (> 0, < parameters) exactly when experts > 0");
+        }
         if (m.name.empty()) r.fail("name", "expected a model name");
         if (m.heads && (m.hidden % m.heads != 0 || m.kv_heads > m.heads)) {
           r.fail("heads", "expected heads to divide hidden and kv_heads <= heads");
@@ -147,6 +208,22 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
     });
     if (!fits) return fits.error();
   }
+  if (with_fits && present("step_model.json")) {
+    auto steps = read_file(folder + "/step_model.json", [&](ObjectReader& top) {
+      read_array(top, "fits", [&](ObjectReader& r) {
+        std::string sku;
+        r.read("sku", sku);
+        if (sku.empty()) r.fail("sku", "expected a SKU name");
+        cluster::StepCoefficients c;
+        read_step_coefficients(r, c);
+        catalog.step_fits[sku] = c;
+      });
+    });
+    if (!steps) return steps.error();
+  }
+  auto hf = read_hf_models(folder);
+  if (!hf) return hf.error();
+  for (auto& model : *hf) catalog.models[model.name] = std::move(model);
   return Ok{};
 }
 
@@ -163,15 +240,27 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
   if (!catalog || user_folder.empty()) return catalog;
   namespace fs = std::filesystem;
   if (!fs::is_directory(user_folder)) return Error{"catalog " + user_folder + ": not a folder"};
-  if (!fs::exists(fs::path(user_folder) / "hardware.json") && !fs::exists(fs::path(user_folder) / "models.json") &&
-      !fs::exists(fs::path(user_folder) / "perf_fits.json")) {
-    return Error{"catalog " + user_folder + ": holds none of hardware.json, models.json, perf_fits.json"};
+  const auto holds = [&](const char* entry) { return fs::exists(fs::path(user_folder) / entry); };
+  if (!holds("hardware.json") && !holds("models.json") && !holds("perf_fits.json") && !holds("step_model.json") &&
+      !holds("hf")) {
+    return Error{"catalog " + user_folder +
+                 ": holds none of hardware.json, models.json, perf_fits.json, step_model.json, hf/"};
   }
   if (auto read = read_catalog_files(user_folder, *catalog, false, user_fits); !read) return read.error();
   return catalog;
 }
 
 std::string default_catalog_folder() { return MESHSIM_CONFIG_DIR; }
+
+json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits, const std::string& comment) {
+  json out = {{"comment", comment}, {"fits", json::array()}};
+  for (const auto& [sku, c] : fits) {
+    json entry = {{"sku", sku}};
+    entry.update(step_coefficients_to_json(c));
+    out["fits"].push_back(entry);
+  }
+  return out;
+}
 
 json perf_fits_to_json(const std::vector<PerfFit>& fits, const std::string& comment) {
   json out = {{"comment", comment}, {"fits", json::array()}, {"sku_defaults", json::array()}};

@@ -19,7 +19,8 @@ using traces::LengthSpec;
 
 constexpr EnumNames kArrivalKindNames{std::array{std::pair{ArrivalSpec::Kind::kPoisson, std::string_view("poisson")},
                                                  std::pair{ArrivalSpec::Kind::kGamma, std::string_view("gamma")},
-                                                 std::pair{ArrivalSpec::Kind::kDiurnal, std::string_view("diurnal")}}};
+                                                 std::pair{ArrivalSpec::Kind::kDiurnal, std::string_view("diurnal")},
+                                                 std::pair{ArrivalSpec::Kind::kConstant, std::string_view("constant")}}};
 
 constexpr EnumNames kLengthKindNames{std::array{std::pair{LengthSpec::Kind::kFixed, std::string_view("fixed")},
                                                 std::pair{LengthSpec::Kind::kUniform, std::string_view("uniform")},
@@ -60,8 +61,30 @@ void read_generator(ObjectReader& reader, traces::GeneratorSpec& spec) {
     arrivals.read("period_s", a.period_s, "a positive number of seconds", kPositive);
     arrivals.read("phase_rad", a.phase_rad);
   }
+  if (const json* stages = reader.raw("stages")) {
+    if (!stages->is_array() || stages->empty()) reader.fail("stages", "expected a list of {rate_per_s, duration_s}");
+    for (std::size_t i = 0; stages->is_array() && i < stages->size(); ++i) {
+      ObjectReader stage(&(*stages)[i], reader.path_of("stages") + "[" + std::to_string(i) + "]", reader.errors());
+      traces::LoadStage s;
+      stage.read("rate_per_s", s.rate_per_s, "a positive rate", kPositive);
+      stage.read_duration("duration_s", s.duration, 1.0);
+      if (!stage.has("duration_s")) stage.fail("duration_s", "expected the stage's length in seconds");
+      spec.stages.push_back(s);
+    }
+  }
   read_length(reader, "prompt_tokens", spec.prompt_tokens);
   read_length(reader, "output_tokens", spec.output_tokens);
+  if (reader.has("shared_prefix")) {
+    ObjectReader prefix(reader.raw("shared_prefix"), reader.path_of("shared_prefix"), reader.errors());
+    traces::SharedPrefixSpec p;
+    prefix.read("system_prompts", p.system_prompts, "a positive integer", kAtLeastOne);
+    prefix.read("users_per_system_prompt", p.users_per_system_prompt, "a positive integer", kAtLeastOne);
+    prefix.read("system_prompt_tokens", p.system_prompt_tokens, "a token count in [0, 10000000]",
+                [](std::uint64_t v) { return v <= 10'000'000; });
+    prefix.read("multi_turn", p.multi_turn);
+    prefix.read("turns_per_conversation", p.turns_per_conversation);
+    spec.shared_prefix = p;
+  }
   reader.read_optional("requests", spec.requests, "a positive integer", kAtLeastOne);
   reader.read_optional_duration("duration_s", spec.duration, 1.0);
 }
@@ -228,12 +251,26 @@ json to_json(const traces::GeneratorSpec& spec) {
     arrivals["period_s"] = a.period_s;
     arrivals["phase_rad"] = a.phase_rad;
   }
-  return json{{"name", spec.name},
-              {"arrivals", arrivals},
-              {"prompt_tokens", length_to_json(spec.prompt_tokens)},
-              {"output_tokens", length_to_json(spec.output_tokens)},
-              {"requests", spec.requests ? json(*spec.requests) : json(nullptr)},
-              {"duration_s", optional_json(spec.duration)}};
+  json out{{"name", spec.name},
+           {"arrivals", arrivals},
+           {"prompt_tokens", length_to_json(spec.prompt_tokens)},
+           {"output_tokens", length_to_json(spec.output_tokens)},
+           {"requests", spec.requests ? json(*spec.requests) : json(nullptr)},
+           {"duration_s", optional_json(spec.duration)}};
+  if (!spec.stages.empty()) {
+    out["stages"] = json::array();
+    for (const auto& stage : spec.stages) {
+      out["stages"].push_back({{"rate_per_s", stage.rate_per_s}, {"duration_s", stage.duration.seconds()}});
+    }
+  }
+  if (const auto& p = spec.shared_prefix) {
+    out["shared_prefix"] = {{"system_prompts", p->system_prompts},
+                            {"users_per_system_prompt", p->users_per_system_prompt},
+                            {"system_prompt_tokens", p->system_prompt_tokens},
+                            {"multi_turn", p->multi_turn},
+                            {"turns_per_conversation", p->turns_per_conversation}};
+  }
+  return out;
 }
 
 json to_json(const ScenarioConfig& config) {

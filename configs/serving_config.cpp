@@ -173,17 +173,19 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
     });
   }
   const auto& llm = std::get<LlmServingSpec>(spec);
-  const auto model = catalog.models.find(llm.model);
-  if (model == catalog.models.end()) return Error{"serving.model: no model '" + llm.model + "' in models.json"};
-  const auto sku = catalog.skus.find(llm.sku);
-  if (sku == catalog.skus.end()) return Error{"serving.sku: no SKU '" + llm.sku + "' in hardware.json"};
-  if (sku->second.gpus_per_node % llm.tensor_parallel != 0) {
+  const cluster::ModelSpec* model = catalog.find_model(llm.model);
+  if (model == nullptr) {
+    return Error{"serving.model: no model '" + llm.model + "' in models.json or the catalog's hf/ folder"};
+  }
+  const cluster::SkuSpec* sku = catalog.find_sku(llm.sku);
+  if (sku == nullptr) return Error{"serving.sku: no SKU '" + llm.sku + "' in hardware.json"};
+  if (sku->gpus_per_node % llm.tensor_parallel != 0) {
     return Error{"serving.tensor_parallel: " + std::to_string(llm.tensor_parallel) + " does not divide the " +
-                 std::to_string(sku->second.gpus_per_node) + " GPUs of a " + llm.sku + " server"};
+                 std::to_string(sku->gpus_per_node) + " GPUs of a " + llm.sku + " server"};
   }
   cluster::LlmClusterConfig config;
-  config.model = model->second;
-  config.sku = sku->second;
+  config.model = *model;
+  config.sku = *sku;
   config.tensor_parallel = llm.tensor_parallel;
   config.start_state = llm.start_state;
   config.batching = llm.batching;
@@ -208,10 +210,13 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
     config.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
   } else if (llm.backend == LlmServingSpec::Backend::kConstant) {
     config.perf = std::make_shared<cluster::ConstantPerfModel>(llm.constant_prefill_ms, llm.constant_decode_ms);
+  } else if (llm.backend == LlmServingSpec::Backend::kStepModel) {
+    const cluster::StepCoefficients* fit = catalog.step_fit(sku->name);
+    config.perf = std::make_shared<cluster::StepTimeModel>(*model, *sku, llm.tensor_parallel,
+                                                           fit ? *fit : cluster::StepCoefficients{});
   } else {
     config.perf = std::make_shared<cluster::RooflinePerfModel>(
-        model->second, sku->second, llm.tensor_parallel,
-        catalog.factors_for(llm.model, llm.sku, llm.tensor_parallel));
+        *model, *sku, llm.tensor_parallel, catalog.factors_for(model->name, sku->name, llm.tensor_parallel));
   }
   // Check now what the cluster would otherwise assert on.
   const double weights = config.model.weight_bytes();

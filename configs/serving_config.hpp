@@ -21,10 +21,10 @@ struct LlmServingSpec {
   std::string model = "llama2-70b";
   std::string sku = "h100-80gb";
   std::uint32_t tensor_parallel = 8;
-  enum class Backend { kRoofline, kTable, kConstant } backend = Backend::kRoofline;
+  enum class Backend { kRoofline, kTable, kConstant, kStepModel } backend = Backend::kRoofline;
   std::string profile;  // table backend: a profile CSV (SplitwiseSim's perf_model.csv layout)
   double constant_prefill_ms = 10, constant_decode_ms = 20;  // constant backend
-  std::vector<cluster::InstanceGroup> start_state = {{cluster::InstanceTag::kMixed, 4}};
+  std::vector<cluster::InstanceGroup> start_state = std::vector(1, cluster::InstanceGroup{cluster::InstanceTag::kMixed, 4});
   cluster::BatchScheduler scheduler = cluster::BatchScheduler::kSplitwise;
   cluster::BatchingConfig batching;  // splitwise
   cluster::VllmLimits vllm;          // vllm
@@ -41,7 +41,8 @@ struct LlmServingSpec {
 inline constexpr EnumNames kBackendNames{
     std::array{std::pair{LlmServingSpec::Backend::kRoofline, std::string_view("roofline")},
                std::pair{LlmServingSpec::Backend::kTable, std::string_view("table")},
-               std::pair{LlmServingSpec::Backend::kConstant, std::string_view("constant")}}};
+               std::pair{LlmServingSpec::Backend::kConstant, std::string_view("constant")},
+               std::pair{LlmServingSpec::Backend::kStepModel, std::string_view("step_model")}}};
 
 using ServingSpec = std::variant<LlmServingSpec, cluster::FixedLatencyConfig>;
 

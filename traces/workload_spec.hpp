@@ -27,6 +27,7 @@ struct ArrivalSpec {
     kPoisson,  // exponential gaps at rate_per_s
     kGamma,    // Gamma gaps with mean 1/rate_per_s and coefficient of variation cv (>1 is bursty)
     kDiurnal,  // Poisson whose rate follows rate_per_s * (1 + amplitude * sin(2 pi t / period_s + phase))
+    kConstant, // evenly spaced, 1 / rate_per_s apart (a load generator's constant rate)
   };
   Kind kind = Kind::kPoisson;
   double rate_per_s = 1.0;
@@ -51,12 +52,37 @@ struct LengthSpec {
   std::vector<std::pair<double, double>> quantiles;
 };
 
+// One load stage: arrivals at `rate_per_s` (the arrival kind's law) for `duration`.
+struct LoadStage {
+  double rate_per_s = 1.0;
+  SimTime duration;
+};
+
+// inference-perf's shared_prefix workload: `system_prompts` system prompts of
+// `system_prompt_tokens` tokens, each shared by `users_per_system_prompt` users; each
+// request comes from a user drawn uniformly and carries its system prompt, then (with
+// `multi_turn`) the user's earlier turns, questions and answers, then a new question
+// (prompt_tokens' law). Its prompt names those runs, so prefix caching can share them.
+struct SharedPrefixSpec {
+  std::uint32_t system_prompts = 1;
+  std::uint32_t users_per_system_prompt = 1;
+  std::uint32_t system_prompt_tokens = 100;
+  bool multi_turn = false;
+  // With multi_turn: a user's conversation starts afresh after this many turns (0: never;
+  // it also starts afresh before its prompt would pass 2^24 tokens).
+  std::uint32_t turns_per_conversation = 0;
+};
+
 // A synthetic workload: arrivals, lengths, and when to stop (whichever limit comes first).
 struct GeneratorSpec {
   std::string name = "generator";
   ArrivalSpec arrivals;
-  LengthSpec prompt_tokens;
+  // When given, arrivals run through these stages back to back (each at its own rate, the
+  // arrivals' kind), in place of arrivals.rate_per_s, and the workload ends with them.
+  std::vector<LoadStage> stages;
+  LengthSpec prompt_tokens;  // with shared_prefix: the question
   LengthSpec output_tokens;
+  std::optional<SharedPrefixSpec> shared_prefix;
   std::optional<std::uint64_t> requests;
   std::optional<SimTime> duration;
 };

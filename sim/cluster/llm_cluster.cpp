@@ -26,6 +26,7 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       gpus_(sim.now()),
       cost_(sim.now()) {
   MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
+  request_costs_ = config_.perf->request_costs();
   MESHSIM_CHECK(config_.tensor_parallel > 0 && config_.sku.gpus_per_node % config_.tensor_parallel == 0,
                 "the tensor-parallel degree must divide the GPUs per node");
   const double kv_per_token = config_.model.kv_bytes_per_token();
@@ -162,6 +163,17 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     r.stream = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content,
                            config_.vllm.block_size);
   }
+  // The API server's work before the request reaches an engine's queue.
+  const double pre_queue_s = request_costs_.pre_queue_s(request.prompt_tokens);
+  if (pre_queue_s > 0) {
+    sim_.schedule_after(SimTime::from_seconds(pre_queue_s), *this, engine::EventPayload{kAdmit, slot});
+    return;
+  }
+  admit(slot);
+}
+
+void LlmCluster::admit(std::uint32_t slot) {
+  Live& r = live_[slot];
   const std::uint32_t instance = prompt_router_.pick();
   r.record.prompt_instance = instance;
   assign(instance, slot);
@@ -202,6 +214,8 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
     }
   } else if (payload.a == kMigrate) {
     migrate_all(static_cast<std::uint32_t>(payload.b));
+  } else if (payload.a == kAdmit) {
+    admit(static_cast<std::uint32_t>(payload.b));
   } else {
     arrive_for_decode(static_cast<std::uint32_t>(payload.b >> 32), static_cast<std::uint32_t>(payload.b));
   }

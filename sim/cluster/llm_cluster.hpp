@@ -231,7 +231,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
  private:
   struct Instance;
   struct Live;
-  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate };
+  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit };
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;
@@ -239,6 +239,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   const PoolRouter& router_for(InstanceTag tag) const {
     return tag == InstanceTag::kToken ? token_router_ : prompt_router_;
   }
+  // Routes a submitted request to an instance's queue (after its pre-queue cost).
+  void admit(std::uint32_t slot);
   void assign(std::uint32_t instance, std::uint32_t slot);
   void refresh_load(std::uint32_t instance);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
@@ -302,6 +304,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   LlmClusterConfig config_;
   RequestSink& sink_;
   std::uint64_t kv_capacity_tokens_ = 0;
+  RequestCosts request_costs_;
   // Instances by id, never freed (a removed one keeps its timer, which stale events in
   // the queue still point to); `removed` marks the gone.
   std::vector<std::unique_ptr<Instance>> instances_;

@@ -29,6 +29,18 @@ struct DecodeWork {
   std::uint64_t context_tokens = 0;
 };
 
+// What a request costs outside the engine's steps: the API server's parsing and
+// tokenisation before it queues. (vLLM v1 detokenises in the API process while the engine
+// runs its next step, so that cost is inside the measured time between tokens.)
+struct RequestCosts {
+  double pre_queue_ms = 0.0;
+  double pre_queue_us_per_prompt_token = 0.0;
+
+  double pre_queue_s(std::uint32_t prompt_tokens) const {
+    return pre_queue_ms * 1e-3 + pre_queue_us_per_prompt_token * 1e-6 * prompt_tokens;
+  }
+};
+
 // How long work takes on one serving instance (a model at a tensor-parallel degree on a
 // SKU). Implementations are pure functions of their inputs.
 class PerfModel {
@@ -39,6 +51,7 @@ class PerfModel {
   // One iteration of a continuous batch: prompts being prefilled and sequences decoding
   // together (either may be empty).
   virtual double iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const = 0;
+  virtual RequestCosts request_costs() const { return {}; }
 };
 
 // The fitted factors of a roofline (configs/perf_fits.json; `meshsim calibrate` fits

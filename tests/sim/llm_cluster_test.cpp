@@ -26,6 +26,21 @@ TEST(LlmClusterTest, OneRequestOnAMixedInstanceFollowsThePerformanceModel) {
   EXPECT_EQ(r.tbt_max, SimTime::from_us(21'002));
 }
 
+TEST(LlmClusterTest, ARequestReachesTheEngineAfterItsPreQueueCost) {
+  // The API server's 5 ms plus 10 us per prompt token come before the engine's queue.
+  auto config = base_config({{InstanceTag::kMixed, 1}});
+  const RequestCosts costs{5.0, 10.0};
+  config.perf = std::make_shared<testing::SimplePerf>(10.0, 100.0, 20.0, 1000.0, costs);
+  ListSource source({{0.0, 1000, 3}, {0.010, 500, 2}});
+  const auto result = run(config, source);
+  // 5 + 1000 * 0.01 = 15 ms before the first prefill (20 ms); the second request reaches
+  // the engine at 10 + 5 + 5 = 20 ms, mid-prefill, and is prefilled when that ends.
+  EXPECT_EQ(*result.records.at(0).ttft(), SimTime::from_ms(35));
+  EXPECT_EQ(result.records.at(1).arrival, SimTime::from_ms(10));
+  EXPECT_GE(*result.records.at(1).ttft(), SimTime::from_ms(25 + 15));
+  EXPECT_EQ(result.counts.completed, 2u);
+}
+
 TEST(LlmClusterTest, FoldingDecodeIterationsChangesNoResultAndSavesEvents) {
   traces::GeneratorSpec spec;
   spec.arrivals.kind = traces::ArrivalSpec::Kind::kPoisson;

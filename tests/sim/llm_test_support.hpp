@@ -29,9 +29,10 @@ inline int case_count(int default_count) {
 class SimplePerf final : public PerfModel {
  public:
   SimplePerf(double prefill_base = 10.0, double prefill_per_ms = 100.0, double decode_base = 20.0,
-             double decode_per_ms = 1000.0)
+             double decode_per_ms = 1000.0, RequestCosts costs = {})
       : prefill_base_(prefill_base), prefill_per_ms_(prefill_per_ms), decode_base_(decode_base),
-        decode_per_ms_(decode_per_ms) {}
+        decode_per_ms_(decode_per_ms), costs_(costs) {}
+  RequestCosts request_costs() const override { return costs_; }
   double prefill_ms(const PrefillWork& w) const override {
     return prefill_base_ + static_cast<double>(w.tokens) / prefill_per_ms_;
   }
@@ -46,12 +47,13 @@ class SimplePerf final : public PerfModel {
 
  private:
   double prefill_base_, prefill_per_ms_, decode_base_, decode_per_ms_;
+  RequestCosts costs_;
 };
 
 inline LlmClusterConfig base_config(std::vector<InstanceGroup> groups) {
   LlmClusterConfig config;
-  config.model = ModelSpec{"toy", 1e9, 8, 1024, 8, 8, 2};
-  config.sku = SkuSpec{"toy-gpu", 8, 80, 100, 1, 100, 10, 1, 8.0};
+  config.model = ModelSpec{.name = "toy", .parameters = 1e9, .layers = 8, .hidden = 1024, .heads = 8, .kv_heads = 8, .dtype_bytes = 2, .hf_id = {}, .experts = 0, .experts_per_token = 0, .expert_parameters = 0};
+  config.sku = SkuSpec{.name = "toy-gpu", .gpus_per_node = 8, .hbm_gib_per_gpu = 80, .peak_tflops = 100, .hbm_tb_per_s = 1, .nvlink_gb_per_s = 100, .network_gb_per_s = 10, .power_kw = 1, .cost_per_hour = 8.0, .aliases = {}};
   config.tensor_parallel = 8;
   config.perf = std::make_shared<SimplePerf>();
   config.start_state = std::move(groups);

@@ -5,12 +5,12 @@
 namespace meshsim::cluster {
 namespace {
 
-ModelSpec llama70b() { return ModelSpec{"llama2-70b", 68.98e9, 80, 8192, 64, 8, 2}; }
-SkuSpec h100() { return SkuSpec{"h100-80gb", 8, 80, 989, 3.35, 900, 400, 10.2, 98.32}; }
+ModelSpec llama70b() { return ModelSpec{.name = "llama2-70b", .parameters = 68.98e9, .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .dtype_bytes = 2, .hf_id = {}, .experts = 0, .experts_per_token = 0, .expert_parameters = 0}; }
+SkuSpec h100() { return SkuSpec{.name = "h100-80gb", .gpus_per_node = 8, .hbm_gib_per_gpu = 80, .peak_tflops = 989, .hbm_tb_per_s = 3.35, .nvlink_gb_per_s = 900, .network_gb_per_s = 400, .power_kw = 10.2, .cost_per_hour = 98.32, .aliases = {}}; }
 
 TEST(ModelSpecTest, KvBytesPerTokenFollowTheArchitecture) {
   EXPECT_EQ(llama70b().kv_bytes_per_token(), 2.0 * 80 * 8 * 128 * 2);  // GQA: 8 KV heads
-  const ModelSpec bloom{"bloom-176b", 176.25e9, 70, 14336, 112, 112, 2};
+  const ModelSpec bloom{.name = "bloom-176b", .parameters = 176.25e9, .layers = 70, .hidden = 14336, .heads = 112, .kv_heads = 112, .dtype_bytes = 2, .hf_id = {}, .experts = 0, .experts_per_token = 0, .expert_parameters = 0};
   EXPECT_EQ(bloom.kv_bytes_per_token(), 4'014'080.0);  // SplitwiseSim's figure
 }
 

@@ -74,7 +74,9 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
   c.config.perf = std::make_shared<SimplePerf>(static_cast<double>(one_of({1, 10})),
                                                static_cast<double>(one_of({100, 1000, 1'000'000})),
                                                static_cast<double>(one_of({1, 5, 20})),
-                                               static_cast<double>(one_of({1000, 1'000'000'000})));
+                                               static_cast<double>(one_of({1000, 1'000'000'000})),
+                                               RequestCosts{static_cast<double>(one_of({0, 0, 3})),
+                                                            static_cast<double>(one_of({0, 0, 2}))});
   c.timeseries_interval = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 50, 1000})));
 
   const auto count = static_cast<std::uint32_t>(between(1, max_requests));

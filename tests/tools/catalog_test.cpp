@@ -154,5 +154,61 @@ TEST(CatalogTest, CalibrateWritesTheFitsOfAnOwnCatalog) {
   EXPECT_EQ(catalog->lookup_factors("llama2-70b", "test-gpu", 4).source, configs::FactorsSource::kBuiltIn);
 }
 
+TEST(CatalogTest, HuggingFaceConfigsBecomeModelsNamedByTheirIds) {
+  const fs::path dir = fresh_dir("catalog_hf");
+  fs::create_directories(dir / "hf/mistralai/Mixtral-8x7B-v0.1");
+  write(dir / "hf/mistralai/Mixtral-8x7B-v0.1/config.json",
+        R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
+            "num_experts_per_tok": 2, "torch_dtype": "bfloat16", "tie_word_embeddings": false})");
+  const auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  const auto* model = catalog->find_model("mistralai/Mixtral-8x7B-v0.1");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->name, "mistralai/Mixtral-8x7B-v0.1");
+  EXPECT_NEAR(model->parameters, 46.70e9, 0.01e9);  // the model card's figure
+  EXPECT_NEAR(model->expert_parameters, 45.10e9, 0.01e9);
+  EXPECT_NEAR(model->active_parameters(), 12.88e9, 0.01e9);
+  EXPECT_EQ(model->experts, 8u);
+  EXPECT_EQ(model->kv_heads, 8u);
+  // The bundled entry of the same hf_id agrees with the config.json.
+  const auto* bundled = catalog->find_model("mixtral-8x7b");
+  ASSERT_NE(bundled, nullptr);
+  EXPECT_NEAR(bundled->parameters, model->parameters, 0.01e9);
+  // SKUs by alias, as reference files name them.
+  ASSERT_NE(catalog->find_sku("H100-SXM-80GB"), nullptr);
+  EXPECT_EQ(catalog->find_sku("H100-SXM-80GB")->name, "h100-80gb");
+  EXPECT_EQ(catalog->find_sku("no-such-gpu"), nullptr);
+}
+
+TEST(CatalogTest, AnUnsupportedOrBrokenHuggingFaceConfigIsNamed) {
+  const fs::path dir = fresh_dir("catalog_hf_bad");
+  fs::create_directories(dir / "hf/acme/model");
+  write(dir / "hf/acme/model/config.json", R"({"model_type": "gpt2", "hidden_size": 768})");
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_FALSE(catalog);
+  EXPECT_NE(catalog.error().message.find("acme/model/config.json: model_type: expected one of llama"),
+            std::string::npos)
+      << catalog.error().message;
+  write(dir / "hf/acme/model/config.json", R"({"model_type": "llama", "hidden_size": 768, "num_hidden_layers": 12,
+      "num_attention_heads": 12, "vocab_size": 32000})");
+  catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_FALSE(catalog);
+  EXPECT_NE(catalog.error().message.find("intermediate_size: expected a positive integer"), std::string::npos)
+      << catalog.error().message;
+}
+
+TEST(CatalogTest, MixtureOfExpertsFiguresMustAgree) {
+  const fs::path dir = fresh_dir("catalog_moe_bad");
+  fs::create_directories(dir);
+  write(dir / "models.json", R"({"models": [{"name": "moe", "parameters": 1e9, "layers": 4, "hidden": 512,
+      "heads": 8, "kv_heads": 8, "experts": 4, "experts_per_token": 6, "expert_parameters": 2e9}]})");
+  const auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_FALSE(catalog);
+  EXPECT_NE(catalog.error().message.find("experts_per_token: expected 1 to experts (4)"), std::string::npos)
+      << catalog.error().message;
+  EXPECT_NE(catalog.error().message.find("expert_parameters"), std::string::npos) << catalog.error().message;
+}
+
 }  // namespace
 }  // namespace meshsim::cli

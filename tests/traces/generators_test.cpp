@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "traces/generated_source.hpp"
 #include "traces/trace_stats.hpp"
@@ -95,11 +97,86 @@ TEST(GeneratorTest, InvalidSpecsAreRejectedNamingTheField) {
   EXPECT_EQ(validate(spec).error().message, "arrivals.rate_per_s: expected a positive rate");
   spec = spec_with(ArrivalSpec::Kind::kPoisson, 1.0, 10);
   spec.requests.reset();
-  EXPECT_EQ(validate(spec).error().message, "expected a limit: 'requests' or 'duration_s'");
+  EXPECT_EQ(validate(spec).error().message, "expected a limit: 'requests', 'duration_s' or 'stages'");
   spec = spec_with(ArrivalSpec::Kind::kPoisson, 1.0, 10);
   spec.output_tokens = LengthSpec{LengthSpec::Kind::kQuantiles, 1, 1, 1, {{0.0, 5.0}, {0.5, 4.0}, {1.0, 9.0}}};
   EXPECT_EQ(validate(spec).error().message,
             "output_tokens.quantiles[1]: probabilities must increase and tokens must not decrease");
+}
+
+std::vector<TraceRequest> drain(GeneratorSpec spec, std::uint64_t seed = 3) {
+  EXPECT_TRUE(validate(spec)) << validate(spec).error().message;
+  GeneratedSource source(std::move(spec), seed);
+  std::vector<TraceRequest> out;
+  for (;;) {
+    auto next = source.next();
+    EXPECT_TRUE(next);
+    if (!next || !*next) return out;
+    out.push_back(**next);
+  }
+}
+
+TEST(GeneratorTest, ConstantStagesSpaceArrivalsEvenlyAtEachStagesRate) {
+  GeneratorSpec spec = spec_with(ArrivalSpec::Kind::kConstant, 1.0, 1);
+  spec.requests.reset();
+  spec.stages = {LoadStage{4.0, SimTime::from_seconds(10)}, LoadStage{10.0, SimTime::from_seconds(5)}};
+  const auto requests = drain(spec);
+  ASSERT_EQ(requests.size(), 40u + 50u);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const double expected = i < 40 ? 0.25 * double(i) : 10.0 + 0.1 * double(i - 40);
+    EXPECT_NEAR(requests[i].arrival.seconds(), expected, 1e-6) << i;
+  }
+}
+
+TEST(GeneratorTest, StagesNeedPositiveRatesAndDurations) {
+  GeneratorSpec spec = spec_with(ArrivalSpec::Kind::kConstant, 1.0, 10);
+  spec.stages = {LoadStage{0.0, SimTime::from_seconds(10)}};
+  EXPECT_NE(validate(spec).error().message.find("stages[0].rate_per_s"), std::string::npos);
+  spec.stages = {LoadStage{1.0, SimTime::zero()}};
+  EXPECT_NE(validate(spec).error().message.find("stages[0].duration_s"), std::string::npos);
+}
+
+TEST(GeneratorTest, SharedPrefixRequestsCarryTheirUsersSystemPrompt) {
+  GeneratorSpec spec = spec_with(ArrivalSpec::Kind::kConstant, 10.0, 2000);
+  spec.prompt_tokens = LengthSpec{LengthSpec::Kind::kFixed, 400, 1, 1, {}};
+  spec.shared_prefix = SharedPrefixSpec{9, 5, 100, false, 0};
+  std::vector<int> used(10, 0);
+  for (const auto& r : drain(spec)) {
+    ASSERT_EQ(r.prefix.size(), 1u);
+    EXPECT_EQ(r.prefix[0].tokens, 100u);
+    ASSERT_GE(r.prefix[0].id, 1u);
+    ASSERT_LE(r.prefix[0].id, 9u);
+    ++used[r.prefix[0].id];
+    EXPECT_EQ(r.prompt_tokens, 500u);
+    EXPECT_EQ(r.output_content, 0u);
+  }
+  for (std::size_t id = 1; id <= 9; ++id) EXPECT_NEAR(used[id], 2000.0 / 9, 60) << id;  // users drawn uniformly
+}
+
+TEST(GeneratorTest, MultiTurnPromptsRepeatTheUsersEarlierTurns) {
+  GeneratorSpec spec = spec_with(ArrivalSpec::Kind::kPoisson, 10.0, 300);
+  spec.prompt_tokens = LengthSpec{LengthSpec::Kind::kUniform, 1, 20, 60, {}};
+  spec.shared_prefix = SharedPrefixSpec{2, 3, 50, true, 4};
+  // Each request's prefix starts with what its user's previous request sent and got.
+  std::map<std::uint64_t, std::vector<ContentSegment>> last_of_conversation;
+  std::size_t continued = 0;
+  for (const auto& r : drain(spec)) {
+    std::uint32_t named = 0;
+    for (const auto& s : r.prefix) named += s.tokens;
+    EXPECT_EQ(named, r.prompt_tokens);  // the question is named too: a later turn repeats it
+    ASSERT_NE(r.output_content, 0u);
+    const std::size_t turns = (r.prefix.size() - 1) / 2;  // system, then (question, answer) pairs, then the question
+    EXPECT_LE(turns, 4u);
+    if (turns > 0) ++continued;
+  }
+  EXPECT_GT(continued, 200u);
+  // Determinism: the same seed, the same prompts.
+  const auto a = drain(spec, 9), b = drain(spec, 9);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].prompt_tokens, b[i].prompt_tokens);
+    EXPECT_EQ(a[i].prefix.size(), b[i].prefix.size());
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "sim/engine/check.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/compare_presets.hpp"
+#include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 #include "tools/cli/sweep_command.hpp"
 #ifdef MESHSIM_HAVE_RL
@@ -50,11 +51,28 @@ int main(int argc, char** argv) {
   fit_cmd->add_option("--name", fit.name, "Name of the generator")->capture_default_str();
 
   CalibrateCommandOptions calibrate;
+  std::string calibrate_reference;
   auto* calibrate_cmd = app.add_subcommand(
-      "calibrate", "Fit the roofline performance model to a profile CSV and print perf_fits.json");
-  calibrate_cmd->add_option("--profile", calibrate.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)")
-      ->required();
+      "calibrate",
+      "Fit a performance model and print it: the roofline to a profile CSV (perf_fits.json), or the step-time "
+      "model to request-level measurements (step_model.json)");
+  auto* profile_opt =
+      calibrate_cmd->add_option("--profile", calibrate.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)");
+  auto* reference_opt = calibrate_cmd->add_option(
+      "--reference", calibrate_reference, "Serving reference CSV (the layout of vllm-h100-measured.csv)");
+  profile_opt->excludes(reference_opt);
+  calibrate_cmd->require_option(1);
   calibrate_cmd->add_option("--catalog", calibrate.catalog, "Folder of your own hardware.json, models.json over the bundled ones");
+
+  ValidateCommandOptions validate;
+  auto* validate_cmd = app.add_subcommand(
+      "validate", "Replay each row of a serving reference CSV and compare predicted with measured latencies");
+  validate_cmd->add_option("--reference", validate.reference, "Serving reference CSV (vllm-h100-measured.csv layout)")
+      ->required();
+  validate_cmd->add_option("--catalog", validate.catalog,
+                           "Folder of your own hardware.json, models.json, hf/, step_model.json over the bundled ones");
+  validate_cmd->add_flag("--json", validate.json, "Print {\"rows\": [...]} with the predicted figures instead of a table");
+  validate_cmd->add_option("--seed", validate.seed, "Random seed of the workloads")->capture_default_str();
 
   ScenarioCommandOptions scenario;
   auto* scenario_cmd = app.add_subcommand(
@@ -165,7 +183,13 @@ int main(int argc, char** argv) {
     if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
-    if (calibrate_cmd->parsed()) return run_calibrate_command(calibrate, std::cout, std::cerr);
+    if (calibrate_cmd->parsed()) {
+      if (!calibrate_reference.empty()) {
+        return run_calibrate_reference(calibrate_reference, calibrate.catalog, std::cout, std::cerr);
+      }
+      return run_calibrate_command(calibrate, std::cout, std::cerr);
+    }
+    if (validate_cmd->parsed()) return run_validate_command(validate, std::cout, std::cerr);
     if (presets_cmd->parsed()) return run_compare_presets_command(presets, std::cout, std::cerr);
     if (sweep_cmd->parsed()) return run_sweep_command(sweep, std::cout, std::cerr);
 #ifdef MESHSIM_HAVE_RL

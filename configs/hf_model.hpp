@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include "sim/cluster/hardware.hpp"
+#include "sim/engine/expected.hpp"
+
+namespace meshsim::configs {
+
+// A model from a Hugging Face config.json of the Llama, Mistral, Mixtral or Qwen2
+// families: its architecture as given, its parameter count worked out from the shapes
+// (embeddings, attention, MLP or routed experts, norms). Named `hf_id` (also its
+// ModelSpec::name). Errors name the file and key.
+Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const std::string& hf_id);
+
+// Every `hf/<org>/<name>/config.json` under `folder` (a --catalog folder), as models
+// named "<org>/<name>", in path order.
+Expected<std::vector<cluster::ModelSpec>> read_hf_models(const std::string& folder);
+
+}  // namespace meshsim::configs

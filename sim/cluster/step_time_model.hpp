@@ -1,0 +1,72 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "sim/cluster/hardware.hpp"
+#include "sim/cluster/perf_model.hpp"
+
+namespace meshsim::cluster {
+
+// The terms an engine step's time is the sum of, each a physical quantity of the step in
+// seconds (a roofline time, a count of overheads in microseconds) that a fitted
+// coefficient scales. The roofline terms add rather than take a maximum, so the time is
+// linear in the coefficients and a non-negative least-squares fit finds them; in the
+// steps that matter one side dominates (decode reads weights, a prefill chunk computes).
+enum class StepTerm : std::size_t {
+  kWeights,         // weight bytes read (MoE: the experts the step's tokens touch) / HBM bandwidth
+  kLinearFlops,     // 2 * active parameters * tokens / peak FLOP/s
+  kKvReads,         // KV-cache bytes read (decode contexts, a chunk's cached prefix) / HBM bandwidth
+  kAttentionFlops,  // prefill attention, quadratic in each prompt / peak FLOP/s
+  kAllReduceBytes,  // tensor-parallel ring all-reduce traffic / one-way NVLink bandwidth
+  kAllReduces,      // all-reduces (2 per layer under TP > 1), microseconds each
+  kLayers,          // layers, microseconds each (kernel launches)
+  kSequences,       // sequences in the step, microseconds each (sampling, bookkeeping)
+  kStep,            // one per step, microseconds (scheduling)
+};
+inline constexpr std::size_t kStepTermCount = 9;
+// Names as the catalog (configs/step_model.json) and `meshsim calibrate` write them.
+inline constexpr std::array<std::string_view, kStepTermCount> kStepTermNames = {
+    "weights", "linear_flops", "kv_reads", "attention_flops", "allreduce_bytes",
+    "allreduce_us", "layer_us", "sequence_us", "step_us"};
+
+using StepFeatures = std::array<double, kStepTermCount>;
+
+// What a deployment's step time is fitted on (per SKU, so it carries to models and TP
+// degrees it was not fitted on), and what a request costs outside the engine.
+struct StepCoefficients {
+  StepFeatures step = {1, 1, 1, 1, 1, 0, 0, 0, 0};
+  RequestCosts request;
+};
+
+// What one engine step computes, in real numbers (a calibration prices mean steps).
+struct StepContents {
+  double prefill_tokens = 0, prefill_sequences = 0;
+  double squared_tokens = 0;   // as PrefillWork's
+  double prefill_context = 0;  // cached tokens the chunks attend to
+  double decode_batch = 0, decode_context = 0;
+};
+
+// The terms of one engine step of `model` at `tensor_parallel` on `sku`.
+StepFeatures step_features(const ModelSpec& model, const SkuSpec& sku, std::uint32_t tensor_parallel,
+                           const StepContents& step);
+
+// An engine step's time is coefficients . step_features: vLLM-style steps (a chunk of
+// prefill and the decodes in one forward pass).
+class StepTimeModel final : public PerfModel {
+ public:
+  StepTimeModel(ModelSpec model, SkuSpec sku, std::uint32_t tensor_parallel, StepCoefficients coefficients);
+  double prefill_ms(const PrefillWork& work) const override { return iteration_ms(work, {}); }
+  double decode_ms(const DecodeWork& work) const override { return iteration_ms({}, work); }
+  double iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const override;
+  RequestCosts request_costs() const override { return c_.request; }
+
+ private:
+  ModelSpec model_;
+  SkuSpec sku_;
+  std::uint32_t tp_;
+  StepCoefficients c_;
+};
+
+}  // namespace meshsim::cluster

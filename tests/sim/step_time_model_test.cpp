@@ -1,0 +1,204 @@
+#include "sim/cluster/step_time_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "sim/cluster/step_calibration.hpp"
+#include "sim/engine/rng.hpp"
+
+namespace meshsim::cluster {
+namespace {
+
+ModelSpec mixtral() {
+  ModelSpec m;
+  m.name = "mixtral";
+  m.parameters = 46.70e9;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  m.expert_parameters = 45.10e9;
+  return m;
+}
+
+SkuSpec h100() {
+  SkuSpec s;
+  s.name = "h100-80gb";
+  return s;
+}
+
+double term(const StepFeatures& f, StepTerm t) { return f[static_cast<std::size_t>(t)]; }
+
+TEST(ModelSpecTest, MixtureOfExpertsComputesOnActiveAndReadsTheExpertsTouched) {
+  const ModelSpec m = mixtral();
+  EXPECT_NEAR(m.active_parameters(), 46.70e9 - 45.10e9 * 0.75, 1e6);
+  // One token reads its 2 experts of 8 per layer; many tokens read them all.
+  EXPECT_NEAR(m.weight_bytes_touched(1), (46.70e9 - 45.10e9 * 0.75) * 2, 1e6);
+  EXPECT_NEAR(m.weight_bytes_touched(1000), m.weight_bytes(), 1.0);
+  double previous = 0;
+  for (double tokens : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+    EXPECT_GT(m.weight_bytes_touched(tokens), previous);
+    previous = m.weight_bytes_touched(tokens);
+  }
+}
+
+TEST(StepTimeModelTest, TermsFollowTheStepsContents) {
+  const ModelSpec m = mixtral();
+  const auto decode = step_features(m, h100(), 2, StepContents{0, 0, 0, 0, 16, 16 * 1000.0});
+  const auto longer = step_features(m, h100(), 2, StepContents{0, 0, 0, 0, 16, 16 * 4000.0});
+  EXPECT_DOUBLE_EQ(term(longer, StepTerm::kKvReads), 4 * term(decode, StepTerm::kKvReads));
+  EXPECT_DOUBLE_EQ(term(longer, StepTerm::kWeights), term(decode, StepTerm::kWeights));
+  EXPECT_DOUBLE_EQ(term(decode, StepTerm::kAttentionFlops), 0.0);
+  EXPECT_DOUBLE_EQ(term(decode, StepTerm::kAllReduces), 64e-6);  // 2 per layer
+  const auto tp1 = step_features(m, h100(), 1, StepContents{0, 0, 0, 0, 16, 16 * 1000.0});
+  EXPECT_DOUBLE_EQ(term(tp1, StepTerm::kAllReduces), 0.0);
+  EXPECT_DOUBLE_EQ(term(tp1, StepTerm::kAllReduceBytes), 0.0);
+  EXPECT_DOUBLE_EQ(term(tp1, StepTerm::kWeights), 2 * term(decode, StepTerm::kWeights));
+  // Attention grows with the square of the prompt.
+  const auto chunk = step_features(m, h100(), 2, StepContents{512, 1, 512.0 * 512, 0, 0, 0});
+  const auto twice = step_features(m, h100(), 2, StepContents{1024, 1, 1024.0 * 1024, 0, 0, 0});
+  EXPECT_DOUBLE_EQ(term(twice, StepTerm::kAttentionFlops), 4 * term(chunk, StepTerm::kAttentionFlops));
+  EXPECT_DOUBLE_EQ(term(twice, StepTerm::kLinearFlops), 2 * term(chunk, StepTerm::kLinearFlops));
+}
+
+TEST(StepTimeModelTest, IterationIsTheCoefficientsTimesTheTerms) {
+  StepCoefficients c;
+  c.step = {1.5, 2, 1, 1, 1, 10, 0, 5, 100};
+  const StepTimeModel model(mixtral(), h100(), 2, c);
+  PrefillWork prefill{300, 1, 300.0 * 300, 0};
+  DecodeWork decode{8, 8000};
+  const auto f = step_features(mixtral(), h100(), 2, StepContents{300, 1, 300.0 * 300, 0, 8, 8000});
+  double expected = 0;
+  for (std::size_t i = 0; i < kStepTermCount; ++i) expected += c.step[i] * f[i];
+  EXPECT_NEAR(model.iteration_ms(prefill, decode), expected * 1e3, 1e-12);
+  EXPECT_DOUBLE_EQ(model.iteration_ms({}, {}), 0.0);
+}
+
+// The unconstrained least-squares optimum over every subset of columns, kept when
+// non-negative: the NNLS optimum is one of them.
+std::vector<double> brute_force_nnls(const std::vector<double>& a, std::size_t n, const std::vector<double>& b) {
+  const std::size_t rows = b.size();
+  std::vector<double> best(n, 0.0);
+  double best_residual = std::numeric_limits<double>::infinity();
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
+    std::vector<std::size_t> cols;
+    for (std::size_t c = 0; c < n; ++c) {
+      if (mask & (1u << c)) cols.push_back(c);
+    }
+    std::vector<double> x(n, 0.0);
+    if (!cols.empty()) {
+      // Normal equations by Gaussian elimination (small, well-conditioned draws).
+      const std::size_t k = cols.size();
+      std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));
+      for (std::size_t i = 0; i < k; ++i) {
+        for (std::size_t j = 0; j < k; ++j) {
+          for (std::size_t r = 0; r < rows; ++r) m[i][j] += a[r * n + cols[i]] * a[r * n + cols[j]];
+        }
+        for (std::size_t r = 0; r < rows; ++r) m[i][k] += a[r * n + cols[i]] * b[r];
+      }
+      for (std::size_t i = 0; i < k; ++i) {
+        for (std::size_t r = i + 1; r < k; ++r) {
+          const double f = m[r][i] / m[i][i];
+          for (std::size_t j = i; j <= k; ++j) m[r][j] -= f * m[i][j];
+        }
+      }
+      std::vector<double> z(k);
+      for (std::size_t i = k; i-- > 0;) {
+        double s = m[i][k];
+        for (std::size_t j = i + 1; j < k; ++j) s -= m[i][j] * z[j];
+        z[i] = s / m[i][i];
+      }
+      if (std::any_of(z.begin(), z.end(), [](double v) { return v < 0; })) continue;
+      for (std::size_t i = 0; i < k; ++i) x[cols[i]] = z[i];
+    }
+    double residual = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      double s = -b[r];
+      for (std::size_t c = 0; c < n; ++c) s += a[r * n + c] * x[c];
+      residual += s * s;
+    }
+    if (residual < best_residual) {
+      best_residual = residual;
+      best = x;
+    }
+  }
+  return best;
+}
+
+TEST(NonnegativeLeastSquaresTest, MatchesTheBestNonNegativeSubsetSolutionOnRandomProblems) {
+  engine::Rng rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = 1 + rng.uniform_int(5);
+    const std::size_t rows = n + rng.uniform_int(8);
+    std::vector<double> a(rows * n), b(rows);
+    for (double& v : a) v = rng.uniform() * 2 - 1;
+    for (double& v : b) v = rng.uniform() * 2 - 1;
+    const auto fast = nonnegative_least_squares(a, n, b);
+    const auto slow = brute_force_nnls(a, n, b);
+    for (std::size_t c = 0; c < n; ++c) {
+      EXPECT_GE(fast[c], 0.0);
+      EXPECT_NEAR(fast[c], slow[c], 1e-6) << "trial " << trial << " column " << c;
+    }
+  }
+}
+
+// Loads whose measurements the coefficients `truth` produce exactly: each load's mean
+// step and TTFT solved as a fixed point of the equations (the steps' contents depend on
+// the step through Little's law).
+SteadyLoad consistent_load(const StepCoefficients& truth, ModelSpec model, std::uint32_t tp, double rate) {
+  SteadyLoad load;
+  load.model = std::move(model);
+  load.sku = h100();
+  load.tensor_parallel = tp;
+  load.rate_per_s = rate;
+  load.prompt_tokens = 600;
+  load.cached_tokens = 96;
+  load.output_tokens = 250;
+  double step = 0.01, ttft = 0.05;
+  for (int i = 0; i < 2000; ++i) {
+    load.e2e_mean_s = ttft + step * (load.output_tokens - 1);
+    load.ttft_mean_s = ttft;
+    const auto p = predict(truth, load);
+    // Damped: more running decodes make a longer step, which admits more.
+    step = (step + p.step_s) / 2;
+    ttft = (ttft + p.ttft_s) / 2;
+  }
+  load.e2e_mean_s = ttft + step * (load.output_tokens - 1);
+  load.ttft_mean_s = ttft;
+  return load;
+}
+
+TEST(StepCalibrationTest, RecoversThePredictionsOfCoefficientsThatMadeTheMeasurements) {
+  StepCoefficients truth;
+  truth.step = {1.3, 2.0, 1.1, 1.0, 0.0, 3.0, 0.0, 15.0, 500.0};
+  truth.request.pre_queue_ms = 8;
+  ModelSpec dense = mixtral();
+  dense.name = "dense";
+  dense.experts = 0;
+  dense.experts_per_token = 0;
+  dense.expert_parameters = 0;
+  dense.parameters = 13e9;
+  std::vector<SteadyLoad> loads;
+  for (double rate : {2.0, 4.0, 6.0, 8.0}) {
+    loads.push_back(consistent_load(truth, mixtral(), 2, rate));
+    loads.push_back(consistent_load(truth, dense, 1, rate));
+  }
+  const StepCoefficients fit = fit_step_coefficients(loads);
+  for (const auto& load : loads) {
+    const auto eq = load_equations(load);
+    const auto want = predict(truth, load);
+    ASSERT_NEAR(want.step_s / eq.step_s, 1.0, 1e-9) << "the load is not at its fixed point";
+    const auto got = predict(fit, load);
+    EXPECT_NEAR(got.step_s / want.step_s, 1.0, 1e-3);
+    EXPECT_NEAR(got.ttft_s / want.ttft_s, 1.0, 1e-3);
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::cluster

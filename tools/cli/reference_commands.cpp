@@ -1,0 +1,230 @@
+#include "tools/cli/reference_commands.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "configs/catalog.hpp"
+#include "configs/serving_reference.hpp"
+#include "sim/cluster/step_calibration.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/replay_to_end.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct ResolvedRow {
+  const configs::ServingReferenceRow* row;
+  cluster::SteadyLoad load;
+};
+
+// Looks each row's model and GPU up in the catalog; an error names the file's line.
+Expected<std::vector<ResolvedRow>> resolve(const std::vector<configs::ServingReferenceRow>& rows,
+                                           const configs::Catalog& catalog, const std::string& path) {
+  std::vector<ResolvedRow> out;
+  for (const auto& row : rows) {
+    const auto* model = catalog.find_model(row.model);
+    const auto* sku = catalog.find_sku(row.gpu);
+    const std::string where = path + ":" + std::to_string(row.line) + ": ";
+    if (model == nullptr) {
+      return Error{where + "model: no model '" + row.model +
+                   "' in the catalog (models.json by name or hf_id, or hf/<org>/<name>/config.json under --catalog)"};
+    }
+    if (sku == nullptr) return Error{where + "gpu: no SKU or alias '" + row.gpu + "' in hardware.json"};
+    cluster::SteadyLoad load;
+    load.model = *model;
+    load.sku = *sku;
+    load.tensor_parallel = row.tensor_parallel;
+    load.rate_per_s = row.rate_per_s;
+    load.prompt_tokens = row.prompt_len_mean > 0 ? row.prompt_len_mean : row.system_prompt_len + row.question_len;
+    // Full 16-token blocks of the system prompt come from the prefix cache.
+    load.cached_tokens = std::floor(row.system_prompt_tokens() / 16.0) * 16.0;
+    load.output_tokens = row.output_len;
+    load.e2e_mean_s = row.e2e_mean_s;
+    load.ttft_mean_s = row.ttft_mean_s;
+    out.push_back({&row, load});
+  }
+  return out;
+}
+
+double relative_error(double predicted, double measured) {
+  return measured > 0 ? (predicted - measured) / measured : 0.0;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// numpy's default percentile: linear between the closest ranks.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// The latencies of one replayed row's completed requests.
+class LatencyCollector final : public replay::ReplayObserver {
+ public:
+  void on_request(const metrics::RequestRecord& r) override {
+    if (r.status != metrics::RequestStatus::kCompleted) {
+      ++not_completed_;
+      return;
+    }
+    e2e_.push_back(r.e2e()->seconds());
+    ttft_.push_back(r.ttft()->seconds());
+    if (auto tbt = r.tbt_mean(metrics::TbtDefinition::kMeanGap); tbt && r.output_tokens > 1) {
+      itl_.push_back(tbt->seconds());
+    }
+    output_tokens_ += r.output_tokens;
+  }
+
+  ordered_json figures(double duration_s) {
+    std::sort(e2e_.begin(), e2e_.end());
+    std::sort(ttft_.begin(), ttft_.end());
+    const auto mean = [](const std::vector<double>& v) {
+      double sum = 0;
+      for (const double x : v) sum += x;
+      return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+    };
+    ordered_json out;
+    out["requests"] = e2e_.size();
+    out["failures"] = not_completed_;
+    out["e2e_mean_s"] = mean(e2e_);
+    out["e2e_p50_s"] = percentile(e2e_, 50);
+    out["e2e_p90_s"] = percentile(e2e_, 90);
+    out["e2e_p99_s"] = percentile(e2e_, 99);
+    out["ttft_mean_s"] = mean(ttft_);
+    out["ttft_p50_s"] = percentile(ttft_, 50);
+    out["ttft_p90_s"] = percentile(ttft_, 90);
+    out["ttft_p99_s"] = percentile(ttft_, 99);
+    out["inter_token_mean_s"] = mean(itl_);
+    out["output_tokens_per_s"] = static_cast<double>(output_tokens_) / duration_s;
+    out["requests_per_s"] = static_cast<double>(e2e_.size()) / duration_s;
+    return out;
+  }
+
+ private:
+  std::vector<double> e2e_, ttft_, itl_;
+  std::uint64_t not_completed_ = 0;
+  std::uint64_t output_tokens_ = 0;
+};
+
+}  // namespace
+
+int run_calibrate_reference(const std::string& reference, const std::string& catalog_folder, std::ostream& out,
+                            std::ostream& err) {
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), catalog_folder, false);
+  if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
+  auto rows = configs::read_serving_reference(reference);
+  if (!rows) return fail(err, rows.error().message, kExitBadInput);
+  auto resolved = resolve(*rows, *catalog, reference);
+  if (!resolved) return fail(err, resolved.error().message, kExitBadInput);
+  std::map<std::string, std::vector<const ResolvedRow*>> by_sku;
+  std::size_t skipped = 0;
+  for (const auto& r : *resolved) {
+    if (r.row->kept_up() && r.row->e2e_mean_s > r.row->ttft_mean_s && r.row->ttft_mean_s > 0) {
+      by_sku[r.load.sku.name].push_back(&r);
+    } else {
+      ++skipped;
+    }
+  }
+  if (by_sku.empty()) return fail(err, reference + ": no row the server kept up with, nothing to fit", kExitBadInput);
+  std::map<std::string, cluster::StepCoefficients> fits;
+  char line[256];
+  err << "line  model                                  TP  rate   step ms meas/fit      TTFT ms meas/fit\n";
+  for (const auto& [sku, group] : by_sku) {
+    std::vector<cluster::SteadyLoad> loads;
+    for (const auto* r : group) loads.push_back(r->load);
+    fits[sku] = cluster::fit_step_coefficients(loads);
+    for (const auto* r : group) {
+      const auto eq = cluster::load_equations(r->load);
+      const auto p = cluster::predict(fits[sku], r->load);
+      std::snprintf(line, sizeof line, "%4zu  %-38.38s %2u %5.1f  %6.2f %6.2f %+4.0f%%  %7.1f %6.1f %+4.0f%%\n",
+                    r->row->line, r->row->model.c_str(), r->row->tensor_parallel, r->row->rate_per_s,
+                    eq.step_s * 1e3, p.step_s * 1e3, 100 * relative_error(p.step_s, eq.step_s),
+                    r->row->ttft_mean_s * 1e3, p.ttft_s * 1e3, 100 * relative_error(p.ttft_s, r->row->ttft_mean_s));
+      err << line;
+    }
+  }
+  err << skipped << " rows left out: the server did not keep up (failures, or fewer requests served than sent)\n";
+  const std::string comment =
+      "Step-time coefficients fitted by `meshsim calibrate --reference " +
+      std::filesystem::path(reference).filename().string() +
+      "` (non-negative least squares on the rows the server kept up with). Regenerate rather than edit.";
+  out << configs::step_fits_to_json(fits, comment).dump(2) << '\n';
+  return kExitOk;
+}
+
+int run_validate_command(const ValidateCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog);
+  if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
+  auto rows = configs::read_serving_reference(options.reference);
+  if (!rows) return fail(err, rows.error().message, kExitBadInput);
+  if (auto resolved = resolve(*rows, *catalog, options.reference); !resolved) {
+    return fail(err, resolved.error().message, kExitBadInput);
+  }
+  ordered_json report = {{"rows", ordered_json::array()}};
+  std::vector<double> e2e_errors, ttft_errors, itl_errors;
+  char line[320];
+  if (!options.json) {
+    out << "line  experiment                                  rate  E2E P50 s meas/pred        TTFT P50 s meas/pred"
+           "       ITL mean ms meas/pred\n";
+  }
+  for (const auto& row : *rows) {
+    const configs::ScenarioConfig config = configs::reference_scenario(row, options.seed);
+    LatencyCollector collector;
+    auto finished = replay_to_end(config, options.reference + ":" + std::to_string(row.line), *catalog, collector);
+    if (!finished) return fail(err, finished.error().message, kExitBadInput);
+    ordered_json predicted = collector.figures(row.duration_s);
+    const double e2e = predicted["e2e_p50_s"], ttft = predicted["ttft_p50_s"];
+    const double itl = predicted["inter_token_mean_s"];
+    const bool kept_up = row.kept_up();
+    if (kept_up) {
+      e2e_errors.push_back(std::fabs(relative_error(e2e, row.e2e_p50_s)));
+      ttft_errors.push_back(std::fabs(relative_error(ttft, row.ttft_p50_s)));
+      itl_errors.push_back(std::fabs(relative_error(itl, row.inter_token_mean_s())));
+    }
+    ordered_json entry = {{"line", row.line}, {"experiment", row.experiment}, {"kept_up", kept_up}};
+    entry.update(predicted);
+    entry["errors"] = {{"e2e_p50", relative_error(e2e, row.e2e_p50_s)},
+                       {"ttft_p50", relative_error(ttft, row.ttft_p50_s)},
+                       {"inter_token_mean", relative_error(itl, row.inter_token_mean_s())}};
+    report["rows"].push_back(entry);
+    if (!options.json) {
+      std::snprintf(line, sizeof line,
+                    "%4zu  %-40.40s %5.1f  %7.3f %7.3f %+6.1f%%  %7.3f %7.3f %+6.1f%%  %6.2f %6.2f %+6.1f%%%s\n",
+                    row.line, row.experiment.c_str(), row.rate_per_s, row.e2e_p50_s, e2e,
+                    100 * relative_error(e2e, row.e2e_p50_s), row.ttft_p50_s, ttft,
+                    100 * relative_error(ttft, row.ttft_p50_s), row.inter_token_mean_s() * 1e3, itl * 1e3,
+                    100 * relative_error(itl, row.inter_token_mean_s()), kept_up ? "" : "  (overloaded)");
+      out << line << std::flush;
+    }
+  }
+  report["median_abs_error"] = {{"e2e_p50", median(e2e_errors)},
+                                {"ttft_p50", median(ttft_errors)},
+                                {"inter_token_mean", median(itl_errors)},
+                                {"rows", e2e_errors.size()}};
+  if (options.json) {
+    out << report.dump(2) << '\n';
+  } else {
+    std::snprintf(line, sizeof line,
+                  "median |error| over the %zu rows the server kept up with: E2E P50 %.1f%%, TTFT P50 %.1f%%, "
+                  "ITL mean %.1f%%\n",
+                  e2e_errors.size(), 100 * median(e2e_errors), 100 * median(ttft_errors), 100 * median(itl_errors));
+    out << line;
+  }
+  return kExitOk;
+}
+
+}  // namespace meshsim::cli
