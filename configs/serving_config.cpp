@@ -75,6 +75,10 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
               [](std::uint64_t b) { return b >= 1 && b <= 4096; });
     vllm.read("prefix_caching", v.prefix_caching);
     vllm.read_optional("max_model_len", spec.max_model_len, "a positive number of tokens", kAtLeastOne);
+    vllm.read_optional_duration("request_timeout_s", spec.request_timeout, 1.0);
+    if (spec.request_timeout && *spec.request_timeout <= engine::SimTime::zero()) {
+      vllm.fail("request_timeout_s", "expected a positive number of seconds");
+    }
     if (v.max_num_batched_tokens < v.max_num_seqs) {
       vllm.fail("max_num_batched_tokens", "must be at least max_num_seqs (" + std::to_string(v.max_num_seqs) +
                                               "), as vLLM requires: every running request decodes each step");
@@ -114,7 +118,8 @@ json llm_to_json(const LlmServingSpec& spec) {
                 {"long_prefill_token_threshold", spec.vllm.long_prefill_token_threshold},
                 {"block_size", spec.vllm.block_size},
                 {"prefix_caching", spec.vllm.prefix_caching},
-                {"max_model_len", spec.max_model_len ? json(*spec.max_model_len) : json(nullptr)}}},
+                {"max_model_len", spec.max_model_len ? json(*spec.max_model_len) : json(nullptr)},
+                {"request_timeout_s", spec.request_timeout ? json(spec.request_timeout->seconds()) : json(nullptr)}}},
               {"batching",
                {{"max_batch_size", spec.batching.max_batch_size},
                 {"max_batch_tokens", spec.batching.max_batch_tokens},
@@ -192,6 +197,10 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   config.scheduler = llm.scheduler;
   config.vllm = llm.vllm;
   config.max_model_len = llm.max_model_len;
+  if (llm.request_timeout && llm.scheduler != cluster::BatchScheduler::kVllm) {
+    return Error{"serving.vllm.request_timeout_s: request timeouts need serving.scheduler vllm"};
+  }
+  config.request_timeout = llm.request_timeout;
   config.prompt_routing = llm.prompt_routing;
   config.token_routing = llm.token_routing;
   config.kv_reserve_fraction = llm.kv_reserve_fraction;

@@ -29,6 +29,7 @@ struct LlmServingSpec {
   cluster::BatchingConfig batching;  // splitwise
   cluster::VllmLimits vllm;          // vllm
   std::optional<std::uint32_t> max_model_len;
+  std::optional<engine::SimTime> request_timeout;  // vllm.request_timeout_s
   cluster::RoutePolicy prompt_routing = cluster::RoutePolicy::kFewestPendingTokens;
   cluster::RoutePolicy token_routing = cluster::RoutePolicy::kFewestRequests;
   double kv_reserve_fraction = 0.0;

@@ -117,7 +117,8 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
   return rows;
 }
 
-ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t seed) {
+ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t seed,
+                                  std::optional<SimTime> client_timeout) {
   ScenarioConfig config;
   config.name = row.experiment.empty() ? "reference-row-" + std::to_string(row.line) : row.experiment;
   config.seed = seed;
@@ -143,6 +144,7 @@ ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t 
   serving.vllm.block_size = kVllmBlockSize;
   serving.vllm.prefix_caching = true;
   serving.max_model_len = row.max_model_len;
+  serving.request_timeout = client_timeout;
   serving.kv_reserve_fraction = 0.1;  // vLLM's gpu_memory_utilization 0.9
   serving.start_state = std::vector<cluster::InstanceGroup>(1);  // one mixed instance
   return config;

@@ -49,6 +49,9 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
 // model, vLLM's default 90% of GPU memory; its shared_prefix workload at a constant rate
 // for the row's duration, prompts as long as measured. Multi-turn history is not added:
 // the measured prompt lengths show none.
-ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t seed);
+// `client_timeout` (if any): a request its client gave up on is aborted, as
+// inference-perf's client disconnects and vLLM drops it.
+ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t seed,
+                                  std::optional<SimTime> client_timeout);
 
 }  // namespace meshsim::configs

@@ -26,6 +26,8 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       gpus_(sim.now()),
       cost_(sim.now()) {
   MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
+  MESHSIM_CHECK(!config_.request_timeout || config_.scheduler == BatchScheduler::kVllm,
+                "request timeouts need the vLLM scheduler");
   request_costs_ = config_.perf->request_costs();
   MESHSIM_CHECK(config_.tensor_parallel > 0 && config_.sku.gpus_per_node % config_.tensor_parallel == 0,
                 "the tensor-parallel degree must divide the GPUs per node");
@@ -163,6 +165,12 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     r.stream = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content,
                            config_.vllm.block_size);
   }
+  if (config_.request_timeout) {
+    r.deadline = sim_.now() + *config_.request_timeout;
+    // Ends a folded run at the deadline, so the abort comes at the same step boundary
+    // as without folding.
+    sim_.schedule_at(r.deadline, *this, engine::EventPayload{kDeadline, slot});
+  }
   // The API server's work before the request reaches an engine's queue.
   const double pre_queue_s = request_costs_.pre_queue_s(request.prompt_tokens);
   if (pre_queue_s > 0) {
@@ -174,6 +182,11 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
 
 void LlmCluster::admit(std::uint32_t slot) {
   Live& r = live_[slot];
+  if (r.deadline <= sim_.now()) {  // its client gave up before the API server was done
+    r.record.timed_out = true;
+    finish(slot, metrics::RequestStatus::kDropped);
+    return;
+  }
   const std::uint32_t instance = prompt_router_.pick();
   r.record.prompt_instance = instance;
   assign(instance, slot);
@@ -190,6 +203,34 @@ void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
   ++in.requests;
   in.pending_tokens += r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1 : 1;
   in.kv_promised += kv_need(r, in.tag);
+  refresh_load(instance);
+}
+
+void LlmCluster::unassign(std::uint32_t slot) {
+  Live& r = live_[slot];
+  Instance& in = *instances_[r.instance];
+  // A KV transfer that landed on an evacuated instance never joined its scheduler.
+  if (in.vllm && in.vllm->holds(slot)) in.vllm->remove(slot);
+  in.kv_used -= r.kv_reserved;
+  r.kv_reserved = 0;
+  --in.requests;
+  in.pending_tokens -= r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1
+                                        : 1 + (r.recomputing ? std::int64_t{prefill_tokens(r)} : 0);
+  in.kv_promised -= kv_need(r, in.tag);
+}
+
+void LlmCluster::abort_expired(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  while (!in.deadlines.empty() && in.deadlines.top().first <= sim_.now()) {
+    const auto [deadline, slot] = in.deadlines.top();
+    in.deadlines.pop();
+    Live& r = live_[slot];
+    // Still here (a slot reused by a later request has a later deadline).
+    if (!r.used || r.deadline != deadline || r.instance != instance || !in.vllm->holds(slot)) continue;
+    unassign(slot);
+    r.record.timed_out = true;
+    finish(slot, metrics::RequestStatus::kDropped);
+  }
   refresh_load(instance);
 }
 
@@ -216,6 +257,12 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
     migrate_all(static_cast<std::uint32_t>(payload.b));
   } else if (payload.a == kAdmit) {
     admit(static_cast<std::uint32_t>(payload.b));
+  } else if (payload.a == kDeadline) {
+    const Live& r = live_[payload.b];
+    // Routed (past its pre-queue cost) and on an instance in the middle of a step.
+    if (r.used && r.deadline == sim_.now() && r.record.prompt_instance && instances_[r.instance]->busy) {
+      interrupt_fold(*instances_[r.instance]);
+    }
   } else {
     arrive_for_decode(static_cast<std::uint32_t>(payload.b >> 32), static_cast<std::uint32_t>(payload.b));
   }
@@ -288,6 +335,7 @@ void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
     // Admitted holding its prompt's KV (it arrived) and the first token to compute.
     Live& r = live_[slot];
     in.vllm->enqueue(slot, r.stream, r.record.prompt_tokens + r.generated, r.record.prompt_tokens);
+    if (config_.request_timeout) in.deadlines.emplace(r.deadline, slot);
   } else {
     ready_to_decode(in, slot);
   }

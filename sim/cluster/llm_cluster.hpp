@@ -97,6 +97,10 @@ struct LlmClusterConfig {
   std::optional<double> kv_transfer_gb_per_s;
   // Fold consecutive decode iterations of an unchanged batch into one event.
   bool fold_decode = true;
+  // A request not finished this long after it arrived is aborted, as when a client gives
+  // up and vLLM drops its request (RequestRecord::timed_out); under kVllm only. Aborts
+  // happen at the instance's next step boundary.
+  std::optional<SimTime> request_timeout;
 };
 
 // LLM serving on simulated GPU instances: prefill and decode in continuous batches priced
@@ -231,7 +235,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
  private:
   struct Instance;
   struct Live;
-  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit };
+  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit, kDeadline };
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;
@@ -242,6 +246,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Routes a submitted request to an instance's queue (after its pre-queue cost).
   void admit(std::uint32_t slot);
   void assign(std::uint32_t instance, std::uint32_t slot);
+  // Undoes assign() and the KV the request holds on its instance.
+  void unassign(std::uint32_t slot);
+  // Aborts the requests on a vLLM instance whose deadline has passed.
+  void abort_expired(std::uint32_t instance);
   void refresh_load(std::uint32_t instance);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
   static std::int64_t scale_down_load(const Instance& in);

@@ -1,5 +1,9 @@
 #pragma once
 
+#include <functional>
+#include <queue>
+#include <utility>
+
 // LlmCluster's private state, shared by its two source files (llm_cluster.cpp: requests,
 // routing and the Splitwise flow; llm_batching.cpp: batch formation and folded runs).
 
@@ -20,6 +24,7 @@ struct LlmCluster::Live {
   bool reserve_all = false;       // evicted under kReserve: the rerun reserves prompt + output
   SimTime last_token;
   SimTime tbt_max;
+  SimTime deadline = SimTime::max();  // arrival + the request timeout
   TokenStream stream;  // under the vLLM scheduler: its tokens, for prefix caching
 };
 
@@ -58,6 +63,13 @@ struct LlmCluster::Instance {
   SlotQueue holders;                    // ready to decode, holding all the KV they need to start
   SlotQueue newcomers;                  // ready to decode once they reserve KV; the head blocks the rest
   std::unique_ptr<VllmScheduler> vllm;  // under the vLLM scheduler: its queues and KV blocks
+  // Under a request timeout: (deadline, slot) of the requests that joined `vllm` here,
+  // earliest first; entries of requests gone elsewhere or finished are skipped when they
+  // surface. (A request joins when it is queued, not when it is routed: one routed here
+  // while its KV cache is in transit must not lose its entry.)
+  std::priority_queue<std::pair<SimTime, std::uint32_t>, std::vector<std::pair<SimTime, std::uint32_t>>,
+                      std::greater<>>
+      deadlines;
   std::vector<std::uint32_t> prefill_batch;
   std::vector<std::uint32_t> decode_batch;
   // KV tokens held here. On demand, the tokens the running segment adds are counted at

@@ -177,18 +177,9 @@ void LlmCluster::migrate_all(std::uint32_t instance) {
 // the cluster has no token instance.
 void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
   Live& r = live_[slot];
-  Instance& in = *instances_[from];
   MESHSIM_CHECK(r.instance == from, "migrate: request " + std::to_string(r.record.id) + " is not on instance " +
                                          std::to_string(from));
-  // Undo assign() and whatever KV it holds here (a KV transfer that landed on an
-  // evacuated instance never joined its scheduler).
-  if (in.vllm && in.vllm->holds(slot)) in.vllm->remove(slot);
-  in.kv_used -= r.kv_reserved;
-  r.kv_reserved = 0;
-  --in.requests;
-  in.pending_tokens -= r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1
-                                        : 1 + (r.recomputing ? std::int64_t{prefill_tokens(r)} : 0);
-  in.kv_promised -= kv_need(r, in.tag);
+  unassign(slot);
   ++r.record.migrations;
   std::uint32_t target;
   if (r.generated == 0) {

@@ -30,6 +30,7 @@ void LlmCluster::enqueue_prefill(std::uint32_t instance, std::uint32_t slot) {
   }
   Live& r = live_[slot];
   in.vllm->enqueue(slot, r.stream, r.record.prompt_tokens + r.generated, 0);
+  if (config_.request_timeout) in.deadlines.emplace(r.deadline, slot);
 }
 
 // A request's KV was freed to make room: it waits to recompute its prompt and the output
@@ -53,6 +54,7 @@ bool LlmCluster::vllm_decodes(const VllmScheduler::Chunk& chunk) const {
 void LlmCluster::start_vllm_step(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   VllmScheduler& scheduler = *in.vllm;
+  if (config_.request_timeout) abort_expired(instance);
   const VllmScheduler::Step* step = nullptr;
   for (;;) {
     step = &scheduler.schedule();

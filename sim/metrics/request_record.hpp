@@ -38,6 +38,7 @@ struct RequestRecord {
   std::uint32_t kv_evictions = 0;  // times its KV was evicted and later recomputed
   std::uint32_t migrations = 0;    // times it moved off an evacuated instance (its KV, if any, recomputed)
   bool rejected = false;           // dropped at arrival: longer than the model's context (max_model_len)
+  bool timed_out = false;          // dropped: not finished within the client's timeout (aborted)
 
   bool operator==(const RequestRecord&) const = default;
 

@@ -22,6 +22,7 @@ void RunMetrics::on_finished(const RequestRecord& record) {
   if (record.status == RequestStatus::kDropped) {
     ++counts_.dropped;
     counts_.rejected += record.rejected;
+    counts_.timed_out += record.timed_out;
     return;
   }
   MESHSIM_CHECK(record.status == RequestStatus::kCompleted && record.finished && record.first_token &&

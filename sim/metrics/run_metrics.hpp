@@ -36,6 +36,7 @@ struct RequestCounts {
   std::uint64_t dropped = 0;
   std::uint64_t in_flight = 0;
   std::uint64_t rejected = 0;  // of the dropped: longer than the model's context (max_model_len)
+  std::uint64_t timed_out = 0;  // of the dropped: aborted when the client's timeout passed
 };
 
 // One row of timeseries.csv: the interval [start, end) and the state at its end.

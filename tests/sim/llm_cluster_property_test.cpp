@@ -29,12 +29,19 @@ void expect_everything_accounted(const testing::ServingCase& c, const testing::R
   EXPECT_EQ(r.counts.completed + r.counts.dropped, r.counts.arrived);
   for (const auto& record : r.in_order) {
     // Only requests that can never fit an instance's KV (whole blocks under vLLM's
-    // scheduler), or are over max_model_len (rejected), are dropped.
+    // scheduler), are over max_model_len (rejected) or outlive their timeout are dropped.
     const std::uint64_t length = std::uint64_t{record.prompt_tokens} + record.output_tokens;
     std::uint64_t capacity = *c.config.kv_capacity_tokens;
     if (c.config.scheduler == BatchScheduler::kVllm) capacity -= capacity % c.config.vllm.block_size;
     const bool over_context = c.config.max_model_len && length > *c.config.max_model_len;
     EXPECT_EQ(record.rejected, over_context) << "request " << record.id;
+    if (record.timed_out) {
+      // Aborted at its client's timeout: only under one, and only what could have run.
+      EXPECT_TRUE(c.config.request_timeout.has_value()) << "request " << record.id;
+      EXPECT_EQ(record.status, metrics::RequestStatus::kDropped) << "request " << record.id;
+      EXPECT_FALSE(over_context || length > capacity) << "request " << record.id;
+      continue;
+    }
     EXPECT_EQ(record.status, length <= capacity && !over_context ? metrics::RequestStatus::kCompleted
                                                                  : metrics::RequestStatus::kDropped)
         << "request " << record.id;

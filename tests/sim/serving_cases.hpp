@@ -68,6 +68,7 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
     v.long_prefill_token_threshold = static_cast<std::uint32_t>(one_of({0, 0, 7, 512}));
     v.prefix_caching = choose.pick(4) != 0;
     if (choose.pick(4) == 0) c.config.max_model_len = static_cast<std::uint32_t>(one_of({50, 700, 3000}));
+    if (choose.pick(3) == 0) c.config.request_timeout = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 300, 5000})));
     c.config.kv_capacity_tokens = std::max<std::uint64_t>(*c.config.kv_capacity_tokens, 64);
   }
   // Whole-millisecond pieces: iteration lengths repeat, and coincide with arrivals.
@@ -106,7 +107,8 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
     const VllmLimits& v = c.config.vllm;
     d << "vllm: block " << v.block_size << ", seqs " << v.max_num_seqs << ", tokens " << v.max_num_batched_tokens
       << ", threshold " << v.long_prefill_token_threshold << ", caching " << v.prefix_caching << ", max_model_len "
-      << c.config.max_model_len.value_or(0) << ", ";
+      << c.config.max_model_len.value_or(0) << ", timeout "
+      << (c.config.request_timeout ? c.config.request_timeout->ms() : 0.0) << " ms, ";
   }
   d << "kv " << kKvAllocationNames.name(c.config.kv_allocation) << ' ' << *c.config.kv_capacity_tokens
     << ", routing " << kRoutePolicyNames.name(c.config.prompt_routing) << '/'

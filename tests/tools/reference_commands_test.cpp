@@ -35,7 +35,15 @@ TEST(ValidateCommandTest, TheServingModelMatchesRealVllmOnH100) {
     const auto& row = report["rows"][i];
     EXPECT_EQ(row["line"], i + 2);
     EXPECT_GT(row["e2e_p50_s"].get<double>(), 0.0);
-    if (!row["kept_up"].get<bool>()) continue;
+    if (!row["kept_up"].get<bool>()) {
+      // The overloaded rows overload here too: TTFT P50 within 2x (queueing, bounded by
+      // the client's timeout), requests given up on.
+      const double ratio = 1.0 + row["errors"]["ttft_p50"].get<double>();
+      EXPECT_GE(ratio, 0.5) << row.dump();
+      EXPECT_LE(ratio, 2.0) << row.dump();
+      EXPECT_GT(row["ttft_p50_s"].get<double>(), 10.0) << row.dump();
+      continue;
+    }
     ++kept_up;
     EXPECT_LE(std::fabs(row["errors"]["e2e_p50"].get<double>()), 0.25) << row.dump();
     EXPECT_EQ(row["failures"], 0) << row.dump();

@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
                            "Folder of your own hardware.json, models.json, hf/, step_model.json over the bundled ones");
   validate_cmd->add_flag("--json", validate.json, "Print {\"rows\": [...]} with the predicted figures instead of a table");
   validate_cmd->add_option("--seed", validate.seed, "Random seed of the workloads")->capture_default_str();
+  validate_cmd->add_option("--client-timeout", validate.client_timeout_s,
+                           "Seconds after which the load generator gives up on a request, which is then aborted "
+                           "(0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
 
   ScenarioCommandOptions scenario;
   auto* scenario_cmd = app.add_subcommand(

@@ -182,7 +182,9 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
            "       ITL mean ms meas/pred\n";
   }
   for (const auto& row : *rows) {
-    const configs::ScenarioConfig config = configs::reference_scenario(row, options.seed);
+    const configs::ScenarioConfig config = configs::reference_scenario(
+        row, options.seed,
+        options.client_timeout_s > 0 ? std::optional(engine::SimTime::from_seconds(options.client_timeout_s)) : std::nullopt);
     LatencyCollector collector;
     auto finished = replay_to_end(config, options.reference + ":" + std::to_string(row.line), *catalog, collector);
     if (!finished) return fail(err, finished.error().message, kExitBadInput);

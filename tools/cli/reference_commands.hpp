@@ -16,6 +16,9 @@ struct ValidateCommandOptions {
   std::string catalog;  // the user's catalog folder over the bundled one; empty: none
   bool json = false;
   std::uint64_t seed = 42;
+  // The load generator's request timeout (0: none). inference-perf's client gives up after
+  // 300 s: the reference file's E2E P99 stops at 298 s and its failures are those.
+  double client_timeout_s = 300;
 };
 // `meshsim validate --reference CSV`: replays each row's deployment and workload and
 // prints predicted against measured latencies, then the median absolute errors.

@@ -74,7 +74,8 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                          {"completed", counts.completed},
                          {"dropped", counts.dropped},
                          {"in_flight", counts.in_flight},
-                         {"rejected_over_context", counts.rejected}};
+                         {"rejected_over_context", counts.rejected},
+                         {"timed_out", counts.timed_out}};
   summary["slo"] = {{"ttft_target_s", metrics.slo().ttft.seconds()},
                     {"tbt_definition", metrics::kTbtDefinitionNames.name(metrics.slo().tbt_definition)},
                     {"tbt_target_s", metrics.slo().tbt.seconds()},
