@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "configs/catalog.hpp"
 #include "configs/config_file.hpp"
+#include "configs/serving_config.hpp"
 
 namespace meshsim::configs {
 namespace {
@@ -148,6 +150,52 @@ TEST(ScenarioConfigTest, ResolvedConfigRoundTrips) {
   auto again = parse_scenario(resolved, default_scenario_path());
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(to_json(*again), resolved);
+}
+
+TEST(ScenarioConfigTest, VllmLimitsAndTimeoutsAreChecked) {
+  EXPECT_NE(parse_error(R"({"serving": {"scheduler": "vllm", "vllm": {"max_num_seqs": 256,
+                                                                        "max_num_batched_tokens": 128}}})")
+                .find("serving.vllm.max_num_batched_tokens: must be at least max_num_seqs (256)"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"scheduler": "vllm", "vllm": {"request_timeout_s": 0}}})")
+                .find("serving.vllm.request_timeout_s: expected a positive number of seconds"),
+            std::string::npos);
+  // A timeout under SplitwiseSim's rules is refused when the world is built.
+  auto config = load_scenario(default_scenario_path());
+  ASSERT_TRUE(config) << config.error().message;
+  auto& serving = std::get<LlmServingSpec>(config->serving);
+  serving.scheduler = cluster::BatchScheduler::kSplitwise;
+  serving.request_timeout = SimTime::from_seconds(30);
+  auto catalog = load_catalog(default_catalog_folder());
+  ASSERT_TRUE(catalog);
+  const auto factory = make_serving_factory(config->serving, *catalog);
+  ASSERT_FALSE(factory);
+  EXPECT_NE(factory.error().message.find("request timeouts need serving.scheduler vllm"), std::string::npos);
+}
+
+TEST(ScenarioConfigTest, SharedPrefixStagesAndTheStepModelRoundTrip) {
+  const json tree = json::parse(R"({"workload": {"generator": {"arrivals": {"kind": "constant"},
+      "stages": [{"rate_per_s": 5, "duration_s": 60}, {"rate_per_s": 10, "duration_s": 30}],
+      "prompt_tokens": {"kind": "fixed", "value": 400}, "output_tokens": {"kind": "fixed", "value": 200},
+      "shared_prefix": {"system_prompts": 4, "users_per_system_prompt": 3, "system_prompt_tokens": 100,
+                        "multi_turn": true, "turns_per_conversation": 5}}},
+    "serving": {"model": "meta-llama/Llama-2-7b-hf", "sku": "H100-SXM-80GB", "tensor_parallel": 1,
+                "backend": "step_model", "scheduler": "vllm", "start_state": [{"tag": "mixed", "count": 1}],
+                "vllm": {"request_timeout_s": 300}}})");
+  auto config = parse_scenario(tree, "s.json");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& generator = std::get<traces::GeneratorSpec>(config->workload.source);
+  ASSERT_EQ(generator.stages.size(), 2u);
+  EXPECT_EQ(generator.stages[1].duration, SimTime::from_seconds(30));
+  ASSERT_TRUE(generator.shared_prefix);
+  EXPECT_EQ(generator.shared_prefix->turns_per_conversation, 5u);
+  auto again = parse_scenario(to_json(*config), "s.json");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(to_json(*again), to_json(*config));
+  // Model by Hugging Face id, SKU by alias.
+  auto catalog = load_catalog(default_catalog_folder());
+  ASSERT_TRUE(catalog);
+  EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
 }
 
 TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
