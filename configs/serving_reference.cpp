@@ -8,13 +8,6 @@
 #include "traces/field_parsing.hpp"
 
 namespace meshsim::configs {
-namespace {
-
-// vLLM's default KV block.
-constexpr std::uint32_t kVllmBlockSize = 16;
-
-}  // namespace
-
 std::uint32_t ServingReferenceRow::system_prompt_tokens() const {
   const double given = double(system_prompt_len) + question_len;
   const double scale = given > 0 && prompt_len_mean > 0 ? prompt_len_mean / given : 1.0;

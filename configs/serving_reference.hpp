@@ -9,6 +9,9 @@
 
 namespace meshsim::configs {
 
+// vLLM's default KV block, which the replays use.
+inline constexpr std::uint32_t kVllmBlockSize = 16;
+
 // One row of a serving reference file (the layout of ../shared/reference/
 // vllm-h100-measured.csv): a deployment on one server, a shared-prefix workload at a
 // constant rate, and what was measured.

@@ -43,8 +43,9 @@ Expected<std::vector<ResolvedRow>> resolve(const std::vector<configs::ServingRef
     load.tensor_parallel = row.tensor_parallel;
     load.rate_per_s = row.rate_per_s;
     load.prompt_tokens = row.prompt_len_mean > 0 ? row.prompt_len_mean : row.system_prompt_len + row.question_len;
-    // Full 16-token blocks of the system prompt come from the prefix cache.
-    load.cached_tokens = std::floor(row.system_prompt_tokens() / 16.0) * 16.0;
+    // The system prompt's full KV blocks come from the prefix cache.
+    load.cached_tokens = static_cast<double>(row.system_prompt_tokens() / configs::kVllmBlockSize *
+                                             configs::kVllmBlockSize);
     load.output_tokens = row.output_len;
     load.e2e_mean_s = row.e2e_mean_s;
     load.ttft_mean_s = row.ttft_mean_s;
