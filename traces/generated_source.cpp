@@ -161,7 +161,9 @@ void GeneratedSource::fill_shared_prefix(TraceRequest& request, std::uint32_t qu
     auto& history = histories_[user];
     std::uint64_t earlier = 0;
     for (const auto& turn : history) earlier += turn.tokens;
-    const bool conversation_over = p.turns_per_conversation > 0 && history.size() / 2 >= p.turns_per_conversation;
+    const std::size_t turns = history.size() / 2;
+    const bool conversation_over =
+        (p.turns_per_conversation > 0 && turns >= p.turns_per_conversation) || turns >= kMaxConversationTurns;
     if (conversation_over || prompt + earlier + request.output_tokens > kMaxConversationTokens) {
       history.clear();
       earlier = 0;

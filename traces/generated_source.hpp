@@ -10,8 +10,10 @@ namespace meshsim::traces {
 
 // The most users a shared_prefix workload may have (their histories are kept).
 inline constexpr std::uint64_t kMaxSharedPrefixUsers = 1'000'000;
-// A multi-turn conversation starts afresh before its prompt and answer pass this.
+// A multi-turn conversation starts afresh before its prompt and answer pass this many
+// tokens or it has this many turns (a request carries its whole history).
 inline constexpr std::uint64_t kMaxConversationTokens = std::uint64_t{1} << 24;
+inline constexpr std::size_t kMaxConversationTurns = 256;
 
 // Draws one token count from a LengthSpec.
 std::uint32_t sample_length(const LengthSpec& spec, engine::Rng& rng);

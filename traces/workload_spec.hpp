@@ -68,8 +68,8 @@ struct SharedPrefixSpec {
   std::uint32_t users_per_system_prompt = 1;
   std::uint32_t system_prompt_tokens = 100;
   bool multi_turn = false;
-  // With multi_turn: a user's conversation starts afresh after this many turns (0: never;
-  // it also starts afresh before its prompt would pass 2^24 tokens).
+  // With multi_turn: a user's conversation starts afresh after this many turns (0: at 256
+  // turns, or before its prompt would pass 2^24 tokens).
   std::uint32_t turns_per_conversation = 0;
 };
 
