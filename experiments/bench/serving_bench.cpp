@@ -12,16 +12,27 @@
 //    keep arriving (each arrival cuts a folded run), 1k to 100k requests;
 //  - BM_LongOutputInterrupted: one 1,000,000-token output alone, then with 100 and
 //    10,000 short requests arriving during it.
+//  - BM_DefaultScenario: configs/scenarios/default.json as shipped (Arg 0) and served
+//    like today's vLLM (Arg 1: serving.scheduler vllm with prefix caching, the step-time
+//    model; issue 23's target >= 200,000 req/s), side by side;
+//  - BM_MooncakeConversation: the same two on Mooncake's conversation trace, whose
+//    hash_ids name shared prompt blocks (issue 23's target with prefix caching: >= 100,000
+//    req/s; skipped without ../shared).
 // Cost per request must stay flat as the workload grows (items_per_second equal).
-// Roofline backend and the fitted workload: no data from ../shared is needed.
+// Roofline backend and the fitted workload: no data from ../shared is needed but for the
+// Mooncake trace.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <filesystem>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
 #include "configs/catalog.hpp"
+#include "configs/overrides.hpp"
 #include "configs/scenario_config.hpp"
+#include "configs/scenario_run.hpp"
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/replay/replay.hpp"
 #include "traces/generated_source.hpp"
@@ -134,6 +145,52 @@ void BM_LongOutputInterrupted(benchmark::State& state) {
   state.counters["arrivals"] = arrivals;
 }
 
+// The default scenario with `trace` (empty: its generator), served by SplitwiseSim's rules
+// (vllm false, as shipped) or vLLM's with prefix caching and the step-time model.
+configs::ScenarioConfig default_scenario(bool vllm, const std::string& trace) {
+  std::vector<configs::Override> overrides;
+  if (vllm) {
+    overrides.push_back({"serving.scheduler", "vllm"});
+    overrides.push_back({"serving.backend", "step_model"});
+    overrides.push_back({"serving.vllm", nlohmann::json::parse(R"({"max_num_seqs": 256, "max_num_batched_tokens": 8192})")});
+  }
+  if (!trace.empty()) {
+    overrides.push_back({"workload", nlohmann::json{{"trace", nlohmann::json{{"path", trace}, {"format", "mooncake"}}}}});
+  }
+  auto config = configs::load_scenario_with("", overrides);
+  if (!config) throw std::runtime_error(config.error().message);
+  return *config;
+}
+
+void replay_scenario(benchmark::State& state, const configs::ScenarioConfig& config) {
+  static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
+  std::uint64_t requests = 0;
+  for (auto _ : state) {
+    NullObserver observer;
+    auto run = configs::ScenarioRun::create(config, "bench", catalog, observer);
+    if (!run) throw std::runtime_error(run.error().message);
+    (*run)->start();
+    (*run)->advance_until(engine::SimTime::max());
+    benchmark::DoNotOptimize((*run)->finish());
+    requests += (*run)->replay().metrics().counts().arrived;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(requests));
+  state.SetLabel(state.range(0) == 1 ? "vllm+prefix caching, step_model" : "splitwise rules, roofline");
+}
+
+void BM_DefaultScenario(benchmark::State& state) { replay_scenario(state, default_scenario(state.range(0) == 1, "")); }
+
+void BM_MooncakeConversation(benchmark::State& state) {
+  const std::string trace = MESHSIM_SHARED_DIR "/traces/mooncake_fast25_conversation.jsonl";
+  if (!std::filesystem::exists(trace)) {
+    state.SkipWithError(("needs " + trace).c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  replay_scenario(state, default_scenario(state.range(0) == 1, trace));
+}
+
 BENCHMARK(BM_ScaleServers)->Arg(4)->Arg(40)->Arg(400)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Overload)
     ->Args({5, 4000})->Args({5, 12000})
@@ -143,6 +200,8 @@ BENCHMARK(BM_Overload)
 BENCHMARK(BM_OnDemandKvPressure)->Arg(1000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LongOutputs)->Arg(1000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LongOutputInterrupted)->Arg(0)->Arg(100)->Arg(10'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DefaultScenario)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MooncakeConversation)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

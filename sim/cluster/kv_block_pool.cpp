@@ -5,49 +5,96 @@
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {
+namespace {
+
+std::uint64_t power_of_two_at_least(std::uint64_t n) {
+  std::uint64_t p = 2;
+  while (p < n) p *= 2;
+  return p;
+}
+
+}  // namespace
 
 KvBlockPool::KvBlockPool(std::uint32_t blocks, bool prefix_caching)
-    : blocks_(blocks), prefix_caching_(prefix_caching) {
+    : blocks_(blocks), ring_(power_of_two_at_least(2 * std::uint64_t{blocks})), prefix_caching_(prefix_caching) {
+  ring_mask_ = ring_.size() - 1;
   for (std::uint32_t b = 0; b < blocks; ++b) append(b);
 }
 
-std::uint32_t KvBlockPool::cached(std::uint64_t hash) const {
-  const auto it = table_.find(hash);
-  return it == table_.end() ? kNone : it->second;
-}
-
-void KvBlockPool::unlink(std::uint32_t block) {
-  Block& b = blocks_[block];
-  (b.prev == kNone ? head_ : blocks_[b.prev].next) = b.next;
-  (b.next == kNone ? tail_ : blocks_[b.next].prev) = b.prev;
-  b.prev = b.next = kNone;
-  --free_count_;
-}
-
 void KvBlockPool::append(std::uint32_t block) {
-  Block& b = blocks_[block];
-  b.prev = tail_;
-  b.next = kNone;
-  (tail_ == kNone ? head_ : blocks_[tail_].next) = block;
-  tail_ = block;
+  if (tail_ - head_ == ring_.size()) compact();
+  ring_[tail_ & ring_mask_] = block;
+  blocks_[block].freed = static_cast<std::uint32_t>(tail_);
+  ++tail_;
   ++free_count_;
 }
 
+// Drops the stale entries, keeping the free blocks' order: at most `blocks` stay, so the
+// next compaction is at least as many appends away.
+void KvBlockPool::compact() {
+  std::uint64_t kept = head_;
+  for (std::uint64_t p = head_; p < tail_; ++p) {
+    const std::uint32_t block = ring_[p & ring_mask_];
+    if (!listed(block, p)) continue;
+    ring_[kept & ring_mask_] = block;
+    blocks_[block].freed = static_cast<std::uint32_t>(kept);
+    ++kept;
+  }
+  tail_ = kept;
+}
+
+std::size_t KvBlockPool::probe(std::uint64_t hash) const {
+  std::size_t at = home(hash);
+  while (table_[at].block != kNone && table_[at].hash != hash) at = (at + 1) & mask_;
+  return at;
+}
+
+// Backward-shift deletion: later entries of the probe run move into the hole when their
+// home does not lie cyclically in (hole, their position], so every lookup still finds them
+// without tombstones.
+void KvBlockPool::erase_entry(std::size_t hole) {
+  std::size_t at = hole;
+  while (true) {
+    at = (at + 1) & mask_;
+    if (table_[at].block == kNone) break;
+    const std::size_t want = home(table_[at].hash);
+    if (((at - want) & mask_) >= ((at - hole) & mask_)) {
+      table_[hole] = table_[at];
+      hole = at;
+    }
+  }
+  table_[hole] = Entry{};
+  --entries_;
+}
+
+std::uint32_t KvBlockPool::cached(std::uint64_t hash) const {
+  return table_.empty() ? kNone : table_[probe(hash)].block;
+}
+
 void KvBlockPool::touch(std::uint32_t block) {
-  Block& b = blocks_[block];
-  if (b.refs++ == 0) unlink(block);
+  // A free block's ring entry goes stale: it is no longer free.
+  if (blocks_[block].refs++ == 0) --free_count_;
 }
 
 std::uint32_t KvBlockPool::allocate() {
-  MESHSIM_CHECK(head_ != kNone, "allocate: no free KV block");
-  const std::uint32_t block = head_;
-  unlink(block);
-  Block& b = blocks_[block];
-  if (b.has_hash) {
-    table_.erase(b.hash);
-    b.has_hash = false;
-    ++evictions_;
+  MESHSIM_CHECK(free_count_ > 0, "allocate: no free KV block");
+  // Allocations come in runs (a chunk's blocks): fetch the blocks a few entries ahead,
+  // whose records and hashes would otherwise each be a cache miss.
+  constexpr std::uint64_t kAhead = 8;
+  if (tail_ - head_ > kAhead) {
+    const std::uint32_t ahead = ring_[(head_ + kAhead) & ring_mask_];
+    __builtin_prefetch(&blocks_[ahead]);
+    if (!hashes_.empty()) __builtin_prefetch(&hashes_[ahead]);
   }
+  std::uint32_t block = ring_[head_ & ring_mask_];
+  while (!listed(block, head_)) block = ring_[++head_ & ring_mask_];
+  ++head_;
+  --free_count_;
+  Block& b = blocks_[block];
+  if (b.content == Content::kHashed) erase_entry(probe(hashes_[block]));
+  evictions_ += b.content != Content::kNone;
+  b.content = Content::kNone;
+  ++b.stamp;
   b.refs = 1;
   return block;
 }
@@ -55,47 +102,59 @@ std::uint32_t KvBlockPool::allocate() {
 void KvBlockPool::release(std::uint32_t block) {
   Block& b = blocks_[block];
   MESHSIM_CHECK(b.refs > 0, "release: KV block " + std::to_string(block) + " is not held");
-  if (--b.refs > 0) return;
-  if (!prefix_caching_ && b.has_hash) {
-    table_.erase(b.hash);
-    b.has_hash = false;
-  }
-  append(block);
+  if (--b.refs == 0) append(block);
 }
 
 void KvBlockPool::cache(std::uint32_t block, std::uint64_t hash) {
   Block& b = blocks_[block];
-  if (!prefix_caching_ || b.has_hash) return;
-  if (table_.emplace(hash, block).second) {
-    b.hash = hash;
-    b.has_hash = true;
+  if (!prefix_caching_ || b.content != Content::kNone) return;
+  if (table_.empty()) {
+    table_.resize(power_of_two_at_least(2 * std::uint64_t{blocks()}));
+    mask_ = table_.size() - 1;
+    hashes_.resize(blocks());
   }
+  Entry& entry = table_[probe(hash)];
+  if (entry.block != kNone) return;
+  entry = Entry{hash, block};
+  ++entries_;
+  hashes_[block] = hash;
+  b.content = Content::kHashed;
+}
+
+std::uint32_t KvBlockPool::keep_private(std::uint32_t block) {
+  Block& b = blocks_[block];
+  if (prefix_caching_ && b.content == Content::kNone) b.content = Content::kPrivate;
+  return b.stamp;
 }
 
 std::vector<std::string> KvBlockPool::check_invariants() const {
   std::vector<std::string> problems;
-  std::uint32_t listed = 0;
-  std::uint32_t previous = kNone;
-  for (std::uint32_t b = head_; b != kNone; b = blocks_[b].next) {
-    if (blocks_[b].refs != 0) problems.push_back("block " + std::to_string(b) + " is free and held");
-    if (blocks_[b].prev != previous) problems.push_back("block " + std::to_string(b) + ": broken free-list link");
-    previous = b;
-    if (++listed > blocks_.size()) {
-      problems.push_back("the free list loops");
-      break;
+  std::vector<std::uint32_t> listings(blocks_.size(), 0);
+  for (std::uint64_t p = head_; p < tail_; ++p) {
+    const std::uint32_t block = ring_[p & ring_mask_];
+    if (block >= blocks_.size()) {
+      problems.push_back("the free list names block " + std::to_string(block));
+      continue;
     }
+    listings[block] += listed(block, p);
   }
-  if (listed != free_count_) problems.push_back("free count disagrees with the free list");
+  if (tail_ - head_ > ring_.size()) problems.push_back("the free list overflows its ring");
   std::uint32_t unheld = 0, hashed = 0;
   for (std::uint32_t b = 0; b < blocks_.size(); ++b) {
-    unheld += blocks_[b].refs == 0;
-    if (!blocks_[b].has_hash) continue;
+    const bool free = blocks_[b].refs == 0;
+    unheld += free;
+    if (listings[b] != (free ? 1u : 0u)) problems.push_back("block " + std::to_string(b) + ": listed free " +
+                                                            std::to_string(listings[b]) + " times");
+    if (blocks_[b].content != Content::kHashed) continue;
     ++hashed;
-    const auto it = table_.find(blocks_[b].hash);
-    if (it == table_.end() || it->second != b) problems.push_back("block " + std::to_string(b) + ": not in the table");
+    if (cached(hashes_[b]) != b) problems.push_back("block " + std::to_string(b) + ": not in the table");
   }
   if (unheld != free_count_) problems.push_back("blocks held by nobody are not all free");
-  if (hashed != table_.size()) problems.push_back("the table lists blocks that do not hold its hashes");
+  std::uint32_t listed_entries = 0;
+  for (const Entry& entry : table_) listed_entries += entry.block != kNone;
+  if (hashed != entries_ || listed_entries != entries_) {
+    problems.push_back("the table lists blocks that do not hold its hashes");
+  }
   return problems;
 }
 

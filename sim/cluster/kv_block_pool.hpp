@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace meshsim::cluster {
@@ -13,9 +12,21 @@ namespace meshsim::cluster {
 // block's tokens to the block holding them. A block nobody holds is free but keeps its
 // contents, so a later request with the same prefix can take it back (a hit) until it is
 // reused for something else (evicted). Free blocks are reused least recently freed first.
+// A block of tokens no other request can have (after a request's first own token: its
+// chained hash is unique to it) is kept without a table entry: only its request can hit
+// it, after a preemption, and finds it by the block's stamp (which changes when the block
+// is reused), so the vLLM path spends no hashing or table work on unshared tokens.
 //
-// Costs: allocate, touch, release and cache O(1) (a hash-table operation at most);
-// lookup O(hashes looked up). Memory O(blocks).
+// Costs: allocate, touch, release and cache amortised O(1); lookup O(1) expected.
+// Memory O(blocks). The free list is a ring of block ids in the order they were freed;
+// a block taken back by a hit leaves a stale entry behind (an entry counts only while its
+// block is free and was freed at that position), skipped when allocation reaches it, and
+// the ring is compacted when full (it holds at least twice the blocks, so at most every
+// `blocks` appends). Allocation then reads the ring in order instead of chasing links to
+// random blocks. The table is open-addressed (linear probing, deletion by backward shift)
+// with a fixed power-of-two capacity of at least twice the blocks, allocated when the
+// first block is cached: it never holds more entries than blocks, never rehashes and
+// stays at most half full.
 class KvBlockPool {
  public:
   static constexpr std::uint32_t kNone = ~0u;
@@ -43,6 +54,13 @@ class KvBlockPool {
   // The block now holds the full block of tokens with `hash`: later requests may hit it.
   // A second block with a hash already cached stays uncached (vLLM keeps the first).
   void cache(std::uint32_t block, std::uint64_t hash);
+  // The block now holds a full block of tokens only its request has: kept, without a table
+  // entry, until reused. Returns its stamp.
+  std::uint32_t keep_private(std::uint32_t block);
+  // Whether `block` still holds what it held at `stamp` (keep_private's answer).
+  bool holds_private(std::uint32_t block, std::uint32_t stamp) const {
+    return blocks_[block].content == Content::kPrivate && blocks_[block].stamp == stamp;
+  }
 
   // Counters since construction: cached blocks reused for other tokens.
   std::uint64_t evictions() const { return evictions_; }
@@ -52,21 +70,39 @@ class KvBlockPool {
   std::vector<std::string> check_invariants() const;
 
  private:
+  enum class Content : std::uint8_t { kNone, kHashed, kPrivate };
   struct Block {
-    std::uint64_t hash = 0;
-    bool has_hash = false;
     std::uint32_t refs = 0;
-    std::uint32_t prev = kNone;  // free list links (least recently freed at head_)
-    std::uint32_t next = kNone;
+    std::uint32_t stamp = 0;   // allocations of this block so far
+    std::uint32_t freed = 0;   // ring position (mod 2^32) it was last freed at
+    Content content = Content::kNone;
   };
-  void unlink(std::uint32_t block);
+  // A table entry; block kNone marks an empty one.
+  struct Entry {
+    std::uint64_t hash = 0;
+    std::uint32_t block = kNone;
+  };
+  bool listed(std::uint32_t block, std::uint64_t position) const {
+    return blocks_[block].refs == 0 && blocks_[block].freed == static_cast<std::uint32_t>(position);
+  }
   void append(std::uint32_t block);
+  void compact();
+  std::size_t home(std::uint64_t hash) const { return (hash ^ (hash >> 29)) & mask_; }
+  // The entry holding `hash`, or the empty entry where it would go.
+  std::size_t probe(std::uint64_t hash) const;
+  void erase_entry(std::size_t at);
 
   std::vector<Block> blocks_;
-  std::unordered_map<std::uint64_t, std::uint32_t> table_;
-  std::uint32_t head_ = kNone;
-  std::uint32_t tail_ = kNone;
+  std::vector<std::uint64_t> hashes_;  // a kHashed block's hash (sized with the table)
+  // The free list: ring_[position & ring_mask_] for positions [head_, tail_).
+  std::vector<std::uint32_t> ring_;
+  std::uint64_t ring_mask_ = 0;
+  std::uint64_t head_ = 0;
+  std::uint64_t tail_ = 0;
   std::uint32_t free_count_ = 0;
+  std::vector<Entry> table_;  // empty until the first block is cached
+  std::size_t mask_ = 0;
+  std::uint32_t entries_ = 0;
   bool prefix_caching_;
   std::uint64_t evictions_ = 0;
 };

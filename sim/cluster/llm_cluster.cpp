@@ -419,6 +419,14 @@ std::uint64_t LlmCluster::kv_used_tokens() const {
   return used;
 }
 
+std::vector<ServingSystem::PrefixCacheCounts> LlmCluster::prefix_cache_by_instance() const {
+  if (config_.scheduler != BatchScheduler::kVllm || !config_.vllm.prefix_caching) return {};
+  std::vector<PrefixCacheCounts> counts;
+  counts.reserve(instances_.size());
+  for (const auto& in : instances_) counts.push_back(in->prefix);
+  return counts;
+}
+
 std::string LlmCluster::describe(std::uint32_t instance) const {
   const Instance& in = *instances_[instance];
   return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +

@@ -127,6 +127,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   InstanceCounts instance_counts() const override;
   std::uint64_t kv_used_tokens() const override;
   std::uint64_t kv_total_tokens() const override { return kv_capacity_tokens_ * serving_; }
+  std::vector<PrefixCacheCounts> prefix_cache_by_instance() const override;
   Usage usage() const override;
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
   void set_activity_sink(ActivitySink* sink) override;

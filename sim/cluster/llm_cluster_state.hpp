@@ -63,6 +63,7 @@ struct LlmCluster::Instance {
   SlotQueue holders;                    // ready to decode, holding all the KV they need to start
   SlotQueue newcomers;                  // ready to decode once they reserve KV; the head blocks the rest
   std::unique_ptr<VllmScheduler> vllm;  // under the vLLM scheduler: its queues and KV blocks
+  PrefixCacheCounts prefix;             // its steps' lookups, over every `vllm` it had
   // Under a request timeout: (deadline, slot) of the requests that joined `vllm` here,
   // earliest first; entries of requests gone elsewhere or finished are skipped when they
   // surface. (A request joins when it is queued, not when it is routed: one routed here

@@ -58,6 +58,8 @@ void LlmCluster::start_vllm_step(std::uint32_t instance) {
   const VllmScheduler::Step* step = nullptr;
   for (;;) {
     step = &scheduler.schedule();
+    in.prefix.queried_tokens += step->queried_tokens;
+    in.prefix.hit_tokens += step->hit_tokens;
     for (const std::uint32_t slot : step->preempted) vllm_preempted(in, slot);
     // A step that preempted every running request admits none: form the next one.
     if (!step->chunks.empty() || step->preempted.empty()) break;

@@ -69,6 +69,13 @@ class ServingSystem {
   // where not modelled).
   virtual std::uint64_t kv_used_tokens() const { return 0; }
   virtual std::uint64_t kv_total_tokens() const { return 0; }
+  // Prefix caching from the start of the run to now, per instance (by instance id,
+  // removed ones included; empty where not modelled): prompt tokens of the requests
+  // admitted with nothing computed, and of those found in the instance's cache.
+  struct PrefixCacheCounts {
+    std::uint64_t queried_tokens = 0, hit_tokens = 0;
+  };
+  virtual std::vector<PrefixCacheCounts> prefix_cache_by_instance() const { return {}; }
 
   // Totals from the start of the run to now, as integrals over simulated time (capacity
   // comes and goes): work done and serving capacity in unit-microseconds, so utilisation

@@ -35,17 +35,42 @@ StepFeatures step_features(const ModelSpec& model, const SkuSpec& sku, std::uint
 
 StepTimeModel::StepTimeModel(ModelSpec model, SkuSpec sku, std::uint32_t tensor_parallel,
                              StepCoefficients coefficients)
-    : model_(std::move(model)), sku_(std::move(sku)), tp_(tensor_parallel), c_(coefficients) {}
+    : model_(std::move(model)), sku_(std::move(sku)), tp_(tensor_parallel), c_(coefficients) {
+  // coefficients . step_features without the weights term, at unit steps: one prefill
+  // token alone, then with one more of each content.
+  const auto priced = [this](const StepContents& step) {
+    StepFeatures f = step_features(model_, sku_, tp_, step);
+    f[static_cast<std::size_t>(StepTerm::kWeights)] = 0;
+    double total = 0;
+    for (std::size_t i = 0; i < kStepTermCount; ++i) total += c_.step[i] * f[i];
+    return total;
+  };
+  const double one = priced({.prefill_tokens = 1});
+  per_token_ = priced({.prefill_tokens = 2}) - one;
+  per_sequence_ = priced({.prefill_tokens = 1, .prefill_sequences = 1}) - one;
+  per_squared_token_ = priced({.prefill_tokens = 1, .squared_tokens = 1}) - one;
+  per_cached_token_ = priced({.prefill_tokens = 1, .prefill_context = 1}) - one;
+  per_step_ = one - per_token_;
+  dense_weights_s_ = moe_weights_s(1);
+}
+
+double StepTimeModel::moe_weights_s(double tokens) const {
+  constexpr auto kWeights = static_cast<std::size_t>(StepTerm::kWeights);
+  return c_.step[kWeights] * step_features(model_, sku_, tp_, {.prefill_tokens = tokens})[kWeights];
+}
+
+double StepTimeModel::seconds(const StepContents& step) const {
+  const double tokens = step.prefill_tokens + step.decode_batch;
+  if (tokens == 0) return 0;
+  return (model_.moe() ? moe_weights_s(tokens) : dense_weights_s_) + per_token_ * tokens + per_sequence_ * (step.prefill_sequences + step.decode_batch) +
+         per_squared_token_ * step.squared_tokens + per_cached_token_ * (step.prefill_context + step.decode_context) +
+         per_step_;
+}
 
 double StepTimeModel::iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const {
-  const StepFeatures f = step_features(
-      model_, sku_, tp_,
-      StepContents{static_cast<double>(prefill.tokens), static_cast<double>(prefill.sequences), prefill.squared_tokens,
-                   static_cast<double>(prefill.context_tokens), static_cast<double>(decode.batch),
-                   static_cast<double>(decode.context_tokens)});
-  double seconds = 0.0;
-  for (std::size_t i = 0; i < kStepTermCount; ++i) seconds += c_.step[i] * f[i];
-  return seconds * 1e3;
+  return 1e3 * seconds(StepContents{static_cast<double>(prefill.tokens), static_cast<double>(prefill.sequences),
+                                    prefill.squared_tokens, static_cast<double>(prefill.context_tokens),
+                                    static_cast<double>(decode.batch), static_cast<double>(decode.context_tokens)});
 }
 
 }  // namespace meshsim::cluster

@@ -53,7 +53,11 @@ StepFeatures step_features(const ModelSpec& model, const SkuSpec& sku, std::uint
                            const StepContents& step);
 
 // An engine step's time is coefficients . step_features: vLLM-style steps (a chunk of
-// prefill and the decodes in one forward pass).
+// prefill and the decodes in one forward pass). Every term but the weights read is affine
+// in the step's contents, so the constructor folds the coefficients into a price per
+// token, sequence, cached token and attention pair (read off step_features at unit
+// steps, so the formula keeps one home) and a step costs a few multiply-adds: it is
+// priced once per simulated iteration.
 class StepTimeModel final : public PerfModel {
  public:
   StepTimeModel(ModelSpec model, SkuSpec sku, std::uint32_t tensor_parallel, StepCoefficients coefficients);
@@ -63,10 +67,18 @@ class StepTimeModel final : public PerfModel {
   RequestCosts request_costs() const override { return c_.request; }
 
  private:
+  // Seconds of the weights read by a step of `tokens` tokens (> 0): a MoE model's depend on
+  // the tokens (the experts they touch), a dense model's are dense_weights_s_.
+  double moe_weights_s(double tokens) const;
+  double seconds(const StepContents& step) const;
+
   ModelSpec model_;
   SkuSpec sku_;
   std::uint32_t tp_;
   StepCoefficients c_;
+  // Seconds per unit of the step's contents, and per non-empty step, without the weights.
+  double per_token_ = 0, per_sequence_ = 0, per_cached_token_ = 0, per_squared_token_ = 0, per_step_ = 0;
+  double dense_weights_s_ = 0;
 };
 
 }  // namespace meshsim::cluster

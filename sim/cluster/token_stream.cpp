@@ -26,7 +26,15 @@ TokenStream::TokenStream(std::uint64_t request_id, std::uint32_t prompt_tokens,
       prompt_tokens_(prompt_tokens),
       prefix_(std::move(prefix)),
       output_content_(output_content),
-      block_size_(block_size) {}
+      block_size_(block_size) {
+  std::uint64_t named = 0;
+  for (const auto& run : prefix_) named += run.tokens;
+  if (named < prompt_tokens_) {
+    first_private_block_ = static_cast<std::uint32_t>(named / block_size_);
+  } else {
+    first_private_block_ = output_content_ != 0 ? kNoPrivateBlock : prompt_tokens_ / block_size_;
+  }
+}
 
 std::uint64_t TokenStream::mix_tokens(std::uint64_t hash, std::uint64_t from, std::uint32_t count) {
   const std::uint64_t end = from + count;

@@ -23,6 +23,10 @@ class TokenStream {
 
   // The hash of full block `index` (tokens [index * block_size, (index + 1) * block_size)).
   std::uint64_t block_hash(std::uint32_t index);
+  // The first block holding one of the request's own tokens: its hash, and through the
+  // chain every later block's, no other request can produce (kNoPrivateBlock: none).
+  std::uint32_t first_private_block() const { return first_private_block_; }
+  static constexpr std::uint32_t kNoPrivateBlock = ~0u;
 
  private:
   // Mixes the tokens [from, from + count) of the stream into `hash`, run by run.
@@ -33,6 +37,7 @@ class TokenStream {
   std::vector<traces::ContentSegment> prefix_;
   std::uint64_t output_content_ = 0;
   std::uint32_t block_size_ = 16;
+  std::uint32_t first_private_block_ = 0;
   std::vector<std::uint64_t> hashes_;
   // Where the next block starts in prefix_: the run holding it and that run's first token.
   std::size_t run_ = 0;

@@ -17,7 +17,7 @@ VllmScheduler::VllmScheduler(const VllmLimits& limits, std::uint32_t kv_blocks)
 
 void VllmScheduler::enqueue(std::uint32_t slot, TokenStream& stream, std::uint32_t tokens, std::uint32_t computed) {
   MESHSIM_CHECK(computed < tokens, "enqueue: a request must have a token left to compute");
-  const bool added = seqs_.emplace(slot, Seq{&stream, tokens, computed, {}, 0}).second;
+  const bool added = seqs_.emplace(slot, Seq{&stream, tokens, computed, {}, 0, {}}).second;
   MESHSIM_CHECK(added, "enqueue: slot " + std::to_string(slot) + " is already here");
   waiting_.push_back(slot);
 }
@@ -48,9 +48,27 @@ bool VllmScheduler::allocate(Seq& seq, std::uint32_t new_tokens, const std::vect
 void VllmScheduler::cache_full_blocks(Seq& seq, std::uint32_t known_tokens) {
   if (!pool_.prefix_caching()) return;
   const std::uint32_t full = known_tokens / limits_.block_size;
+  const std::uint32_t first_private = seq.stream->first_private_block();
   for (; seq.cached_blocks < full; ++seq.cached_blocks) {
-    pool_.cache(seq.blocks[seq.cached_blocks], seq.stream->block_hash(seq.cached_blocks));
+    const std::uint32_t index = seq.cached_blocks;
+    const std::uint32_t block = seq.blocks[index];
+    if (index < first_private) {
+      pool_.cache(block, seq.stream->block_hash(index));
+      continue;
+    }
+    const std::uint32_t own = index - first_private;
+    if (own < seq.own.size() && pool_.holds_private(seq.own[own].block, seq.own[own].stamp)) continue;
+    if (own == seq.own.size()) seq.own.emplace_back();
+    seq.own[own] = OwnBlock{block, pool_.keep_private(block)};
   }
+}
+
+std::uint32_t VllmScheduler::cached_block(Seq& seq, std::uint32_t index) const {
+  const std::uint32_t first_private = seq.stream->first_private_block();
+  if (index < first_private) return pool_.cached(seq.stream->block_hash(index));
+  const std::uint32_t own = index - first_private;
+  if (own < seq.own.size() && pool_.holds_private(seq.own[own].block, seq.own[own].stamp)) return seq.own[own].block;
+  return KvBlockPool::kNone;
 }
 
 void VllmScheduler::release_blocks(Seq& seq) {
@@ -69,12 +87,12 @@ void VllmScheduler::preempt(std::uint32_t slot) {
 
 // A request admitted with nothing computed first takes the cached blocks of its longest
 // cached prefix, at most all its tokens but the last (which must be computed to sample).
-void VllmScheduler::find_hits(const Seq& seq, std::vector<std::uint32_t>& hits) const {
+void VllmScheduler::find_hits(Seq& seq, std::vector<std::uint32_t>& hits) const {
   hits.clear();
   if (seq.computed != 0 || !pool_.prefix_caching()) return;
   const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
   for (std::uint32_t b = 0; b < lookable; ++b) {
-    const std::uint32_t block = pool_.cached(seq.stream->block_hash(b));
+    const std::uint32_t block = cached_block(seq, b);
     if (block == KvBlockPool::kNone) return;
     hits.push_back(block);
   }
@@ -91,6 +109,7 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
   step_.chunks.clear();
   step_.preempted.clear();
   step_.prefill_tokens = 0;
+  step_.queried_tokens = step_.hit_tokens = 0;
   std::uint32_t budget = limits_.max_num_batched_tokens;
   const auto take = [&](std::uint32_t slot, const Seq& seq, std::uint32_t tokens) {
     const bool samples = seq.computed + tokens == seq.tokens;
@@ -125,14 +144,16 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
     const std::uint32_t tokens = chunk_tokens(seq.tokens - seq.computed - hit_tokens, budget);
     if (!allocate(seq, tokens, hits_)) break;
     if (seq.computed == 0) {
-      queried_ += seq.tokens;
-      hit_ += hit_tokens;
+      step_.queried_tokens += seq.tokens;
+      step_.hit_tokens += hit_tokens;
     }
     seq.computed += hit_tokens;
     waiting_.pop_front();
     running_.push_back(slot);
     take(slot, seq, tokens);
   }
+  queried_ += step_.queried_tokens;
+  hit_ += step_.hit_tokens;
   return step_;
 }
 
@@ -156,7 +177,7 @@ std::uint64_t VllmScheduler::later_allocations(std::uint32_t k) const {
 // needing fewer blocks than the allocation freed.
 bool VllmScheduler::waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const {
   if (waiting_.empty() || budget == 0 || running_.size() >= limits_.max_num_seqs) return false;
-  const Seq& seq = seqs_.at(waiting_.front());
+  Seq& seq = seqs_.at(waiting_.front());
   find_hits(seq, hits_);
   for (const std::uint32_t block : hits_) {
     if (!pool_.held(block)) return true;
@@ -196,13 +217,12 @@ void VllmScheduler::complete(std::uint32_t iterations) {
     Seq& seq = seqs_.at(chunk.slot);
     seq.computed += chunk.tokens;
     if (chunk.samples) ++seq.tokens;
+    if (iterations == 1) continue;
     // Later iterations of a steady decode step: one token each, a block when one fills.
-    for (std::uint32_t j = 1; j < iterations; ++j) {
-      if (seq.computed % limits_.block_size == 0) seq.blocks.push_back(pool_.allocate());
-      ++seq.computed;
-      ++seq.tokens;
-    }
-    if (iterations > 1) cache_full_blocks(seq, seq.computed);
+    seq.computed += iterations - 1;
+    seq.tokens += iterations - 1;
+    while (seq.blocks.size() < blocks_for(seq.computed)) seq.blocks.push_back(pool_.allocate());
+    cache_full_blocks(seq, seq.computed);
   }
 }
 

@@ -63,6 +63,9 @@ class VllmScheduler {
     std::vector<Chunk> chunks;              // running first, in admission order, then those admitted
     std::vector<std::uint32_t> preempted;   // freed and sent back to wait this step
     std::uint32_t prefill_tokens = 0;       // of chunks that do not `decode`
+    // Prefix caching: tokens of the requests admitted with nothing computed, and of those
+    // found cached.
+    std::uint64_t queried_tokens = 0, hit_tokens = 0;
     bool decode_only() const { return prefill_tokens == 0; }
   };
   // Forms the next step; chunks empty when nothing can run.
@@ -96,7 +99,7 @@ class VllmScheduler {
   std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
   const KvBlockPool& pool() const { return pool_; }
   const VllmLimits& limits() const { return limits_; }
-  // Prefix caching since construction: tokens of admitted requests looked up, and hit.
+  // Prefix caching since construction: the steps' queried and hit tokens summed.
   std::uint64_t prefix_queried_tokens() const { return queried_; }
   std::uint64_t prefix_hit_tokens() const { return hit_; }
 
@@ -104,15 +107,26 @@ class VllmScheduler {
   std::vector<std::string> check_invariants() const;
 
  private:
+  // A block of the request's own tokens it cached here (found by stamp, not by hash).
+  struct OwnBlock {
+    std::uint32_t block = KvBlockPool::kNone;
+    std::uint32_t stamp = 0;
+  };
   struct Seq {
     TokenStream* stream = nullptr;
     std::uint32_t tokens = 0;
     std::uint32_t computed = 0;
     std::vector<std::uint32_t> blocks;
     std::uint32_t cached_blocks = 0;  // leading blocks registered in the pool's cache
+    // Its cached blocks from the stream's first private block on, by index from there:
+    // what a hash table entry would hold for hashes only this request makes (so the first
+    // cached copy wins, as in the table). Kept across preemptions, dropped when it leaves.
+    std::vector<OwnBlock> own;
   };
+  // The cached block holding full block `index` of the request's tokens, or kNone.
+  std::uint32_t cached_block(Seq& seq, std::uint32_t index) const;
   std::uint32_t blocks_for(std::uint32_t tokens) const { return (tokens + limits_.block_size - 1) / limits_.block_size; }
-  void find_hits(const Seq& seq, std::vector<std::uint32_t>& hits) const;
+  void find_hits(Seq& seq, std::vector<std::uint32_t>& hits) const;
   std::uint32_t chunk_tokens(std::uint32_t left, std::uint32_t budget) const;
   bool allocate(Seq& seq, std::uint32_t new_tokens, const std::vector<std::uint32_t>& hits);
   void cache_full_blocks(Seq& seq, std::uint32_t known_tokens);
@@ -124,7 +138,7 @@ class VllmScheduler {
 
   VllmLimits limits_;
   KvBlockPool pool_;
-  std::unordered_map<std::uint32_t, Seq> seqs_;
+  mutable std::unordered_map<std::uint32_t, Seq> seqs_;  // mutable: streams hash on demand
   std::vector<std::uint32_t> running_;
   SlotQueue waiting_;
   Step step_;

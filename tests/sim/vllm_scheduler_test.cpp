@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <random>
 
 namespace meshsim::cluster {
 namespace {
@@ -55,6 +60,89 @@ TEST(KvBlockPoolTest, WithoutPrefixCachingFreedBlocksAreForgotten) {
   EXPECT_EQ(pool.cached(5), KvBlockPool::kNone);
   pool.release(a);
   EXPECT_TRUE(pool.check_invariants().empty());
+}
+
+// The pool's slow twin: the same rules on a std::map and a std::list.
+struct SlowPool {
+  std::vector<std::uint32_t> refs;
+  std::vector<std::optional<std::uint64_t>> hash;
+  std::list<std::uint32_t> free;  // least recently freed first
+  std::map<std::uint64_t, std::uint32_t> table;
+  explicit SlowPool(std::uint32_t blocks) : refs(blocks, 0), hash(blocks) {
+    for (std::uint32_t b = 0; b < blocks; ++b) free.push_back(b);
+  }
+  std::uint32_t cached(std::uint64_t h) const {
+    const auto it = table.find(h);
+    return it == table.end() ? KvBlockPool::kNone : it->second;
+  }
+  void touch(std::uint32_t b) {
+    if (refs[b]++ == 0) free.remove(b);
+  }
+  std::uint32_t allocate() {
+    const std::uint32_t b = free.front();
+    free.pop_front();
+    if (hash[b]) table.erase(*hash[b]);
+    hash[b].reset();
+    refs[b] = 1;
+    return b;
+  }
+  void release(std::uint32_t b) {
+    if (--refs[b] == 0) free.push_back(b);
+  }
+  void cache(std::uint32_t b, std::uint64_t h) {
+    if (!hash[b] && table.emplace(h, b).second) hash[b] = h;
+  }
+};
+
+// Random operations on pools of 1 to 64 blocks, hashes from a space a few times the
+// table's size (so probe runs collide, wrap around and are shifted back by deletions):
+// every lookup agrees with the twin, and the invariants hold after every operation.
+TEST(KvBlockPoolTest, AgreesWithASlowTwinOnRandomOperations) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto blocks = static_cast<std::uint32_t>(1 + rng() % 64);
+    KvBlockPool pool(blocks, true);
+    SlowPool twin(blocks);
+    std::vector<std::uint32_t> held;  // one entry per holder
+    const std::uint64_t hashes = 1 + rng() % (8 * blocks);
+    for (int op = 0; op < 400; ++op) {
+      const std::uint64_t h = rng() % hashes * 0x100000001ULL;  // equal low bits: long probe runs
+      switch (rng() % 4) {
+        case 0:
+          if (pool.free_blocks() > 0) {
+            const auto b = pool.allocate();
+            ASSERT_EQ(b, twin.allocate());
+            held.push_back(b);
+          }
+          break;
+        case 1:
+          if (!held.empty()) {
+            const std::size_t i = rng() % held.size();
+            pool.release(held[i]);
+            twin.release(held[i]);
+            held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+          }
+          break;
+        case 2:
+          if (!held.empty()) {
+            const auto b = held[rng() % held.size()];
+            pool.cache(b, h);
+            twin.cache(b, h);
+          }
+          break;
+        default:
+          if (const auto b = pool.cached(h); b != KvBlockPool::kNone) {
+            pool.touch(b);
+            twin.touch(b);
+            held.push_back(b);
+          }
+      }
+      ASSERT_EQ(pool.cached(h), twin.cached(h)) << "trial " << trial << " op " << op;
+      ASSERT_EQ(pool.free_blocks(), twin.free.size());
+      ASSERT_TRUE(pool.check_invariants().empty()) << "trial " << trial << " op " << op;
+    }
+    for (const auto& [hash, block] : twin.table) ASSERT_EQ(pool.cached(hash), block);
+  }
 }
 
 TEST(VllmSchedulerTest, ChunksALongPromptOverStepsAndSamplesOnlyAtItsEnd) {
