@@ -88,6 +88,7 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     ObjectReader routing(reader.raw("routing"), reader.path_of("routing"), reader.errors());
     routing.read_choice("prompt", spec.prompt_routing, cluster::kRoutePolicyNames);
     routing.read_choice("token", spec.token_routing, cluster::kRoutePolicyNames);
+
   }
   {
     ObjectReader kv(reader.raw("kv"), reader.path_of("kv"), reader.errors());
@@ -201,6 +202,14 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
     return Error{"serving.vllm.request_timeout_s: request timeouts need serving.scheduler vllm"};
   }
   config.request_timeout = llm.request_timeout;
+  if (llm.prompt_routing == cluster::RoutePolicy::kPrefixAffinity &&
+      (llm.scheduler != cluster::BatchScheduler::kVllm || !llm.vllm.prefix_caching)) {
+    return Error{"serving.routing.prompt: prefix_affinity needs serving.scheduler vllm with vllm.prefix_caching true"};
+  }
+  if (llm.token_routing == cluster::RoutePolicy::kPrefixAffinity) {
+    return Error{"serving.routing.token: prefix_affinity routes prompts; token instances take prefilled requests "
+                 "(use fewest_requests or least_kv_memory)"};
+  }
   config.prompt_routing = llm.prompt_routing;
   config.token_routing = llm.token_routing;
   config.kv_reserve_fraction = llm.kv_reserve_fraction;

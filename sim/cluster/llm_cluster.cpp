@@ -26,6 +26,11 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       gpus_(sim.now()),
       cost_(sim.now()) {
   MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
+  MESHSIM_CHECK(config_.prompt_routing != RoutePolicy::kPrefixAffinity ||
+                    (config_.scheduler == BatchScheduler::kVllm && config_.vllm.prefix_caching),
+                "prefix_affinity routing needs the vLLM scheduler with prefix caching");
+  MESHSIM_CHECK(config_.token_routing != RoutePolicy::kPrefixAffinity,
+                "prefix_affinity routes prompts: token instances receive prefilled requests");
   MESHSIM_CHECK(!config_.request_timeout || config_.scheduler == BatchScheduler::kVllm,
                 "request timeouts need the vLLM scheduler");
   request_costs_ = config_.perf->request_costs();
@@ -98,7 +103,8 @@ std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
   switch (policy) {
     case RoutePolicy::kRoundRobin:
     case RoutePolicy::kFewestRequests: return in.requests;
-    case RoutePolicy::kFewestPendingTokens: return in.pending_tokens;
+    case RoutePolicy::kFewestPendingTokens:
+    case RoutePolicy::kPrefixAffinity: return in.pending_tokens;
     case RoutePolicy::kLeastKvMemory: return in.kv_promised;
   }
   return 0;
@@ -187,11 +193,31 @@ void LlmCluster::admit(std::uint32_t slot) {
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
-  const std::uint32_t instance = prompt_router_.pick();
+  const std::uint32_t instance = route_prompt(slot);
   r.record.prompt_instance = instance;
   assign(instance, slot);
   enqueue_prefill(instance, slot);
   wake(instance);
+}
+
+std::uint32_t LlmCluster::route_prompt(std::uint32_t slot) {
+  if (config_.prompt_routing != RoutePolicy::kPrefixAffinity) return prompt_router_.pick();
+  Live& r = live_[slot];
+  const std::int64_t prompt = std::int64_t{r.record.prompt_tokens} + r.generated;
+  std::optional<std::uint32_t> best;
+  std::int64_t best_cost = 0;
+  for (const std::uint32_t id : prompt_router_.members()) {
+    Instance& in = *instances_[id];
+    // Mid-way through a folded run the cache must read as an unfolded run's does now.
+    if (in.busy && in.prefill_batch.empty()) in.vllm->materialize(iterations_begun(in));
+    const std::int64_t cost = in.pending_tokens + prompt - in.vllm->cached_prefix_tokens(r.stream, prompt);
+    if (!best || cost < best_cost) {
+      best = id;
+      best_cost = cost;
+    }
+  }
+  MESHSIM_CHECK(best.has_value(), "route_prompt: the prompt pool has no instance taking requests");
+  return *best;
 }
 
 // The request in `slot` is now `instance`'s to serve: its routing loads count it.

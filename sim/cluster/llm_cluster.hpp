@@ -252,6 +252,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Aborts the requests on a vLLM instance whose deadline has passed.
   void abort_expired(std::uint32_t instance);
   void refresh_load(std::uint32_t instance);
+  // The prompt pool's instance for the request in `slot` (its prompt_routing policy).
+  std::uint32_t route_prompt(std::uint32_t slot);
   std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
   static std::int64_t scale_down_load(const Instance& in);
   void count_active_load(Instance& in);

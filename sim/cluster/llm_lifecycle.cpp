@@ -183,7 +183,7 @@ void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
   ++r.record.migrations;
   std::uint32_t target;
   if (r.generated == 0) {
-    target = prompt_router_.pick();
+    target = route_prompt(slot);
     r.record.prompt_instance = target;
     assign(target, slot);
   } else {

@@ -63,6 +63,14 @@ void VllmScheduler::cache_full_blocks(Seq& seq, std::uint32_t known_tokens) {
   }
 }
 
+std::uint32_t VllmScheduler::cached_prefix_tokens(TokenStream& stream, std::uint32_t tokens) const {
+  if (!pool_.prefix_caching() || tokens == 0) return 0;
+  const std::uint32_t lookable = std::min((tokens - 1) / limits_.block_size, stream.first_private_block());
+  std::uint32_t b = 0;
+  while (b < lookable && pool_.cached(stream.block_hash(b)) != KvBlockPool::kNone) ++b;
+  return b * limits_.block_size;
+}
+
 std::uint32_t VllmScheduler::cached_block(Seq& seq, std::uint32_t index) const {
   const std::uint32_t first_private = seq.stream->first_private_block();
   if (index < first_private) return pool_.cached(seq.stream->block_hash(index));
@@ -110,6 +118,7 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
   step_.preempted.clear();
   step_.prefill_tokens = 0;
   step_.queried_tokens = step_.hit_tokens = 0;
+  materialized_ = 1;
   std::uint32_t budget = limits_.max_num_batched_tokens;
   const auto take = [&](std::uint32_t slot, const Seq& seq, std::uint32_t tokens) {
     const bool samples = seq.computed + tokens == seq.tokens;
@@ -228,8 +237,21 @@ void VllmScheduler::complete(std::uint32_t iterations) {
 
 std::uint32_t VllmScheduler::used_blocks(std::uint32_t begun) const {
   const std::uint32_t used = pool_.used_blocks();
-  if (begun <= 1 || !step_.decode_only()) return used;
-  return used + static_cast<std::uint32_t>(later_allocations(begun));
+  if (begun <= materialized_ || !step_.decode_only()) return used;
+  return used + static_cast<std::uint32_t>(later_allocations(begun) - later_allocations(materialized_));
+}
+
+// Iteration j of the step computes token context + j - 1 of each chunk and, scheduled at
+// its start, holds blocks for context + j tokens, its full ones cached.
+void VllmScheduler::materialize(std::uint32_t begun) {
+  if (begun <= materialized_ || !step_.decode_only()) return;
+  for (const Chunk& chunk : step_.chunks) {
+    Seq& seq = seqs_.at(chunk.slot);
+    const std::uint32_t known = chunk.context + begun;
+    while (seq.blocks.size() < blocks_for(known)) seq.blocks.push_back(pool_.allocate());
+    cache_full_blocks(seq, known);
+  }
+  materialized_ = begun;
 }
 
 void VllmScheduler::remove(std::uint32_t slot) {

@@ -84,6 +84,10 @@ class VllmScheduler {
   // KV blocks in use now, counting those the running step's iterations begun by now
   // (`begun`, at least 1) take.
   std::uint32_t used_blocks(std::uint32_t begun) const;
+  // Allocates (and caches) now the blocks of the running steady decode step's iterations
+  // begun by now, as an unfolded run has by this time, so the prefix cache can be read
+  // mid-run (prefix_affinity routing); complete() then allocates only the rest.
+  void materialize(std::uint32_t begun);
 
   // Leaves the instance (finished, or moved elsewhere): its blocks are released, last
   // first (so a prefix's tail is evicted before its head), and stay cached.
@@ -91,6 +95,11 @@ class VllmScheduler {
   // Every request here, running (admission order) then waiting (queue order), without
   // touching them: for evacuation, which removes each.
   std::vector<std::uint32_t> slots() const;
+
+  // Leading tokens of a request of `tokens` known tokens (its stream) this instance holds in
+  // its prefix cache, in whole blocks, as admission would take them (at most all but the
+  // last; blocks of tokens only the request has are not looked up: it has none here).
+  std::uint32_t cached_prefix_tokens(TokenStream& stream, std::uint32_t tokens) const;
 
   bool empty() const { return seqs_.empty(); }
   std::size_t waiting() const { return waiting_.size(); }
@@ -142,6 +151,7 @@ class VllmScheduler {
   std::vector<std::uint32_t> running_;
   SlotQueue waiting_;
   Step step_;
+  std::uint32_t materialized_ = 1;  // iterations of step_ whose blocks are allocated
   mutable std::vector<std::uint32_t> hits_;  // scratch of find_hits
   std::uint64_t queried_ = 0;
   std::uint64_t hit_ = 0;

@@ -59,6 +59,11 @@ struct TimeseriesRow {
   // jobs running and queued at the end, preemptions in the interval.
   double batch_gpus = 0.0;
   std::uint64_t batch_running = 0, batch_queued = 0, batch_preemptions = 0;
+  // Prefix caching in the interval (zero without it): prompt tokens looked up and found
+  // cached, over all instances, and the lowest and highest hit rate of an instance that
+  // looked tokens up (none when none did).
+  std::uint64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0;
+  std::optional<double> prefix_hit_rate_min, prefix_hit_rate_max;
 
   bool operator==(const TimeseriesRow&) const = default;
 };

@@ -76,6 +76,23 @@ void Replay::note_if_done() {
   if (options_.stop_when_served && sim_.state() == engine::RunState::kRunning) sim_.stop();
 }
 
+// The interval's prefix-cache lookups: each instance's counts since the last row.
+void Replay::add_prefix_cache(metrics::TimeseriesRow& row) {
+  auto now = cluster_->prefix_cache_by_instance();
+  prefix_at_row_start_.resize(now.size());
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const std::uint64_t queried = now[i].queried_tokens - prefix_at_row_start_[i].queried_tokens;
+    const std::uint64_t hit = now[i].hit_tokens - prefix_at_row_start_[i].hit_tokens;
+    row.prefix_queried_tokens += queried;
+    row.prefix_hit_tokens += hit;
+    if (queried == 0) continue;
+    const double rate = static_cast<double>(hit) / static_cast<double>(queried);
+    row.prefix_hit_rate_min = std::min(row.prefix_hit_rate_min.value_or(rate), rate);
+    row.prefix_hit_rate_max = std::max(row.prefix_hit_rate_max.value_or(rate), rate);
+  }
+  prefix_at_row_start_ = std::move(now);
+}
+
 void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
   row_.end = end;
   row_.queued = cluster_->queued();
@@ -96,6 +113,7 @@ void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
   row_.utilisation = capacity > 0 ? (usage.busy_unit_us - usage_at_row_start_.busy_unit_us) / capacity : 0.0;
   const auto span_us = static_cast<double>((end - row_.start).us());
   row_.serving_gpus = span_us > 0 ? (usage.gpu_us - usage_at_row_start_.gpu_us) / span_us : 0.0;
+  add_prefix_cache(row_);
   if (probe_) probe_(row_);
   usage_at_row_start_ = usage;
   observer_.on_interval(row_);
@@ -185,6 +203,7 @@ Expected<ReplayResult> Replay::finish() {
 
   ReplayResult result;
   result.end_time = end;
+  result.prefix_cache = cluster_->prefix_cache_by_instance();
   result.events = sim_.events_processed();
   result.utilisation = usage.capacity_unit_us > 0 ? usage.busy_unit_us / usage.capacity_unit_us : 0.0;
   result.gpu_hours = usage.gpu_us / 3.6e9;

@@ -49,6 +49,8 @@ struct ReplayResult {
   double utilisation = 0.0;  // busy fraction of serving capacity over the run
   double gpu_hours = 0.0;    // GPUs held by instances (in any state) over time
   double cost = 0.0;         // USD: the servers over time
+  // Prefix caching per instance over the run (empty without it).
+  std::vector<cluster::ServingSystem::PrefixCacheCounts> prefix_cache;
 };
 
 // Builds the serving system a replay drives, reporting to the replay's sink.
@@ -91,6 +93,8 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   void on_request_finished(const metrics::RequestRecord& record) override;
   void read_next_arrival();
   void sample();
+  // Adds the prefix-cache lookups since the last row.
+  void add_prefix_cache(metrics::TimeseriesRow& row);
   // `usage`: the cluster's at `end` (the clock may have moved past the last departure).
   void emit_row(SimTime end, const cluster::ServingSystem::Usage& usage);
   // Called whenever the workload may have ended: stops sampling and notes the time.
@@ -109,6 +113,7 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   std::optional<Error> source_error_;
   metrics::TimeseriesRow row_;
   cluster::ServingSystem::Usage usage_at_row_start_;
+  std::vector<cluster::ServingSystem::PrefixCacheCounts> prefix_at_row_start_;
   RowProbe probe_;
   cluster::ServingSystem::Usage usage_at_done_;
   SimTime interval_;                  // the time series' interval now

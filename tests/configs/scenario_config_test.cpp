@@ -171,6 +171,19 @@ TEST(ScenarioConfigTest, VllmLimitsAndTimeoutsAreChecked) {
   const auto factory = make_serving_factory(config->serving, *catalog);
   ASSERT_FALSE(factory);
   EXPECT_NE(factory.error().message.find("request timeouts need serving.scheduler vllm"), std::string::npos);
+  // prefix_affinity reads vLLM's prefix cache, and routes prompts only.
+  serving.request_timeout.reset();
+  serving.prompt_routing = cluster::RoutePolicy::kPrefixAffinity;
+  const auto no_cache = make_serving_factory(config->serving, *catalog);
+  ASSERT_FALSE(no_cache);
+  EXPECT_NE(no_cache.error().message.find("serving.routing.prompt: prefix_affinity needs serving.scheduler vllm"),
+            std::string::npos);
+  serving.scheduler = cluster::BatchScheduler::kVllm;
+  EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
+  serving.token_routing = cluster::RoutePolicy::kPrefixAffinity;
+  const auto token = make_serving_factory(config->serving, *catalog);
+  ASSERT_FALSE(token);
+  EXPECT_NE(token.error().message.find("serving.routing.token: prefix_affinity routes prompts"), std::string::npos);
 }
 
 TEST(ScenarioConfigTest, SharedPrefixStagesAndTheStepModelRoundTrip) {

@@ -3,6 +3,8 @@
 // allocation mode), and a folded run reports exactly what the unfolded run reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -67,10 +69,13 @@ bool same_rows(const testing::RunResult& folded, const testing::RunResult& unfol
   return true;
 }
 
+// Folding must save most events in the typical case: the median case at least halves its
+// events (a sum over cases would be ruled by the few whose tiny token budgets leave
+// nothing to fold).
 TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
   RngChoice choice{engine::Rng(20261122)};
   const int cases = testing::case_count(400);
-  std::uint64_t folded_events = 0, unfolded_events = 0;
+  std::vector<double> ratios;
   for (int i = 0; i < cases; ++i) {
     const auto c = draw_serving_case(choice);
     SCOPED_TRACE("case " + std::to_string(i) + ": " + c.description);
@@ -78,10 +83,10 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsAndEveryRequestEnds) {
     const auto folded = run_case(c, true);
     expect_everything_accounted(c, unfolded);
     if (!same_rows(folded, unfolded)) return;
-    folded_events += folded.events;
-    unfolded_events += unfolded.events;
+    ratios.push_back(static_cast<double>(folded.events) / static_cast<double>(std::max<std::uint64_t>(1, unfolded.events)));
   }
-  EXPECT_LT(folded_events * 2, unfolded_events) << "folding should save most decode events";
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+  EXPECT_LT(ratios[ratios.size() / 2], 0.5) << "folding should save most decode events";
 }
 
 // The same on the real traces, whose arrivals and sizes no generator imitates exactly:

@@ -183,6 +183,36 @@ TEST(LlmClusterTest, EachRoutingPolicyMakesItsOwnChoices) {
   }
 }
 
+// prefix_affinity sends a request where its prefix is cached unless the queue there costs
+// more than the prefill it saves: two 1,600-token system prompts X and Y settle on one
+// instance each, their later requests follow them, and a request for X arriving while
+// X's instance has a long prompt waiting goes to the other instance.
+TEST(LlmClusterTest, PrefixAffinityFollowsTheCachedPrefixUntilTheQueueCostsMore) {
+  const std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows = {
+      {0.0, 1610, 5}, {0.0, 1610, 5},    // X, Y: cold, X on 0, Y on 1 (0 has X pending)
+      {10.0, 1610, 5}, {10.0, 1610, 5},  // Y, X: both hit
+      {20.0, 8000, 5}, {20.0, 1610, 5},  // a long own prompt on 0 (X's), then X: to 1
+  };
+  const traces::ContentSegment x{101, 1600}, y{202, 1600};
+  const std::vector<std::vector<traces::ContentSegment>> prefixes = {{x}, {y}, {y}, {x}, {}, {x}};
+  for (const auto policy : {RoutePolicy::kPrefixAffinity, RoutePolicy::kFewestPendingTokens}) {
+    ListSource source(rows, prefixes);
+    auto config = base_config({{InstanceTag::kMixed, 2}});
+    config.scheduler = BatchScheduler::kVllm;
+    config.kv_capacity_tokens = 40'000;
+    config.prompt_routing = policy;
+    const auto result = run(config, source);
+    std::vector<std::uint32_t> chosen;
+    for (std::uint64_t id = 0; id < rows.size(); ++id) chosen.push_back(*result.records.at(id).prompt_instance);
+    if (policy == RoutePolicy::kPrefixAffinity) {
+      EXPECT_EQ(chosen, (std::vector<std::uint32_t>{0, 1, 1, 0, 0, 1}));
+    } else {
+      // Load alone sends the second round the other way: both miss.
+      EXPECT_EQ(chosen, (std::vector<std::uint32_t>{0, 1, 0, 1, 0, 1}));
+    }
+  }
+}
+
 // The token pool follows its own policy: with fewest_requests a decode goes where fewer
 // requests decode, with least_kv_memory where less KV is promised.
 TEST(LlmClusterTest, TokenInstancesAreChosenByTheTokenPolicy) {

@@ -67,6 +67,7 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
     v.max_num_batched_tokens = std::max(v.max_num_seqs, static_cast<std::uint32_t>(one_of({1, 16, 256, 2048})));
     v.long_prefill_token_threshold = static_cast<std::uint32_t>(one_of({0, 0, 7, 512}));
     v.prefix_caching = choose.pick(4) != 0;
+    if (v.prefix_caching && choose.pick(3) == 0) c.config.prompt_routing = RoutePolicy::kPrefixAffinity;
     if (choose.pick(4) == 0) c.config.max_model_len = static_cast<std::uint32_t>(one_of({50, 700, 3000}));
     if (choose.pick(3) == 0) c.config.request_timeout = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 300, 5000})));
     c.config.kv_capacity_tokens = std::max<std::uint64_t>(*c.config.kv_capacity_tokens, 64);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/shared_data.hpp"
 
 #include <filesystem>
@@ -336,14 +338,15 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
   ASSERT_EQ(line, "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
                   "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
                   "inactive_instances,utilisation,kv_used_fraction,output_tokens,serving_gpus,batch_gpus,"
-                  "batch_running,batch_queued,batch_preemptions");
+                  "batch_running,batch_queued,batch_preemptions,prefix_queried_tokens,prefix_hit_tokens,"
+                  "prefix_hit_rate,prefix_hit_rate_min,prefix_hit_rate_max");
   double most_kv = 0;
   int rows = 0;
   while (std::getline(csv, line)) {
     std::vector<std::string> f;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
-    ASSERT_EQ(f.size(), 23u);
+    ASSERT_EQ(std::count(line.begin(), line.end(), ','), 27);
     EXPECT_EQ(f[7], "4");
     EXPECT_EQ(f[8], "1");
     EXPECT_EQ(f[9], "2");
@@ -360,6 +363,55 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
   }
   EXPECT_EQ(rows, 12);
   EXPECT_GT(most_kv, 0.0);
+}
+
+// Under prefix caching the hit rates reach both outputs and agree: a shared-prefix
+// workload (4 system prompts of 800 tokens) on two instances, routed by prefix_affinity;
+// the intervals' lookups add up to summary.json's, and its instances' to its total.
+TEST(TimeseriesTest, PrefixCacheHitRatesAddUpPerIntervalAndPerInstance) {
+  const auto config = scenario_in_fresh_dir(
+      "prefix_hits", "vllm.yaml",
+      "workload:\n  generator:\n    arrivals: {kind: constant, rate_per_s: 4}\n"
+      "    prompt_tokens: {kind: fixed, value: 200}\n    output_tokens: {kind: fixed, value: 50}\n"
+      "    shared_prefix: {system_prompts: 4, users_per_system_prompt: 8, system_prompt_tokens: 800}\n"
+      "    duration_s: 120\n"
+      "serving:\n  model: meta-llama/Llama-2-7b-hf\n  sku: H100-SXM-80GB\n  tensor_parallel: 1\n"
+      "  backend: step_model\n  scheduler: vllm\n  start_state: [{tag: mixed, count: 2}]\n"
+      "  routing: {prompt: prefix_affinity, token: fewest_requests}\n");
+  const auto dir = config.parent_path();
+  ReplayCommandOptions options;
+  options.config_path = config.string();
+  options.out_dir = (dir / "run").string();
+  options.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+  const auto& prefix = summary.at("prefix_cache");
+  const auto queried = prefix.at("queried_tokens").get<std::uint64_t>();
+  const auto hit = prefix.at("hit_tokens").get<std::uint64_t>();
+  // Each request's 800 shared tokens hit once its prompt is cached: most of 1,000.
+  EXPECT_GT(prefix.at("hit_rate").get<double>(), 0.7);
+  ASSERT_EQ(prefix.at("instances").size(), 2u);
+  std::uint64_t instance_hits = 0;
+  for (const auto& instance : prefix.at("instances")) instance_hits += instance.at("hit_tokens").get<std::uint64_t>();
+  EXPECT_EQ(instance_hits, hit);
+  std::istringstream csv(slurp(dir / "run" / "timeseries.csv"));
+  std::string line;
+  std::getline(csv, line);
+  std::uint64_t row_queried = 0, row_hit = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line + ",");
+    for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 28u);
+    row_queried += std::stoull(f[23]);
+    row_hit += std::stoull(f[24]);
+    if (f[23] == "0") continue;
+    EXPECT_LE(std::stod(f[26]), std::stod(f[25]) + 1e-6);  // min <= interval rate <= max
+    EXPECT_LE(std::stod(f[25]), std::stod(f[27]) + 1e-6);
+  }
+  EXPECT_EQ(row_queried, queried);
+  EXPECT_EQ(row_hit, hit);
 }
 
 // Utilisation is the share of the serving instances' compute or memory bandwidth the

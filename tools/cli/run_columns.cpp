@@ -15,6 +15,7 @@ Cell seconds(const std::optional<SimTime>& time) { return time ? Cell{time->seco
 template <typename T>
 Cell id(const std::optional<T>& value) { return value ? Cell{std::uint64_t{*value}} : Cell{}; }
 Cell count(std::uint64_t value) { return Cell{value}; }
+Cell fraction(const std::optional<double>& value) { return value ? Cell{*value} : Cell{}; }
 
 }  // namespace
 
@@ -40,7 +41,7 @@ const std::array<RequestColumn, 15> kRequestColumns = {{
     {"migrations", ColumnType::kCount, [](const RequestRecord& r, TbtDefinition) { return count(r.migrations); }},
 }};
 
-const std::array<TimeseriesColumn, 23> kTimeseriesColumns = {{
+const std::array<TimeseriesColumn, 28> kTimeseriesColumns = {{
     {"start_s", ColumnType::kSeconds, [](const TimeseriesRow& t) { return seconds(t.start); }},
     {"end_s", ColumnType::kSeconds, [](const TimeseriesRow& t) { return seconds(t.end); }},
     {"arrivals", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.arrivals); }},
@@ -64,6 +65,16 @@ const std::array<TimeseriesColumn, 23> kTimeseriesColumns = {{
     {"batch_running", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.batch_running); }},
     {"batch_queued", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.batch_queued); }},
     {"batch_preemptions", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.batch_preemptions); }},
+    {"prefix_queried_tokens", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.prefix_queried_tokens); }},
+    {"prefix_hit_tokens", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.prefix_hit_tokens); }},
+    {"prefix_hit_rate", ColumnType::kFraction,
+     [](const TimeseriesRow& t) {
+       return t.prefix_queried_tokens > 0 ? Cell{static_cast<double>(t.prefix_hit_tokens) /
+                                                 static_cast<double>(t.prefix_queried_tokens)}
+                                          : Cell{};
+     }},
+    {"prefix_hit_rate_min", ColumnType::kFraction, [](const TimeseriesRow& t) { return fraction(t.prefix_hit_rate_min); }},
+    {"prefix_hit_rate_max", ColumnType::kFraction, [](const TimeseriesRow& t) { return fraction(t.prefix_hit_rate_max); }},
 }};
 
 void write_csv_cell(std::ostream& out, ColumnType type, const Cell& cell) {

@@ -58,6 +58,35 @@ Status RunFolderWriter::commit(const nlohmann::ordered_json& summary) {
   return Ok{};
 }
 
+namespace {
+
+// Prompt tokens looked up in and found in the instances' prefix caches: in all, and per
+// instance (by id, removed ones included).
+nlohmann::ordered_json prefix_cache_json(const std::vector<cluster::ServingSystem::PrefixCacheCounts>& instances) {
+  const auto entry = [](std::uint64_t queried, std::uint64_t hit) {
+    nlohmann::ordered_json e;
+    e["queried_tokens"] = queried;
+    e["hit_tokens"] = hit;
+    e["hit_rate"] = queried > 0 ? nlohmann::ordered_json(static_cast<double>(hit) / static_cast<double>(queried))
+                                : nlohmann::ordered_json(nullptr);
+    return e;
+  };
+  std::uint64_t queried = 0, hit = 0;
+  nlohmann::ordered_json per_instance = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    queried += instances[i].queried_tokens;
+    hit += instances[i].hit_tokens;
+    nlohmann::ordered_json e{{"instance", i}};
+    e.update(entry(instances[i].queried_tokens, instances[i].hit_tokens));
+    per_instance.push_back(e);
+  }
+  nlohmann::ordered_json out = entry(queried, hit);
+  out["instances"] = per_instance;
+  return out;
+}
+
+}  // namespace
+
 nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
                                    const metrics::RunMetrics& metrics, const json& scaling, const json& batch,
@@ -90,6 +119,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                            {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}};
   summary["utilisation"] = result.utilisation;
   summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
+  if (!result.prefix_cache.empty()) summary["prefix_cache"] = prefix_cache_json(result.prefix_cache);
   if (!scaling.is_null()) summary["scaling"] = scaling;
   if (!batch.is_null()) summary["batch"] = batch;
   if (!roofline.is_null()) summary["roofline_factors"] = roofline;  // borrowed (see the note)
