@@ -56,8 +56,8 @@ void VllmScheduler::cache_full_blocks(Seq& seq, std::uint32_t known_tokens) {
       pool_.cache(block, seq.stream->block_hash(index));
       continue;
     }
+    if (cached_block(seq, index) != KvBlockPool::kNone) continue;  // the first cached copy stays
     const std::uint32_t own = index - first_private;
-    if (own < seq.own.size() && pool_.holds_private(seq.own[own].block, seq.own[own].stamp)) continue;
     if (own == seq.own.size()) seq.own.emplace_back();
     seq.own[own] = OwnBlock{block, pool_.keep_private(block)};
   }
