@@ -48,11 +48,21 @@ LoadEquations load_equations(const SteadyLoad& load) {
   const double context = running * (load.prompt_tokens + load.output_tokens / 2);
   const double fresh = std::max(0.0, load.prompt_tokens - load.cached_tokens);
   const double squared = load.prompt_tokens * load.prompt_tokens - load.cached_tokens * load.cached_tokens;
-  // The mean step: the decodes, and the prompts arriving during one step.
+  // The mean step: the decodes, and the prompts arriving during one step, p on average:
+  // whole prompts, so floor(p) or floor(p) + 1 of them, mixed to the mean (a step's
+  // unhidden compute is not linear in its contents, so the mean of steps is not the step
+  // of the means).
+  const auto with_prefills = [&](double k) {
+    return step_features(load.model, load.sku, load.tensor_parallel,
+                         StepContents{k * fresh, k, k * squared, k * load.cached_tokens, running, context});
+  };
   const double prefills = load.rate_per_s * eq.step_s;
-  const StepFeatures mean_step = step_features(load.model, load.sku, load.tensor_parallel,
-                                               StepContents{prefills * fresh, prefills, prefills * squared,
-                                                            prefills * load.cached_tokens, running, context});
+  const double whole = std::floor(prefills);
+  const StepFeatures fewer = with_prefills(whole), more = with_prefills(whole + 1);
+  StepFeatures mean_step{};
+  for (std::size_t i = 0; i < kStepTermCount; ++i) {
+    mean_step[i] = fewer[i] + (prefills - whole) * (more[i] - fewer[i]);
+  }
   // The step a prompt is prefilled in (it fits one step's token budget in these loads).
   const StepFeatures first_step = step_features(load.model, load.sku, load.tensor_parallel,
                                                 StepContents{fresh, 1, squared, load.cached_tokens, running, context});
@@ -72,8 +82,24 @@ namespace {
 
 using TermSet = std::array<bool, LoadEquations::kColumns>;
 
-// NNLS over the columns in `use` (the others stay 0).
+// The least each coefficient can be. A roofline term is a quantity of the step at the
+// hardware's peak rate, so its coefficient is 1 / the efficiency reached: at least 1
+// (a fit below it claims a GPU faster than its peak, which loads that barely exercise a
+// term, e.g. short or cached prompts and the prefill FLOPs, would otherwise let it do).
+// Overheads are at least 0.
+Columns lower_bounds() {
+  Columns low{};
+  for (const StepTerm term : {StepTerm::kWeights, StepTerm::kLinearFlops, StepTerm::kKvReads,
+                              StepTerm::kAttentionFlops, StepTerm::kAllReduceBytes}) {
+    low[static_cast<std::size_t>(term)] = 1.0;
+  }
+  return low;
+}
+
+// Bounded least squares over the columns in `use` (the others stay at their bound): NNLS
+// on each coefficient's excess over its bound.
 Columns fit_columns(const std::vector<const SteadyLoad*>& loads, const TermSet& use) {
+  const Columns low = lower_bounds();
   std::vector<std::size_t> index;
   for (std::size_t c = 0; c < use.size(); ++c) {
     if (use[c]) index.push_back(c);
@@ -85,13 +111,13 @@ Columns fit_columns(const std::vector<const SteadyLoad*>& loads, const TermSet& 
     for (const auto& [row, measured] : {std::pair{eq.step, eq.step_s}, std::pair{eq.first, eq.first_s}}) {
       if (!(measured > 0)) continue;
       for (const std::size_t c : index) a.push_back(row[c] / measured);
-      b.push_back(1.0);
+      b.push_back(1.0 - dot(row, low) / measured);
     }
   }
-  Columns x{};
+  Columns x = low;
   if (b.empty() || index.empty()) return x;
   const auto solved = nonnegative_least_squares(a, index.size(), b);
-  for (std::size_t i = 0; i < index.size(); ++i) x[index[i]] = solved[i];
+  for (std::size_t i = 0; i < index.size(); ++i) x[index[i]] += solved[i];
   return x;
 }
 
@@ -125,8 +151,8 @@ StepCoefficients fit_step_coefficients(const std::vector<SteadyLoad>& loads) {
   MESHSIM_CHECK(!loads.empty(), "fit_step_coefficients needs loads");
   TermSet use;
   use.fill(true);
-  // With several deployments, terms are dropped while that lowers the error on a
-  // deployment left out of the fit: a term that only one deployment pins down (there is
+  // With several deployments, terms are dropped (held at their bound) while that lowers
+  // the error on a deployment left out of the fit: a term that only one deployment pins down (there is
   // one TP degree, or one width) must not extrapolate to the others by its accident.
   std::set<std::tuple<std::string, std::string, std::uint32_t>> deployments;
   for (const auto& l : loads) deployments.emplace(l.model.name, l.sku.name, l.tensor_parallel);

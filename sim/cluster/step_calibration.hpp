@@ -43,9 +43,11 @@ struct LoadPrediction {
 };
 LoadPrediction predict(const StepCoefficients& c, const SteadyLoad& load);
 
-// Fits step-time coefficients (non-negative least squares on relative errors, each load's
-// step and TTFT equations weighted alike). With three or more deployments, terms are
-// first selected by backward elimination on the leave-one-deployment-out error.
+// Fits step-time coefficients (bounded least squares on relative errors, each load's step
+// and TTFT equations weighted alike): a roofline term's coefficient is at least 1 (no
+// faster than the hardware's peak), an overhead's at least 0. With three or more
+// deployments, terms are first selected by backward elimination on the
+// leave-one-deployment-out error (a term left out stays at its bound).
 // Precondition: at least one load.
 StepCoefficients fit_step_coefficients(const std::vector<SteadyLoad>& loads);
 

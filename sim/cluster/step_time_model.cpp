@@ -2,8 +2,8 @@
 
 namespace meshsim::cluster {
 
-StepFeatures step_features(const ModelSpec& model, const SkuSpec& sku, std::uint32_t tensor_parallel,
-                           const StepContents& step) {
+StepFeatures peak_step_terms(const ModelSpec& model, const SkuSpec& sku, std::uint32_t tensor_parallel,
+                             const StepContents& step) {
   const double tp = tensor_parallel;
   const double tokens = step.prefill_tokens + step.decode_batch;
   const double sequences = step.prefill_sequences + step.decode_batch;
@@ -33,38 +33,72 @@ StepFeatures step_features(const ModelSpec& model, const SkuSpec& sku, std::uint
   return f;
 }
 
+namespace {
+
+constexpr std::size_t index(StepTerm term) { return static_cast<std::size_t>(term); }
+
+}  // namespace
+
+StepFeatures step_features(const ModelSpec& model, const SkuSpec& sku, std::uint32_t tensor_parallel,
+                           const StepContents& step) {
+  StepFeatures f = peak_step_terms(model, sku, tensor_parallel, step);
+  double& linear = f[index(StepTerm::kLinearFlops)];
+  double& attention = f[index(StepTerm::kAttentionFlops)];
+  const double share = unhidden_compute_share(f[index(StepTerm::kWeights)] + f[index(StepTerm::kKvReads)],
+                                               linear + attention);
+  linear *= share;
+  attention *= share;
+  return f;
+}
+
 StepTimeModel::StepTimeModel(ModelSpec model, SkuSpec sku, std::uint32_t tensor_parallel,
                              StepCoefficients coefficients)
     : model_(std::move(model)), sku_(std::move(sku)), tp_(tensor_parallel), c_(coefficients) {
-  // coefficients . step_features without the weights term, at unit steps: one prefill
-  // token alone, then with one more of each content.
-  const auto priced = [this](const StepContents& step) {
-    StepFeatures f = step_features(model_, sku_, tp_, step);
-    f[static_cast<std::size_t>(StepTerm::kWeights)] = 0;
+  const auto peak = [this](const StepContents& step) { return peak_step_terms(model_, sku_, tp_, step); };
+  // coefficients . terms without the weights, KV and FLOP terms (priced per step).
+  const auto others = [this, &peak](const StepContents& step) {
+    const StepFeatures f = peak(step);
     double total = 0;
-    for (std::size_t i = 0; i < kStepTermCount; ++i) total += c_.step[i] * f[i];
+    for (std::size_t i = 0; i < kStepTermCount; ++i) {
+      const auto term = static_cast<StepTerm>(i);
+      if (term == StepTerm::kWeights || term == StepTerm::kKvReads || term == StepTerm::kLinearFlops ||
+          term == StepTerm::kAttentionFlops) {
+        continue;
+      }
+      total += c_.step[i] * f[i];
+    }
     return total;
   };
-  const double one = priced({.prefill_tokens = 1});
-  per_token_ = priced({.prefill_tokens = 2}) - one;
-  per_sequence_ = priced({.prefill_tokens = 1, .prefill_sequences = 1}) - one;
-  per_squared_token_ = priced({.prefill_tokens = 1, .squared_tokens = 1}) - one;
-  per_cached_token_ = priced({.prefill_tokens = 1, .prefill_context = 1}) - one;
-  per_step_ = one - per_token_;
-  dense_weights_s_ = moe_weights_s(1);
+  // Unit steps: one prefill token alone, then with one more of each content.
+  const StepFeatures one = peak({.prefill_tokens = 1});
+  flops_per_token_ = peak({.prefill_tokens = 2})[index(StepTerm::kLinearFlops)] - one[index(StepTerm::kLinearFlops)];
+  flops_per_squared_token_ = peak({.prefill_tokens = 1, .squared_tokens = 1})[index(StepTerm::kAttentionFlops)] -
+                             one[index(StepTerm::kAttentionFlops)];
+  kv_per_token_ = peak({.prefill_tokens = 1, .prefill_context = 1})[index(StepTerm::kKvReads)] -
+                  one[index(StepTerm::kKvReads)];
+  const double priced_one = others({.prefill_tokens = 1});
+  per_token_ = others({.prefill_tokens = 2}) - priced_one;
+  per_sequence_ = others({.prefill_tokens = 1, .prefill_sequences = 1}) - priced_one;
+  per_step_ = priced_one - per_token_;
+  dense_weights_s_ = weights_s(1);
 }
 
-double StepTimeModel::moe_weights_s(double tokens) const {
-  constexpr auto kWeights = static_cast<std::size_t>(StepTerm::kWeights);
-  return c_.step[kWeights] * step_features(model_, sku_, tp_, {.prefill_tokens = tokens})[kWeights];
+double StepTimeModel::weights_s(double tokens) const {
+  return peak_step_terms(model_, sku_, tp_, {.prefill_tokens = tokens})[index(StepTerm::kWeights)];
 }
 
 double StepTimeModel::seconds(const StepContents& step) const {
   const double tokens = step.prefill_tokens + step.decode_batch;
   if (tokens == 0) return 0;
-  return (model_.moe() ? moe_weights_s(tokens) : dense_weights_s_) + per_token_ * tokens + per_sequence_ * (step.prefill_sequences + step.decode_batch) +
-         per_squared_token_ * step.squared_tokens + per_cached_token_ * (step.prefill_context + step.decode_context) +
-         per_step_;
+  const double weights = model_.moe() ? weights_s(tokens) : dense_weights_s_;
+  const double kv = kv_per_token_ * (step.prefill_context + step.decode_context);
+  const double linear = flops_per_token_ * tokens;
+  const double attention = flops_per_squared_token_ * step.squared_tokens;
+  const double share = unhidden_compute_share(weights + kv, linear + attention);
+  const auto& c = c_.step;
+  return c[index(StepTerm::kWeights)] * weights + c[index(StepTerm::kKvReads)] * kv +
+         share * (c[index(StepTerm::kLinearFlops)] * linear + c[index(StepTerm::kAttentionFlops)] * attention) +
+         per_token_ * tokens + per_sequence_ * (step.prefill_sequences + step.decode_batch) + per_step_;
 }
 
 double StepTimeModel::iteration_ms(const PrefillWork& prefill, const DecodeWork& decode) const {

@@ -50,21 +50,57 @@ TEST(ModelSpecTest, MixtureOfExpertsComputesOnActiveAndReadsTheExpertsTouched) {
 
 TEST(StepTimeModelTest, TermsFollowTheStepsContents) {
   const ModelSpec m = mixtral();
-  const auto decode = step_features(m, h100(), 2, StepContents{0, 0, 0, 0, 16, 16 * 1000.0});
-  const auto longer = step_features(m, h100(), 2, StepContents{0, 0, 0, 0, 16, 16 * 4000.0});
+  const auto decode = peak_step_terms(m, h100(), 2, StepContents{0, 0, 0, 0, 16, 16 * 1000.0});
+  const auto longer = peak_step_terms(m, h100(), 2, StepContents{0, 0, 0, 0, 16, 16 * 4000.0});
   EXPECT_DOUBLE_EQ(term(longer, StepTerm::kKvReads), 4 * term(decode, StepTerm::kKvReads));
   EXPECT_DOUBLE_EQ(term(longer, StepTerm::kWeights), term(decode, StepTerm::kWeights));
   EXPECT_DOUBLE_EQ(term(decode, StepTerm::kAttentionFlops), 0.0);
   EXPECT_DOUBLE_EQ(term(decode, StepTerm::kAllReduces), 64e-6);  // 2 per layer
-  const auto tp1 = step_features(m, h100(), 1, StepContents{0, 0, 0, 0, 16, 16 * 1000.0});
+  const auto tp1 = peak_step_terms(m, h100(), 1, StepContents{0, 0, 0, 0, 16, 16 * 1000.0});
   EXPECT_DOUBLE_EQ(term(tp1, StepTerm::kAllReduces), 0.0);
   EXPECT_DOUBLE_EQ(term(tp1, StepTerm::kAllReduceBytes), 0.0);
   EXPECT_DOUBLE_EQ(term(tp1, StepTerm::kWeights), 2 * term(decode, StepTerm::kWeights));
   // Attention grows with the square of the prompt.
-  const auto chunk = step_features(m, h100(), 2, StepContents{512, 1, 512.0 * 512, 0, 0, 0});
-  const auto twice = step_features(m, h100(), 2, StepContents{1024, 1, 1024.0 * 1024, 0, 0, 0});
+  const auto chunk = peak_step_terms(m, h100(), 2, StepContents{512, 1, 512.0 * 512, 0, 0, 0});
+  const auto twice = peak_step_terms(m, h100(), 2, StepContents{1024, 1, 1024.0 * 1024, 0, 0, 0});
   EXPECT_DOUBLE_EQ(term(twice, StepTerm::kAttentionFlops), 4 * term(chunk, StepTerm::kAttentionFlops));
   EXPECT_DOUBLE_EQ(term(twice, StepTerm::kLinearFlops), 2 * term(chunk, StepTerm::kLinearFlops));
+  EXPECT_GT(term(chunk, StepTerm::kLinearFlops), 0.0);
+}
+
+// At unit coefficients the roofline terms of a step add up to max(memory, compute) at the
+// hardware's peaks, not their sum: a decode batch's FLOPs hide under its weight reads, a
+// long prefill chunk's memory reads under its FLOPs. Random steps of a dense and a MoE
+// model at TP 1, 2 and 4.
+TEST(StepTimeModelTest, ComputeHidesUnderMemoryAndMemoryUnderCompute) {
+  engine::Rng rng(5);
+  ModelSpec dense = mixtral();
+  dense.experts = dense.experts_per_token = 0;
+  dense.expert_parameters = 0;
+  const auto at = [](const StepFeatures& f, StepTerm t) { return f[static_cast<std::size_t>(t)]; };
+  for (int trial = 0; trial < 500; ++trial) {
+    const ModelSpec& m = trial % 2 == 0 ? dense : mixtral();
+    const std::uint32_t tp = 1u << rng.uniform_int(3);
+    const double tokens = static_cast<double>(rng.uniform_int(8192));
+    const double batch = static_cast<double>(rng.uniform_int(512));
+    const StepContents step{tokens, tokens > 0 ? 1.0 : 0.0, tokens * tokens * rng.uniform(),
+                            static_cast<double>(rng.uniform_int(20'000)), batch, batch * rng.uniform_int(4000)};
+    const StepFeatures peak = peak_step_terms(m, h100(), tp, step);
+    const StepFeatures f = step_features(m, h100(), tp, step);
+    const double memory = at(peak, StepTerm::kWeights) + at(peak, StepTerm::kKvReads);
+    const double compute = at(peak, StepTerm::kLinearFlops) + at(peak, StepTerm::kAttentionFlops);
+    const double roofline = at(f, StepTerm::kWeights) + at(f, StepTerm::kKvReads) + at(f, StepTerm::kLinearFlops) +
+                            at(f, StepTerm::kAttentionFlops);
+    EXPECT_NEAR(roofline, std::max(memory, compute), 1e-12 * std::max(memory, compute)) << "trial " << trial;
+  }
+  // Llama-2-70B-like at TP 4: a decode batch of 64 is bound by its weights, a 4,096-token
+  // prefill chunk by its FLOPs.
+  ModelSpec llama = dense;
+  llama.parameters = 69e9;
+  const StepFeatures decode = step_features(llama, h100(), 4, {.decode_batch = 64, .decode_context = 64 * 1000.0});
+  EXPECT_EQ(at(decode, StepTerm::kLinearFlops), 0.0);
+  const StepFeatures prefill = step_features(llama, h100(), 4, {.prefill_tokens = 4096, .prefill_sequences = 1});
+  EXPECT_GT(at(prefill, StepTerm::kLinearFlops), 3 * at(prefill, StepTerm::kWeights));
 }
 
 // The model prices a step with coefficients folded into per-unit constants; on random
@@ -193,7 +229,7 @@ SteadyLoad consistent_load(const StepCoefficients& truth, ModelSpec model, std::
 
 TEST(StepCalibrationTest, RecoversThePredictionsOfCoefficientsThatMadeTheMeasurements) {
   StepCoefficients truth;
-  truth.step = {1.3, 2.0, 1.1, 1.0, 0.0, 3.0, 0.0, 15.0, 500.0};
+  truth.step = {1.3, 2.0, 1.1, 1.0, 1.2, 3.0, 0.0, 15.0, 500.0};
   truth.request.pre_queue_ms = 8;
   ModelSpec dense = mixtral();
   dense.name = "dense";
@@ -215,6 +251,23 @@ TEST(StepCalibrationTest, RecoversThePredictionsOfCoefficientsThatMadeTheMeasure
     EXPECT_NEAR(got.step_s / want.step_s, 1.0, 1e-3);
     EXPECT_NEAR(got.ttft_s / want.ttft_s, 1.0, 1e-3);
   }
+}
+
+// A fit never claims a GPU faster than its peak: measurements made by coefficients below 1
+// on the roofline terms (prefill FLOPs at 5x the peak, which loads of short prompts barely
+// exercise) are fitted with every roofline coefficient at 1 or more.
+TEST(StepCalibrationTest, RooflineCoefficientsStayAtOrAboveThePeaks) {
+  StepCoefficients truth;
+  truth.step = {0.8, 0.2, 0.9, 0.5, 0.3, 3.0, 0.0, 15.0, 500.0};
+  truth.request.pre_queue_ms = 8;
+  std::vector<SteadyLoad> loads;
+  for (double rate : {2.0, 4.0, 6.0, 8.0}) loads.push_back(consistent_load(truth, mixtral(), 2, rate));
+  const StepCoefficients fit = fit_step_coefficients(loads);
+  for (const StepTerm term : {StepTerm::kWeights, StepTerm::kLinearFlops, StepTerm::kKvReads,
+                              StepTerm::kAttentionFlops, StepTerm::kAllReduceBytes}) {
+    EXPECT_GE(fit.step[static_cast<std::size_t>(term)], 1.0) << kStepTermNames[static_cast<std::size_t>(term)];
+  }
+  for (const double k : fit.step) EXPECT_GE(k, 0.0);
 }
 
 }  // namespace

@@ -162,7 +162,7 @@ int run_calibrate_reference(const std::string& reference, const std::string& cat
   const std::string comment =
       "Step-time coefficients fitted by `meshsim calibrate --reference " +
       std::filesystem::path(reference).filename().string() +
-      "` (non-negative least squares on the rows the server kept up with). Regenerate rather than edit.";
+      "` (bounded least squares on the rows the server kept up with). Regenerate rather than edit.";
   out << configs::step_fits_to_json(fits, comment).dump(2) << '\n';
   return kExitOk;
 }
