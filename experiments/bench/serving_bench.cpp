@@ -12,9 +12,9 @@
 //    keep arriving (each arrival cuts a folded run), 1k to 100k requests;
 //  - BM_LongOutputInterrupted: one 1,000,000-token output alone, then with 100 and
 //    10,000 short requests arriving during it.
-//  - BM_DefaultScenario: configs/scenarios/default.json as shipped (Arg 0) and served
-//    like today's vLLM (Arg 1: serving.scheduler vllm with prefix caching, the step-time
-//    model; issue 23's target >= 200,000 req/s), side by side;
+//  - BM_DefaultScenario: configs/scenarios/default.json under SplitwiseSim's rules and the
+//    roofline (Arg 0) and as shipped, served like today's vLLM (Arg 1: vLLM's scheduler with
+//    prefix caching, the step-time model; issue 23's target >= 200,000 req/s), side by side;
 //  - BM_MooncakeConversation: the same two on Mooncake's conversation trace, whose
 //    hash_ids name shared prompt blocks (issue 23's target with prefix caching: >= 100,000
 //    req/s; skipped without ../shared).
@@ -145,14 +145,14 @@ void BM_LongOutputInterrupted(benchmark::State& state) {
   state.counters["arrivals"] = arrivals;
 }
 
-// The default scenario with `trace` (empty: its generator), served by SplitwiseSim's rules
-// (vllm false, as shipped) or vLLM's with prefix caching and the step-time model.
+// The default scenario with `trace` (empty: its generator), served as shipped (vLLM's rules
+// with prefix caching and the step-time model) or by SplitwiseSim's rules and the roofline.
 configs::ScenarioConfig default_scenario(bool vllm, const std::string& trace) {
   std::vector<configs::Override> overrides;
-  if (vllm) {
-    overrides.push_back({"serving.scheduler", "vllm"});
-    overrides.push_back({"serving.backend", "step_model"});
-    overrides.push_back({"serving.vllm", nlohmann::json::parse(R"({"max_num_seqs": 256, "max_num_batched_tokens": 8192})")});
+  if (!vllm) {
+    overrides.push_back({"serving.scheduler", "splitwise"});
+    overrides.push_back({"serving.backend", "roofline"});
+    overrides.push_back({"serving.batching", nlohmann::json::parse(R"({"max_batch_size": 512, "max_batch_tokens": 2048, "max_preemptions": 4})")});
   }
   if (!trace.empty()) {
     overrides.push_back({"workload", nlohmann::json{{"trace", nlohmann::json{{"path", trace}, {"format", "mooncake"}}}}});

@@ -16,9 +16,22 @@ std::uint64_t power_of_two_at_least(std::uint64_t n) {
 }  // namespace
 
 KvBlockPool::KvBlockPool(std::uint32_t blocks, bool prefix_caching)
-    : blocks_(blocks), ring_(power_of_two_at_least(2 * std::uint64_t{blocks})), prefix_caching_(prefix_caching) {
-  ring_mask_ = ring_.size() - 1;
-  for (std::uint32_t b = 0; b < blocks; ++b) append(b);
+    : capacity_(blocks), ring_(16), ring_mask_(15), free_count_(blocks), prefix_caching_(prefix_caching) {}
+
+void KvBlockPool::resize_ring(std::uint64_t size) {
+  std::vector<std::uint32_t> ring(size);
+  for (std::uint64_t p = head_; p < tail_; ++p) ring[p & (size - 1)] = ring_[p & ring_mask_];
+  ring_ = std::move(ring);
+  ring_mask_ = size - 1;
+}
+
+void KvBlockPool::resize_table(std::size_t size) {
+  std::vector<Entry> old = std::move(table_);
+  table_.assign(size, Entry{});
+  mask_ = size - 1;
+  for (const Entry& entry : old) {
+    if (entry.block != kNone) table_[probe(entry.hash)] = entry;
+  }
 }
 
 void KvBlockPool::append(std::uint32_t block) {
@@ -78,20 +91,29 @@ void KvBlockPool::touch(std::uint32_t block) {
 
 std::uint32_t KvBlockPool::allocate() {
   MESHSIM_CHECK(free_count_ > 0, "allocate: no free KV block");
+  if (blocks_.size() < capacity_) {
+    // Never-allocated blocks come first: they were freed before anything else.
+    const auto block = static_cast<std::uint32_t>(blocks_.size());
+    blocks_.push_back(Block{0, 1, 1, 0, Content::kNone});
+    --free_count_;
+    // The ring and the table keep room for twice the blocks in circulation.
+    if (2 * blocks_.size() > ring_.size()) resize_ring(2 * ring_.size());
+    if (!table_.empty() && 2 * blocks_.size() > table_.size()) resize_table(2 * table_.size());
+    return block;
+  }
   // Allocations come in runs (a chunk's blocks): fetch the blocks a few entries ahead,
   // whose records and hashes would otherwise each be a cache miss.
   constexpr std::uint64_t kAhead = 8;
   if (tail_ - head_ > kAhead) {
     const std::uint32_t ahead = ring_[(head_ + kAhead) & ring_mask_];
     __builtin_prefetch(&blocks_[ahead]);
-    if (!hashes_.empty()) __builtin_prefetch(&hashes_[ahead]);
   }
   std::uint32_t block = ring_[head_ & ring_mask_];
   while (!listed(block, head_)) block = ring_[++head_ & ring_mask_];
   ++head_;
   --free_count_;
   Block& b = blocks_[block];
-  if (b.content == Content::kHashed) erase_entry(probe(hashes_[block]));
+  if (b.content == Content::kHashed) erase_entry(probe(b.hash));
   evictions_ += b.content != Content::kNone;
   b.content = Content::kNone;
   ++b.stamp;
@@ -108,16 +130,12 @@ void KvBlockPool::release(std::uint32_t block) {
 void KvBlockPool::cache(std::uint32_t block, std::uint64_t hash) {
   Block& b = blocks_[block];
   if (!prefix_caching_ || b.content != Content::kNone) return;
-  if (table_.empty()) {
-    table_.resize(power_of_two_at_least(2 * std::uint64_t{blocks()}));
-    mask_ = table_.size() - 1;
-    hashes_.resize(blocks());
-  }
+  if (table_.empty()) resize_table(power_of_two_at_least(2 * blocks_.size()));
   Entry& entry = table_[probe(hash)];
   if (entry.block != kNone) return;
   entry = Entry{hash, block};
   ++entries_;
-  hashes_[block] = hash;
+  b.hash = hash;
   b.content = Content::kHashed;
 }
 
@@ -147,9 +165,11 @@ std::vector<std::string> KvBlockPool::check_invariants() const {
                                                             std::to_string(listings[b]) + " times");
     if (blocks_[b].content != Content::kHashed) continue;
     ++hashed;
-    if (cached(hashes_[b]) != b) problems.push_back("block " + std::to_string(b) + ": not in the table");
+    if (cached(blocks_[b].hash) != b) problems.push_back("block " + std::to_string(b) + ": not in the table");
   }
-  if (unheld != free_count_) problems.push_back("blocks held by nobody are not all free");
+  if (unheld + (capacity_ - blocks_.size()) != free_count_) {
+    problems.push_back("blocks held by nobody are not all free");
+  }
   std::uint32_t listed_entries = 0;
   for (const Entry& entry : table_) listed_entries += entry.block != kNone;
   if (hashed != entries_ || listed_entries != entries_) {

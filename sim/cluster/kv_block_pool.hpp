@@ -21,12 +21,16 @@ namespace meshsim::cluster {
 // Memory O(blocks). The free list is a ring of block ids in the order they were freed;
 // a block taken back by a hit leaves a stale entry behind (an entry counts only while its
 // block is free and was freed at that position), skipped when allocation reaches it, and
-// the ring is compacted when full (it holds at least twice the blocks, so at most every
-// `blocks` appends). Allocation then reads the ring in order instead of chasing links to
-// random blocks. The table is open-addressed (linear probing, deletion by backward shift)
-// with a fixed power-of-two capacity of at least twice the blocks, allocated when the
-// first block is cached: it never holds more entries than blocks, never rehashes and
-// stays at most half full.
+// the ring is compacted when full (it holds at least twice the blocks ever allocated, so
+// at most every that many appends). Allocation then reads the ring in order instead of
+// chasing links to random blocks. The table is open-addressed (linear probing, deletion by
+// backward shift) with a power-of-two capacity of at least twice the blocks ever
+// allocated, made when the first block is cached: it stays at most half full.
+//
+// Construction is O(1), whatever the capacity (an instance's pool is made at every
+// scale-up and environment reset): blocks never allocated sit, in id order, before every
+// freed block in the free list, so they are handed out first without being listed, and
+// the records, the ring and the table grow (doubling) with the blocks handed out.
 class KvBlockPool {
  public:
   static constexpr std::uint32_t kNone = ~0u;
@@ -34,7 +38,7 @@ class KvBlockPool {
   // `prefix_caching` false: freed blocks forget their contents (nothing is ever hit).
   KvBlockPool(std::uint32_t blocks, bool prefix_caching);
 
-  std::uint32_t blocks() const { return static_cast<std::uint32_t>(blocks_.size()); }
+  std::uint32_t blocks() const { return capacity_; }
   // Blocks nobody holds (cached or empty): what allocations can take.
   std::uint32_t free_blocks() const { return free_count_; }
   std::uint32_t used_blocks() const { return blocks() - free_count_; }
@@ -42,7 +46,7 @@ class KvBlockPool {
 
   // The block holding the full block of tokens with this chained hash, if cached.
   std::uint32_t cached(std::uint64_t hash) const;
-  bool held(std::uint32_t block) const { return blocks_[block].refs > 0; }
+  bool held(std::uint32_t block) const { return block < blocks_.size() && blocks_[block].refs > 0; }
   // One more holder of a cached block (a prefix hit); a free one leaves the free list.
   void touch(std::uint32_t block);
   // A free block for new tokens, least recently freed first; if it held a cached full
@@ -72,6 +76,7 @@ class KvBlockPool {
  private:
   enum class Content : std::uint8_t { kNone, kHashed, kPrivate };
   struct Block {
+    std::uint64_t hash = 0;    // a kHashed block's
     std::uint32_t refs = 0;
     std::uint32_t stamp = 0;   // allocations of this block so far
     std::uint32_t freed = 0;   // ring position (mod 2^32) it was last freed at
@@ -87,13 +92,17 @@ class KvBlockPool {
   }
   void append(std::uint32_t block);
   void compact();
+  // A ring of `size` entries holding the free list, in order, from position head_.
+  void resize_ring(std::uint64_t size);
+  // A table of `size` entries holding every cached block.
+  void resize_table(std::size_t size);
   std::size_t home(std::uint64_t hash) const { return (hash ^ (hash >> 29)) & mask_; }
   // The entry holding `hash`, or the empty entry where it would go.
   std::size_t probe(std::uint64_t hash) const;
   void erase_entry(std::size_t at);
 
-  std::vector<Block> blocks_;
-  std::vector<std::uint64_t> hashes_;  // a kHashed block's hash (sized with the table)
+  std::uint32_t capacity_;
+  std::vector<Block> blocks_;  // the blocks allocated at least once: ids [0, size)
   // The free list: ring_[position & ring_mask_] for positions [head_, tail_).
   std::vector<std::uint32_t> ring_;
   std::uint64_t ring_mask_ = 0;

@@ -242,9 +242,11 @@ TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {
 }
 
 // The default reward must make both extremes score badly: a sensible fixed size beats
-// "always max" (paying for 100 instances) and "always min" (one instance, SLO missed).
+// "always max" (paying for 100 instances) and "always min" (one instance, SLO missed). At
+// 4x the default workload's rate one instance of the default deployment cannot keep up.
 TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {
   auto f = make_fixture(/*episode_s=*/900);
+  f.config.rl->rate_scales = {4.0};
   f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(10);
   auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
   std::vector<float> obs(env->observation_size());

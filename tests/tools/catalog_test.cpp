@@ -98,8 +98,9 @@ Replayed replay(const std::string& config, const std::string& name, std::optiona
 }
 
 TEST(CatalogTest, ADeploymentWithoutItsOwnFitSaysSoAndAnOwnCatalogFitsIt) {
-  // The default scenario on llama3-8b at TP 1: no bundled fit for it.
+  // The default scenario on llama3-8b at TP 1 priced by the roofline: no bundled fit for it.
   nlohmann::json scenario = nlohmann::json::parse(slurp(configs::default_scenario_path()));
+  scenario["serving"]["backend"] = "roofline";
   scenario["serving"]["model"] = "llama3-8b";
   scenario["serving"]["tensor_parallel"] = 1;
   scenario["workload"]["generator"] = configs::default_catalog_folder() + "/workloads/azure_conv.json";

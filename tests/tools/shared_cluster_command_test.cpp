@@ -141,7 +141,10 @@ TEST(SharedClusterCommandTest, ABadClusterObjectIsRefusedNamingItsKey) {
                     {"shapes", {{{"gpu", 8}, {"cpu", 32}, {"memory_mb", 1000}, {"weight", 1}}}}}}}}; });
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("class 'train' is not in cluster.batch.classes"), std::string::npos) << r.err;
-  r = with("shared_too_small", [](auto& c) { c["serving"]["start_state"][0]["count"] = 11; });
+  r = with("shared_too_small", [](auto& c) {
+    c["cluster"]["nodes"][0]["count"] = 5;
+    c["serving"]["start_state"][0]["count"] = 11;
+  });
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("the serving start state does not fit the cluster's nodes: 10 instances placed"),
             std::string::npos)
