@@ -94,7 +94,7 @@ std::uint32_t KvBlockPool::allocate() {
   if (blocks_.size() < capacity_) {
     // Never-allocated blocks come first: they were freed before anything else.
     const auto block = static_cast<std::uint32_t>(blocks_.size());
-    blocks_.push_back(Block{0, 1, 1, 0, Content::kNone});
+    blocks_.push_back(Block{.refs = 1, .stamp = 1});
     --free_count_;
     // The ring and the table keep room for twice the blocks in circulation.
     if (2 * blocks_.size() > ring_.size()) resize_ring(2 * ring_.size());

@@ -152,8 +152,9 @@ StepCoefficients fit_step_coefficients(const std::vector<SteadyLoad>& loads) {
   TermSet use;
   use.fill(true);
   // With several deployments, terms are dropped (held at their bound) while that lowers
-  // the error on a deployment left out of the fit: a term that only one deployment pins down (there is
-  // one TP degree, or one width) must not extrapolate to the others by its accident.
+  // the error on a deployment left out of the fit: a term that only one deployment pins
+  // down (there is one TP degree, or one width) must not extrapolate to the others by its
+  // accident.
   std::set<std::tuple<std::string, std::string, std::uint32_t>> deployments;
   for (const auto& l : loads) deployments.emplace(l.model.name, l.sku.name, l.tensor_parallel);
   if (deployments.size() >= 3) {

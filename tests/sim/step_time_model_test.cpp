@@ -77,7 +77,6 @@ TEST(StepTimeModelTest, ComputeHidesUnderMemoryAndMemoryUnderCompute) {
   ModelSpec dense = mixtral();
   dense.experts = dense.experts_per_token = 0;
   dense.expert_parameters = 0;
-  const auto at = [](const StepFeatures& f, StepTerm t) { return f[static_cast<std::size_t>(t)]; };
   for (int trial = 0; trial < 500; ++trial) {
     const ModelSpec& m = trial % 2 == 0 ? dense : mixtral();
     const std::uint32_t tp = 1u << rng.uniform_int(3);
@@ -87,10 +86,10 @@ TEST(StepTimeModelTest, ComputeHidesUnderMemoryAndMemoryUnderCompute) {
                             static_cast<double>(rng.uniform_int(20'000)), batch, batch * rng.uniform_int(4000)};
     const StepFeatures peak = peak_step_terms(m, h100(), tp, step);
     const StepFeatures f = step_features(m, h100(), tp, step);
-    const double memory = at(peak, StepTerm::kWeights) + at(peak, StepTerm::kKvReads);
-    const double compute = at(peak, StepTerm::kLinearFlops) + at(peak, StepTerm::kAttentionFlops);
-    const double roofline = at(f, StepTerm::kWeights) + at(f, StepTerm::kKvReads) + at(f, StepTerm::kLinearFlops) +
-                            at(f, StepTerm::kAttentionFlops);
+    const double memory = term(peak, StepTerm::kWeights) + term(peak, StepTerm::kKvReads);
+    const double compute = term(peak, StepTerm::kLinearFlops) + term(peak, StepTerm::kAttentionFlops);
+    const double roofline = term(f, StepTerm::kWeights) + term(f, StepTerm::kKvReads) + term(f, StepTerm::kLinearFlops) +
+                            term(f, StepTerm::kAttentionFlops);
     EXPECT_NEAR(roofline, std::max(memory, compute), 1e-12 * std::max(memory, compute)) << "trial " << trial;
   }
   // Llama-2-70B-like at TP 4: a decode batch of 64 is bound by its weights, a 4,096-token
@@ -98,9 +97,9 @@ TEST(StepTimeModelTest, ComputeHidesUnderMemoryAndMemoryUnderCompute) {
   ModelSpec llama = dense;
   llama.parameters = 69e9;
   const StepFeatures decode = step_features(llama, h100(), 4, {.decode_batch = 64, .decode_context = 64 * 1000.0});
-  EXPECT_EQ(at(decode, StepTerm::kLinearFlops), 0.0);
+  EXPECT_EQ(term(decode, StepTerm::kLinearFlops), 0.0);
   const StepFeatures prefill = step_features(llama, h100(), 4, {.prefill_tokens = 4096, .prefill_sequences = 1});
-  EXPECT_GT(at(prefill, StepTerm::kLinearFlops), 3 * at(prefill, StepTerm::kWeights));
+  EXPECT_GT(term(prefill, StepTerm::kLinearFlops), 3 * term(prefill, StepTerm::kWeights));
 }
 
 // The model prices a step with coefficients folded into per-unit constants; on random
