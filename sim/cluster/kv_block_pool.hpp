@@ -30,7 +30,8 @@ namespace meshsim::cluster {
 // Construction is O(1), whatever the capacity (an instance's pool is made at every
 // scale-up and environment reset): blocks never allocated sit, in id order, before every
 // freed block in the free list, so they are handed out first without being listed, and
-// the records, the ring and the table grow (doubling) with the blocks handed out.
+// the records are paged in, and the ring and the table grow (doubling), with the blocks
+// handed out.
 class KvBlockPool {
  public:
   static constexpr std::uint32_t kNone = ~0u;

@@ -340,7 +340,11 @@ std::uint32_t LlmCluster::fold_length(const Instance& in) const {
 void LlmCluster::begin_segment(Instance& in, std::uint32_t iterations) {
   Segment& segment = in.segment;
   const auto batch = static_cast<std::uint32_t>(in.decode_batch.size());
-  segment.iterations = std::min(iterations, kFoldSegment);
+  // The previous segment timed as many as it could and ran them all: this one may time
+  // twice as many. Otherwise (cut, a prefill, the batch changed) it starts short again.
+  const bool ran_whole = segment.cap != 0 && segment.iterations == segment.cap && !segment.cut;
+  segment.cap = ran_whole ? std::min(2 * segment.cap, kFoldSegment) : kFirstSegment;
+  segment.iterations = std::min(iterations, segment.cap);
   segment.fold_left = iterations - segment.iterations;
   segment.cut = false;
   segment.longest_later = SimTime::zero();

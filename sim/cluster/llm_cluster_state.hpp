@@ -46,6 +46,10 @@ struct Segment {
   SimTime longest_later;        // longest of the others
   std::uint32_t fold_left = 0;  // iterations the same batch runs on after this segment
   bool cut = false;             // new work arrived: it ends at the next iteration boundary
+  // Iterations this segment could time (LlmCluster::begin_segment): short after a cut,
+  // doubling while segments run whole, so a fold cut after m iterations has timed O(m) of
+  // them, whatever the fold's length.
+  std::uint32_t cap = 0;
 };
 
 struct LlmCluster::Instance {

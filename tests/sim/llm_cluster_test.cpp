@@ -78,6 +78,49 @@ TEST(LlmClusterTest, FoldingDecodeIterationsChangesNoResultAndSavesEvents) {
   }
 }
 
+// A performance model that counts the iterations it prices.
+class CountingPerf final : public PerfModel {
+ public:
+  RequestCosts request_costs() const override { return inner_.request_costs(); }
+  double prefill_ms(const PrefillWork& w) const override { return inner_.prefill_ms(w); }
+  double decode_ms(const DecodeWork& w) const override { return inner_.decode_ms(w); }
+  double iteration_ms(const PrefillWork& p, const DecodeWork& d) const override {
+    ++priced;
+    return inner_.iteration_ms(p, d);
+  }
+  mutable std::uint64_t priced = 0;
+
+ private:
+  testing::SimplePerf inner_;
+};
+
+TEST(LlmClusterTest, AFoldCutShortPricesAboutTheIterationsItRan) {
+  // One long output decodes while a short request arrives every half second (about 25
+  // decode iterations apart), each cutting the folded run short. Folding must price
+  // O(iterations run), not a fixed segment length per cut: at most twice the iterations
+  // run (the unfolded run prices each once) plus a first segment per cut.
+  std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows{{0.0, 100, 2000}};
+  for (int i = 1; i <= 80; ++i) rows.emplace_back(0.5 * i, 100, 2);
+  for (const auto scheduler : {BatchScheduler::kSplitwise, BatchScheduler::kVllm}) {
+    SCOPED_TRACE(static_cast<int>(scheduler));
+    std::uint64_t priced[2] = {0, 0};
+    for (const bool fold : {true, false}) {
+      auto config = base_config({{InstanceTag::kMixed, 1}});
+      config.scheduler = scheduler;
+      config.fold_decode = fold;
+      const auto perf = std::make_shared<CountingPerf>();
+      config.perf = perf;
+      ListSource source(rows);
+      ASSERT_EQ(run(config, source).counts.completed, rows.size());
+      priced[fold ? 0 : 1] = perf->priced;
+    }
+    EXPECT_GE(priced[1], 2000u);
+    const std::uint64_t cuts = rows.size() - 1;
+    EXPECT_LE(priced[0], 2 * priced[1] + LlmCluster::kFirstSegment * (cuts + 1))
+        << "folded " << priced[0] << ", unfolded " << priced[1];
+  }
+}
+
 TEST(LlmClusterTest, SplitwiseFlowPrefillsOnPromptAndDecodesOnTokenInstances) {
   ListSource source({{0.0, 1000, 2}});
   auto config = base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}});
