@@ -34,7 +34,6 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const ScenarioConfig&
     return system;
   };
   run->replay_ = std::make_unique<replay::Replay>(run->sim_, *run->source_, with_timeline, config.replay, observer);
-  if (llm != nullptr) run->tensor_parallel_ = llm->tensor_parallel;
 
   cluster::InstancePlacement* placement = nullptr;
   if (fixed) {
@@ -105,7 +104,7 @@ json ScenarioRun::scaling_summary(const replay::ReplayResult& result) const {
   const double hours = result.end_time.seconds() / 3600.0;
   return json{{"autoscaler", scaling_->policy()->name()},
               {"decisions", scaling_->decisions()},
-              {"mean_instances", hours > 0 ? result.gpu_hours / tensor_parallel_ / hours : 0.0},
+              {"mean_instances", hours > 0 ? result.instance_hours / hours : 0.0},
               {"scale_ups", counts.scale_ups},
               {"scale_downs", counts.scale_downs},
               {"blocked", counts.blocked},

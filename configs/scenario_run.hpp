@@ -68,7 +68,6 @@ class ScenarioRun {
   std::unique_ptr<cluster::SharedCluster> shared_;
   std::unique_ptr<autoscale::ScalingHarness> scaling_;
   std::string workload_;
-  double tensor_parallel_ = 1.0;
 };
 
 }  // namespace meshsim::configs

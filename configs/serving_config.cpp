@@ -45,6 +45,7 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
   }
   if (const json* groups = reader.raw("start_state")) {
     spec.start_state.clear();
+    spec.pool_hardware.clear();
     if (!groups->is_array() || groups->empty()) {
       reader.fail("start_state", "expected a list of {\"tag\", \"count\"}");
     } else {
@@ -54,6 +55,20 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
         cluster::InstanceGroup g;
         group.read_choice("tag", g.tag, cluster::kInstanceTagNames);
         group.read("count", g.count, "a positive integer", kAtLeastOne);
+        LlmServingSpec::PoolHardware hardware{.sku = {}, .tensor_parallel = 0, .group = i};
+        group.read("sku", hardware.sku);
+        group.read("tensor_parallel", hardware.tensor_parallel, "a positive integer", kAtLeastOne);
+        if (!hardware.sku.empty() || hardware.tensor_parallel != 0) {
+          const auto [named, fresh] = spec.pool_hardware.emplace(g.tag, hardware);
+          const bool same_tp = named->second.tensor_parallel == hardware.tensor_parallel;
+          if (!fresh && (named->second.sku != hardware.sku || !same_tp)) {
+            // At the key this group names differently.
+            group.fail(hardware.tensor_parallel != 0 && !same_tp ? "tensor_parallel" : "sku",
+                       "the " + std::string(cluster::kInstanceTagNames.name(g.tag)) + " pool's hardware is named by " +
+                           reader.path_of("start_state") + "[" + std::to_string(named->second.group) +
+                           "] already: a pool runs on one SKU and TP degree");
+          }
+        }
         spec.start_state.push_back(g);
       }
     }
@@ -103,7 +118,14 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
 
 json llm_to_json(const LlmServingSpec& spec) {
   json groups = json::array();
-  for (const auto& g : spec.start_state) groups.push_back({{"tag", cluster::kInstanceTagNames.name(g.tag)}, {"count", g.count}});
+  for (const auto& g : spec.start_state) {
+    json group{{"tag", cluster::kInstanceTagNames.name(g.tag)}, {"count", g.count}};
+    if (const auto it = spec.pool_hardware.find(g.tag); it != spec.pool_hardware.end()) {
+      if (!it->second.sku.empty()) group["sku"] = it->second.sku;
+      if (it->second.tensor_parallel != 0) group["tensor_parallel"] = it->second.tensor_parallel;
+    }
+    groups.push_back(std::move(group));
+  }
   return json{{"kind", "llm"},
               {"model", spec.model},
               {"sku", spec.sku},
@@ -149,6 +171,46 @@ json fixed_to_json(const cluster::FixedLatencyConfig& s) {
               {"cost_per_instance_hour", s.cost_per_instance_hour}};
 }
 
+// The hardware `sku_name` at `tp` for the serving's model, priced by its backend; errors
+// name `where` ("serving" or the start state group that named it).
+Expected<cluster::PoolHardware> pool_hardware(const LlmServingSpec& llm, const Catalog& catalog,
+                                              const cluster::ModelSpec& model, const std::string& sku_name,
+                                              std::uint32_t tp, const std::string& where) {
+  const cluster::SkuSpec* sku = catalog.find_sku(sku_name);
+  if (sku == nullptr) return Error{where + ".sku: no SKU '" + sku_name + "' in hardware.json"};
+  if (sku->gpus_per_node % tp != 0) {
+    return Error{where + ".tensor_parallel: " + std::to_string(tp) + " does not divide the " +
+                 std::to_string(sku->gpus_per_node) + " GPUs of a " + sku_name + " server"};
+  }
+  // Check now what the cluster would otherwise assert on.
+  const double hbm = tp * sku->hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
+  if (!llm.kv_capacity_tokens && model.weight_bytes() >= hbm * (1.0 - llm.kv_reserve_fraction)) {
+    return Error{where + ": " + llm.model + " does not fit on " + std::to_string(tp) + " x " + sku_name + " GPUs"};
+  }
+  cluster::PoolHardware hardware;
+  hardware.sku = *sku;
+  hardware.tensor_parallel = tp;
+  if (llm.backend == LlmServingSpec::Backend::kTable) {
+    auto rows = cluster::read_profile_csv(llm.profile);
+    if (!rows) return rows.error();
+    auto table = cluster::make_table_model(cluster::select_rows(*rows, llm.model, sku_name, tp));
+    if (!table) {
+      return Error{llm.profile + ": no usable rows for " + llm.model + " on " + sku_name + " at TP " +
+                   std::to_string(tp) + ": " + table.error().message};
+    }
+    hardware.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
+  } else if (llm.backend == LlmServingSpec::Backend::kConstant) {
+    hardware.perf = std::make_shared<cluster::ConstantPerfModel>(llm.constant_prefill_ms, llm.constant_decode_ms);
+  } else if (llm.backend == LlmServingSpec::Backend::kStepModel) {
+    const cluster::StepCoefficients* fit = catalog.step_fit(sku->name);
+    hardware.perf = std::make_shared<cluster::StepTimeModel>(model, *sku, tp, fit ? *fit : cluster::StepCoefficients{});
+  } else {
+    hardware.perf = std::make_shared<cluster::RooflinePerfModel>(model, *sku, tp,
+                                                                 catalog.factors_for(model.name, sku->name, tp));
+  }
+  return hardware;
+}
+
 }  // namespace
 
 void parse_serving(ObjectReader& parent, const std::string& base_dir, ServingSpec& spec) {
@@ -183,17 +245,22 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   if (model == nullptr) {
     return Error{"serving.model: no model '" + llm.model + "' in models.json or the catalog's hf/ folder"};
   }
-  const cluster::SkuSpec* sku = catalog.find_sku(llm.sku);
-  if (sku == nullptr) return Error{"serving.sku: no SKU '" + llm.sku + "' in hardware.json"};
-  if (sku->gpus_per_node % llm.tensor_parallel != 0) {
-    return Error{"serving.tensor_parallel: " + std::to_string(llm.tensor_parallel) + " does not divide the " +
-                 std::to_string(sku->gpus_per_node) + " GPUs of a " + llm.sku + " server"};
-  }
+  auto main = pool_hardware(llm, catalog, *model, llm.sku, llm.tensor_parallel, "serving");
+  if (!main) return main.error();
   cluster::LlmClusterConfig config;
   config.model = *model;
-  config.sku = *sku;
+  config.sku = main->sku;
   config.tensor_parallel = llm.tensor_parallel;
+  config.perf = main->perf;
   config.start_state = llm.start_state;
+  for (const auto& [tag, named] : llm.pool_hardware) {
+    auto pool = pool_hardware(llm, catalog, *model, named.sku.empty() ? llm.sku : named.sku,
+                              named.tensor_parallel != 0 ? named.tensor_parallel : llm.tensor_parallel,
+                              "serving.start_state[" + std::to_string(named.group) + "]");
+    if (!pool) return pool.error();
+    pool->tag = tag;
+    config.pool_hardware.push_back(std::move(*pool));
+  }
   config.batching = llm.batching;
   config.scheduler = llm.scheduler;
   config.vllm = llm.vllm;
@@ -217,32 +284,6 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   config.kv_allocation = llm.kv_allocation;
   config.kv_transfer_gb_per_s = llm.kv_transfer_gb_per_s;
   config.fold_decode = llm.fold_decode;
-  if (llm.backend == LlmServingSpec::Backend::kTable) {
-    auto rows = cluster::read_profile_csv(llm.profile);
-    if (!rows) return rows.error();
-    auto table = cluster::make_table_model(cluster::select_rows(*rows, llm.model, llm.sku, llm.tensor_parallel));
-    if (!table) {
-      return Error{llm.profile + ": no usable rows for " + llm.model + " on " + llm.sku + " at TP " +
-                   std::to_string(llm.tensor_parallel) + ": " + table.error().message};
-    }
-    config.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
-  } else if (llm.backend == LlmServingSpec::Backend::kConstant) {
-    config.perf = std::make_shared<cluster::ConstantPerfModel>(llm.constant_prefill_ms, llm.constant_decode_ms);
-  } else if (llm.backend == LlmServingSpec::Backend::kStepModel) {
-    const cluster::StepCoefficients* fit = catalog.step_fit(sku->name);
-    config.perf = std::make_shared<cluster::StepTimeModel>(*model, *sku, llm.tensor_parallel,
-                                                           fit ? *fit : cluster::StepCoefficients{});
-  } else {
-    config.perf = std::make_shared<cluster::RooflinePerfModel>(
-        *model, *sku, llm.tensor_parallel, catalog.factors_for(model->name, sku->name, llm.tensor_parallel));
-  }
-  // Check now what the cluster would otherwise assert on.
-  const double weights = config.model.weight_bytes();
-  const double hbm = llm.tensor_parallel * config.sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
-  if (!llm.kv_capacity_tokens && weights >= hbm * (1.0 - llm.kv_reserve_fraction)) {
-    return Error{"serving: " + llm.model + " does not fit on " + std::to_string(llm.tensor_parallel) + " x " +
-                 llm.sku + " GPUs"};
-  }
   if (llm.scheduler == cluster::BatchScheduler::kVllm && llm.kv_capacity_tokens &&
       *llm.kv_capacity_tokens < llm.vllm.block_size) {
     return Error{"serving.kv.capacity_tokens: " + std::to_string(*llm.kv_capacity_tokens) +

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <map>
 #include <vector>
 
 #include "configs/catalog.hpp"
@@ -25,6 +26,14 @@ struct LlmServingSpec {
   std::string profile;  // table backend: a profile CSV (SplitwiseSim's perf_model.csv layout)
   double constant_prefill_ms = 10, constant_decode_ms = 20;  // constant backend
   std::vector<cluster::InstanceGroup> start_state = std::vector(1, cluster::InstanceGroup{cluster::InstanceTag::kMixed, 4});
+  // Pools whose start state groups name their own "sku" or "tensor_parallel" (SplitwiseSim's
+  // HA: A100 prompt, H100 token instances); empty sku or 0: the serving's.
+  struct PoolHardware {
+    std::string sku;
+    std::uint32_t tensor_parallel = 0;
+    std::size_t group = 0;  // the start_state index that named it, for errors
+  };
+  std::map<cluster::InstanceTag, PoolHardware> pool_hardware;
   cluster::BatchScheduler scheduler = cluster::BatchScheduler::kSplitwise;
   cluster::BatchingConfig batching;  // splitwise
   cluster::VllmLimits vllm;          // vllm

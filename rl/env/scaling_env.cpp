@@ -37,7 +37,6 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   pools_.erase(std::unique(pools_.begin(), pools_.end()), pools_.end());
   migrates_ = std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kPrompt) != pools_.end() &&
               std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kToken) != pools_.end();
-  gpus_per_instance_ = llm.tensor_parallel;
   trace_span_s_ = trace_->empty() ? 0.0 : trace_->back().arrival.seconds();
   const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
   steps_per_episode_ = static_cast<std::uint32_t>(std::max(1.0, steps));
@@ -119,7 +118,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   step_ = 0;
   interval_start_ = SimTime::zero();
   const auto usage = run_->replay().serving().usage();
-  gpu_us_at_start_ = usage.gpu_us;
+  instance_us_at_start_ = usage.instance_us;
   busy_at_start_ = usage.busy_unit_us;
   capacity_at_start_ = usage.capacity_unit_us;
   arrived_at_start_ = run_->replay().metrics().counts().arrived;
@@ -219,7 +218,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   stats.tbt_p99 = quantile(tbts_, 0.99);
   stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
   if (spec_.time_of_day) stats.workload_seconds = window_start_s_ + end.seconds() * rate_scale_;
-  stats.mean_instances = (usage.gpu_us - gpu_us_at_start_) / (seconds * 1e6 * gpus_per_instance_);
+  stats.mean_instances = (usage.instance_us - instance_us_at_start_) / (seconds * 1e6);
   const double capacity = usage.capacity_unit_us - capacity_at_start_;
   stats.busy = capacity > 0 ? (usage.busy_unit_us - busy_at_start_) / capacity : 0.0;
 
@@ -253,7 +252,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   ++step_;
   result.truncated = step_ == steps_per_episode_;
   interval_start_ = end;
-  gpu_us_at_start_ = usage.gpu_us;
+  instance_us_at_start_ = usage.instance_us;
   busy_at_start_ = usage.busy_unit_us;
   capacity_at_start_ = usage.capacity_unit_us;
   arrived_at_start_ = arrived;

@@ -128,7 +128,6 @@ class ScalingEnv final : private replay::ReplayObserver {
   bool migrates_ = false;  // both a prompt and a token pool: the action's migration entry
   double trace_span_s_ = 0.0;
   std::uint32_t steps_per_episode_ = 0;
-  double gpus_per_instance_ = 1.0;
   engine::Rng rng_;
   std::unique_ptr<configs::ScenarioRun> run_;
   EnvCursor cursor_;
@@ -137,7 +136,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   double window_start_s_ = 0.0, rate_scale_ = 1.0, scale_up_delay_s_ = 0.0;
   std::uint32_t step_ = 0;
   SimTime interval_start_;
-  double gpu_us_at_start_ = 0.0, busy_at_start_ = 0.0, capacity_at_start_ = 0.0;
+  double instance_us_at_start_ = 0.0, busy_at_start_ = 0.0, capacity_at_start_ = 0.0;
   std::uint64_t arrived_at_start_ = 0;
   double trend_ = 0.0;
   // Requests that left during the current interval.

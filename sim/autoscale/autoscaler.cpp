@@ -24,7 +24,7 @@ PoolKv scan_active(const ScalingManager& manager, InstanceTag tag) {
     if (view.tag != tag || view.state != InstanceState::kActive) continue;
     pool.pending_requests += static_cast<std::uint64_t>(view.requests) - view.running;
     pool.kv_used += view.kv_used;
-    pool.kv_capacity += manager.cluster().kv_capacity_tokens();
+    pool.kv_capacity += manager.cluster().kv_capacity_tokens(tag);
   }
   return pool;
 }

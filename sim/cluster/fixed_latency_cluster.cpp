@@ -37,7 +37,8 @@ ServingSystem::Usage FixedLatencyCluster::usage() const {
   const auto us = static_cast<double>((now - start_).us());
   return Usage{busy_.total(now), static_cast<double>(config_.instances) * config_.max_batch * us,
                static_cast<double>(config_.instances) * config_.gpus_per_instance * us,
-               config_.instances * config_.cost_per_instance_hour * us / 3.6e9};
+               config_.instances * config_.cost_per_instance_hour * us / 3.6e9,
+               static_cast<double>(config_.instances) * us};
 }
 
 void FixedLatencyCluster::submit(const traces::TraceRequest& request) {

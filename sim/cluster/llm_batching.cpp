@@ -17,9 +17,9 @@
 
 namespace meshsim::cluster {
 
-SimTime LlmCluster::iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
+SimTime LlmCluster::iteration_time(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode) const {
   // Whole microseconds, at least one, so every iteration moves the clock.
-  const double ms = config_.perf->iteration_ms(prefill, decode);
+  const double ms = hardware_of(in).perf->iteration_ms(prefill, decode);
   if (!(ms >= 0 && ms <= kMaxIterationMs)) {
     throw RangeError("the performance model prices an iteration (" + std::to_string(prefill.tokens) +
                      " prompt tokens, " + std::to_string(decode.batch) + " decoding sequences) at " +
@@ -29,15 +29,16 @@ SimTime LlmCluster::iteration_time(const PrefillWork& prefill, const DecodeWork&
   return SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
 }
 
-SimTime LlmCluster::decode_iteration_time(std::uint32_t batch, std::uint64_t context) const {
-  return iteration_time(PrefillWork{}, DecodeWork{batch, context});
+SimTime LlmCluster::decode_iteration_time(const Instance& in, std::uint32_t batch, std::uint64_t context) const {
+  return iteration_time(in, PrefillWork{}, DecodeWork{batch, context});
 }
 
 // An iteration's useful work: the time its FLOPs and bytes would take at the GPUs' peak
 // compute or memory bandwidth, whichever binds (at most its length), in whole
 // nanoseconds, so that sums do not depend on how iterations were grouped into events.
-std::int64_t LlmCluster::useful_ns(const PrefillWork& prefill, const DecodeWork& decode, SimTime length) const {
-  const UsefulCosts& c = useful_costs_;
+std::int64_t LlmCluster::useful_ns(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode,
+                                   SimTime length) const {
+  const Hardware& c = hardware_of(in);
   const double compute_ns = c.per_token_ns * static_cast<double>(prefill.tokens + decode.batch) +
                             c.per_attention_pair_ns * (prefill.squared_tokens + static_cast<double>(decode.context_tokens));
   const double memory_ns = c.weights_ns + c.per_kv_token_ns * static_cast<double>(decode.context_tokens + prefill.tokens);
@@ -136,11 +137,11 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
 // A step with prompts in it: one iteration, never folded.
 void LlmCluster::begin_prefill_step(Instance& in, const PrefillWork& prefill, const DecodeWork& decode) {
   Segment& segment = in.segment;
-  const SimTime length = iteration_time(prefill, decode);
+  const SimTime length = iteration_time(in, prefill, decode);
   segment.iterations = 1;
   segment.fold_left = 0;
   segment.first = length;
-  segment.useful_ns = useful_ns(prefill, decode, length);
+  segment.useful_ns = useful_ns(in, prefill, decode, length);
   segment.steps.assign(1, Segment::Step{length, segment.useful_ns});
   segment.longest_later = SimTime::zero();
   segment.end = segment.start + length;
@@ -202,7 +203,7 @@ bool LlmCluster::form_batch(Instance& in) {
     Live& r = live_[slot];
     const std::uint32_t pass = prefill_tokens(r);
     const std::uint64_t need = prompt_kv_need(r);
-    if (!room(pass) || in.kv_used + need + keep_free > kv_capacity_tokens_) break;
+    if (!room(pass) || in.kv_used + need + keep_free > kv_capacity(in)) break;
     in.prompts.pop_front();
     in.kv_used += need;
     r.kv_reserved += need;
@@ -228,12 +229,12 @@ bool LlmCluster::form_batch(Instance& in) {
   while (!in.newcomers.empty() && room(1)) {
     Live& r = live_[in.newcomers.front()];
     const std::uint64_t need = decode_kv_need(r);
-    if (in.kv_used + need > kv_capacity_tokens_) break;
+    if (in.kv_used + need > kv_capacity(in)) break;
     in.kv_used += need;
     r.kv_reserved += need;
     take_decode(in.newcomers);
   }
-  if (!on_demand || in.kv_used + in.decode_batch.size() <= kv_capacity_tokens_) return false;
+  if (!on_demand || in.kv_used + in.decode_batch.size() <= kv_capacity(in)) return false;
   evict_latest(in);
   return true;
 }
@@ -247,7 +248,7 @@ void LlmCluster::evict_latest(Instance& in) {
             [&](std::uint32_t a, std::uint32_t b) { return live_[a].record.id > live_[b].record.id; });
   std::size_t batch = in.decode_batch.size();
   std::size_t evicted = 0;
-  while (batch > 0 && in.kv_used + batch > kv_capacity_tokens_) {
+  while (batch > 0 && in.kv_used + batch > kv_capacity(in)) {
     evict_for_recompute(in, by_arrival[evicted++]);
     --batch;
   }
@@ -276,7 +277,7 @@ bool LlmCluster::break_kv_deadlock(Instance& in) {
   const std::uint64_t head_need = decode_kv_need(live_[in.newcomers.front()]);
   bool evicted = false;
   std::vector<std::uint32_t> kept;  // back to front
-  while (in.newcomers.size() > 1 && in.kv_used + head_need > kv_capacity_tokens_) {
+  while (in.newcomers.size() > 1 && in.kv_used + head_need > kv_capacity(in)) {
     const std::uint32_t slot = in.newcomers.back();
     in.newcomers.pop_back();
     if (live_[slot].kv_reserved == 0) {
@@ -305,16 +306,16 @@ bool LlmCluster::steady_after_one_iteration(const Instance& in) const {
   const std::uint64_t kv_next = in.kv_used + (on_demand ? batch : 0);
   if (!in.prompts.empty()) {
     const std::uint64_t keep_free = on_demand ? batch + in.holders.size() : 0;
-    if (kv_next + prompt_kv_need(live_[in.prompts.front()]) + keep_free <= kv_capacity_tokens_) return false;
+    if (kv_next + prompt_kv_need(live_[in.prompts.front()]) + keep_free <= kv_capacity(in)) return false;
   }
   const bool room = batch < config_.batching.max_batch_size && batch + 1 <= config_.batching.max_batch_tokens;
   if (room) {
     if (!in.holders.empty()) return false;
-    if (!in.newcomers.empty() && kv_next + decode_kv_need(live_[in.newcomers.front()]) <= kv_capacity_tokens_) {
+    if (!in.newcomers.empty() && kv_next + decode_kv_need(live_[in.newcomers.front()]) <= kv_capacity(in)) {
       return false;
     }
   }
-  return !on_demand || kv_next + batch <= kv_capacity_tokens_;
+  return !on_demand || kv_next + batch <= kv_capacity(in);
 }
 
 // Iterations the decode batch just formed runs before the unfolded model would form a
@@ -329,7 +330,7 @@ std::uint32_t LlmCluster::fold_length(const Instance& in) const {
   if (config_.kv_allocation == KvAllocation::kOnDemand) {
     // Iteration i (from 0) starts with kv_used + i * batch tokens held and needs batch more.
     const std::uint64_t batch = in.decode_batch.size();
-    length = static_cast<std::uint32_t>(std::min<std::uint64_t>(length, (kv_capacity_tokens_ - in.kv_used) / batch));
+    length = static_cast<std::uint32_t>(std::min<std::uint64_t>(length, (kv_capacity(in) - in.kv_used) / batch));
   }
   MESHSIM_CHECK(length >= 1, "an iteration must make progress");
   return length;
@@ -353,8 +354,8 @@ void LlmCluster::begin_segment(Instance& in, std::uint32_t iterations) {
   SimTime end = segment.start;
   for (std::uint32_t i = 0; i < segment.iterations; ++i) {
     const std::uint64_t context = segment.context + std::uint64_t{i} * batch;
-    const SimTime length = decode_iteration_time(batch, context);
-    const std::int64_t useful = useful_ns(PrefillWork{}, DecodeWork{batch, context}, length);
+    const SimTime length = decode_iteration_time(in, batch, context);
+    const std::int64_t useful = useful_ns(in, PrefillWork{}, DecodeWork{batch, context}, length);
     segment.steps[i] = Segment::Step{length, useful};
     segment.useful_ns += useful;
     if (i == 0) {

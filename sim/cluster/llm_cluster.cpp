@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "sim/cluster/llm_cluster_state.hpp"
 #include "sim/engine/check.hpp"
@@ -24,8 +25,8 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       token_router_(config_.token_routing),
       capacity_(sim.now()),
       gpus_(sim.now()),
+      attached_level_(sim.now()),
       cost_(sim.now()) {
-  MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
   MESHSIM_CHECK(config_.prompt_routing != RoutePolicy::kPrefixAffinity ||
                     (config_.scheduler == BatchScheduler::kVllm && config_.vllm.prefix_caching),
                 "prefix_affinity routing needs the vLLM scheduler with prefix caching");
@@ -33,35 +34,26 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
                 "prefix_affinity routes prompts: token instances receive prefilled requests");
   MESHSIM_CHECK(!config_.request_timeout || config_.scheduler == BatchScheduler::kVllm,
                 "request timeouts need the vLLM scheduler");
+  MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
   request_costs_ = config_.perf->request_costs();
-  MESHSIM_CHECK(config_.tensor_parallel > 0 && config_.sku.gpus_per_node % config_.tensor_parallel == 0,
-                "the tensor-parallel degree must divide the GPUs per node");
-  const double kv_per_token = config_.model.kv_bytes_per_token();
-  if (config_.kv_capacity_tokens) {
-    kv_capacity_tokens_ = *config_.kv_capacity_tokens;
-  } else {
-    const double hbm = config_.tensor_parallel * config_.sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
-    const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
-    kv_capacity_tokens_ = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
+  pool_hardware_.fill(add_hardware(config_.sku, config_.tensor_parallel, config_.perf));
+  std::array<bool, 3> own_hardware{};
+  for (const PoolHardware& pool : config_.pool_hardware) {
+    MESHSIM_CHECK(!std::exchange(own_hardware[index(pool.tag)], true),
+                  "pool_hardware names the " + std::string(kInstanceTagNames.name(pool.tag)) + " pool twice");
+    pool_hardware_[index(pool.tag)] = add_hardware(pool.sku, pool.tensor_parallel, pool.perf);
   }
-  if (config_.scheduler == BatchScheduler::kVllm) {
-    // Whole blocks only.
-    kv_capacity_tokens_ -= kv_capacity_tokens_ % config_.vllm.block_size;
-  }
-  MESHSIM_CHECK(kv_capacity_tokens_ > 0, "the model's weights leave no HBM for the KV cache");
-  // Nanoseconds per unit of work at the instance's peak (see useful_ns).
-  const double flops_per_ns = config_.tensor_parallel * config_.sku.peak_tflops * 1e3;
-  const double bytes_per_ns = config_.tensor_parallel * config_.sku.hbm_tb_per_s * 1e3;
-  useful_costs_ = UsefulCosts{2.0 * config_.model.parameters / flops_per_ns,
-                              4.0 * config_.model.layers * config_.model.hidden / flops_per_ns,
-                              config_.model.weight_bytes() / bytes_per_ns, kv_per_token / bytes_per_ns};
-  // The start state, packed onto as few servers as hold it, ACTIVE from the start.
-  std::uint32_t server = 0;
+  // The start state, packed onto as few servers of each hardware as hold it, ACTIVE from
+  // the start.
+  std::vector<std::optional<std::uint32_t>> filling(hardware_.size());
   bool any_prompt = false, any_token = false, any_routable = false;
+  kv_fit_tokens_ = config_.start_state.empty() ? hardware_[0]->kv_capacity_tokens : ~std::uint64_t{0};
   for (const auto& group : config_.start_state) {
+    std::optional<std::uint32_t>& server = filling[pool_hardware_[index(group.tag)]];
+    kv_fit_tokens_ = std::min(kv_fit_tokens_, kv_capacity_tokens(group.tag));
     for (std::uint32_t i = 0; i < group.count; ++i) {
-      if (instances_.empty() || server_instances(server) == instances_per_server()) server = add_server();
-      activate(add_instance(group.tag, server));
+      if (!server || server_instances(*server) == instances_per_server(*server)) server = add_server(group.tag);
+      activate(add_instance(group.tag, *server));
       any_prompt |= group.tag == InstanceTag::kPrompt;
       any_token |= group.tag == InstanceTag::kToken;
       any_routable |= group.tag != InstanceTag::kToken;
@@ -75,6 +67,49 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
 }
 
 LlmCluster::~LlmCluster() = default;
+
+// The index of the hardware of this SKU and TP degree, added if new.
+std::uint32_t LlmCluster::add_hardware(const SkuSpec& sku, std::uint32_t tensor_parallel,
+                                       std::shared_ptr<const PerfModel> perf) {
+  for (std::uint32_t i = 0; i < hardware_.size(); ++i) {
+    if (hardware_[i]->sku.name == sku.name && hardware_[i]->tensor_parallel == tensor_parallel) return i;
+  }
+  MESHSIM_CHECK(perf != nullptr, "LlmCluster needs a performance model for " + sku.name);
+  MESHSIM_CHECK(tensor_parallel > 0 && sku.gpus_per_node % tensor_parallel == 0,
+                "the tensor-parallel degree must divide the GPUs per node of " + sku.name);
+  auto hw = std::make_unique<Hardware>();
+  hw->sku = sku;
+  hw->tensor_parallel = tensor_parallel;
+  hw->perf = std::move(perf);
+  hw->per_server = sku.gpus_per_node / tensor_parallel;
+  const double kv_per_token = config_.model.kv_bytes_per_token();
+  if (config_.kv_capacity_tokens) {
+    hw->kv_capacity_tokens = *config_.kv_capacity_tokens;
+  } else {
+    const double hbm = tensor_parallel * sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
+    const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
+    hw->kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
+  }
+  if (config_.scheduler == BatchScheduler::kVllm) {
+    // Whole blocks only.
+    hw->kv_capacity_tokens -= hw->kv_capacity_tokens % config_.vllm.block_size;
+  }
+  MESHSIM_CHECK(hw->kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
+  const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
+  const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
+  hw->per_token_ns = 2.0 * config_.model.parameters / flops_per_ns;
+  hw->per_attention_pair_ns = 4.0 * config_.model.layers * config_.model.hidden / flops_per_ns;
+  hw->weights_ns = config_.model.weight_bytes() / bytes_per_ns;
+  hw->per_kv_token_ns = kv_per_token / bytes_per_ns;
+  hardware_.push_back(std::move(hw));
+  servers_with_room_.emplace_back();
+  servers_alive_by_hardware_.push_back(0);
+  return static_cast<std::uint32_t>(hardware_.size() - 1);
+}
+
+const LlmCluster::Hardware& LlmCluster::hardware_of(const Instance& in) const { return *hardware_[in.hardware]; }
+
+std::uint64_t LlmCluster::kv_capacity(const Instance& in) const { return hardware_of(in).kv_capacity_tokens; }
 
 std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
     LlmClusterConfig config) {
@@ -95,7 +130,7 @@ ServingSystem::Usage LlmCluster::usage() const {
     partial += so_far.partial_ns;
   }
   const double useful_us = (static_cast<double>(whole) + partial) / 1e3;
-  return Usage{useful_us, capacity_.total(now), gpus_.total(now), cost_.total(now)};
+  return Usage{useful_us, capacity_.total(now), gpus_.total(now), cost_.total(now), attached_level_.total(now)};
 }
 
 
@@ -163,7 +198,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     return;
   }
   // A request whose KV cache can never fit on an instance is dropped, and counted.
-  if (length > kv_capacity_tokens_) {
+  if (length > kv_fit_tokens_) {
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
@@ -335,7 +370,9 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   refresh_load(instance);
   const std::uint32_t target = token_router_.pick();
   assign(target, slot);
-  const double bandwidth = config_.kv_transfer_gb_per_s.value_or(config_.sku.network_gb_per_s) * 1e9;
+  // Over the slower of the two servers' networks.
+  const double network = std::min(hardware_of(in).sku.network_gb_per_s, hardware_of(*instances_[target]).sku.network_gb_per_s);
+  const double bandwidth = config_.kv_transfer_gb_per_s.value_or(network) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
   const double transfer_s = bytes / bandwidth;
   if (!(transfer_s <= SimTime::kMaxSeconds)) {
@@ -466,7 +503,7 @@ std::string LlmCluster::describe(std::uint32_t instance) const {
                         " waiting in the vLLM scheduler, "
                   : std::string()) +
          "KV " + std::to_string(in.kv_used + kv_in_segment(in)) + " of " +
-         std::to_string(kv_capacity_tokens_) + " tokens held";
+         std::to_string(kv_capacity(in)) + " tokens held";
 }
 
 std::string LlmCluster::describe_waiting() const {

@@ -75,12 +75,26 @@ struct InstanceGroup {
   std::uint32_t count = 1;
 };
 
+// The GPUs one pool's instances run on when not the cluster's: SplitwiseSim's HA runs
+// prompt instances on A100 and token instances on H100 servers. The pool's instances live
+// on servers of that SKU (servers are shared only by pools of the same SKU and TP), with
+// that SKU's HBM for their KV cache, its performance model, cost and GPUs.
+struct PoolHardware {
+  InstanceTag tag = InstanceTag::kPrompt;
+  SkuSpec sku;
+  std::uint32_t tensor_parallel = 8;
+  std::shared_ptr<const PerfModel> perf;
+};
+
 struct LlmClusterConfig {
   ModelSpec model;
   SkuSpec sku;
   std::uint32_t tensor_parallel = 8;
   std::shared_ptr<const PerfModel> perf;
-  std::vector<InstanceGroup> start_state;  // instances packed onto servers of the SKU
+  std::vector<InstanceGroup> start_state;  // instances packed onto servers of their SKU
+  // Pools on other hardware than sku/tensor_parallel/perf, at most one entry per tag.
+  // Requests cost the API server what `perf` says, whichever pool serves them.
+  std::vector<PoolHardware> pool_hardware;
   BatchScheduler scheduler = BatchScheduler::kSplitwise;
   BatchingConfig batching;  // kSplitwise
   VllmLimits vllm;          // kVllm (KV is then allocated in blocks, on demand)
@@ -89,7 +103,8 @@ struct LlmClusterConfig {
   std::optional<std::uint32_t> max_model_len;
   RoutePolicy prompt_routing = RoutePolicy::kFewestPendingTokens;
   RoutePolicy token_routing = RoutePolicy::kFewestRequests;
-  // KV capacity per instance: tp * HBM - weights - reserve, unless given.
+  // KV capacity per instance: tp * HBM - weights - reserve, unless given (then the same
+  // on every pool's hardware).
   double kv_reserve_fraction = 0.0;  // of the instance's HBM
   std::optional<std::uint64_t> kv_capacity_tokens;
   KvAllocation kv_allocation = KvAllocation::kReserve;
@@ -126,7 +141,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t instances() const override { return existing_; }
   InstanceCounts instance_counts() const override;
   std::uint64_t kv_used_tokens() const override;
-  std::uint64_t kv_total_tokens() const override { return kv_capacity_tokens_ * serving_; }
+  std::uint64_t kv_total_tokens() const override { return serving_kv_tokens_; }
   std::vector<PrefixCacheCounts> prefix_cache_by_instance() const override;
   Usage usage() const override;
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
@@ -135,9 +150,17 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 
   const LlmClusterConfig& config() const { return config_; }
   SimTime now() const { return sim_.now(); }
-  std::uint64_t kv_capacity_tokens() const { return kv_capacity_tokens_; }
-  // Instances a server of the SKU holds (GPUs per node / tensor-parallel degree).
-  std::uint32_t instances_per_server() const { return config_.sku.gpus_per_node / config_.tensor_parallel; }
+  // KV tokens one instance of the pool holds.
+  std::uint64_t kv_capacity_tokens(InstanceTag tag) const { return hardware_of(tag).kv_capacity_tokens; }
+  // The pool's hardware: what prices its iterations, its SKU and TP degree.
+  const PerfModel& perf(InstanceTag tag) const { return *hardware_of(tag).perf; }
+  const SkuSpec& sku_of(InstanceTag tag) const { return hardware_of(tag).sku; }
+  std::uint32_t tensor_parallel_of(InstanceTag tag) const { return hardware_of(tag).tensor_parallel; }
+  // The largest request (prompt and output tokens) every pool's instances can hold: one
+  // longer is dropped at arrival.
+  std::uint64_t kv_fit_tokens() const { return kv_fit_tokens_; }
+  // Instances a server holds (its SKU's GPUs per node / the tensor-parallel degree).
+  std::uint32_t instances_per_server(std::uint32_t server) const;
   // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
   std::uint64_t events_handled() const { return events_handled_; }
 
@@ -156,15 +179,19 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     bool evacuating = false;
   };
   std::uint32_t servers() const { return servers_alive_; }
-  std::uint32_t add_server();
+  // A server of the SKU `tag`'s pool runs on.
+  std::uint32_t add_server(InstanceTag tag = InstanceTag::kMixed);
   // The server must hold no instance.
   void remove_server(std::uint32_t server);
   std::uint32_t server_instances(std::uint32_t server) const;
-  // The lowest-numbered server with room for one more instance, if any.
-  std::optional<std::uint32_t> server_with_room() const;
+  // The lowest-numbered server with room for one more instance of `tag`'s pool, if any.
+  std::optional<std::uint32_t> server_with_room(InstanceTag tag = InstanceTag::kMixed) const;
+  // Whether two pools run on the same hardware (an instance can move between them).
+  bool same_hardware(InstanceTag a, InstanceTag b) const { return pool_hardware_[index(a)] == pool_hardware_[index(b)]; }
   // The id add_instance gives next.
   std::uint32_t next_instance_id() const { return static_cast<std::uint32_t>(instances_.size()); }
-  // A new STARTING instance on `server`, which must have room for it.
+  // A new STARTING instance on `server`, which must be of its pool's hardware and have
+  // room for it.
   std::uint32_t add_instance(InstanceTag tag, std::uint32_t server);
   // STARTING -> ACTIVE: routed to from now.
   void activate(std::uint32_t instance);
@@ -184,7 +211,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t deactivate(std::uint32_t instance);
   // Drained DRAINING -> ACTIVE in the other of the prompt and token pools, on the same
   // server (seed 004's migration): the KV cache is flushed; no weights load, since both
-  // roles run the same model, so it is routed to at once.
+  // roles run the same model, so it is routed to at once. Both pools must run on the same
+  // hardware.
   void retag(std::uint32_t instance, InstanceTag tag);
   // INACTIVE -> STARTING on `server` (reactivation passes through STARTING again).
   void restart(std::uint32_t instance, std::uint32_t server);
@@ -273,7 +301,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void end_vllm_step(std::uint32_t instance);
   void vllm_preempted(Instance& in, std::uint32_t slot);
   bool vllm_decodes(const VllmScheduler::Chunk& chunk) const;
-  std::unique_ptr<VllmScheduler> make_vllm_scheduler() const;
+  std::unique_ptr<VllmScheduler> make_vllm_scheduler(const Instance& in) const;
   // Queues a request to be prefilled (or recomputed) on `instance`, under either scheduler.
   void enqueue_prefill(std::uint32_t instance, std::uint32_t slot);
 
@@ -305,9 +333,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint64_t prompt_kv_need(const Live& r) const;
   std::uint64_t decode_kv_need(const Live& r) const;
   std::uint32_t prefill_tokens(const Live& r) const;
-  SimTime iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const;
-  SimTime decode_iteration_time(std::uint32_t batch, std::uint64_t context) const;
-  std::int64_t useful_ns(const PrefillWork& prefill, const DecodeWork& decode, SimTime length) const;
+  SimTime iteration_time(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode) const;
+  SimTime decode_iteration_time(const Instance& in, std::uint32_t batch, std::uint64_t context) const;
+  std::int64_t useful_ns(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode,
+                         SimTime length) const;
   struct Useful {
     std::int64_t whole_ns = 0;
     double partial_ns = 0.0;
@@ -318,14 +347,37 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   engine::Simulation& sim_;
   LlmClusterConfig config_;
   RequestSink& sink_;
-  std::uint64_t kv_capacity_tokens_ = 0;
+  // What instances on one kind of server are: their SKU and TP degree, the performance
+  // model pricing their iterations, their KV capacity and the rates of useful work.
+  struct Hardware {
+    SkuSpec sku;
+    std::uint32_t tensor_parallel = 8;
+    std::shared_ptr<const PerfModel> perf;
+    std::uint64_t kv_capacity_tokens = 0;
+    std::uint32_t per_server = 1;  // instances a server holds
+    // Nanoseconds per unit of work at the instance's peak (see useful_ns).
+    double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;
+  };
+  static std::size_t index(InstanceTag tag) { return static_cast<std::size_t>(tag); }
+  const Hardware& hardware_of(InstanceTag tag) const { return *hardware_[pool_hardware_[index(tag)]]; }
+  const Hardware& hardware_of(const Instance& in) const;
+  std::uint64_t kv_capacity(const Instance& in) const;
+  std::uint32_t add_hardware(const SkuSpec& sku, std::uint32_t tensor_parallel, std::shared_ptr<const PerfModel> perf);
+  // The distinct hardware of the pools (the config's first), and each pool's, by tag.
+  std::vector<std::unique_ptr<Hardware>> hardware_;
+  std::array<std::uint32_t, 3> pool_hardware_{};
+  std::uint64_t kv_fit_tokens_ = 0;
   RequestCosts request_costs_;
   // Instances by id, never freed (a removed one keeps its timer, which stale events in
   // the queue still point to); `removed` marks the gone.
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<std::uint32_t> server_load_;  // instances per server id; kNoServer when removed
-  std::set<std::uint32_t> servers_with_room_;
+  std::vector<std::uint32_t> server_hardware_;  // hardware_ index per server id
+  std::vector<std::set<std::uint32_t>> servers_with_room_;  // by hardware_ index
   std::uint32_t servers_alive_ = 0;
+  std::vector<std::uint32_t> servers_alive_by_hardware_;  // by hardware_ index
+  std::uint64_t attached_gpus_ = 0;   // of the instances on servers
+  std::uint64_t serving_kv_tokens_ = 0;  // KV capacity of the instances serving
   std::uint32_t existing_ = 0;  // instances not removed
   std::uint32_t attached_ = 0;  // instances on a server (STARTING, ACTIVE, DRAINING)
   std::uint32_t serving_ = 0;   // ACTIVE or DRAINING: capacity that serves
@@ -341,11 +393,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint64_t in_system_ = 0;
   std::uint64_t running_ = 0;
   std::int64_t useful_done_ns_ = 0;  // useful work of the iterations ended so far (see useful_ns)
-  struct UsefulCosts {
-    double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;
-  } useful_costs_;
   metrics::LevelIntegral capacity_;  // instances serving (ACTIVE or DRAINING)
   metrics::LevelIntegral gpus_;      // GPUs of the instances on servers
+  metrics::LevelIntegral attached_level_;  // instances on servers
   metrics::LevelIntegral cost_;      // USD per microsecond of the servers
   std::uint64_t events_handled_ = 0;
   ActivitySink* activity_ = nullptr;

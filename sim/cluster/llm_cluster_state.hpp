@@ -58,6 +58,7 @@ struct LlmCluster::Instance {
   bool removed = false;
   bool counted_state = false;  // in the pool totals' counts by state
   bool evacuating = false;  // DRAINING past its timeout: its requests move at the next boundary
+  std::uint32_t hardware = 0;  // LlmCluster::hardware_ index: its pool's
   std::uint32_t server = 0;
   std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see start_iteration)
   // Waiting work, each queue first come first served.

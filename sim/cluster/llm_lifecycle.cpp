@@ -18,8 +18,12 @@ namespace meshsim::cluster {
 void LlmCluster::account_levels() {
   const SimTime now = sim_.now();
   capacity_.set(serving_, now);
-  gpus_.set(static_cast<double>(attached_) * config_.tensor_parallel, now);
-  cost_.set(servers_alive_ * config_.sku.cost_per_hour / 3.6e9, now);  // USD per microsecond
+  gpus_.set(static_cast<double>(attached_gpus_), now);
+  attached_level_.set(attached_, now);
+  // USD per microsecond, from whole counts (a running sum of prices would drift).
+  double per_hour = 0;
+  for (std::size_t h = 0; h < hardware_.size(); ++h) per_hour += servers_alive_by_hardware_[h] * hardware_[h]->sku.cost_per_hour;
+  cost_.set(per_hour / 3.6e9, now);
 }
 
 LlmCluster::Instance& LlmCluster::existing(std::uint32_t instance, const char* call) {
@@ -51,14 +55,22 @@ void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
   if (activity_ != nullptr) activity_->on_instance_state(instance, kInstanceStateNames.name(state), sim_.now());
 }
 
-std::uint32_t LlmCluster::add_server() {
+std::uint32_t LlmCluster::add_server(InstanceTag tag) {
   const auto id = static_cast<std::uint32_t>(server_load_.size());
+  const std::uint32_t hardware = pool_hardware_[index(tag)];
   server_load_.push_back(0);
-  servers_with_room_.insert(id);
+  server_hardware_.push_back(hardware);
+  servers_with_room_[hardware].insert(id);
   ++servers_alive_;
+  ++servers_alive_by_hardware_[hardware];
   account_levels();
   return id;
 }
+
+std::uint32_t LlmCluster::instances_per_server(std::uint32_t server) const {
+  return hardware_[server_hardware_.at(server)]->per_server;
+}
+
 
 std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
   MESHSIM_CHECK(server < server_load_.size() && server_load_[server] != kNoServer,
@@ -66,32 +78,39 @@ std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
   return server_load_[server];
 }
 
-std::optional<std::uint32_t> LlmCluster::server_with_room() const {
-  if (servers_with_room_.empty()) return std::nullopt;
-  return *servers_with_room_.begin();
+std::optional<std::uint32_t> LlmCluster::server_with_room(InstanceTag tag) const {
+  const auto& servers = servers_with_room_[pool_hardware_[index(tag)]];
+  if (servers.empty()) return std::nullopt;
+  return *servers.begin();
 }
 
 void LlmCluster::remove_server(std::uint32_t server) {
   MESHSIM_CHECK(server_instances(server) == 0, "server " + std::to_string(server) + " still holds instances");
   server_load_[server] = kNoServer;
-  servers_with_room_.erase(server);
+  servers_with_room_[server_hardware_[server]].erase(server);
   --servers_alive_;
+  --servers_alive_by_hardware_[server_hardware_[server]];
   account_levels();
 }
 
 void LlmCluster::attach(Instance& in, std::uint32_t server) {
-  MESHSIM_CHECK(server_instances(server) < instances_per_server(),
+  MESHSIM_CHECK(server_instances(server) < instances_per_server(server),
                 "server " + std::to_string(server) + " has no room for another instance");
+  MESHSIM_CHECK(server_hardware_[server] == in.hardware,
+                "server " + std::to_string(server) + " is not of its " + std::string(kInstanceTagNames.name(in.tag)) +
+                    " instance's SKU " + hardware_of(in).sku.name);
   in.server = server;
-  if (++server_load_[server] == instances_per_server()) servers_with_room_.erase(server);
+  if (++server_load_[server] == instances_per_server(server)) servers_with_room_[in.hardware].erase(server);
   ++attached_;
+  attached_gpus_ += hardware_of(in).tensor_parallel;
 }
 
 std::uint32_t LlmCluster::detach(Instance& in) {
   const std::uint32_t server = in.server;
   --server_load_[server];
-  servers_with_room_.insert(server);
+  servers_with_room_[in.hardware].insert(server);
   --attached_;
+  attached_gpus_ -= hardware_of(in).tensor_parallel;
   in.server = kNoServer;
   return server;
 }
@@ -100,13 +119,14 @@ std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
   const auto id = static_cast<std::uint32_t>(instances_.size());
   auto in = std::make_unique<Instance>();
   in->tag = tag;
+  in->hardware = pool_hardware_[index(tag)];
   attach(*in, server);
   engine::EventHandler& self = *this;
   // Ranked: iteration ends at one microsecond run after arrivals and transfers, in
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
-  if (config_.scheduler == BatchScheduler::kVllm) in->vllm = make_vllm_scheduler();
+  if (config_.scheduler == BatchScheduler::kVllm) in->vllm = make_vllm_scheduler(*in);
   instances_.push_back(std::move(in));
   ++existing_;
   if (tag == InstanceTag::kPrompt) ++prompt_side_;
@@ -120,6 +140,7 @@ void LlmCluster::activate(std::uint32_t instance) {
   MESHSIM_CHECK(in.state == InstanceState::kStarting, "activate: instance " + std::to_string(instance) +
                                                           " is not STARTING");
   ++serving_;
+  serving_kv_tokens_ += kv_capacity(in);
   PoolRouter& router = router_for(in.tag);
   router.add(instance, load_of(in, router.policy()));
   set_state(instance, InstanceState::kActive);
@@ -212,9 +233,10 @@ std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
                 "deactivate: a drained instance still holds work: " + describe(instance));
   // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
-  if (in.vllm) in.vllm = make_vllm_scheduler();
+  if (in.vllm) in.vllm = make_vllm_scheduler(in);
   for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) queue->shrink_to_fit();
   --serving_;
+  serving_kv_tokens_ -= kv_capacity(in);
   const std::uint32_t server = detach(in);
   set_state(instance, InstanceState::kInactive);
   return server;
@@ -225,10 +247,11 @@ void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
   MESHSIM_CHECK(drained(instance), "retag: instance " + std::to_string(instance) + " is not drained");
   MESHSIM_CHECK(in.tag != InstanceTag::kMixed && tag != InstanceTag::kMixed && tag != in.tag,
                 "retag: instance " + std::to_string(instance) + " can only swap between prompt and token");
+  MESHSIM_CHECK(same_hardware(in.tag, tag), "retag: the prompt and token pools run on different hardware");
   MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
                 "retag: a drained instance still holds work: " + describe(instance));
   in.evacuating = false;
-  if (in.vllm) in.vllm = make_vllm_scheduler();  // the KV cache is flushed
+  if (in.vllm) in.vllm = make_vllm_scheduler(in);  // the KV cache is flushed
   // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
   --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
   ++pools_[static_cast<std::size_t>(tag)].by_state[static_cast<std::size_t>(in.state)];
@@ -270,6 +293,7 @@ std::vector<std::string> LlmCluster::check_invariants() const {
   std::array<PoolTotals, 3> totals{};
   std::vector<std::uint32_t> loads(server_load_.size(), 0);
   std::uint32_t existing = 0, attached = 0, serving = 0, prompt_side = 0;
+  std::uint64_t attached_gpus = 0, serving_kv = 0;
   for (std::uint32_t id = 0; id < instances_.size(); ++id) {
     const Instance& in = *instances_[id];
     const std::string name = "instance " + std::to_string(id);
@@ -279,12 +303,16 @@ std::vector<std::string> LlmCluster::check_invariants() const {
     ++existing;
     PoolTotals& pool = totals[static_cast<std::size_t>(in.tag)];
     ++pool.by_state[static_cast<std::size_t>(in.state)];
-    serving += in.state == InstanceState::kActive || in.state == InstanceState::kDraining;
+    const bool serves = in.state == InstanceState::kActive || in.state == InstanceState::kDraining;
+    serving += serves;
+    serving_kv += serves ? kv_capacity(in) : 0;
+    if (in.hardware != pool_hardware_[index(in.tag)]) fail(name + ": not on its pool's hardware");
     prompt_side += in.tag == InstanceTag::kPrompt;
     const bool on_server = in.state != InstanceState::kInactive;
     if (on_server != (in.server != kNoServer)) fail(name + ": on a server exactly when not INACTIVE");
     if (in.server != kNoServer) {
       ++attached;
+      attached_gpus += hardware_of(in).tensor_parallel;
       if (in.server >= loads.size() || server_load_[in.server] == kNoServer) {
         fail(name + ": on server " + std::to_string(in.server) + ", which does not exist");
       } else {
@@ -325,7 +353,8 @@ std::vector<std::string> LlmCluster::check_invariants() const {
   }
   for (std::uint32_t server = 0; server < server_load_.size(); ++server) {
     const bool alive = server_load_[server] != kNoServer;
-    if (alive && (server_load_[server] < instances_per_server()) != (servers_with_room_.count(server) == 1)) {
+    const auto& with_room = servers_with_room_[server_hardware_[server]];
+    if (alive && (server_load_[server] < instances_per_server(server)) != (with_room.count(server) == 1)) {
       fail("server " + std::to_string(server) + ": listed as having room exactly when it has");
     }
     if (alive && server_load_[server] != loads[server]) {
@@ -333,7 +362,8 @@ std::vector<std::string> LlmCluster::check_invariants() const {
            " instances, holds " + std::to_string(loads[server]));
     }
   }
-  if (existing != existing_ || attached != attached_ || serving != serving_ || prompt_side != prompt_side_) {
+  if (existing != existing_ || attached != attached_ || serving != serving_ || prompt_side != prompt_side_ ||
+      attached_gpus != attached_gpus_ || serving_kv != serving_kv_tokens_) {
     fail("instance counts disagree with the instances");
   }
   return problems;

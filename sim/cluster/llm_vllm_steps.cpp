@@ -17,9 +17,9 @@
 
 namespace meshsim::cluster {
 
-std::unique_ptr<VllmScheduler> LlmCluster::make_vllm_scheduler() const {
-  return std::make_unique<VllmScheduler>(
-      config_.vllm, static_cast<std::uint32_t>(kv_capacity_tokens_ / config_.vllm.block_size));
+std::unique_ptr<VllmScheduler> LlmCluster::make_vllm_scheduler(const Instance& in) const {
+  return std::make_unique<VllmScheduler>(config_.vllm,
+                                         static_cast<std::uint32_t>(kv_capacity(in) / config_.vllm.block_size));
 }
 
 void LlmCluster::enqueue_prefill(std::uint32_t instance, std::uint32_t slot) {

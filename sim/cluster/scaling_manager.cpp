@@ -41,22 +41,22 @@ Expected<std::uint32_t> ScalingManager::take_server(std::uint32_t instance, Inst
     if (!placed) return blocked(placed.error().message);
     return placed;
   }
-  if (const auto server = cluster_.server_with_room()) return *server;
-  return cluster_.add_server();
+  if (const auto server = cluster_.server_with_room(tag)) return *server;
+  return cluster_.add_server(tag);
 }
 
-Status ScalingManager::room_for_one_more() {
+Status ScalingManager::room_for_one_more(InstanceTag tag) {
   if (cluster_.attached_instances() >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
-  if (placement_ == nullptr && config_.max_servers && !cluster_.server_with_room() && cluster_.servers() >= *config_.max_servers) {
+  if (placement_ == nullptr && config_.max_servers && !cluster_.server_with_room(tag) && cluster_.servers() >= *config_.max_servers) {
     return blocked("Max servers reached (" + std::to_string(*config_.max_servers) + ")");
   }
   return Ok{};
 }
 
 Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag) {
-  if (auto room = room_for_one_more(); !room) return room.error();
+  if (auto room = room_for_one_more(tag); !room) return room.error();
   if (tag == InstanceTag::kPrompt && count(InstanceTag::kToken, InstanceState::kActive) == 0) {
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
@@ -117,6 +117,11 @@ Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
                      std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) +
                      ", only between prompt and token");
     }
+    if (!cluster_.same_hardware(from, to)) {
+      return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + " instance " +
+                     std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) +
+                     ", the pools run on different hardware");
+    }
   }
   auto status = begin_drain(instance, AfterDrain::kRetag, to);
   if (status) {
@@ -154,7 +159,7 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
   if (cluster_.state_of(instance) != InstanceState::kInactive) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
-  if (auto room = room_for_one_more(); !room) return room;
+  if (auto room = room_for_one_more(cluster_.tag_of(instance)); !room) return room;
   const auto taken = take_server(instance, cluster_.tag_of(instance));
   if (!taken) return taken.error();
   const std::uint32_t server = *taken;

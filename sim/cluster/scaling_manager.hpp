@@ -138,7 +138,7 @@ class ScalingManager final : private engine::EventHandler {
   };
   void on_event(const engine::EventPayload& payload) override;
   Status begin_drain(std::uint32_t instance, AfterDrain after, InstanceTag retag_to = InstanceTag::kMixed);
-  Status room_for_one_more();
+  Status room_for_one_more(InstanceTag tag);
   // The placement's choice; elastic: room on an existing server (lowest id first), else
   // a new server.
   Expected<std::uint32_t> take_server(std::uint32_t instance, InstanceTag tag);

@@ -83,12 +83,13 @@ class ServingSystem {
   // iterations' work at the GPUs' peak compute or bandwidth; FixedLatencyCluster: batch
   // slots, busy or not);
   // GPU-microseconds held by instances on servers (STARTING, ACTIVE, DRAINING); cost of
-  // the servers, USD.
+  // the servers, USD; instance-microseconds on servers.
   struct Usage {
     double busy_unit_us = 0.0;
     double capacity_unit_us = 0.0;
     double gpu_us = 0.0;
     double cost_usd = 0.0;
+    double instance_us = 0.0;
   };
   virtual Usage usage() const = 0;
 

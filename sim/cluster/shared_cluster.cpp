@@ -67,6 +67,11 @@ Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulatio
                                                                std::vector<traces::BatchJobRecord> jobs,
                                                                const std::vector<InstanceGroup>& start_state) {
   MESHSIM_CHECK(serving.instances() == 0, "a shared cluster places the serving start state itself");
+  if (!serving.config().pool_hardware.empty()) {
+    // Nodes are one shape of resources per serving instance (instance_resources).
+    return Error{"a shared cluster serves on one SKU: start state groups cannot name their own sku or "
+                 "tensor_parallel"};
+  }
   std::unique_ptr<SharedCluster> shared(new SharedCluster(sim, serving, std::move(config), std::move(jobs)));
   std::uint32_t placed = 0;
   for (const auto& group : start_state) {
@@ -100,7 +105,7 @@ Expected<std::uint32_t> SharedCluster::place(std::uint32_t instance, InstanceTag
   const std::uint32_t node = core_.agents().agent(submitted.agent_name)->node;
   auto [it, fresh] = server_of_node_.try_emplace(node, 0);
   if (fresh) {
-    it->second = serving_.add_server();
+    it->second = serving_.add_server(tag);
     node_of_server_[it->second] = node;
   }
   serving_gpu_milli_ += config_.instance_resources.gpu_milli();

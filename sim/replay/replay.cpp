@@ -207,6 +207,7 @@ Expected<ReplayResult> Replay::finish() {
   result.events = sim_.events_processed();
   result.utilisation = usage.capacity_unit_us > 0 ? usage.busy_unit_us / usage.capacity_unit_us : 0.0;
   result.gpu_hours = usage.gpu_us / 3.6e9;
+  result.instance_hours = usage.instance_us / 3.6e9;
   result.cost = usage.cost_usd;
   return result;
 }

@@ -48,6 +48,7 @@ struct ReplayResult {
   std::uint64_t events = 0;
   double utilisation = 0.0;  // busy fraction of serving capacity over the run
   double gpu_hours = 0.0;    // GPUs held by instances (in any state) over time
+  double instance_hours = 0.0;  // instances on servers over time
   double cost = 0.0;         // USD: the servers over time
   // Prefix caching per instance over the run (empty without it).
   std::vector<cluster::ServingSystem::PrefixCacheCounts> prefix_cache;

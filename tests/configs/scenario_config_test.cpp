@@ -211,6 +211,57 @@ TEST(ScenarioConfigTest, SharedPrefixStagesAndTheStepModelRoundTrip) {
   EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
 }
 
+TEST(ScenarioConfigTest, AStartStateGroupNamesItsPoolsOwnSkuAndTp) {
+  auto shipped = load_scenario(default_scenario_path());
+  ASSERT_TRUE(shipped);
+  json tree = to_json(*shipped);
+  tree["serving"].update(json::parse(R"({"model": "llama2-70b", "sku": "h100-80gb", "tensor_parallel": 8,
+      "start_state": [{"tag": "prompt", "count": 2, "sku": "a100-80gb", "tensor_parallel": 4},
+                      {"tag": "token", "count": 2}, {"tag": "prompt", "count": 1}]})"));
+  auto config = parse_scenario(tree, default_scenario_path());
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& llm = std::get<LlmServingSpec>(config->serving);
+  ASSERT_EQ(llm.pool_hardware.size(), 1u);
+  EXPECT_EQ(llm.pool_hardware.at(cluster::InstanceTag::kPrompt).sku, "a100-80gb");
+  auto again = parse_scenario(to_json(*config), default_scenario_path());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(to_json(*again), to_json(*config));
+  auto catalog = load_catalog(default_catalog_folder());
+  ASSERT_TRUE(catalog);
+  EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
+
+  // One pool, one hardware: the second naming is an error at its key.
+  tree["serving"]["start_state"][2]["tensor_parallel"] = 8u;
+  const auto twice = parse_scenario(tree, default_scenario_path());
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("serving.start_state[2].tensor_parallel: the prompt pool's hardware is named by "
+                                       "serving.start_state[0] already"),
+            std::string::npos)
+      << twice.error().message;
+  // An unknown SKU or a TP that does not divide its servers names the group.
+  tree["serving"]["start_state"][2].erase("tensor_parallel");
+  tree["serving"]["start_state"][0]["sku"] = "tpu-v5";
+  auto unknown = parse_scenario(tree, default_scenario_path());
+  ASSERT_TRUE(unknown) << unknown.error().message;
+  const auto no_sku = make_serving_factory(unknown->serving, *catalog);
+  ASSERT_FALSE(no_sku);
+  EXPECT_EQ(no_sku.error().message, "serving.start_state[0].sku: no SKU 'tpu-v5' in hardware.json");
+  tree["serving"]["start_state"][0]["sku"] = "a100-80gb";
+  tree["serving"]["start_state"][0]["tensor_parallel"] = 3u;
+  auto odd = parse_scenario(tree, default_scenario_path());
+  ASSERT_TRUE(odd) << odd.error().message;
+  const auto no_tp = make_serving_factory(odd->serving, *catalog);
+  ASSERT_FALSE(no_tp);
+  EXPECT_NE(no_tp.error().message.find("serving.start_state[0].tensor_parallel: 3 does not divide"), std::string::npos);
+  tree["serving"]["start_state"][0]["tensor_parallel"] = 1u;
+  auto small = parse_scenario(tree, default_scenario_path());
+  ASSERT_TRUE(small) << small.error().message;
+  const auto no_fit = make_serving_factory(small->serving, *catalog);
+  ASSERT_FALSE(no_fit);
+  EXPECT_NE(no_fit.error().message.find("serving.start_state[0]: llama2-70b does not fit on 1 x a100-80gb"),
+            std::string::npos);
+}
+
 TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   auto config = load_scenario(default_scenario_path());
   ASSERT_TRUE(config);

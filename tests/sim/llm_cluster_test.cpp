@@ -121,6 +121,59 @@ TEST(LlmClusterTest, AFoldCutShortPricesAboutTheIterationsItRan) {
   }
 }
 
+TEST(LlmClusterTest, PoolsOnDifferentGpusHaveTheirOwnServersPricesKvAndCosts) {
+  // SplitwiseSim's HA: prompt instances on smaller GPUs (TP 4, two to a server, 10 GiB
+  // each, a slower prefill), token instances on the cluster's SKU (TP 8).
+  auto config = base_config({{InstanceTag::kPrompt, 2}, {InstanceTag::kToken, 3}});
+  config.kv_capacity_tokens.reset();
+  SkuSpec small = config.sku;
+  small.name = "small-gpu";
+  small.hbm_gib_per_gpu = 10;
+  small.cost_per_hour = 2.0;
+  config.pool_hardware.push_back({InstanceTag::kPrompt, small, 4, std::make_shared<testing::SimplePerf>(30.0)});
+  engine::Simulation sim(1);
+  testing::Collector collector;
+  ListSource source({{0.0, 1000, 3}});
+  replay::Replay replay(sim, source, llm_cluster_factory(config), {}, collector);
+  auto& cluster = dynamic_cast<const LlmCluster&>(replay.serving());
+  // KV: each pool's HBM less the weights (2 GB), 32 KiB a token.
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  EXPECT_EQ(cluster.kv_capacity_tokens(InstanceTag::kPrompt), static_cast<std::uint64_t>((40 * gib - 2e9) / 32768));
+  EXPECT_EQ(cluster.kv_capacity_tokens(InstanceTag::kToken), static_cast<std::uint64_t>((640 * gib - 2e9) / 32768));
+  EXPECT_EQ(cluster.kv_total_tokens(), 2 * cluster.kv_capacity_tokens(InstanceTag::kPrompt) +
+                                           3 * cluster.kv_capacity_tokens(InstanceTag::kToken));
+  EXPECT_EQ(cluster.servers(), 4u);  // both prompt instances on one small server
+  EXPECT_FALSE(cluster.same_hardware(InstanceTag::kPrompt, InstanceTag::kToken));
+  ASSERT_TRUE(replay.run());
+  const RequestRecord& r = collector.result.records.at(0);
+  EXPECT_EQ(*r.ttft(), SimTime::from_ms(40));  // the small GPUs' prefill: 30 + 1000 / 100
+  EXPECT_EQ(cluster.instance(*r.prompt_instance)->tag, InstanceTag::kPrompt);
+  const double us = static_cast<double>(sim.now().us());
+  const auto usage = cluster.usage();
+  EXPECT_DOUBLE_EQ(usage.gpu_us, (2 * 4 + 3 * 8) * us);
+  EXPECT_DOUBLE_EQ(usage.instance_us, 5 * us);
+  EXPECT_NEAR(usage.cost_usd, (1 * 2.0 + 3 * 8.0) * us / 3.6e9, 1e-12);
+  EXPECT_TRUE(cluster.check_invariants().empty());
+}
+
+TEST(LlmClusterTest, ScalingAPoolOnItsOwnGpusAddsServersOfItsSku) {
+  auto config = base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}});
+  SkuSpec small = config.sku;
+  small.name = "small-gpu";
+  config.pool_hardware.push_back({InstanceTag::kPrompt, small, 4, std::make_shared<testing::SimplePerf>()});
+  ListSource source({{0.0, 100, 2}, {5.0, 100, 2}});
+  ScalingConfig scaling;
+  const auto result = testing::run_scaled(
+      config, source, {}, scaling,
+      {{SimTime::from_seconds(1), testing::ScalingAction::Kind::kUp, InstanceTag::kPrompt},
+       {SimTime::from_seconds(1), testing::ScalingAction::Kind::kUp, InstanceTag::kToken},
+       {SimTime::from_seconds(2), testing::ScalingAction::Kind::kMigrate, InstanceTag::kPrompt}});
+  EXPECT_EQ(result.counts.completed, 2u);
+  EXPECT_EQ(result.scaling.scale_ups, 2u);
+  EXPECT_EQ(result.scaling.migrations, 0u);  // the pools run on different GPUs
+  EXPECT_EQ(result.scaling.blocked, 1u);
+}
+
 TEST(LlmClusterTest, SplitwiseFlowPrefillsOnPromptAndDecodesOnTokenInstances) {
   ListSource source({{0.0, 1000, 2}});
   auto config = base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}});

@@ -79,6 +79,17 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
                                                static_cast<double>(one_of({1000, 1'000'000'000})),
                                                RequestCosts{static_cast<double>(one_of({0, 0, 3})),
                                                             static_cast<double>(one_of({0, 0, 2}))});
+  // A third of the split deployments run their prompt pool on other GPUs (SplitwiseSim's
+  // HA): servers of another SKU holding 1, 2 or 4 instances, iterations priced apart.
+  if (layout != 0 && choose.pick(3) == 0) {
+    SkuSpec other = c.config.sku;
+    other.name = "toy-gpu-b";
+    other.gpus_per_node = 4;
+    other.cost_per_hour = 3.0;
+    c.config.pool_hardware.push_back(
+        {InstanceTag::kPrompt, other, static_cast<std::uint32_t>(one_of({1, 2, 4})),
+         std::make_shared<SimplePerf>(static_cast<double>(one_of({2, 30})), static_cast<double>(one_of({50, 1000})))});
+  }
   c.timeseries_interval = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 50, 1000})));
 
   const auto count = static_cast<std::uint32_t>(between(1, max_requests));
@@ -110,6 +121,9 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
       << ", threshold " << v.long_prefill_token_threshold << ", caching " << v.prefix_caching << ", max_model_len "
       << c.config.max_model_len.value_or(0) << ", timeout "
       << (c.config.request_timeout ? c.config.request_timeout->ms() : 0.0) << " ms, ";
+  }
+  for (const auto& pool : c.config.pool_hardware) {
+    d << kInstanceTagNames.name(pool.tag) << " on " << pool.sku.name << " TP " << pool.tensor_parallel << ", ";
   }
   d << "kv " << kKvAllocationNames.name(c.config.kv_allocation) << ' ' << *c.config.kv_capacity_tokens
     << ", routing " << kRoutePolicyNames.name(c.config.prompt_routing) << '/'

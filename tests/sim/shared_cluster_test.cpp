@@ -178,6 +178,19 @@ TEST(SharedClusterTest, AStartStateThatDoesNotFitIsAnError) {
   EXPECT_NE(created.error().message.find("2 instances placed"), std::string::npos) << created.error().message;
 }
 
+TEST(SharedClusterTest, PoolsOnTheirOwnGpusAreRefused) {
+  // Nodes hold one shape of serving instance: a pool on other GPUs has no place there.
+  engine::Simulation sim(1);
+  NullSink sink;
+  LlmClusterConfig config = World::tp4();
+  config.pool_hardware.push_back({InstanceTag::kPrompt, config.sku, 8, config.perf});
+  LlmCluster cluster(sim, config, sink);
+  const auto created = SharedCluster::create(sim, cluster, shared_config(2), {}, {{InstanceTag::kMixed, 1}});
+  ASSERT_FALSE(created);
+  EXPECT_NE(created.error().message.find("a shared cluster serves on one SKU"), std::string::npos)
+      << created.error().message;
+}
+
 // Random clusters, jobs and scaling: after every action the core, the runner and the
 // serving map agree, and at the end every job is accounted for and every completed job
 // was paid for in full (useful GPU-seconds cover the work of completed jobs).

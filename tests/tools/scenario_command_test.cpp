@@ -106,7 +106,7 @@ TEST(ScenarioCommandTest, ServingCallsNeedAServingObjectAndValidArguments) {
   run = run_script(write_script("sku", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
       "steps": [{"call": "scale_up_full", "args": {"tag": "mixed", "server_sku": "a100-80gb"}}]})"));
   EXPECT_EQ(run.exit_code, kExitOk) << run.err;
-  EXPECT_EQ(result(run, 0)["error"], "server_sku 'a100-80gb' differs from the cluster's 'h100-80gb'");
+  EXPECT_EQ(result(run, 0)["error"], "server_sku 'a100-80gb' differs from the pool's 'h100-80gb'");
 }
 
 TEST(ScenarioCommandTest, AnUnmetExpectationNamesTheStepAndPathAndExitsOne) {

@@ -93,14 +93,18 @@ json ServingWorld::submit(std::uint32_t count, std::uint32_t prompt_tokens, std:
 
 json ServingWorld::scale_up_full(InstanceTag tag, std::optional<std::uint32_t> parallelism,
                                  const std::optional<std::string>& server_sku) {
-  // Scaled-up instances match the start state (seed 004's start_state_manager).
-  const auto tp = cluster_->config().tensor_parallel;
+  // Scaled-up instances match their pool's start state (seed 004's start_state_manager).
+  const auto tp = cluster_->tensor_parallel_of(tag);
   if (parallelism && *parallelism != tp) {
     return failure("parallelism " + std::to_string(*parallelism) + " differs from the start state's " +
                    std::to_string(tp));
   }
-  if (server_sku && *server_sku != sku_name_) {
-    return failure("server_sku '" + *server_sku + "' differs from the cluster's '" + sku_name_ + "'");
+  // The pool's SKU by its catalog name, or as the config names the cluster's.
+  const std::string& sku = cluster_->sku_of(tag).name;
+  const bool on_config_sku = sku == cluster_->config().sku.name;
+  if (server_sku && *server_sku != sku && !(on_config_sku && *server_sku == sku_name_)) {
+    return failure("server_sku '" + *server_sku + "' differs from the pool's '" + (on_config_sku ? sku_name_ : sku) +
+                   "'");
   }
   auto added = manager_->scale_up_full(tag);
   if (!added) return json{{"success", false}, {"blocked", true}, {"error", added.error().message}};
