@@ -16,11 +16,7 @@ std::uint64_t power_of_two_at_least(std::uint64_t n) {
 }  // namespace
 
 KvBlockPool::KvBlockPool(std::uint32_t blocks, bool prefix_caching)
-    : capacity_(blocks), ring_(16), ring_mask_(15), free_count_(blocks), prefix_caching_(prefix_caching) {
-  // Address space for every record, touched (paged in) only as blocks are first handed
-  // out: growing by doubling instead copied the records a dozen times per pool.
-  blocks_.reserve(capacity_);
-}
+    : capacity_(blocks), ring_(16), ring_mask_(15), free_count_(blocks), prefix_caching_(prefix_caching) {}
 
 void KvBlockPool::resize_ring(std::uint64_t size) {
   std::vector<std::uint32_t> ring(size);

@@ -17,28 +17,28 @@
 
 namespace meshsim::cluster {
 
-SimTime LlmCluster::iteration_time(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode) const {
+SimTime LlmCluster::iteration_time(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode) {
   // Whole microseconds, at least one, so every iteration moves the clock.
-  const double ms = hardware_of(in).perf->iteration_ms(prefill, decode);
+  const double ms = hw.perf->iteration_ms(prefill, decode);
   if (!(ms >= 0 && ms <= kMaxIterationMs)) {
     throw RangeError("the performance model prices an iteration (" + std::to_string(prefill.tokens) +
                      " prompt tokens, " + std::to_string(decode.batch) + " decoding sequences) at " +
                      number_text(ms) + " ms, outside [0, " + number_text(kMaxIterationMs) +
                      "] ms: check the deployment's hardware, model and performance figures");
   }
-  return SimTime::from_us(std::max<std::int64_t>(1, std::llround(ms * 1000.0)));
-}
-
-SimTime LlmCluster::decode_iteration_time(const Instance& in, std::uint32_t batch, std::uint64_t context) const {
-  return iteration_time(in, PrefillWork{}, DecodeWork{batch, context});
+  // std::llround's value (halves away from zero), without a call into libm on the path
+  // that prices every iteration: a non-negative double's fraction is exact.
+  const double us = ms * 1000.0;
+  auto whole = static_cast<std::int64_t>(us);
+  if (us - static_cast<double>(whole) >= 0.5) ++whole;
+  return SimTime::from_us(std::max<std::int64_t>(1, whole));
 }
 
 // An iteration's useful work: the time its FLOPs and bytes would take at the GPUs' peak
 // compute or memory bandwidth, whichever binds (at most its length), in whole
 // nanoseconds, so that sums do not depend on how iterations were grouped into events.
-std::int64_t LlmCluster::useful_ns(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode,
-                                   SimTime length) const {
-  const Hardware& c = hardware_of(in);
+std::int64_t LlmCluster::useful_ns(const Hardware& c, const PrefillWork& prefill, const DecodeWork& decode,
+                                   SimTime length) {
   const double compute_ns = c.per_token_ns * static_cast<double>(prefill.tokens + decode.batch) +
                             c.per_attention_pair_ns * (prefill.squared_tokens + static_cast<double>(decode.context_tokens));
   const double memory_ns = c.weights_ns + c.per_kv_token_ns * static_cast<double>(decode.context_tokens + prefill.tokens);
@@ -137,11 +137,12 @@ void LlmCluster::start_iteration(std::uint32_t instance) {
 // A step with prompts in it: one iteration, never folded.
 void LlmCluster::begin_prefill_step(Instance& in, const PrefillWork& prefill, const DecodeWork& decode) {
   Segment& segment = in.segment;
-  const SimTime length = iteration_time(in, prefill, decode);
+  const Hardware& hw = hardware_of(in);
+  const SimTime length = iteration_time(hw, prefill, decode);
   segment.iterations = 1;
   segment.fold_left = 0;
   segment.first = length;
-  segment.useful_ns = useful_ns(in, prefill, decode, length);
+  segment.useful_ns = useful_ns(hw, prefill, decode, length);
   segment.steps.assign(1, Segment::Step{length, segment.useful_ns});
   segment.longest_later = SimTime::zero();
   segment.end = segment.start + length;
@@ -352,10 +353,12 @@ void LlmCluster::begin_segment(Instance& in, std::uint32_t iterations) {
   segment.useful_ns = 0;
   segment.steps.resize(segment.iterations);
   SimTime end = segment.start;
+  const Hardware& hw = hardware_of(in);
   for (std::uint32_t i = 0; i < segment.iterations; ++i) {
     const std::uint64_t context = segment.context + std::uint64_t{i} * batch;
-    const SimTime length = decode_iteration_time(in, batch, context);
-    const std::int64_t useful = useful_ns(in, PrefillWork{}, DecodeWork{batch, context}, length);
+    const DecodeWork decode{batch, context};
+    const SimTime length = iteration_time(hw, PrefillWork{}, decode);
+    const std::int64_t useful = useful_ns(hw, PrefillWork{}, decode, length);
     segment.steps[i] = Segment::Step{length, useful};
     segment.useful_ns += useful;
     if (i == 0) {

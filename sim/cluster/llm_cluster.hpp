@@ -268,6 +268,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
  private:
   struct Instance;
   struct Live;
+  struct Hardware;
   enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit, kDeadline };
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
@@ -333,10 +334,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint64_t prompt_kv_need(const Live& r) const;
   std::uint64_t decode_kv_need(const Live& r) const;
   std::uint32_t prefill_tokens(const Live& r) const;
-  SimTime iteration_time(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode) const;
-  SimTime decode_iteration_time(const Instance& in, std::uint32_t batch, std::uint64_t context) const;
-  std::int64_t useful_ns(const Instance& in, const PrefillWork& prefill, const DecodeWork& decode,
-                         SimTime length) const;
+  // An iteration's length and useful work on an instance of `hw` (LlmCluster::hardware_of).
+  static SimTime iteration_time(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode);
+  static std::int64_t useful_ns(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode,
+                                SimTime length);
   struct Useful {
     std::int64_t whole_ns = 0;
     double partial_ns = 0.0;
