@@ -47,7 +47,7 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
   // the start.
   std::vector<std::optional<std::uint32_t>> filling(hardware_.size());
   bool any_prompt = false, any_token = false, any_routable = false;
-  kv_fit_tokens_ = config_.start_state.empty() ? hardware_[0]->kv_capacity_tokens : ~std::uint64_t{0};
+  kv_fit_tokens_ = config_.start_state.empty() ? hardware_[0].kv_capacity_tokens : ~std::uint64_t{0};
   for (const auto& group : config_.start_state) {
     std::optional<std::uint32_t>& server = filling[pool_hardware_[index(group.tag)]];
     kv_fit_tokens_ = std::min(kv_fit_tokens_, kv_capacity_tokens(group.tag));
@@ -72,42 +72,42 @@ LlmCluster::~LlmCluster() = default;
 std::uint32_t LlmCluster::add_hardware(const SkuSpec& sku, std::uint32_t tensor_parallel,
                                        std::shared_ptr<const PerfModel> perf) {
   for (std::uint32_t i = 0; i < hardware_.size(); ++i) {
-    if (hardware_[i]->sku.name == sku.name && hardware_[i]->tensor_parallel == tensor_parallel) return i;
+    if (hardware_[i].sku.name == sku.name && hardware_[i].tensor_parallel == tensor_parallel) return i;
   }
   MESHSIM_CHECK(perf != nullptr, "LlmCluster needs a performance model for " + sku.name);
   MESHSIM_CHECK(tensor_parallel > 0 && sku.gpus_per_node % tensor_parallel == 0,
                 "the tensor-parallel degree must divide the GPUs per node of " + sku.name);
-  auto hw = std::make_unique<Hardware>();
-  hw->sku = sku;
-  hw->tensor_parallel = tensor_parallel;
-  hw->perf = std::move(perf);
-  hw->per_server = sku.gpus_per_node / tensor_parallel;
+  Hardware hw;
+  hw.sku = sku;
+  hw.tensor_parallel = tensor_parallel;
+  hw.perf = std::move(perf);
+  hw.per_server = sku.gpus_per_node / tensor_parallel;
   const double kv_per_token = config_.model.kv_bytes_per_token();
   if (config_.kv_capacity_tokens) {
-    hw->kv_capacity_tokens = *config_.kv_capacity_tokens;
+    hw.kv_capacity_tokens = *config_.kv_capacity_tokens;
   } else {
     const double hbm = tensor_parallel * sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
     const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
-    hw->kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
+    hw.kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
   }
   if (config_.scheduler == BatchScheduler::kVllm) {
     // Whole blocks only.
-    hw->kv_capacity_tokens -= hw->kv_capacity_tokens % config_.vllm.block_size;
+    hw.kv_capacity_tokens -= hw.kv_capacity_tokens % config_.vllm.block_size;
   }
-  MESHSIM_CHECK(hw->kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
+  MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
   const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
   const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
-  hw->per_token_ns = 2.0 * config_.model.parameters / flops_per_ns;
-  hw->per_attention_pair_ns = 4.0 * config_.model.layers * config_.model.hidden / flops_per_ns;
-  hw->weights_ns = config_.model.weight_bytes() / bytes_per_ns;
-  hw->per_kv_token_ns = kv_per_token / bytes_per_ns;
+  hw.per_token_ns = 2.0 * config_.model.parameters / flops_per_ns;
+  hw.per_attention_pair_ns = 4.0 * config_.model.layers * config_.model.hidden / flops_per_ns;
+  hw.weights_ns = config_.model.weight_bytes() / bytes_per_ns;
+  hw.per_kv_token_ns = kv_per_token / bytes_per_ns;
   hardware_.push_back(std::move(hw));
   servers_with_room_.emplace_back();
   servers_alive_by_hardware_.push_back(0);
   return static_cast<std::uint32_t>(hardware_.size() - 1);
 }
 
-const LlmCluster::Hardware& LlmCluster::hardware_of(const Instance& in) const { return *hardware_[in.hardware]; }
+const LlmCluster::Hardware& LlmCluster::hardware_of(const Instance& in) const { return hardware_[in.hardware]; }
 
 std::uint64_t LlmCluster::kv_capacity(const Instance& in) const { return hardware_of(in).kv_capacity_tokens; }
 
@@ -371,7 +371,8 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   const std::uint32_t target = token_router_.pick();
   assign(target, slot);
   // Over the slower of the two servers' networks.
-  const double network = std::min(hardware_of(in).sku.network_gb_per_s, hardware_of(*instances_[target]).sku.network_gb_per_s);
+  const double network =
+      std::min(hardware_of(in).sku.network_gb_per_s, hardware_of(*instances_[target]).sku.network_gb_per_s);
   const double bandwidth = config_.kv_transfer_gb_per_s.value_or(network) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
   const double transfer_s = bytes / bandwidth;

@@ -187,7 +187,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // The lowest-numbered server with room for one more instance of `tag`'s pool, if any.
   std::optional<std::uint32_t> server_with_room(InstanceTag tag = InstanceTag::kMixed) const;
   // Whether two pools run on the same hardware (an instance can move between them).
-  bool same_hardware(InstanceTag a, InstanceTag b) const { return pool_hardware_[index(a)] == pool_hardware_[index(b)]; }
+  bool same_hardware(InstanceTag a, InstanceTag b) const {
+    return pool_hardware_[index(a)] == pool_hardware_[index(b)];
+  }
   // The id add_instance gives next.
   std::uint32_t next_instance_id() const { return static_cast<std::uint32_t>(instances_.size()); }
   // A new STARTING instance on `server`, which must be of its pool's hardware and have
@@ -360,12 +362,12 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;
   };
   static std::size_t index(InstanceTag tag) { return static_cast<std::size_t>(tag); }
-  const Hardware& hardware_of(InstanceTag tag) const { return *hardware_[pool_hardware_[index(tag)]]; }
+  const Hardware& hardware_of(InstanceTag tag) const { return hardware_[pool_hardware_[index(tag)]]; }
   const Hardware& hardware_of(const Instance& in) const;
   std::uint64_t kv_capacity(const Instance& in) const;
   std::uint32_t add_hardware(const SkuSpec& sku, std::uint32_t tensor_parallel, std::shared_ptr<const PerfModel> perf);
   // The distinct hardware of the pools (the config's first), and each pool's, by tag.
-  std::vector<std::unique_ptr<Hardware>> hardware_;
+  std::vector<Hardware> hardware_;  // filled by the constructor, then fixed
   std::array<std::uint32_t, 3> pool_hardware_{};
   std::uint64_t kv_fit_tokens_ = 0;
   RequestCosts request_costs_;

@@ -22,7 +22,9 @@ void LlmCluster::account_levels() {
   attached_level_.set(attached_, now);
   // USD per microsecond, from whole counts (a running sum of prices would drift).
   double per_hour = 0;
-  for (std::size_t h = 0; h < hardware_.size(); ++h) per_hour += servers_alive_by_hardware_[h] * hardware_[h]->sku.cost_per_hour;
+  for (std::size_t h = 0; h < hardware_.size(); ++h) {
+    per_hour += servers_alive_by_hardware_[h] * hardware_[h].sku.cost_per_hour;
+  }
   cost_.set(per_hour / 3.6e9, now);
 }
 
@@ -68,9 +70,8 @@ std::uint32_t LlmCluster::add_server(InstanceTag tag) {
 }
 
 std::uint32_t LlmCluster::instances_per_server(std::uint32_t server) const {
-  return hardware_[server_hardware_.at(server)]->per_server;
+  return hardware_[server_hardware_.at(server)].per_server;
 }
-
 
 std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
   MESHSIM_CHECK(server < server_load_.size() && server_load_[server] != kNoServer,
