@@ -107,6 +107,15 @@ TEST(LiveReplayMetricsTest, AReplayPublishesProgressGaugesAndTheSchedulingCore) 
   const std::string last = scrape((*server)->port())->body;
   EXPECT_EQ(last.substr(last.size() - finished_metrics.str().size()), finished_metrics.str());  // metrics.prom last
   EXPECT_EQ(sample(last, "meshsim_run_progress"), 1.0);
+  // Prefix caching (the scenario serves with vLLM's): each instance's tokens, as summary.json has them.
+  EXPECT_GE(sample(text, "meshsim_prefix_hit_rate"), 0.0);
+  const auto& instances = finished->summary["prefix_cache"]["instances"];
+  ASSERT_FALSE(instances.empty());
+  for (const auto& e : instances) {
+    const std::string series = "meshsim_prefix_cache_tokens_total{instance=\"" + e["instance"].dump() + "\",kind=\"";
+    EXPECT_EQ(sample(last, series + "queried\"}"), e["queried_tokens"].get<double>());
+    EXPECT_EQ(sample(last, series + "hit\"}"), e["hit_tokens"].get<double>());
+  }
 }
 
 TEST(LiveReplayMetricsTest, TheReplayCommandRefusesABadPort) {

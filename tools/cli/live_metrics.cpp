@@ -78,6 +78,10 @@ std::string LiveReplayMetrics::progress_text() const {
   gauge("meshsim_utilisation", "Busy fraction of serving capacity over the last interval", r.utilisation);
   gauge("meshsim_serving_gpus", "GPUs held by serving instances, mean over the last interval", r.serving_gpus);
   gauge("meshsim_batch_gpus", "GPUs held by batch jobs, mean over the last interval", r.batch_gpus);
+  if (r.prefix_queried_tokens > 0) {
+    gauge("meshsim_prefix_hit_rate", "Prompt tokens found in the prefix caches over those looked up, last interval",
+          static_cast<double>(r.prefix_hit_tokens) / static_cast<double>(r.prefix_queried_tokens));
+  }
   text += "# HELP meshsim_batch_jobs Batch jobs by state at the end of the last interval\n"
           "# TYPE meshsim_batch_jobs gauge\n"
           "meshsim_batch_jobs{state=\"running\"} " + std::to_string(r.batch_running) + "\n"

@@ -117,6 +117,17 @@ void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summa
   }
   header(out, "meshsim_serving_gpu_hours", "gauge", "GPU-hours held by serving instances.");
   out << "meshsim_serving_gpu_hours " << number(summary["cost"]["gpu_hours"].get<double>()) << '\n';
+  if (summary.contains("prefix_cache")) {
+    header(out, "meshsim_prefix_cache_tokens_total", "counter",
+           "Prompt tokens looked up in each instance's prefix cache (queried) and found there (hit).");
+    for (const auto& e : summary["prefix_cache"]["instances"]) {
+      const std::string instance = std::to_string(e["instance"].get<std::uint64_t>());
+      for (const char* kind : {"queried", "hit"}) {
+        out << "meshsim_prefix_cache_tokens_total{instance=\"" << instance << "\",kind=\"" << kind << "\"} "
+            << e[std::string(kind) + "_tokens"].get<std::uint64_t>() << '\n';
+      }
+    }
+  }
   if (summary.contains("scaling")) {
     header(out, "meshsim_scaling_actions_total", "counter", "Scaling actions, by kind.");
     for (const char* kind : {"scale_ups", "scale_downs", "blocked", "evacuations"}) {
