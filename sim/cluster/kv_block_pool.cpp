@@ -37,7 +37,7 @@ void KvBlockPool::resize_table(std::size_t size) {
 void KvBlockPool::append(std::uint32_t block) {
   if (tail_ - head_ == ring_.size()) compact();
   ring_[tail_ & ring_mask_] = block;
-  blocks_[block].freed = static_cast<std::uint32_t>(tail_);
+  record(block).freed = static_cast<std::uint32_t>(tail_);
   ++tail_;
   ++free_count_;
 }
@@ -50,7 +50,7 @@ void KvBlockPool::compact() {
     const std::uint32_t block = ring_[p & ring_mask_];
     if (!listed(block, p)) continue;
     ring_[kept & ring_mask_] = block;
-    blocks_[block].freed = static_cast<std::uint32_t>(kept);
+    record(block).freed = static_cast<std::uint32_t>(kept);
     ++kept;
   }
   tail_ = kept;
@@ -86,19 +86,20 @@ std::uint32_t KvBlockPool::cached(std::uint64_t hash) const {
 
 void KvBlockPool::touch(std::uint32_t block) {
   // A free block's ring entry goes stale: it is no longer free.
-  if (blocks_[block].refs++ == 0) --free_count_;
+  if (record(block).refs++ == 0) --free_count_;
 }
 
 std::uint32_t KvBlockPool::allocate() {
   MESHSIM_CHECK(free_count_ > 0, "allocate: no free KV block");
-  if (blocks_.size() < capacity_) {
+  if (allocated_ < capacity_) {
     // Never-allocated blocks come first: they were freed before anything else.
-    const auto block = static_cast<std::uint32_t>(blocks_.size());
-    blocks_.push_back(Block{.refs = 1, .stamp = 1});
+    const std::uint32_t block = allocated_++;
+    if ((block & (kChunk - 1)) == 0) chunks_.push_back(std::make_unique<Block[]>(kChunk));
+    record(block) = Block{.refs = 1, .stamp = 1};
     --free_count_;
     // The ring and the table keep room for twice the blocks in circulation.
-    if (2 * blocks_.size() > ring_.size()) resize_ring(2 * ring_.size());
-    if (!table_.empty() && 2 * blocks_.size() > table_.size()) resize_table(2 * table_.size());
+    if (2 * allocated_ > ring_.size()) resize_ring(2 * ring_.size());
+    if (!table_.empty() && 2 * allocated_ > table_.size()) resize_table(2 * table_.size());
     return block;
   }
   // Allocations come in runs (a chunk's blocks): fetch the blocks a few entries ahead,
@@ -106,13 +107,13 @@ std::uint32_t KvBlockPool::allocate() {
   constexpr std::uint64_t kAhead = 8;
   if (tail_ - head_ > kAhead) {
     const std::uint32_t ahead = ring_[(head_ + kAhead) & ring_mask_];
-    __builtin_prefetch(&blocks_[ahead]);
+    __builtin_prefetch(&record(ahead));
   }
   std::uint32_t block = ring_[head_ & ring_mask_];
   while (!listed(block, head_)) block = ring_[++head_ & ring_mask_];
   ++head_;
   --free_count_;
-  Block& b = blocks_[block];
+  Block& b = record(block);
   if (b.content == Content::kHashed) erase_entry(probe(b.hash));
   evictions_ += b.content != Content::kNone;
   b.content = Content::kNone;
@@ -122,15 +123,15 @@ std::uint32_t KvBlockPool::allocate() {
 }
 
 void KvBlockPool::release(std::uint32_t block) {
-  Block& b = blocks_[block];
+  Block& b = record(block);
   MESHSIM_CHECK(b.refs > 0, "release: KV block " + std::to_string(block) + " is not held");
   if (--b.refs == 0) append(block);
 }
 
 void KvBlockPool::cache(std::uint32_t block, std::uint64_t hash) {
-  Block& b = blocks_[block];
+  Block& b = record(block);
   if (!prefix_caching_ || b.content != Content::kNone) return;
-  if (table_.empty()) resize_table(power_of_two_at_least(2 * blocks_.size()));
+  if (table_.empty()) resize_table(power_of_two_at_least(2 * allocated_));
   Entry& entry = table_[probe(hash)];
   if (entry.block != kNone) return;
   entry = Entry{hash, block};
@@ -140,17 +141,17 @@ void KvBlockPool::cache(std::uint32_t block, std::uint64_t hash) {
 }
 
 std::uint32_t KvBlockPool::keep_private(std::uint32_t block) {
-  Block& b = blocks_[block];
+  Block& b = record(block);
   if (prefix_caching_ && b.content == Content::kNone) b.content = Content::kPrivate;
   return b.stamp;
 }
 
 std::vector<std::string> KvBlockPool::check_invariants() const {
   std::vector<std::string> problems;
-  std::vector<std::uint32_t> listings(blocks_.size(), 0);
+  std::vector<std::uint32_t> listings(allocated_, 0);
   for (std::uint64_t p = head_; p < tail_; ++p) {
     const std::uint32_t block = ring_[p & ring_mask_];
-    if (block >= blocks_.size()) {
+    if (block >= allocated_) {
       problems.push_back("the free list names block " + std::to_string(block));
       continue;
     }
@@ -158,16 +159,16 @@ std::vector<std::string> KvBlockPool::check_invariants() const {
   }
   if (tail_ - head_ > ring_.size()) problems.push_back("the free list overflows its ring");
   std::uint32_t unheld = 0, hashed = 0;
-  for (std::uint32_t b = 0; b < blocks_.size(); ++b) {
-    const bool free = blocks_[b].refs == 0;
+  for (std::uint32_t b = 0; b < allocated_; ++b) {
+    const bool free = record(b).refs == 0;
     unheld += free;
     if (listings[b] != (free ? 1u : 0u)) problems.push_back("block " + std::to_string(b) + ": listed free " +
                                                             std::to_string(listings[b]) + " times");
-    if (blocks_[b].content != Content::kHashed) continue;
+    if (record(b).content != Content::kHashed) continue;
     ++hashed;
-    if (cached(blocks_[b].hash) != b) problems.push_back("block " + std::to_string(b) + ": not in the table");
+    if (cached(record(b).hash) != b) problems.push_back("block " + std::to_string(b) + ": not in the table");
   }
-  if (unheld + (capacity_ - blocks_.size()) != free_count_) {
+  if (unheld + (capacity_ - allocated_) != free_count_) {
     problems.push_back("blocks held by nobody are not all free");
   }
   std::uint32_t listed_entries = 0;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ class KvBlockPool {
 
   // The block holding the full block of tokens with this chained hash, if cached.
   std::uint32_t cached(std::uint64_t hash) const;
-  bool held(std::uint32_t block) const { return block < blocks_.size() && blocks_[block].refs > 0; }
+  bool held(std::uint32_t block) const { return block < allocated_ && record(block).refs > 0; }
   // One more holder of a cached block (a prefix hit); a free one leaves the free list.
   void touch(std::uint32_t block);
   // A free block for new tokens, least recently freed first; if it held a cached full
@@ -65,7 +66,7 @@ class KvBlockPool {
   std::uint32_t keep_private(std::uint32_t block);
   // Whether `block` still holds what it held at `stamp` (keep_private's answer).
   bool holds_private(std::uint32_t block, std::uint32_t stamp) const {
-    return blocks_[block].content == Content::kPrivate && blocks_[block].stamp == stamp;
+    return record(block).content == Content::kPrivate && record(block).stamp == stamp;
   }
 
   // Counters since construction: cached blocks reused for other tokens.
@@ -90,7 +91,7 @@ class KvBlockPool {
     std::uint32_t block = kNone;
   };
   bool listed(std::uint32_t block, std::uint64_t position) const {
-    return blocks_[block].refs == 0 && blocks_[block].freed == static_cast<std::uint32_t>(position);
+    return record(block).refs == 0 && record(block).freed == static_cast<std::uint32_t>(position);
   }
   void append(std::uint32_t block);
   void compact();
@@ -104,7 +105,14 @@ class KvBlockPool {
   void erase_entry(std::size_t at);
 
   std::uint32_t capacity_;
-  std::vector<Block> blocks_;  // the blocks allocated at least once: ids [0, size)
+  // The records of the blocks allocated at least once (ids [0, allocated_)), in chunks of
+  // kChunk: a pool grows without copying them, and from the allocator's recycled memory
+  // (one array of them per pool was mapped and faulted in afresh at every scale-up).
+  static constexpr std::uint32_t kChunkBits = 10, kChunk = 1u << kChunkBits;
+  Block& record(std::uint32_t block) { return chunks_[block >> kChunkBits][block & (kChunk - 1)]; }
+  const Block& record(std::uint32_t block) const { return chunks_[block >> kChunkBits][block & (kChunk - 1)]; }
+  std::vector<std::unique_ptr<Block[]>> chunks_;
+  std::uint32_t allocated_ = 0;
   // The free list: ring_[position & ring_mask_] for positions [head_, tail_).
   std::vector<std::uint32_t> ring_;
   std::uint64_t ring_mask_ = 0;
