@@ -30,9 +30,9 @@ namespace meshsim::cluster {
 //
 // Construction is O(1), whatever the capacity (an instance's pool is made at every
 // scale-up and environment reset): blocks never allocated sit, in id order, before every
-// freed block in the free list, so they are handed out first without being listed, and
-// the records, the ring and the table grow (doubling) with the blocks handed out.
-// (Reserving the records' whole address space at construction instead halved the RL
+// freed block in the free list, so they are handed out first without being listed; the
+// records grow by chunks and the ring and the table by doubling with the blocks handed
+// out. (Reserving the records' whole address space at construction instead halved the RL
 // environment's speed on a light load: each reset mapped and faulted in fresh pages.)
 class KvBlockPool {
  public:
