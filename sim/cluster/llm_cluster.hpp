@@ -75,8 +75,8 @@ struct InstanceGroup {
   std::uint32_t count = 1;
 };
 
-// The GPUs one pool's instances run on when not the cluster's: SplitwiseSim's HA runs
-// prompt instances on A100 and token instances on H100 servers. The pool's instances live
+// The GPUs one pool's instances run on when not the cluster's: Splitwise-HA runs prompt
+// instances on H100 and token instances on A100 servers. The pool's instances live
 // on servers of that SKU (servers are shared only by pools of the same SKU and TP), with
 // that SKU's HBM for their KV cache, its performance model, cost and GPUs.
 struct PoolHardware {
@@ -156,9 +156,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   const PerfModel& perf(InstanceTag tag) const { return *hardware_of(tag).perf; }
   const SkuSpec& sku_of(InstanceTag tag) const { return hardware_of(tag).sku; }
   std::uint32_t tensor_parallel_of(InstanceTag tag) const { return hardware_of(tag).tensor_parallel; }
-  // The largest request (prompt and output tokens) every pool's instances can hold: one
-  // longer is dropped at arrival.
-  std::uint64_t kv_fit_tokens() const { return kv_fit_tokens_; }
   // Instances a server holds (its SKU's GPUs per node / the tensor-parallel degree).
   std::uint32_t instances_per_server(std::uint32_t server) const;
   // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
@@ -369,6 +366,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // The distinct hardware of the pools (the config's first), and each pool's, by tag.
   std::vector<Hardware> hardware_;  // filled by the constructor, then fixed
   std::array<std::uint32_t, 3> pool_hardware_{};
+  // The largest request (prompt and output tokens) every start-state pool's instances can
+  // hold: one longer is dropped at arrival.
   std::uint64_t kv_fit_tokens_ = 0;
   RequestCosts request_costs_;
   // Instances by id, never freed (a removed one keeps its timer, which stale events in
