@@ -175,14 +175,14 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     std::uint64_t kv_used = 0;        // KV tokens held now
     bool evacuating = false;
   };
-  std::uint32_t servers() const { return servers_alive_; }
+  std::uint32_t servers() const;
   // A server of the SKU `tag`'s pool runs on.
-  std::uint32_t add_server(InstanceTag tag = InstanceTag::kMixed);
+  std::uint32_t add_server(InstanceTag tag);
   // The server must hold no instance.
   void remove_server(std::uint32_t server);
   std::uint32_t server_instances(std::uint32_t server) const;
   // The lowest-numbered server with room for one more instance of `tag`'s pool, if any.
-  std::optional<std::uint32_t> server_with_room(InstanceTag tag = InstanceTag::kMixed) const;
+  std::optional<std::uint32_t> server_with_room(InstanceTag tag) const;
   // Whether two pools run on the same hardware (an instance can move between them).
   bool same_hardware(InstanceTag a, InstanceTag b) const {
     return pool_hardware_[index(a)] == pool_hardware_[index(b)];
@@ -376,8 +376,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::vector<std::uint32_t> server_load_;  // instances per server id; kNoServer when removed
   std::vector<std::uint32_t> server_hardware_;  // hardware_ index per server id
   std::vector<std::set<std::uint32_t>> servers_with_room_;  // by hardware_ index
-  std::uint32_t servers_alive_ = 0;
-  std::vector<std::uint32_t> servers_alive_by_hardware_;  // by hardware_ index
+  std::vector<std::uint32_t> servers_alive_by_hardware_;  // servers not removed, by hardware_ index
   std::uint64_t attached_gpus_ = 0;   // of the instances on servers
   std::uint64_t serving_kv_tokens_ = 0;  // KV capacity of the instances serving
   std::uint32_t existing_ = 0;  // instances not removed

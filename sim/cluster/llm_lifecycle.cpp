@@ -63,10 +63,15 @@ std::uint32_t LlmCluster::add_server(InstanceTag tag) {
   server_load_.push_back(0);
   server_hardware_.push_back(hardware);
   servers_with_room_[hardware].insert(id);
-  ++servers_alive_;
   ++servers_alive_by_hardware_[hardware];
   account_levels();
   return id;
+}
+
+std::uint32_t LlmCluster::servers() const {
+  std::uint32_t alive = 0;
+  for (const std::uint32_t count : servers_alive_by_hardware_) alive += count;
+  return alive;
 }
 
 std::uint32_t LlmCluster::instances_per_server(std::uint32_t server) const {
@@ -89,7 +94,6 @@ void LlmCluster::remove_server(std::uint32_t server) {
   MESHSIM_CHECK(server_instances(server) == 0, "server " + std::to_string(server) + " still holds instances");
   server_load_[server] = kNoServer;
   servers_with_room_[server_hardware_[server]].erase(server);
-  --servers_alive_;
   --servers_alive_by_hardware_[server_hardware_[server]];
   account_levels();
 }

@@ -112,16 +112,14 @@ Status ScalingManager::deactivate(std::uint32_t instance) {
 Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
   if (cluster_.state_of(instance) == InstanceState::kActive) {
     const InstanceTag from = cluster_.tag_of(instance);
+    const auto refuse = [&](const char* why) {
+      return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + " instance " +
+                     std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) + ", " + why);
+    };
     if (from == InstanceTag::kMixed || to == InstanceTag::kMixed || from == to) {
-      return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + " instance " +
-                     std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) +
-                     ", only between prompt and token");
+      return refuse("only between prompt and token");
     }
-    if (!cluster_.same_hardware(from, to)) {
-      return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + " instance " +
-                     std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) +
-                     ", the pools run on different hardware");
-    }
+    if (!cluster_.same_hardware(from, to)) return refuse("the pools run on different hardware");
   }
   auto status = begin_drain(instance, AfterDrain::kRetag, to);
   if (status) {
