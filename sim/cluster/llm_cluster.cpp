@@ -203,8 +203,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     return;
   }
   if (config_.scheduler == BatchScheduler::kVllm) {
-    r.stream = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content,
-                           config_.vllm.block_size);
+    r.stream = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content);
   }
   if (config_.request_timeout) {
     r.deadline = sim_.now() + *config_.request_timeout;

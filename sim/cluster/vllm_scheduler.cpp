@@ -4,90 +4,60 @@
 #include <string>
 #include <unordered_set>
 
+#include "sim/cluster/kv_span_cache.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {
 
 VllmScheduler::VllmScheduler(const VllmLimits& limits, std::uint32_t kv_blocks)
-    : limits_(limits), pool_(kv_blocks, limits.prefix_caching) {
+    : VllmScheduler(limits, std::make_unique<KvSpanCache>(kv_blocks, limits.block_size, limits.prefix_caching)) {}
+
+VllmScheduler::VllmScheduler(const VllmLimits& limits, std::unique_ptr<KvCache> cache)
+    : limits_(limits), cache_(std::move(cache)) {
   MESHSIM_CHECK(limits_.block_size > 0 && limits_.max_num_seqs > 0 &&
                     limits_.max_num_batched_tokens >= limits_.max_num_seqs,
                 "vLLM limits need block_size > 0 and max_num_batched_tokens >= max_num_seqs > 0");
 }
 
-void VllmScheduler::enqueue(std::uint32_t slot, TokenStream& stream, std::uint32_t tokens, std::uint32_t computed) {
+void VllmScheduler::enqueue(std::uint32_t slot, const TokenStream& stream, std::uint32_t tokens,
+                            std::uint32_t computed) {
   MESHSIM_CHECK(computed < tokens, "enqueue: a request must have a token left to compute");
-  const bool added = seqs_.emplace(slot, Seq{&stream, tokens, computed, {}, 0, {}}).second;
-  MESHSIM_CHECK(added, "enqueue: slot " + std::to_string(slot) + " is already here");
+  MESHSIM_CHECK(seqs_.count(slot) == 0, "enqueue: slot " + std::to_string(slot) + " is already here");
+  seqs_.emplace(slot, Seq{&stream, tokens, computed, cache_->open(stream)});
   waiting_.push_back(slot);
 }
 
 // vLLM's allocate_slots: blocks for everything computed and scheduled, the prefix hits
 // taken first; refused, changing nothing, when the free blocks (counting the hits that
 // are free, which taking removes from the free list) are too few.
-bool VllmScheduler::allocate(Seq& seq, std::uint32_t new_tokens, const std::vector<std::uint32_t>& hits) {
-  const std::uint32_t hit_tokens = static_cast<std::uint32_t>(hits.size()) * limits_.block_size;
+bool VllmScheduler::allocate(Seq& seq, std::uint32_t new_tokens, const KvCache::Prefix& hits) {
+  const std::uint32_t hit_tokens = hits.blocks * limits_.block_size;
   const std::uint32_t need = blocks_for(seq.computed + hit_tokens + new_tokens);
-  const std::uint32_t have = static_cast<std::uint32_t>(seq.blocks.size() + hits.size());
+  const std::uint32_t have = cache_->table_blocks(seq.table) + hits.blocks;
   const std::uint32_t fresh = need > have ? need - have : 0;
-  std::uint32_t free_hits = 0;
-  for (const std::uint32_t block : hits) free_hits += !pool_.held(block);
-  if (fresh + free_hits > pool_.free_blocks()) return false;
-  for (const std::uint32_t block : hits) {
-    pool_.touch(block);
-    seq.blocks.push_back(block);
-  }
-  seq.cached_blocks += static_cast<std::uint32_t>(hits.size());
-  for (std::uint32_t i = 0; i < fresh; ++i) seq.blocks.push_back(pool_.allocate());
-  cache_full_blocks(seq, std::min(seq.computed + hit_tokens + new_tokens, seq.tokens));
+  if (fresh + hits.free > cache_->free_blocks()) return false;
+  if (hits.blocks > 0) cache_->take_prefix(seq.table);
+  cache_->grow(seq.table, fresh);
+  // Full blocks whose tokens are all known and scheduled are registered (vLLM caches them
+  // when they are scheduled, not when computed).
+  cache_->register_full(seq.table, std::min(seq.computed + hit_tokens + new_tokens, seq.tokens) / limits_.block_size);
   return true;
 }
 
-// Full blocks whose tokens are all known and scheduled join the cache (vLLM caches them
-// when they are scheduled, not when computed).
-void VllmScheduler::cache_full_blocks(Seq& seq, std::uint32_t known_tokens) {
-  if (!pool_.prefix_caching()) return;
-  const std::uint32_t full = known_tokens / limits_.block_size;
-  const std::uint32_t first_private = seq.stream->first_private_block();
-  for (; seq.cached_blocks < full; ++seq.cached_blocks) {
-    const std::uint32_t index = seq.cached_blocks;
-    const std::uint32_t block = seq.blocks[index];
-    if (index < first_private) {
-      pool_.cache(block, seq.stream->block_hash(index));
-      continue;
-    }
-    if (cached_block(seq, index) != KvBlockPool::kNone) continue;  // the first cached copy stays
-    const std::uint32_t own = index - first_private;
-    if (own == seq.own.size()) seq.own.emplace_back();
-    seq.own[own] = OwnBlock{block, pool_.keep_private(block)};
-  }
+void VllmScheduler::hold_blocks(Seq& seq, std::uint32_t tokens) {
+  const std::uint32_t held = cache_->table_blocks(seq.table);
+  if (blocks_for(tokens) > held) cache_->grow(seq.table, blocks_for(tokens) - held);
+  cache_->register_full(seq.table, tokens / limits_.block_size);
 }
 
-std::uint32_t VllmScheduler::cached_prefix_tokens(TokenStream& stream, std::uint32_t tokens) const {
-  if (!pool_.prefix_caching() || tokens == 0) return 0;
-  const std::uint32_t lookable = std::min((tokens - 1) / limits_.block_size, stream.first_private_block());
-  std::uint32_t b = 0;
-  while (b < lookable && pool_.cached(stream.block_hash(b)) != KvBlockPool::kNone) ++b;
-  return b * limits_.block_size;
-}
-
-std::uint32_t VllmScheduler::cached_block(Seq& seq, std::uint32_t index) const {
-  const std::uint32_t first_private = seq.stream->first_private_block();
-  if (index < first_private) return pool_.cached(seq.stream->block_hash(index));
-  const std::uint32_t own = index - first_private;
-  if (own < seq.own.size() && pool_.holds_private(seq.own[own].block, seq.own[own].stamp)) return seq.own[own].block;
-  return KvBlockPool::kNone;
-}
-
-void VllmScheduler::release_blocks(Seq& seq) {
-  for (auto it = seq.blocks.rbegin(); it != seq.blocks.rend(); ++it) pool_.release(*it);
-  seq.blocks.clear();
-  seq.cached_blocks = 0;
+std::uint32_t VllmScheduler::cached_prefix_tokens(const TokenStream& stream, std::uint32_t tokens) const {
+  if (tokens == 0) return 0;
+  return cache_->cached_prefix_blocks(stream, (tokens - 1) / limits_.block_size) * limits_.block_size;
 }
 
 void VllmScheduler::preempt(std::uint32_t slot) {
   Seq& seq = seqs_.at(slot);
-  release_blocks(seq);
+  cache_->release(seq.table);
   seq.computed = 0;
   waiting_.push_front(slot);
   step_.preempted.push_back(slot);
@@ -95,15 +65,9 @@ void VllmScheduler::preempt(std::uint32_t slot) {
 
 // A request admitted with nothing computed first takes the cached blocks of its longest
 // cached prefix, at most all its tokens but the last (which must be computed to sample).
-void VllmScheduler::find_hits(Seq& seq, std::vector<std::uint32_t>& hits) const {
-  hits.clear();
-  if (seq.computed != 0 || !pool_.prefix_caching()) return;
-  const std::uint32_t lookable = (seq.tokens - 1) / limits_.block_size;
-  for (std::uint32_t b = 0; b < lookable; ++b) {
-    const std::uint32_t block = cached_block(seq, b);
-    if (block == KvBlockPool::kNone) return;
-    hits.push_back(block);
-  }
+KvCache::Prefix VllmScheduler::find_hits(const Seq& seq) const {
+  if (seq.computed != 0) return {};
+  return cache_->find_prefix(seq.table, (seq.tokens - 1) / limits_.block_size);
 }
 
 // The tokens a request computes this step: what it has left, capped by the long-prefill
@@ -134,7 +98,7 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
     const std::uint32_t tokens = chunk_tokens(seq.tokens - seq.computed, budget);
     if (tokens == 0) continue;
     bool allocated = false;
-    while (!(allocated = allocate(seq, tokens, {}))) {
+    while (!(allocated = allocate(seq, tokens, KvCache::Prefix{}))) {
       const std::uint32_t victim = running_.back();
       running_.pop_back();
       preempt(victim);
@@ -148,10 +112,10 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
   while (!waiting_.empty() && budget > 0 && running_.size() < limits_.max_num_seqs) {
     const std::uint32_t slot = waiting_.front();
     Seq& seq = seqs_.at(slot);
-    find_hits(seq, hits_);
-    const std::uint32_t hit_tokens = static_cast<std::uint32_t>(hits_.size()) * limits_.block_size;
+    const KvCache::Prefix hits = find_hits(seq);
+    const std::uint32_t hit_tokens = hits.blocks * limits_.block_size;
     const std::uint32_t tokens = chunk_tokens(seq.tokens - seq.computed - hit_tokens, budget);
-    if (!allocate(seq, tokens, hits_)) break;
+    if (!allocate(seq, tokens, hits)) break;
     if (seq.computed == 0) {
       step_.queried_tokens += seq.tokens;
       step_.hit_tokens += hit_tokens;
@@ -186,15 +150,12 @@ std::uint64_t VllmScheduler::later_allocations(std::uint32_t k) const {
 // needing fewer blocks than the allocation freed.
 bool VllmScheduler::waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const {
   if (waiting_.empty() || budget == 0 || running_.size() >= limits_.max_num_seqs) return false;
-  Seq& seq = seqs_.at(waiting_.front());
-  find_hits(seq, hits_);
-  for (const std::uint32_t block : hits_) {
-    if (!pool_.held(block)) return true;
-  }
-  const auto hits = static_cast<std::uint32_t>(hits_.size());
-  const std::uint32_t computed = seq.computed + hits * limits_.block_size;
+  const Seq& seq = seqs_.at(waiting_.front());
+  const KvCache::Prefix hits = find_hits(seq);
+  if (hits.free > 0) return true;
+  const std::uint32_t computed = seq.computed + hits.blocks * limits_.block_size;
   const std::uint32_t tokens = chunk_tokens(seq.tokens - computed, budget);
-  return blocks_for(computed + tokens) - hits <= free_blocks;
+  return blocks_for(computed + tokens) - hits.blocks <= free_blocks;
 }
 
 std::uint32_t VllmScheduler::steady_iterations(std::uint32_t limit) const {
@@ -204,7 +165,7 @@ std::uint32_t VllmScheduler::steady_iterations(std::uint32_t limit) const {
   // The waiting head, blocked at the next boundary with its hits (if any) all held by
   // running requests, stays blocked: free blocks only fall and its hits stay.
   const std::uint32_t budget = limits_.max_num_batched_tokens - static_cast<std::uint32_t>(running_.size());
-  const std::uint64_t free_now = pool_.free_blocks();
+  const std::uint64_t free_now = cache_->free_blocks();
   const std::uint64_t next = later_allocations(2);
   if (next > free_now || waiting_head_may_fit(static_cast<std::uint32_t>(free_now - next), budget)) return 1;
   // The longest run whose later allocations all succeed (monotone in k).
@@ -230,13 +191,12 @@ void VllmScheduler::complete(std::uint32_t iterations) {
     // Later iterations of a steady decode step: one token each, a block when one fills.
     seq.computed += iterations - 1;
     seq.tokens += iterations - 1;
-    while (seq.blocks.size() < blocks_for(seq.computed)) seq.blocks.push_back(pool_.allocate());
-    cache_full_blocks(seq, seq.computed);
+    hold_blocks(seq, seq.computed);
   }
 }
 
 std::uint32_t VllmScheduler::used_blocks(std::uint32_t begun) const {
-  const std::uint32_t used = pool_.used_blocks();
+  const std::uint32_t used = cache_->used_blocks();
   if (begun <= materialized_ || !step_.decode_only()) return used;
   return used + static_cast<std::uint32_t>(later_allocations(begun) - later_allocations(materialized_));
 }
@@ -246,10 +206,7 @@ std::uint32_t VllmScheduler::used_blocks(std::uint32_t begun) const {
 void VllmScheduler::materialize(std::uint32_t begun) {
   if (begun <= materialized_ || !step_.decode_only()) return;
   for (const Chunk& chunk : step_.chunks) {
-    Seq& seq = seqs_.at(chunk.slot);
-    const std::uint32_t known = chunk.context + begun;
-    while (seq.blocks.size() < blocks_for(known)) seq.blocks.push_back(pool_.allocate());
-    cache_full_blocks(seq, known);
+    hold_blocks(seqs_.at(chunk.slot), chunk.context + begun);
   }
   materialized_ = begun;
 }
@@ -257,7 +214,7 @@ void VllmScheduler::materialize(std::uint32_t begun) {
 void VllmScheduler::remove(std::uint32_t slot) {
   auto it = seqs_.find(slot);
   MESHSIM_CHECK(it != seqs_.end(), "remove: slot " + std::to_string(slot) + " is not here");
-  release_blocks(it->second);
+  cache_->close(it->second.table);
   seqs_.erase(it);
   if (auto r = std::find(running_.begin(), running_.end(), slot); r != running_.end()) {
     running_.erase(r);
@@ -277,23 +234,18 @@ std::vector<std::uint32_t> VllmScheduler::slots() const {
 }
 
 std::vector<std::string> VllmScheduler::check_invariants() const {
-  std::vector<std::string> problems = pool_.check_invariants();
-  std::unordered_map<std::uint32_t, std::uint32_t> refs;
+  std::vector<std::string> problems = cache_->check_invariants();
   const std::unordered_set<std::uint32_t> running(running_.begin(), running_.end());
   for (const auto& [slot, seq] : seqs_) {
     const std::string name = "request slot " + std::to_string(slot);
-    for (const std::uint32_t block : seq.blocks) ++refs[block];
     // Running: blocks for what it computed. Waiting: none (a prompt's KV on its way from a
     // prompt instance gets them when admitted).
-    if (running.count(slot) == 1 ? seq.blocks.size() < blocks_for(seq.computed) : !seq.blocks.empty()) {
+    const std::uint32_t held = cache_->table_blocks(seq.table);
+    if (running.count(slot) == 1 ? held < blocks_for(seq.computed) : held != 0) {
       problems.push_back(name + ": its block table does not match its computed tokens");
     }
     if (seq.computed >= seq.tokens) problems.push_back(name + ": nothing left to compute");
   }
-  for (const auto& [block, count] : refs) {
-    if (!pool_.held(block)) problems.push_back("block " + std::to_string(block) + " is in a table but free");
-  }
-  if (pool_.used_blocks() != refs.size()) problems.push_back("blocks held by no request");
   if (running_.size() + waiting_.size() != seqs_.size()) problems.push_back("queues disagree with the requests");
   if (running_.size() > limits_.max_num_seqs) problems.push_back("more running than max_num_seqs");
   return problems;

@@ -1,10 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
-#include "sim/cluster/kv_block_pool.hpp"
+#include "sim/cluster/kv_cache.hpp"
 #include "sim/cluster/slot_queue.hpp"
 #include "sim/cluster/token_stream.hpp"
 
@@ -27,7 +28,7 @@ struct VllmLimits {
 // of its prompt, in chunks, when prefilling); then waiting requests, first come first
 // served, while the budget lasts and fewer than max_num_seqs run, their prompts chunked to
 // what is left of the budget (chunked prefill). KV memory is allocated in blocks as tokens
-// are scheduled (KvBlockPool); a running request that cannot get a block preempts the most
+// are scheduled (KvCache); a running request that cannot get a block preempts the most
 // recently admitted running request (its blocks are freed and it goes back to the front of
 // the waiting queue to recompute prompt and output so far), and no waiting request is
 // admitted in a step that preempted; the first waiting request that does not fit stops
@@ -39,16 +40,20 @@ struct VllmLimits {
 // step's tokens are known when it is scheduled (no async scheduling). Timing is the
 // caller's (LlmCluster prices each step with its PerfModel).
 //
-// Costs: schedule() O(running + admitted + blocks allocated + hashes computed);
-// complete() O(chunks + blocks allocated); remove() O(running).
+// Costs: schedule() O(running + admitted) plus the KV cache's work, which grows with the
+// runs and spans of the requests' tokens, not their blocks (KvSpanCache); complete()
+// O(chunks) plus the cache's; remove() O(running).
 class VllmScheduler {
  public:
+  // A KvSpanCache of `kv_blocks` blocks.
   VllmScheduler(const VllmLimits& limits, std::uint32_t kv_blocks);
+  // On a cache of the caller's (a test's slow twin), of limits.block_size tokens a block.
+  VllmScheduler(const VllmLimits& limits, std::unique_ptr<KvCache> cache);
 
   // Joins the waiting queue's back: `tokens` known so far (prompt and the output tokens it
   // has), `computed` of them already in KV here (0, or the prompt when its KV arrives from
   // a prompt instance). `stream` names its tokens and must outlive its stay here.
-  void enqueue(std::uint32_t slot, TokenStream& stream, std::uint32_t tokens, std::uint32_t computed);
+  void enqueue(std::uint32_t slot, const TokenStream& stream, std::uint32_t tokens, std::uint32_t computed);
 
   struct Chunk {
     std::uint32_t slot = 0;
@@ -90,7 +95,7 @@ class VllmScheduler {
   void materialize(std::uint32_t begun);
 
   // Leaves the instance (finished, or moved elsewhere): its blocks are released, last
-  // first (so a prefix's tail is evicted before its head), and stay cached.
+  // first, and stay cached.
   void remove(std::uint32_t slot);
   // Every request here, running (admission order) then waiting (queue order), without
   // touching them: for evacuation, which removes each.
@@ -99,14 +104,14 @@ class VllmScheduler {
   // Leading tokens of a request of `tokens` known tokens (its stream) this instance holds in
   // its prefix cache, in whole blocks, as admission would take them (at most all but the
   // last; blocks of tokens only the request has are not looked up: it has none here).
-  std::uint32_t cached_prefix_tokens(TokenStream& stream, std::uint32_t tokens) const;
+  std::uint32_t cached_prefix_tokens(const TokenStream& stream, std::uint32_t tokens) const;
 
   bool empty() const { return seqs_.empty(); }
   std::size_t waiting() const { return waiting_.size(); }
   std::size_t running() const { return running_.size(); }
   bool holds(std::uint32_t slot) const { return seqs_.count(slot) == 1; }
   std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
-  const KvBlockPool& pool() const { return pool_; }
+  const KvCache& cache() const { return *cache_; }
   const VllmLimits& limits() const { return limits_; }
   // Prefix caching since construction: the steps' queried and hit tokens summed.
   std::uint64_t prefix_queried_tokens() const { return queried_; }
@@ -116,43 +121,31 @@ class VllmScheduler {
   std::vector<std::string> check_invariants() const;
 
  private:
-  // A block of the request's own tokens it cached here (found by stamp, not by hash).
-  struct OwnBlock {
-    std::uint32_t block = KvBlockPool::kNone;
-    std::uint32_t stamp = 0;
-  };
   struct Seq {
-    TokenStream* stream = nullptr;
+    const TokenStream* stream = nullptr;
     std::uint32_t tokens = 0;
     std::uint32_t computed = 0;
-    std::vector<std::uint32_t> blocks;
-    std::uint32_t cached_blocks = 0;  // leading blocks registered in the pool's cache
-    // Its cached blocks from the stream's first private block on, by index from there:
-    // what a hash table entry would hold for hashes only this request makes (so the first
-    // cached copy wins, as in the table). Kept across preemptions, dropped when it leaves.
-    std::vector<OwnBlock> own;
+    std::uint32_t table = 0;  // its block table in cache_
   };
-  // The cached block holding full block `index` of the request's tokens, or kNone.
-  std::uint32_t cached_block(Seq& seq, std::uint32_t index) const;
   std::uint32_t blocks_for(std::uint32_t tokens) const { return (tokens + limits_.block_size - 1) / limits_.block_size; }
-  void find_hits(Seq& seq, std::vector<std::uint32_t>& hits) const;
+  // The cached prefix a request admitted with nothing computed first takes (none otherwise).
+  KvCache::Prefix find_hits(const Seq& seq) const;
   std::uint32_t chunk_tokens(std::uint32_t left, std::uint32_t budget) const;
-  bool allocate(Seq& seq, std::uint32_t new_tokens, const std::vector<std::uint32_t>& hits);
-  void cache_full_blocks(Seq& seq, std::uint32_t known_tokens);
+  bool allocate(Seq& seq, std::uint32_t new_tokens, const KvCache::Prefix& hits);
+  // Blocks for the first `tokens` tokens, the full ones registered.
+  void hold_blocks(Seq& seq, std::uint32_t tokens);
   void preempt(std::uint32_t slot);
-  void release_blocks(Seq& seq);
   // Blocks iterations 1..k-1 of the steady decode step allocate.
   std::uint64_t later_allocations(std::uint32_t k) const;
   bool waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const;
 
   VllmLimits limits_;
-  KvBlockPool pool_;
-  mutable std::unordered_map<std::uint32_t, Seq> seqs_;  // mutable: streams hash on demand
+  std::unique_ptr<KvCache> cache_;
+  std::unordered_map<std::uint32_t, Seq> seqs_;
   std::vector<std::uint32_t> running_;
   SlotQueue waiting_;
   Step step_;
   std::uint32_t materialized_ = 1;  // iterations of step_ whose blocks are allocated
-  mutable std::vector<std::uint32_t> hits_;  // scratch of find_hits
   std::uint64_t queried_ = 0;
   std::uint64_t hit_ = 0;
 };

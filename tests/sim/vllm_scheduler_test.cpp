@@ -2,6 +2,7 @@
 // KvBlockPool's reuse order. The whole cluster under it is checked on random cases in
 // llm_cluster_property_test.cpp (folded = unfolded, nothing lost).
 #include "sim/cluster/vllm_scheduler.hpp"
+#include "tests/sim/kv_block_pool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,11 +19,10 @@ namespace {
 struct Requests {
   std::deque<TokenStream> streams;
   // A request of `prompt` tokens whose first `shared` tokens are named run `id`.
-  TokenStream& make(std::uint64_t request, std::uint32_t prompt, std::uint64_t id = 0, std::uint32_t shared = 0,
-                    std::uint32_t block_size = 16) {
+  TokenStream& make(std::uint64_t request, std::uint32_t prompt, std::uint64_t id = 0, std::uint32_t shared = 0) {
     std::vector<traces::ContentSegment> prefix;
     if (shared > 0) prefix.push_back({id, shared});
-    return streams.emplace_back(request, prompt, prefix, 0, block_size);
+    return streams.emplace_back(request, prompt, prefix, 0);
   }
 };
 
@@ -196,9 +196,9 @@ TEST(VllmSchedulerTest, WhenBlocksRunOutTheLatestAdmittedIsPreemptedToTheFrontOf
   // 4 blocks of 4 tokens: two requests of 7 prompt tokens take 2 blocks each; the first
   // to need a third block preempts the other.
   VllmScheduler s(limits(8, 64, 4), 4);
-  s.enqueue(0, r.make(0, 7, 0, 0, 4), 7, 0);
-  s.enqueue(1, r.make(1, 7, 0, 0, 4), 7, 0);
-  s.enqueue(2, r.make(2, 3, 0, 0, 4), 3, 0);
+  s.enqueue(0, r.make(0, 7), 7, 0);
+  s.enqueue(1, r.make(1, 7), 7, 0);
+  s.enqueue(2, r.make(2, 3), 3, 0);
   EXPECT_EQ(s.schedule().chunks.size(), 2u);  // request 2 does not fit
   s.complete(1);
   EXPECT_EQ(s.schedule().chunks.size(), 2u);  // token 7 still fits each one's second block
@@ -262,7 +262,7 @@ TEST(VllmSchedulerTest, ASteadyDecodeStepRepeatsUntilABlockWouldRunOut) {
   // second block (iteration 0 of the first decode step takes it), 8..11 a third; the
   // iteration computing token 12 would preempt.
   VllmScheduler s(limits(8, 64, 4), 3);
-  s.enqueue(0, r.make(0, 4, 0, 0, 4), 4, 0);
+  s.enqueue(0, r.make(0, 4), 4, 0);
   s.schedule();
   s.complete(1);
   const auto& step = s.schedule();
@@ -272,7 +272,7 @@ TEST(VllmSchedulerTest, ASteadyDecodeStepRepeatsUntilABlockWouldRunOut) {
   EXPECT_EQ(s.steady_iterations(3), 3u);
   s.complete(8);
   EXPECT_EQ(s.computed(0), 12u);
-  EXPECT_EQ(s.pool().free_blocks(), 0u);
+  EXPECT_EQ(s.cache().free_blocks(), 0u);
   EXPECT_TRUE(s.check_invariants().empty());
 }
 

@@ -1,4 +1,4 @@
-#include "sim/cluster/kv_block_pool.hpp"
+#include "tests/sim/kv_block_pool.hpp"
 
 #include <string>
 

@@ -7,8 +7,8 @@
 
 namespace meshsim::cluster {
 
-// An instance's KV cache as vLLM's v1 KV cache manager keeps it: a fixed number of blocks
-// of `block_size` tokens, reference-counted (a block of a shared prefix is held by every
+// The blocks of KvBlockCache (KvSpanCache's slow twin), as vLLM's v1 block pool keeps
+// them: a fixed number of blocks of `block_size` tokens, reference-counted (a block of a shared prefix is held by every
 // request using it), and, with prefix caching, a table from the chained hash of a full
 // block's tokens to the block holding them. A block nobody holds is free but keeps its
 // contents, so a later request with the same prefix can take it back (a hit) until it is
