@@ -31,8 +31,8 @@ void KvSpanCache::make_runs(const TokenStream& stream, std::uint64_t salt, std::
   stream.for_each_run([&](const TokenStream::Run& run) {
     own = own || run.own();
     if (own && salt == 0) return false;
-    const std::uint64_t key =
-        mix(mix(mix(mix(chain, static_cast<std::uint64_t>(run.source)), run.id), run.offset), own ? salt : 0);
+    std::uint64_t key = mix(mix(chain, run.id), run.offset << 2 | static_cast<std::uint64_t>(run.source));
+    if (own) key = mix(key, salt);
     const auto first = static_cast<std::uint32_t>(run.begin / block_size_);
     const std::uint32_t end =
         run.end == TokenStream::kOpen ? kNone : static_cast<std::uint32_t>(run.end / block_size_);
@@ -65,9 +65,10 @@ void KvSpanCache::close(std::uint32_t table) {
   spare_tables_.push_back(table);
 }
 
+static_assert(engine::FlatU64Map::kAbsent == ~0u, "node_of answers kNone for a key not registered");
+
 std::uint32_t KvSpanCache::node_of(std::uint64_t key) const {
-  const auto it = node_index_.find(key);
-  return it == node_index_.end() ? kNone : it->second;
+  return node_index_.find(key);
 }
 
 std::uint32_t KvSpanCache::span_at(const Node& node, std::uint32_t pos) const {
@@ -225,10 +226,13 @@ void KvSpanCache::take_prefix(std::uint32_t id) {
 void KvSpanCache::drop_span(std::uint32_t id) {
   Span& span = spans_[id];
   Node& node = nodes_[span.node];
-  const auto it = std::lower_bound(node.spans.begin(), node.spans.end(), span.lo,
-                                   [&](std::uint32_t s, std::uint32_t p) { return spans_[s].lo < p; });
-  MESHSIM_CHECK(it != node.spans.end() && *it == id, "a span is missing from its node");
-  node.spans.erase(it);
+  if (node.spans.size() == 1) {
+    node.spans.clear();
+  } else {
+    const auto it = std::lower_bound(node.spans.begin(), node.spans.end(), span.lo,
+                                     [&](std::uint32_t s, std::uint32_t p) { return spans_[s].lo < p; });
+    node.spans.erase(it);
+  }
   if (node.spans.empty()) {
     node_index_.erase(node.key);
     spare_nodes_.push_back(span.node);
@@ -323,7 +327,7 @@ void KvSpanCache::register_in(Table& table, std::uint64_t key, std::uint32_t fro
         spare_nodes_.pop_back();
       }
       nodes_[node].key = key;
-      node_index_.emplace(key, node);
+      node_index_.insert(key, node);
     }
     std::uint32_t id;
     if (spare_spans_.empty()) {

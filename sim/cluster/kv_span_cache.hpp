@@ -1,10 +1,10 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/cluster/kv_cache.hpp"
+#include "sim/engine/flat_u64_map.hpp"
 
 namespace meshsim::cluster {
 
@@ -132,7 +132,7 @@ class KvSpanCache final : public KvCache {
   std::vector<std::uint32_t> spare_spans_;
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> spare_nodes_;
-  std::unordered_map<std::uint64_t, std::uint32_t> node_index_;
+  engine::FlatU64Map node_index_;
   std::vector<Table> tables_;
   std::vector<std::uint32_t> spare_tables_;
   std::vector<Found> found_;  // what the last find_prefix found

@@ -5,15 +5,6 @@
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {
-namespace {
-
-std::uint64_t power_of_two_at_least(std::uint64_t n) {
-  std::uint64_t p = 2;
-  while (p < n) p *= 2;
-  return p;
-}
-
-}  // namespace
 
 KvBlockPool::KvBlockPool(std::uint32_t blocks, bool prefix_caching)
     : capacity_(blocks), ring_(16), ring_mask_(15), free_count_(blocks), prefix_caching_(prefix_caching) {}
@@ -23,15 +14,6 @@ void KvBlockPool::resize_ring(std::uint64_t size) {
   for (std::uint64_t p = head_; p < tail_; ++p) ring[p & (size - 1)] = ring_[p & ring_mask_];
   ring_ = std::move(ring);
   ring_mask_ = size - 1;
-}
-
-void KvBlockPool::resize_table(std::size_t size) {
-  std::vector<Entry> old = std::move(table_);
-  table_.assign(size, Entry{});
-  mask_ = size - 1;
-  for (const Entry& entry : old) {
-    if (entry.block != kNone) table_[probe(entry.hash)] = entry;
-  }
 }
 
 void KvBlockPool::append(std::uint32_t block) {
@@ -56,32 +38,8 @@ void KvBlockPool::compact() {
   tail_ = kept;
 }
 
-std::size_t KvBlockPool::probe(std::uint64_t hash) const {
-  std::size_t at = home(hash);
-  while (table_[at].block != kNone && table_[at].hash != hash) at = (at + 1) & mask_;
-  return at;
-}
-
-// Backward-shift deletion: later entries of the probe run move into the hole when their
-// home does not lie cyclically in (hole, their position], so every lookup still finds them
-// without tombstones.
-void KvBlockPool::erase_entry(std::size_t hole) {
-  std::size_t at = hole;
-  while (true) {
-    at = (at + 1) & mask_;
-    if (table_[at].block == kNone) break;
-    const std::size_t want = home(table_[at].hash);
-    if (((at - want) & mask_) >= ((at - hole) & mask_)) {
-      table_[hole] = table_[at];
-      hole = at;
-    }
-  }
-  table_[hole] = Entry{};
-  --entries_;
-}
-
 std::uint32_t KvBlockPool::cached(std::uint64_t hash) const {
-  return table_.empty() ? kNone : table_[probe(hash)].block;
+  return table_.find(hash);
 }
 
 void KvBlockPool::touch(std::uint32_t block) {
@@ -97,9 +55,8 @@ std::uint32_t KvBlockPool::allocate() {
     if ((block & (kChunk - 1)) == 0) chunks_.push_back(std::make_unique<Block[]>(kChunk));
     record(block) = Block{.refs = 1, .stamp = 1};
     --free_count_;
-    // The ring and the table keep room for twice the blocks in circulation.
+    // The ring keeps room for twice the blocks in circulation.
     if (2 * allocated_ > ring_.size()) resize_ring(2 * ring_.size());
-    if (!table_.empty() && 2 * allocated_ > table_.size()) resize_table(2 * table_.size());
     return block;
   }
   // Allocations come in runs (a chunk's blocks): fetch the blocks a few entries ahead,
@@ -114,7 +71,7 @@ std::uint32_t KvBlockPool::allocate() {
   ++head_;
   --free_count_;
   Block& b = record(block);
-  if (b.content == Content::kHashed) erase_entry(probe(b.hash));
+  if (b.content == Content::kHashed) table_.erase(b.hash);
   evictions_ += b.content != Content::kNone;
   b.content = Content::kNone;
   ++b.stamp;
@@ -131,11 +88,8 @@ void KvBlockPool::release(std::uint32_t block) {
 void KvBlockPool::cache(std::uint32_t block, std::uint64_t hash) {
   Block& b = record(block);
   if (!prefix_caching_ || b.content != Content::kNone) return;
-  if (table_.empty()) resize_table(power_of_two_at_least(2 * allocated_));
-  Entry& entry = table_[probe(hash)];
-  if (entry.block != kNone) return;
-  entry = Entry{hash, block};
-  ++entries_;
+  if (table_.find(hash) != kNone) return;
+  table_.insert(hash, block);
   b.hash = hash;
   b.content = Content::kHashed;
 }
@@ -171,9 +125,7 @@ std::vector<std::string> KvBlockPool::check_invariants() const {
   if (unheld + (capacity_ - allocated_) != free_count_) {
     problems.push_back("blocks held by nobody are not all free");
   }
-  std::uint32_t listed_entries = 0;
-  for (const Entry& entry : table_) listed_entries += entry.block != kNone;
-  if (hashed != entries_ || listed_entries != entries_) {
+  if (hashed != table_.size()) {
     problems.push_back("the table lists blocks that do not hold its hashes");
   }
   return problems;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/flat_u64_map.hpp"
+
 namespace meshsim::cluster {
 
 // The blocks of KvBlockCache (KvSpanCache's slow twin), as vLLM's v1 block pool keeps
@@ -24,15 +26,12 @@ namespace meshsim::cluster {
 // block is free and was freed at that position), skipped when allocation reaches it, and
 // the ring is compacted when full (it holds at least twice the blocks ever allocated, so
 // at most every that many appends). Allocation then reads the ring in order instead of
-// chasing links to random blocks. The table is open-addressed (linear probing, deletion by
-// backward shift) with a power-of-two capacity of at least twice the blocks ever
-// allocated, made when the first block is cached: it stays at most half full.
+// chasing links to random blocks. The table is an engine::FlatU64Map.
 //
 // Construction is O(1), whatever the capacity (an instance's pool is made at every
 // scale-up and environment reset): blocks never allocated sit, in id order, before every
 // freed block in the free list, so they are handed out first without being listed; the
-// records grow by chunks and the ring and the table by doubling with the blocks handed
-// out. (Reserving the records' whole address space at construction instead halved the RL
+// records grow by chunks and the ring by doubling with the blocks handed out. (Reserving the records' whole address space at construction instead halved the RL
 // environment's speed on a light load: each reset mapped and faulted in fresh pages.)
 class KvBlockPool {
  public:
@@ -85,11 +84,6 @@ class KvBlockPool {
     std::uint32_t freed = 0;   // ring position (mod 2^32) it was last freed at
     Content content = Content::kNone;
   };
-  // A table entry; block kNone marks an empty one.
-  struct Entry {
-    std::uint64_t hash = 0;
-    std::uint32_t block = kNone;
-  };
   bool listed(std::uint32_t block, std::uint64_t position) const {
     return record(block).refs == 0 && record(block).freed == static_cast<std::uint32_t>(position);
   }
@@ -97,12 +91,6 @@ class KvBlockPool {
   void compact();
   // A ring of `size` entries holding the free list, in order, from position head_.
   void resize_ring(std::uint64_t size);
-  // A table of `size` entries holding every cached block.
-  void resize_table(std::size_t size);
-  std::size_t home(std::uint64_t hash) const { return (hash ^ (hash >> 29)) & mask_; }
-  // The entry holding `hash`, or the empty entry where it would go.
-  std::size_t probe(std::uint64_t hash) const;
-  void erase_entry(std::size_t at);
 
   std::uint32_t capacity_;
   // The records of the blocks allocated at least once (ids [0, allocated_)), in chunks of
@@ -119,9 +107,7 @@ class KvBlockPool {
   std::uint64_t head_ = 0;
   std::uint64_t tail_ = 0;
   std::uint32_t free_count_ = 0;
-  std::vector<Entry> table_;  // empty until the first block is cached
-  std::size_t mask_ = 0;
-  std::uint32_t entries_ = 0;
+  engine::FlatU64Map table_;  // hash -> block
   bool prefix_caching_;
   std::uint64_t evictions_ = 0;
 };
