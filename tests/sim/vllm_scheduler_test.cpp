@@ -2,6 +2,7 @@
 // KvBlockPool's reuse order. The whole cluster under it is checked on random cases in
 // llm_cluster_property_test.cpp (folded = unfolded, nothing lost).
 #include "sim/cluster/vllm_scheduler.hpp"
+#include "tests/sim/kv_block_cache.hpp"
 #include "tests/sim/kv_block_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -274,6 +275,90 @@ TEST(VllmSchedulerTest, ASteadyDecodeStepRepeatsUntilABlockWouldRunOut) {
   EXPECT_EQ(s.computed(0), 12u);
   EXPECT_EQ(s.cache().free_blocks(), 0u);
   EXPECT_TRUE(s.check_invariants().empty());
+}
+
+// The scheduler on the span cache and on its block-by-block twin, driven alike through
+// random arrivals (shared named prefixes, named outputs), steps, folded decode runs,
+// mid-run reads of the cache and departures, with KV so short that preemptions are
+// frequent: every step, preemption, hit, fold length and routing lookup agrees.
+TEST(VllmSchedulerTest, OnTheSpanCacheItSchedulesAsOnTheBlockTwin) {
+  std::uint64_t preemptions = 0, hit_tokens = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(trial) + 11);
+    const auto pick = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+    const std::uint32_t block = std::uint32_t{1} << pick(5);
+    const std::uint32_t blocks = 4 + pick(200);
+    VllmLimits l = limits(1 + pick(8), 64 + pick(256), block);
+    l.long_prefill_token_threshold = pick(2) == 0 ? 0 : 1 + pick(100);
+    l.prefix_caching = trial % 5 != 0;
+    VllmScheduler spans(l, blocks);
+    VllmScheduler twin(l, std::make_unique<KvBlockCache>(blocks, block, l.prefix_caching));
+    std::deque<TokenStream> streams;
+    std::uint32_t prompt = 0;  // the last stream's
+    const auto make = [&]() -> TokenStream& {
+      std::vector<traces::ContentSegment> prefix;
+      for (std::uint32_t r = pick(3); r > 0; --r) prefix.push_back({1 + rng() % 3, 1 + pick(4 * block)});
+      const std::uint64_t output = pick(3) == 0 ? 1 + rng() % 3 : 0;
+      prompt = 1 + pick(6 * block);
+      return streams.emplace_back(streams.size(), prompt, prefix, output);
+    };
+    std::vector<std::uint32_t> here;
+    std::uint32_t next_slot = 0;
+    for (int op = 0; op < 200; ++op) {
+      const std::string where = "trial " + std::to_string(trial) + " op " + std::to_string(op);
+      const std::uint32_t kind = pick(8);
+      if (kind < 2) {
+        const TokenStream& stream = make();
+        if (block * blocks < prompt + 1) continue;  // never fits: the cluster drops such requests
+        spans.enqueue(next_slot, stream, prompt, 0);
+        twin.enqueue(next_slot, stream, prompt, 0);
+        here.push_back(next_slot++);
+      } else if (kind < 3 && !here.empty()) {
+        const std::size_t i = pick(static_cast<std::uint32_t>(here.size()));
+        spans.remove(here[i]);
+        twin.remove(here[i]);
+        here.erase(here.begin() + static_cast<std::ptrdiff_t>(i));
+      } else if (kind < 4 && !here.empty()) {
+        const TokenStream& stream = make();
+        const std::uint32_t tokens = pick(8 * block);
+        ASSERT_EQ(spans.cached_prefix_tokens(stream, tokens), twin.cached_prefix_tokens(stream, tokens)) << where;
+      } else {
+        const auto& a = spans.schedule();
+        const auto& b = twin.schedule();
+        ASSERT_EQ(a.chunks.size(), b.chunks.size()) << where;
+        for (std::size_t c = 0; c < a.chunks.size(); ++c) {
+          ASSERT_EQ(a.chunks[c].slot, b.chunks[c].slot) << where;
+          ASSERT_EQ(a.chunks[c].tokens, b.chunks[c].tokens) << where;
+          ASSERT_EQ(a.chunks[c].context, b.chunks[c].context) << where;
+          ASSERT_EQ(a.chunks[c].samples, b.chunks[c].samples) << where;
+        }
+        ASSERT_EQ(a.preempted, b.preempted) << where;
+        ASSERT_EQ(a.hit_tokens, b.hit_tokens) << where;
+        preemptions += a.preempted.size();
+        hit_tokens += a.hit_tokens;
+        if (a.chunks.empty()) continue;
+        const std::uint32_t limit = 1 + pick(40);
+        const std::uint32_t steady = spans.steady_iterations(limit);
+        ASSERT_EQ(steady, twin.steady_iterations(limit)) << where;
+        const std::uint32_t run = 1 + pick(steady);
+        if (run > 1 && pick(2) == 0) {
+          const std::uint32_t begun = 1 + pick(run);
+          spans.materialize(begun);
+          twin.materialize(begun);
+          ASSERT_EQ(spans.used_blocks(run), twin.used_blocks(run)) << where;
+        }
+        spans.complete(run);
+        twin.complete(run);
+      }
+      ASSERT_EQ(spans.cache().free_blocks(), twin.cache().free_blocks()) << where;
+      ASSERT_EQ(spans.cache().evictions(), twin.cache().evictions()) << where;
+      const auto problems = spans.check_invariants();
+      ASSERT_TRUE(problems.empty()) << where << ": " << problems.front();
+      ASSERT_TRUE(twin.check_invariants().empty()) << where;
+    }
+  }
+  EXPECT_GT(preemptions, 100u);
+  EXPECT_GT(hit_tokens, 1000u);
 }
 
 }  // namespace
