@@ -126,14 +126,18 @@ void KvSpanCache::hold(Span& span, std::uint32_t to) {
 
 // One holder of [lo, to) fewer; the blocks nobody holds any more, the top of what was
 // held, are freed (after whatever was freed before, from their top down).
-void KvSpanCache::let_go(std::uint32_t id, std::uint32_t to) {
-  Span& span = spans_[id];
+void KvSpanCache::unhold(Span& span, std::uint32_t to) {
   auto it = std::find_if(span.holders.begin(), span.holders.end(), [&](const Holder& h) { return h.to == to; });
-  MESHSIM_CHECK(it != span.holders.end(), "release: a table holds a span it is not recorded in");
+  MESHSIM_CHECK(it != span.holders.end(), "a table holds a span it is not recorded in");
   if (--it->count == 0) {
     *it = span.holders.back();
     span.holders.pop_back();
   }
+}
+
+void KvSpanCache::let_go(std::uint32_t id, std::uint32_t to) {
+  Span& span = spans_[id];
+  unhold(span, to);
   std::uint32_t held = span.lo;
   for (const Holder& holder : span.holders) held = std::max(held, holder.to);
   if (held < span.held) free_span_blocks(id, held, span.held);
@@ -307,11 +311,7 @@ void KvSpanCache::register_in(Table& table, std::uint64_t key, std::uint32_t fro
       Entry& last = table.entries.back();
       if (last.span != kNone && last.to == pos && spans_[last.span].node == node && spans_[last.span].top == pos) {
         Span& span = spans_[last.span];
-        auto it = std::find_if(span.holders.begin(), span.holders.end(), [&](const Holder& h) { return h.to == pos; });
-        if (--it->count == 0) {
-          *it = span.holders.back();
-          span.holders.pop_back();
-        }
+        unhold(span, pos);
         hold(span, gap_end);
         span.top = span.held = last.to = gap_end;
         pos = gap_end;

@@ -110,6 +110,7 @@ class KvSpanCache final : public KvCache {
   void register_in(Table& table, std::uint64_t key, std::uint32_t from, std::uint32_t to);
   void add_entry(Table& table, std::uint32_t span, std::uint32_t from, std::uint32_t to);
   void hold(Span& span, std::uint32_t to);
+  void unhold(Span& span, std::uint32_t to);
   void let_go(std::uint32_t span, std::uint32_t to);
   void take_free(std::uint32_t span, std::uint32_t to);
   void free_unnamed(std::uint32_t blocks);

@@ -1,6 +1,7 @@
-// VllmScheduler's rules one at a time (vLLM v1's scheduler and KV cache manager), and
-// KvBlockPool's reuse order. The whole cluster under it is checked on random cases in
-// llm_cluster_property_test.cpp (folded = unfolded, nothing lost).
+// VllmScheduler's rules one at a time (vLLM v1's scheduler and KV cache manager), the
+// same scheduler on the span cache and on its block-by-block twin, and the twin's block
+// pool (KvBlockPool) against a slower one. The whole cluster under it is checked on random
+// cases in llm_cluster_property_test.cpp (folded = unfolded, nothing lost).
 #include "sim/cluster/vllm_scheduler.hpp"
 #include "tests/sim/kv_block_cache.hpp"
 #include "tests/sim/kv_block_pool.hpp"
