@@ -5,16 +5,21 @@
 #include <string>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/hash_combine.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
-// splitmix64's finaliser: a bijection that spreads every input bit over the output.
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+// A record for a new item: one a dropped item left (`spare`), else a new one at the end.
+template <class Record>
+std::uint32_t reuse_or_add(std::vector<Record>& records, std::vector<std::uint32_t>& spare) {
+  if (spare.empty()) {
+    records.emplace_back();
+    return static_cast<std::uint32_t>(records.size() - 1);
+  }
+  const std::uint32_t id = spare.back();
+  spare.pop_back();
+  return id;
 }
 
 }  // namespace
@@ -31,26 +36,19 @@ void KvSpanCache::make_runs(const TokenStream& stream, std::uint64_t salt, std::
   stream.for_each_run([&](const TokenStream::Run& run) {
     own = own || run.own();
     if (own && salt == 0) return false;
-    std::uint64_t key = mix(mix(chain, run.id), run.offset << 2 | static_cast<std::uint64_t>(run.source));
-    if (own) key = mix(key, salt);
+    std::uint64_t key = engine::hash_combine(engine::hash_combine(chain, run.id), run.offset << 2 | static_cast<std::uint64_t>(run.source));
+    if (own) key = engine::hash_combine(key, salt);
     const auto first = static_cast<std::uint32_t>(run.begin / block_size_);
     const std::uint32_t end =
         run.end == TokenStream::kOpen ? kNone : static_cast<std::uint32_t>(run.end / block_size_);
     if (first < end) runs.push_back(RunNode{key, first, end});
-    if (run.end != TokenStream::kOpen) chain = mix(key, run.end - run.begin);
+    if (run.end != TokenStream::kOpen) chain = engine::hash_combine(key, run.end - run.begin);
     return true;
   });
 }
 
 std::uint32_t KvSpanCache::open(const TokenStream& stream) {
-  std::uint32_t id;
-  if (spare_tables_.empty()) {
-    id = static_cast<std::uint32_t>(tables_.size());
-    tables_.emplace_back();
-  } else {
-    id = spare_tables_.back();
-    spare_tables_.pop_back();
-  }
+  const std::uint32_t id = reuse_or_add(tables_, spare_tables_);
   Table& table = tables_[id];
   // A salt a request has only while it stays: its own blocks are hit only by itself, and
   // not after it left and came back (as vLLM, which frees a request's blocks when it goes).
@@ -144,15 +142,8 @@ void KvSpanCache::let_go(std::uint32_t id, std::uint32_t to) {
 }
 
 std::uint32_t KvSpanCache::new_piece(const Piece& piece) {
-  std::uint32_t id;
-  if (spare_pieces_.empty()) {
-    id = static_cast<std::uint32_t>(pieces_.size());
-    pieces_.push_back(piece);
-  } else {
-    id = spare_pieces_.back();
-    spare_pieces_.pop_back();
-    pieces_[id] = piece;
-  }
+  const std::uint32_t id = reuse_or_add(pieces_, spare_pieces_);
+  pieces_[id] = piece;
   Piece& p = pieces_[id];
   p.older = newest_;
   p.newer = kNone;
@@ -319,24 +310,11 @@ void KvSpanCache::register_in(Table& table, std::uint64_t key, std::uint32_t fro
       }
     }
     if (node == kNone) {
-      if (spare_nodes_.empty()) {
-        node = static_cast<std::uint32_t>(nodes_.size());
-        nodes_.emplace_back();
-      } else {
-        node = spare_nodes_.back();
-        spare_nodes_.pop_back();
-      }
+      node = reuse_or_add(nodes_, spare_nodes_);
       nodes_[node].key = key;
       node_index_.insert(key, node);
     }
-    std::uint32_t id;
-    if (spare_spans_.empty()) {
-      id = static_cast<std::uint32_t>(spans_.size());
-      spans_.emplace_back();
-    } else {
-      id = spare_spans_.back();
-      spare_spans_.pop_back();
-    }
+    const std::uint32_t id = reuse_or_add(spans_, spare_spans_);
     Span& span = spans_[id];
     span.node = node;
     span.lo = pos;

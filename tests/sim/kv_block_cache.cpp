@@ -4,17 +4,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "sim/engine/hash_combine.hpp"
+
 namespace meshsim::cluster {
-namespace {
-
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 KvBlockCache::KvBlockCache(std::uint32_t blocks, std::uint32_t block_size, bool prefix_caching)
     : pool_(blocks, prefix_caching), block_size_(block_size) {}
@@ -39,7 +31,7 @@ std::uint64_t KvBlockCache::Hashes::of(std::uint32_t index, std::uint32_t block_
     for (const auto& run : runs) {
       const std::uint64_t at = std::max(from, run.begin), stop = std::min(to, run.end);
       if (at >= stop) continue;
-      h = mix(mix(mix(mix(h, static_cast<std::uint64_t>(run.source)), run.id), run.offset + (at - run.begin)),
+      h = engine::hash_combine(engine::hash_combine(engine::hash_combine(engine::hash_combine(h, static_cast<std::uint64_t>(run.source)), run.id), run.offset + (at - run.begin)),
               stop - at);
     }
     hashes.push_back(h);
