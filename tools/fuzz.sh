@@ -14,6 +14,7 @@ mkdir -p build-fuzz/crashes build-fuzz/corpus/{csv,jsonl,config,scenario,serving
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n' > build-fuzz/corpus/csv/seed
 printf 't,p,o\n1.5,"3",4\n' > build-fuzz/corpus/csv/seed2
 printf '{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}\n' > build-fuzz/corpus/jsonl/seed
+printf '{"t": "2024-01-02 03:04:05", "p": 3, "o": 4, "h": [1], "x": [true, -1.5]}\n' > build-fuzz/corpus/jsonl/seed2
 cp configs/scenarios/default.json build-fuzz/corpus/config/seed
 cp experiments/scenarios/*.json build-fuzz/corpus/scenario/
 printf '\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10' > build-fuzz/corpus/serving/seed

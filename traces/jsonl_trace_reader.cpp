@@ -5,6 +5,7 @@
 
 #include "traces/field_parsing.hpp"
 #include "traces/json_text.hpp"
+#include "traces/plain_json_row.hpp"
 
 namespace meshsim::traces {
 namespace {
@@ -27,6 +28,12 @@ std::string JsonlTraceReader::expected_content() const {
 }
 
 Status JsonlTraceReader::parse_row(const std::string& line, ParsedRow& row) {
+  if (parse_plain_json_row(line, mapping_, row)) return Ok{};
+  row.hash_ids.clear();
+  return parse_json_row(line, mapping_, row);
+}
+
+Status parse_json_row(std::string_view line, const ColumnMapping& mapping, ParsedRow& row) {
   json object;
   try {
     object = parse_json_text(line);
@@ -41,18 +48,18 @@ Status JsonlTraceReader::parse_row(const std::string& line, ParsedRow& row) {
   }
   if (!object.is_object()) return Error{"expected a JSON object, got " + shown(object)};
 
-  const auto arrival = object.find(mapping_.arrival);
-  if (arrival == object.end()) return Error{"missing key '" + mapping_.arrival + "'"};
+  const auto arrival = object.find(mapping.arrival);
+  if (arrival == object.end()) return Error{"missing key '" + mapping.arrival + "'"};
   std::optional<std::int64_t> timestamp;
-  if (mapping_.arrival_format == TimeFormat::kDateTime) {
+  if (mapping.arrival_format == TimeFormat::kDateTime) {
     if (arrival->is_string()) timestamp = parse_timestamp_us(arrival->get<std::string>(), TimeFormat::kDateTime);
   } else if (arrival->is_number()) {
     // Re-read through the text parser so every format shares one set of rules.
-    timestamp = parse_timestamp_us(arrival->dump(), mapping_.arrival_format);
+    timestamp = parse_timestamp_us(arrival->dump(), mapping.arrival_format);
   }
   if (!timestamp) {
-    return Error{"key '" + mapping_.arrival + "': expected " +
-                 std::string(expected_timestamp_form(mapping_.arrival_format)) + ", got " +
+    return Error{"key '" + mapping.arrival + "': expected " +
+                 std::string(expected_timestamp_form(mapping.arrival_format)) + ", got " +
                  shown(*arrival)};
   }
   row.timestamp_us = *timestamp;
@@ -69,17 +76,17 @@ Status JsonlTraceReader::parse_row(const std::string& line, ParsedRow& row) {
     out = *value;
     return Ok{};
   };
-  if (auto s = count(mapping_.prompt_tokens, row.prompt_tokens); !s) return s;
-  if (auto s = count(mapping_.output_tokens, row.output_tokens); !s) return s;
+  if (auto s = count(mapping.prompt_tokens, row.prompt_tokens); !s) return s;
+  if (auto s = count(mapping.output_tokens, row.output_tokens); !s) return s;
 
-  if (mapping_.hash_ids) {
-    const auto it = object.find(*mapping_.hash_ids);
+  if (mapping.hash_ids) {
+    const auto it = object.find(*mapping.hash_ids);
     if (it != object.end()) {
-      if (!it->is_array()) return Error{"key '" + *mapping_.hash_ids + "': expected an array of block ids"};
+      if (!it->is_array()) return Error{"key '" + *mapping.hash_ids + "': expected an array of block ids"};
       row.hash_ids.reserve(it->size());
       for (const auto& id : *it) {
         if (!id.is_number_unsigned()) {
-          return Error{"key '" + *mapping_.hash_ids + "': expected non-negative integer block ids, got " +
+          return Error{"key '" + *mapping.hash_ids + "': expected non-negative integer block ids, got " +
                        shown(id)};
         }
         row.hash_ids.push_back(id.get<std::uint64_t>());

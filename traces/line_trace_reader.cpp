@@ -1,6 +1,7 @@
 #include "traces/line_trace_reader.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace meshsim::traces {
@@ -20,20 +21,28 @@ Error LineTraceReader::error_here(const std::string& what) const {
 }
 
 bool LineTraceReader::read_line() {
-  std::streambuf& in = *input_->rdbuf();
   for (;;) {
     line_.clear();
-    int c = in.sbumpc();
-    if (c == std::char_traits<char>::eof()) return false;
-    ++line_number_;
-    while (c != std::char_traits<char>::eof() && c != '\n') {
-      if (line_.size() == kMaxLineBytes) {
+    bool any = false;  // a line starts with any byte, even a lone '\n'
+    for (;;) {
+      if (next_ == end_) {
+        next_ = buffer_.data();
+        end_ = next_ + input_->rdbuf()->sgetn(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+        if (next_ == end_) break;
+      }
+      if (!any) ++line_number_;
+      any = true;
+      const auto* newline = static_cast<const char*>(std::memchr(next_, '\n', static_cast<std::size_t>(end_ - next_)));
+      const char* stop = newline ? newline : end_;
+      if (line_.size() + static_cast<std::size_t>(stop - next_) > kMaxLineBytes) {
         too_long_ = true;
         return false;
       }
-      line_.push_back(static_cast<char>(c));
-      c = in.sbumpc();
+      line_.append(next_, stop);
+      next_ = newline ? newline + 1 : end_;
+      if (newline) break;
     }
+    if (!any) return false;
     bytes_read_ += line_.size() + 1;
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     if (line_.find_first_not_of(" \t") != std::string::npos) return true;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "traces/trace_request.hpp"
 
@@ -26,6 +27,7 @@ class LineTraceReader : public RequestSource {
  public:
   // The longest line a trace may have. Real rows are short (Mooncake's, with their prefix
   // hashes, reach 2 KB); the bound keeps one bad line from taking gigabytes once parsed.
+  // It counts the bytes before the line's '\n', a '\r' included.
   static constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
 
   // `name` is used in messages (usually the path). `total_bytes` (0 when unknown) drives
@@ -61,6 +63,10 @@ class LineTraceReader : public RequestSource {
   std::uint64_t bytes_read_ = 0;
   std::uint64_t line_number_ = 0;
   std::string line_;
+  // Bytes read from input_ and not yet consumed: [next_, end_) of buffer_.
+  std::vector<char> buffer_ = std::vector<char>(std::size_t{1} << 16);
+  const char* next_ = nullptr;
+  const char* end_ = nullptr;
   bool too_long_ = false;
   bool started_ = false;
   bool finished_ = false;

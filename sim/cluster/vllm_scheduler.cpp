@@ -78,6 +78,16 @@ std::uint32_t VllmScheduler::chunk_tokens(std::uint32_t left, std::uint32_t budg
 }
 
 const VllmScheduler::Step& VllmScheduler::schedule() {
+  form_step();
+  residues_.clear();
+  if (step_.decode_only()) {
+    for (const Chunk& chunk : step_.chunks) residues_.push_back(chunk.context % limits_.block_size);
+    std::sort(residues_.begin(), residues_.end());
+  }
+  return step_;
+}
+
+void VllmScheduler::form_step() {
   step_.chunks.clear();
   step_.preempted.clear();
   step_.prefill_tokens = 0;
@@ -107,7 +117,7 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
     if (!allocated) break;
     take(slot, seq, tokens);
   }
-  if (!step_.preempted.empty()) return step_;
+  if (!step_.preempted.empty()) return;
   // Waiting requests, first come first served; the first that does not fit stops admission.
   while (!waiting_.empty() && budget > 0 && running_.size() < limits_.max_num_seqs) {
     const std::uint32_t slot = waiting_.front();
@@ -127,20 +137,19 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
   }
   queried_ += step_.queried_tokens;
   hit_ += step_.hit_tokens;
-  return step_;
 }
 
 // Blocks of iterations 1..k-1 of a steady decode step: a request with c tokens computed
 // before the step computes token c + j in iteration j, which opens a block when it is a
 // multiple of the block size.
 std::uint64_t VllmScheduler::later_allocations(std::uint32_t k) const {
-  std::uint64_t blocks = 0;
-  const std::uint64_t b = limits_.block_size;
-  for (const Chunk& chunk : step_.chunks) {
-    const std::uint64_t c = chunk.context;
-    blocks += (c + k - 1) / b - c / b;
-  }
-  return blocks;
+  // With r = c mod b, a request opens (r + k - 1) / b blocks; writing k - 1 = q b + m, that
+  // is q, plus one when r >= b - m.
+  const std::uint32_t b = limits_.block_size;
+  const std::uint32_t q = (k - 1) / b;
+  const std::uint32_t m = (k - 1) % b;
+  const auto opening_one_more = residues_.end() - std::lower_bound(residues_.begin(), residues_.end(), b - m);
+  return std::uint64_t{q} * residues_.size() + static_cast<std::uint64_t>(opening_one_more);
 }
 
 // Whether the waiting queue's head would be admitted with `free_blocks` free and `budget`

@@ -135,7 +135,9 @@ class VllmScheduler {
   // Blocks for the first `tokens` tokens, the full ones registered.
   void hold_blocks(Seq& seq, std::uint32_t tokens);
   void preempt(std::uint32_t slot);
-  // Blocks iterations 1..k-1 of the steady decode step allocate.
+  // schedule()'s work before the step's residues are indexed.
+  void form_step();
+  // Blocks iterations 1..k-1 (k >= 1) of the decode-only step allocate: O(log running).
   std::uint64_t later_allocations(std::uint32_t k) const;
   bool waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const;
 
@@ -145,6 +147,9 @@ class VllmScheduler {
   std::vector<std::uint32_t> running_;
   SlotQueue waiting_;
   Step step_;
+  // The decode-only step's chunk contexts modulo the block size, ascending: what
+  // later_allocations counts (empty for other steps).
+  std::vector<std::uint32_t> residues_;
   std::uint32_t materialized_ = 1;  // iterations of step_ whose blocks are allocated
   std::uint64_t queried_ = 0;
   std::uint64_t hit_ = 0;

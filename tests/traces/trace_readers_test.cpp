@@ -173,6 +173,32 @@ TEST(MooncakeReaderTest, DeepNestingAndOverlongLinesAreErrorsNotCrashes) {
   EXPECT_EQ(csv.error.rfind("azure.csv:2: line longer than 1048576 bytes", 0), 0u) << csv.error;
 }
 
+TEST(MooncakeReaderTest, LinesAcrossReadBuffersKeepTheirNumbersAndTheLengthLimitIsExact) {
+  // Rows of varied lengths, CRLF and blank lines, over many of the reader's 64 KiB reads.
+  std::string text;
+  std::uint64_t line = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    text += "{\"timestamp\": " + std::to_string(i) + ", \"input_length\": " + std::to_string(1 + i % 977) +
+            ", \"output_length\": 3, \"hash_ids\": [" + std::string(i % 7, '1') + "]}" + (i % 3 ? "\n" : "\r\n");
+    ++line;
+    if (i % 11 == 0) {
+      text += i % 2 ? "\n" : " \t\r\n";
+      ++line;
+    }
+  }
+  text += "{\"timestamp\": 1}\n";
+  const auto all = read_all(*mooncake(text));
+  ASSERT_EQ(all.requests.size(), 20'000u);
+  EXPECT_EQ(all.requests.back().prompt_tokens, 1u + 19'999 % 977);
+  EXPECT_EQ(all.requests.back().arrival, SimTime::from_ms(19'999));
+  EXPECT_EQ(all.error, "mc.jsonl:" + std::to_string(line + 1) + ": missing key 'input_length'");
+
+  std::string longest = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}";
+  longest += std::string(LineTraceReader::kMaxLineBytes - longest.size(), ' ');
+  EXPECT_EQ(read_all(*mooncake(longest + "\n" + longest)).requests.size(), 2u);
+  EXPECT_EQ(read_all(*mooncake(longest + " \n")).error.rfind("mc.jsonl:1: line longer than", 0), 0u);
+}
+
 TEST(MooncakeReaderTest, MissingKeysWrongTypesAndEmptyFilesAreErrors) {
   EXPECT_EQ(read_all(*mooncake("{\"timestamp\": 0, \"input_length\": 5}\n")).error,
             "mc.jsonl:1: missing key 'output_length'");
