@@ -130,7 +130,9 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   read_number_list(reader, "start_instances", "whole numbers of instances in [1, 100000]",
                    [](double v) { return v >= 1 && v <= 100000 && v == std::floor(v); }, start_sizes);
   for (const double n : start_sizes) rl.start_instances.push_back(static_cast<std::uint32_t>(n));
-  reader.read("time_of_day", rl.time_of_day);
+  reader.read("phase_period_s", rl.phase_period_s, "a number of seconds in [0, 1e9] (0: no phase features)",
+              [](double v) { return v >= 0 && v <= 1e9; });
+  reader.read_duration("warmup_s", rl.warmup, 1.0);
   reader.read_choice("action", rl.action, kActionKindNames);
   reader.read("action_scale_step", rl.action_scale_step, "a number of instances in (0, 1000]",
               [](double v) { return v > 0 && v <= 1000; });
@@ -154,7 +156,8 @@ json rl_to_json(const RlSpec& spec) {
               {"rate_scales", spec.rate_scales},
               {"scale_up_delays_s", spec.scale_up_delays_s},
               {"start_instances", spec.start_instances},
-              {"time_of_day", spec.time_of_day},
+              {"phase_period_s", spec.phase_period_s},
+              {"warmup_s", spec.warmup.seconds()},
               {"action", kActionKindNames.name(spec.action)},
               {"action_scale_step", spec.action_scale_step},
               {"action_mig_step", spec.action_mig_step},

@@ -81,9 +81,12 @@ struct RlSpec {
   // the start) is drawn from these, so a policy learns to size the pools from any start,
   // not only to recover from the scenario's; empty: the scenario's start state.
   std::vector<std::uint32_t> start_instances;
-  // The time-of-day features (rl/env/observation.hpp); off for workloads whose cycle is
-  // not a day, whose phase a policy would otherwise learn by heart.
-  bool time_of_day = true;
+  // The period of the workload's cycle, for the phase features (rl/env/observation.hpp):
+  // a day for real traces, the generator's period_s for a synthetic cycle; 0: none.
+  double phase_period_s = 86'400.0;
+  // Played at the start size before the first decision, so the first observation holds
+  // real rates and latencies; not counted in the episode's GPU-hours or reward.
+  SimTime warmup = SimTime::from_seconds(15);
   ActionKind action = ActionKind::kContinuous;
   double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
   std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool (and migration)

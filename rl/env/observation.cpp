@@ -10,6 +10,19 @@ namespace meshsim::rl {
 
 std::size_t observation_size(std::size_t pools) { return pools * kPoolFeatures + kGlobalFeatures; }
 
+void ArrivalAverages::start(double rate) {
+  averages_.fill(rate);
+  slopes_.fill(0.0);
+}
+
+void ArrivalAverages::add(double rate, double seconds) {
+  for (std::size_t i = 0; i < averages_.size(); ++i) {
+    const double before = averages_[i];
+    averages_[i] += -std::expm1(-seconds / kTimeConstantsS[i]) * (rate - before);
+    slopes_[i] = seconds > 0 ? (std::log1p(averages_[i]) - std::log1p(before)) * 60.0 / seconds : 0.0;
+  }
+}
+
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
                          std::span<float> out) {
@@ -17,30 +30,41 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   const auto latency = [](double seconds, double target) { return std::min(kLatencyCap, seconds / target); };
   std::size_t at = 0;
   const auto put = [&](double value) { out[at++] = static_cast<float>(value); };
+  const engine::SimTime now = manager.cluster().now();
+  const auto within = [&](double intervals) {
+    return now + engine::SimTime::from_seconds(intervals * stats.decision_interval_s);
+  };
   for (const cluster::InstanceTag tag : pools) {
     const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
     const autoscale::PoolKv kv = autoscale::scan_active(manager, tag);
     const double active = std::max(1u, pool.active);
+    const double size = std::max(1u, pool.current());
+    const std::uint32_t soon = manager.starting_ready_by(tag, within(kReadySoonIntervals));
+    const std::uint32_t mid = manager.starting_ready_by(tag, within(kReadyMidIntervals));
     put(pool.active);
-    put(pool.starting);
+    put(soon);
+    put(mid - soon);
+    put(pool.starting - mid);
     put(pool.draining);
-    put(std::log1p(static_cast<double>(pool.active_requests) / active));
-    put(std::log1p(static_cast<double>(std::max<std::int64_t>(0, pool.pending_tokens)) / active / 1000.0));
+    put(std::log1p(static_cast<double>(pool.active_requests) / size));
+    put(std::log1p(static_cast<double>(std::max<std::int64_t>(0, pool.pending_tokens)) / size / 1000.0));
     put(kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0);
     put(std::log1p(static_cast<double>(kv.pending_requests) / active));
   }
-  const double day = 2.0 * std::numbers::pi * stats.workload_seconds.value_or(0.0) / 86'400.0;
+  const double phase = 2.0 * std::numbers::pi * stats.phase.value_or(0.0);
   put(std::log1p(stats.arrival_rate));
-  put(std::log1p(stats.arrival_trend));
+  for (const double rate : stats.rates.averages()) put(std::log1p(rate));
+  for (const double slope : stats.rates.slopes_per_minute()) put(slope);
   put(latency(stats.ttft_p50, ttft_target_s));
   put(latency(stats.ttft_p99, ttft_target_s));
   put(latency(stats.tbt_p99, tbt_target_s));
   put(stats.violations);
-  put(stats.workload_seconds ? std::sin(day) : 0.0);
-  put(stats.workload_seconds ? std::cos(day) : 0.0);
+  put(stats.phase ? std::sin(phase) : 0.0);
+  put(stats.phase ? std::cos(phase) : 0.0);
   put(stats.mean_instances);
   put(stats.busy);
-  put(std::log1p(stats.scale_up_delay_intervals));
+  put(std::log1p(stats.scale_up_delay_s / stats.decision_interval_s));
+  MESHSIM_CHECK(at == out.size(), "collect_observation: the feature list and kPoolFeatures/kGlobalFeatures disagree");
 }
 
 }  // namespace meshsim::rl

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -12,49 +13,77 @@ namespace meshsim::rl {
 // The observation of the scaling environment, every feature in one place. Per pool (the
 // start state's tags, in the order prompt, token, mixed), then global. Counts are whole
 // instances (not shares of max_total_instances, so a policy reads the same numbers on a
-// cluster with another cap); loads are per ACTIVE instance (only ACTIVE ones are
-// capacity) and log1p-compressed, since they span orders of magnitude under overload;
+// cluster with another cap). Loads are per instance of the pool's size, ACTIVE +
+// STARTING (capacity already asked for counts, so a policy does not keep adding while
+// scale-ups start), but waiting requests and KV are per ACTIVE instance (where they are);
+// loads are log1p-compressed, since they span orders of magnitude under overload;
 // latencies are multiples of their SLO target, capped at kLatencyCap. The learner's
 // running normalisation scales them all to order one.
 //
 // Per pool:
 //   0 active      ACTIVE instances
-//   1 starting    STARTING instances (scale-ups under way: the policy sees the
-//                 scale-up delay)
-//   2 draining    DRAINING instances
-//   3 requests    log1p(requests on ACTIVE instances, running or waiting, per ACTIVE instance)
-//   4 tokens      log1p(pending prompt tokens per ACTIVE instance / 1000)
-//   5 kv          KV-cache tokens in use / capacity over ACTIVE instances, in [0, 1]
-//   6 waiting     log1p(requests waiting, not in the running batch, per ACTIVE instance)
-// Global (over the last decision interval unless said):
-//   0 arrivals    log1p(arrival rate, requests/s)
-//   1 trend       log1p(arrival rate smoothed over about four intervals, requests/s)
-//   2 ttft_p50    median TTFT of the requests that left / the TTFT target
-//   3 ttft_p99    p99 TTFT / the TTFT target
-//   4 tbt_p99     p99 mean TBT / the TBT target
-//   5 violations  share of the requests that left missing the SLO (dropped ones included)
-//   6 day_sin     sin(2 pi * workload seconds / 86400): time of day of the trace
-//   7 day_cos     cos(...); both 0 with rl.time_of_day false (a synthetic workload whose
-//                 cycle is not a day would let a policy learn its phase by heart)
-//   8 cost        instances that existed (any state), mean over the interval
-//   9 busy        share of the instances' compute in use over the interval
-//  10 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
+//   1 ready_soon  STARTING instances that become ACTIVE within one decision interval
+//   2 ready_mid   STARTING, within four intervals
+//   3 ready_late  STARTING, later (the scale-up delay shows in how these fill)
+//   4 draining    DRAINING instances
+//   5 requests    log1p(requests on ACTIVE instances, running or waiting, per ACTIVE + STARTING)
+//   6 tokens      log1p(pending prompt tokens on ACTIVE instances per ACTIVE + STARTING / 1000)
+//   7 kv          KV-cache tokens in use / capacity over ACTIVE instances, in [0, 1]
+//   8 waiting     log1p(requests waiting, not in the running batch, per ACTIVE instance)
+// Global (over the last decision interval unless said; the first observation of an
+// episode covers its warm-up, rl.warmup_s, played at the start size):
+//   0 arrivals    log1p(arrival rate over the interval, requests/s)
+//   1 rate_1m     log1p(arrival rate averaged over about a minute, requests/s): an
+//   2 rate_5m     exponential average with time constant 60, 300, 900 s (Unix load
+//   3 rate_15m    averages' rule), started at the warm-up's rate
+//   4 slope_1m    change of rate_1m over the interval, per minute (relative growth: the
+//   5 slope_5m    averages are log-compressed); 0 at the first observation
+//   6 slope_15m
+//   7 ttft_p50    median TTFT of the requests that left / the TTFT target
+//   8 ttft_p99    p99 TTFT / the TTFT target
+//   9 tbt_p99     p99 mean TBT / the TBT target
+//  10 violations  share of the requests that left missing the SLO (dropped ones included)
+//  11 phase_sin   sin(2 pi * workload seconds / rl.phase_period_s): where the interval ends
+//  12 phase_cos   in the workload's cycle (a day by default); both 0 with period 0
+//  13 cost        instances that existed (any state), mean over the interval
+//  14 busy        share of the instances' compute in use over the interval
+//  15 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
 //                 to become capacity (rl.scale_up_delays_s varies it between episodes)
-inline constexpr std::size_t kPoolFeatures = 7;
-inline constexpr std::size_t kGlobalFeatures = 11;
+inline constexpr std::size_t kPoolFeatures = 9;
+inline constexpr std::size_t kGlobalFeatures = 16;
 inline constexpr double kLatencyCap = 10.0;
+// STARTING instances are binned by decision intervals to ready: (0, 1], (1, 4], beyond.
+inline constexpr double kReadySoonIntervals = 1.0, kReadyMidIntervals = 4.0;
+
+// The arrival-rate averages of the global features: exponential averages over about 1, 5
+// and 15 minutes, and how much each moved (log1p scale) per minute in the last interval.
+class ArrivalAverages {
+ public:
+  static constexpr std::array<double, 3> kTimeConstantsS = {60.0, 300.0, 900.0};
+  // Every average starts at `rate`, none moving.
+  void start(double rate);
+  // The interval of `seconds` just played had `rate` requests/s.
+  void add(double rate, double seconds);
+  const std::array<double, 3>& averages() const { return averages_; }
+  const std::array<double, 3>& slopes_per_minute() const { return slopes_; }
+
+ private:
+  std::array<double, 3> averages_{}, slopes_{};
+};
 
 // What the environment measured over the last interval (the global features' inputs).
 struct IntervalStats {
   double seconds = 0.0;
-  double arrival_rate = 0.0, arrival_trend = 0.0;  // requests/s
+  double arrival_rate = 0.0;  // requests/s
+  ArrivalAverages rates;
   double ttft_p50 = 0.0, ttft_p99 = 0.0, tbt_p99 = 0.0;  // seconds
   double violations = 0.0;
-  // Where the interval ends, in the workload's own time; unset: no time-of-day features.
-  std::optional<double> workload_seconds;
+  // Where the interval ends in the workload's cycle, in [0, 1); unset: no phase features.
+  std::optional<double> phase;
   double mean_instances = 0.0;
   double busy = 0.0;
-  double scale_up_delay_intervals = 0.0;
+  double decision_interval_s = 15.0;
+  double scale_up_delay_s = 0.0;
 };
 
 std::size_t observation_size(std::size_t pools);

@@ -43,7 +43,7 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   // The episode's own config: the agent scales (no autoscaler unless asked for), the run
   // stops at the window's end, and time-series rows (unused here) come once per episode.
   if (!config_autoscaler) config_.autoscaler = configs::AutoscalerSpec{};
-  config_.replay.until = SimTime::from_us(spec_.decision_interval.us() * steps_per_episode_);
+  config_.replay.until = spec_.warmup + SimTime::from_us(spec_.decision_interval.us() * steps_per_episode_);
   config_.replay.timeseries_interval = *config_.replay.until;
   config_.replay.stop_when_served = false;  // the agent acts, and instances cost, to the window's end
 }
@@ -116,33 +116,79 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   run_->start();
 
   step_ = 0;
-  interval_start_ = SimTime::zero();
+  begin_interval(SimTime::zero());
+  IntervalStats stats = base_stats();
+  EnvInfo info;
+  if (spec_.warmup > SimTime::zero()) {
+    run_->advance_until(spec_.warmup);
+    stats = measure_interval(spec_.warmup);
+    info.left = left_;
+    info.slo_met = met_;
+    begin_interval(spec_.warmup);
+  } else {
+    stats.phase = phase_at(SimTime::zero());
+    stats.mean_instances = static_cast<double>(run_->scaling()->manager().get_status_summary().total_instances);
+  }
+  rates_.start(stats.arrival_rate);
+  stats.rates = rates_;
+  gpu_us_at_first_decision_ = run_->replay().serving().usage().gpu_us;
+  const auto& manager = run_->scaling()->manager();
+  collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
+                      obs);
+  const auto status = manager.get_status_summary();
+  info.window_start_s = window_start_s_;
+  info.rate_scale = rate_scale_;
+  info.scale_up_delay_s = scale_up_delay_s_;
+  info.sim_seconds = spec_.warmup.seconds();
+  info.slo_attainment = 1.0 - stats.violations;
+  info.mean_instances = stats.mean_instances;
+  info.active = status.active_instances;
+  info.starting = status.scaling_up_instances;
+  info.draining = status.draining_instances;
+  return info;
+}
+
+std::optional<double> ScalingEnv::phase_at(SimTime at) const {
+  if (spec_.phase_period_s <= 0) return std::nullopt;
+  const double cycles = (window_start_s_ + at.seconds() * rate_scale_) / spec_.phase_period_s;
+  return cycles - std::floor(cycles);
+}
+
+IntervalStats ScalingEnv::base_stats() const {
+  IntervalStats stats;
+  stats.decision_interval_s = spec_.decision_interval.seconds();
+  stats.scale_up_delay_s = scale_up_delay_s_;
+  stats.rates = rates_;
+  return stats;
+}
+
+void ScalingEnv::begin_interval(SimTime at) {
+  interval_start_ = at;
   const auto usage = run_->replay().serving().usage();
   instance_us_at_start_ = usage.instance_us;
   busy_at_start_ = usage.busy_unit_us;
   capacity_at_start_ = usage.capacity_unit_us;
   arrived_at_start_ = run_->replay().metrics().counts().arrived;
-  trend_ = 0.0;
   left_ = met_ = 0;
   ttfts_.clear();
   tbts_.clear();
+}
 
-  const auto& manager = run_->scaling()->manager();
-  const auto status = manager.get_status_summary();
-  IntervalStats stats;
-  stats.scale_up_delay_intervals = scale_up_delay_s_ / spec_.decision_interval.seconds();
-  if (spec_.time_of_day) stats.workload_seconds = window_start_s_;
-  stats.mean_instances = static_cast<double>(status.total_instances);
-  collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
-                      obs);
-  EnvInfo info;
-  info.window_start_s = window_start_s_;
-  info.rate_scale = rate_scale_;
-  info.scale_up_delay_s = scale_up_delay_s_;
-  info.active = status.active_instances;
-  info.starting = status.scaling_up_instances;
-  info.draining = status.draining_instances;
-  return info;
+IntervalStats ScalingEnv::measure_interval(SimTime end) {
+  IntervalStats stats = base_stats();
+  const double seconds = (end - interval_start_).seconds();
+  const auto usage = run_->replay().serving().usage();
+  stats.seconds = seconds;
+  stats.arrival_rate = static_cast<double>(run_->replay().metrics().counts().arrived - arrived_at_start_) / seconds;
+  stats.ttft_p50 = quantile(ttfts_, 0.5);
+  stats.ttft_p99 = quantile(ttfts_, 0.99);
+  stats.tbt_p99 = quantile(tbts_, 0.99);
+  stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
+  stats.phase = phase_at(end);
+  stats.mean_instances = (usage.instance_us - instance_us_at_start_) / (seconds * 1e6);
+  const double capacity = usage.capacity_unit_us - capacity_at_start_;
+  stats.busy = capacity > 0 ? (usage.busy_unit_us - busy_at_start_) / capacity : 0.0;
+  return stats;
 }
 
 configs::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) const {
@@ -200,27 +246,12 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
     }
   }
 
-  const SimTime end = SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
+  const SimTime end = spec_.warmup + SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
   run_->advance_until(end);
   const cluster::ScalingCounts after = manager.counts();  // the action's and an autoscaler's
-  const double seconds = (end - interval_start_).seconds();
-  const auto usage = run_->replay().serving().usage();
-  const std::uint64_t arrived = run_->replay().metrics().counts().arrived;
-
-  IntervalStats stats;
-  stats.seconds = seconds;
-  stats.scale_up_delay_intervals = scale_up_delay_s_ / spec_.decision_interval.seconds();
-  stats.arrival_rate = static_cast<double>(arrived - arrived_at_start_) / seconds;
-  trend_ = step_ == 0 ? stats.arrival_rate : trend_ + 0.25 * (stats.arrival_rate - trend_);
-  stats.arrival_trend = trend_;
-  stats.ttft_p50 = quantile(ttfts_, 0.5);
-  stats.ttft_p99 = quantile(ttfts_, 0.99);
-  stats.tbt_p99 = quantile(tbts_, 0.99);
-  stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
-  if (spec_.time_of_day) stats.workload_seconds = window_start_s_ + end.seconds() * rate_scale_;
-  stats.mean_instances = (usage.instance_us - instance_us_at_start_) / (seconds * 1e6);
-  const double capacity = usage.capacity_unit_us - capacity_at_start_;
-  stats.busy = capacity > 0 ? (usage.busy_unit_us - busy_at_start_) / capacity : 0.0;
+  IntervalStats stats = measure_interval(end);
+  rates_.add(stats.arrival_rate, stats.seconds);
+  stats.rates = rates_;
 
   StepResult result;
   EnvInfo& info = result.info;
@@ -232,7 +263,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   info.slo_met = met_;
   info.slo_attainment = 1.0 - stats.violations;
   info.mean_instances = stats.mean_instances;
-  info.gpu_hours = usage.gpu_us / 3.6e9;
+  info.gpu_hours = (run_->replay().serving().usage().gpu_us - gpu_us_at_first_decision_) / 3.6e9;
   info.scale_ups = static_cast<std::uint32_t>(after.scale_ups - before.scale_ups);
   info.scale_downs = static_cast<std::uint32_t>(after.scale_downs - before.scale_downs);
   info.blocked = static_cast<std::uint32_t>(after.blocked - before.blocked);
@@ -251,14 +282,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
                       obs);
   ++step_;
   result.truncated = step_ == steps_per_episode_;
-  interval_start_ = end;
-  instance_us_at_start_ = usage.instance_us;
-  busy_at_start_ = usage.busy_unit_us;
-  capacity_at_start_ = usage.capacity_unit_us;
-  arrived_at_start_ = arrived;
-  left_ = met_ = 0;
-  ttfts_.clear();
-  tbts_.clear();
+  begin_interval(end);
   return result;
 }
 

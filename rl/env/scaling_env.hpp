@@ -16,17 +16,17 @@ namespace meshsim::rl {
 using engine::SimTime;
 
 // What a step (or reset) reports beside the observation: the interval that just played
-// out and the episode so far.
+// out (for reset, the warm-up) and the episode so far.
 struct EnvInfo {
   double window_start_s = 0.0;  // where the episode's window starts in the workload
   double rate_scale = 1.0;
   double scale_up_delay_s = 0.0;  // STARTING -> ACTIVE in this episode
-  double sim_seconds = 0.0;     // simulated time at the end of the interval
+  double sim_seconds = 0.0;     // simulated time at the end of the interval (the warm-up's end at reset)
   std::uint64_t left = 0;       // requests that left in the interval (completed or dropped)
   std::uint64_t slo_met = 0;    // of those, meeting the SLO
   double slo_attainment = 1.0;  // slo_met / left (1 when none left)
   double mean_instances = 0.0;  // instances that existed, mean over the interval
-  double gpu_hours = 0.0;       // held by instances since the episode began
+  double gpu_hours = 0.0;       // held by instances since the first decision (after the warm-up)
   std::uint32_t scale_ups = 0, scale_downs = 0, blocked = 0;  // in the step (its action, or an autoscaler)
   std::uint32_t migrations = 0;  // instances the step began moving between prompt and token
   std::uint32_t active = 0, starting = 0, draining = 0;       // now, over all pools
@@ -119,6 +119,13 @@ class ScalingEnv final : private replay::ReplayObserver {
   void on_request(const metrics::RequestRecord& record) override;
   // Pool size changes asked by `action`, then the instances to migrate (when migrates_).
   std::vector<std::int64_t> deltas(std::span<const float> action) const;
+  // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
+  void begin_interval(SimTime at);
+  // What the interval begun last measured, up to `end` (now); the averages as they stand.
+  IntervalStats measure_interval(SimTime end);
+  IntervalStats base_stats() const;
+  // Where episode time `at` falls in the workload's cycle (rl.phase_period_s), in [0, 1).
+  std::optional<double> phase_at(SimTime at) const;
 
   configs::ScenarioConfig config_;
   const configs::Catalog& catalog_;
@@ -138,7 +145,8 @@ class ScalingEnv final : private replay::ReplayObserver {
   SimTime interval_start_;
   double instance_us_at_start_ = 0.0, busy_at_start_ = 0.0, capacity_at_start_ = 0.0;
   std::uint64_t arrived_at_start_ = 0;
-  double trend_ = 0.0;
+  double gpu_us_at_first_decision_ = 0.0;
+  ArrivalAverages rates_;
   // Requests that left during the current interval.
   std::uint64_t left_ = 0, met_ = 0;
   std::vector<double> ttfts_, tbts_;

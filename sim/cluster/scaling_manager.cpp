@@ -66,7 +66,7 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
   ScaleUp added;
   added.server = *server;
   added.instance = cluster_.add_instance(tag, added.server);
-  starting_[static_cast<std::size_t>(tag)].insert(added.instance);
+  starting_[static_cast<std::size_t>(tag)].emplace(added.instance, sim_.now() + config_.scale_up_delay);
   ++counts_.scale_ups;
   if (log_) log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
       std::to_string(added.instance));
@@ -162,7 +162,7 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
   if (!taken) return taken.error();
   const std::uint32_t server = *taken;
   cluster_.restart(instance, server);
-  starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].insert(instance);
+  starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].emplace(instance, sim_.now() + config_.scale_up_delay);
   ++counts_.scale_ups;
   if (log_) {
     log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " +
@@ -260,7 +260,13 @@ std::uint32_t ScalingManager::count(InstanceTag tag, InstanceState state) const 
 std::optional<std::uint32_t> ScalingManager::newest_starting(InstanceTag tag) const {
   const auto& ids = starting_[static_cast<std::size_t>(tag)];
   if (ids.empty()) return std::nullopt;
-  return *ids.rbegin();
+  return ids.rbegin()->first;
+}
+
+std::uint32_t ScalingManager::starting_ready_by(InstanceTag tag, SimTime when) const {
+  std::uint32_t ready = 0;
+  for (const auto& [instance, ready_at] : starting_[static_cast<std::size_t>(tag)]) ready += ready_at <= when;
+  return ready;
 }
 
 ScalingStatus ScalingManager::get_status_summary() const {

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstdint>
-#include <set>
 #include <functional>
 #include <map>
 #include <optional>
@@ -120,6 +119,8 @@ class ScalingManager final : private engine::EventHandler {
   std::uint32_t count(InstanceTag tag, InstanceState state) const;
   // The most recent scale-up of `tag` still STARTING, if any.
   std::optional<std::uint32_t> newest_starting(InstanceTag tag) const;
+  // STARTING instances of `tag` that become ACTIVE at or before `when`.
+  std::uint32_t starting_ready_by(InstanceTag tag, SimTime when) const;
   ScalingStatus get_status_summary() const;
   const ScalingCounts& counts() const { return counts_; }
   LlmCluster& cluster() { return cluster_; }
@@ -156,7 +157,8 @@ class ScalingManager final : private engine::EventHandler {
   LogSink log_;
   std::map<std::uint32_t, Draining> draining_;  // by instance id
   std::uint32_t drain_serials_ = 0;
-  std::array<std::set<std::uint32_t>, 3> starting_;  // STARTING instances by tag
+  // STARTING instances by tag, with when each becomes ACTIVE.
+  std::array<std::map<std::uint32_t, SimTime>, 3> starting_;
   engine::Timer drain_check_;
   ScalingCounts counts_;
 };

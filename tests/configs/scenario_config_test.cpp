@@ -269,7 +269,7 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_FALSE(to_json(*config).contains("rl"));
   json tree = to_json(*config);
   tree["rl"] = {{"decision_interval_s", 30}, {"rate_scales", {0.5, 2}}, {"scale_up_delays_s", {0, 60}},
-                {"start_instances", {2, 6}}, {"time_of_day", false}, {"action", "discrete"},
+                {"start_instances", {2, 6}}, {"phase_period_s", 7200}, {"warmup_s", 30}, {"action", "discrete"},
                 {"reward", {{"cost_weight", 0.02}}}};
   auto with_rl = parse_scenario(tree, default_scenario_path());
   ASSERT_TRUE(with_rl) << with_rl.error().message;
@@ -278,7 +278,8 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   EXPECT_EQ(with_rl->rl->rate_scales, (std::vector<double>{0.5, 2}));
   EXPECT_EQ(with_rl->rl->scale_up_delays_s, (std::vector<double>{0, 60}));
   EXPECT_EQ(with_rl->rl->start_instances, (std::vector<std::uint32_t>{2, 6}));
-  EXPECT_FALSE(with_rl->rl->time_of_day);
+  EXPECT_EQ(with_rl->rl->phase_period_s, 7200.0);
+  EXPECT_EQ(with_rl->rl->warmup, SimTime::from_seconds(30));
   EXPECT_EQ(with_rl->rl->action, ActionKind::kDiscrete);
   EXPECT_EQ(with_rl->rl->reward.cost_weight, 0.02);
   EXPECT_EQ(with_rl->rl->reward.slo_weight, 1.0);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -55,14 +56,14 @@ TEST(ScalingEnvTest, EpisodesTruncateAtTheWindowEndAndNeverTerminate) {
   EXPECT_EQ(env->steps_per_episode(), 8u);
   EXPECT_EQ(env->action_size(), 1u);  // one pool: mixed
   std::vector<float> obs(env->observation_size());
-  env->reset(7, obs);
+  EXPECT_DOUBLE_EQ(env->reset(7, obs).sim_seconds, 15.0);  // the warm-up
   for (const float x : obs) EXPECT_TRUE(std::isfinite(x));
   const float hold = 0.0f;
   for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
     const StepResult r = env->step({&hold, 1}, obs);
     EXPECT_FALSE(r.terminated);
     EXPECT_EQ(r.truncated, i + 1 == env->steps_per_episode());
-    EXPECT_DOUBLE_EQ(r.info.sim_seconds, 15.0 * (i + 1));
+    EXPECT_DOUBLE_EQ(r.info.sim_seconds, 15.0 * (i + 2));
     for (const float x : obs) EXPECT_TRUE(std::isfinite(x));
   }
   EXPECT_THROW(env->step({&hold, 1}, obs), std::logic_error);
@@ -139,6 +140,51 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
   EXPECT_EQ(env->reset(3, obs, delay_of(25.0)).scale_up_delay_s, 25.0);
 }
 
+// Per pool: 0 active, 1-3 STARTING by time to ready, 4 draining, 5 requests and 6 tokens
+// per ACTIVE + STARTING, 7 KV, 8 waiting per ACTIVE.
+TEST(ScalingEnvTest, StartingInstancesAreBinnedByTimeToReadyAndCountInTheLoadPerInstance) {
+  auto f = make_fixture();
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  const float up = 0.4f, hold = 0.0f;  // +2 instances, then nothing
+  // With a 90 s delay, two scale-ups asked at 15 s are ready at 105 s: after the interval
+  // (at 30 s) 75 s away (beyond four intervals), at 45 s 60 s away (within four), at 90 s
+  // 15 s away (within one), ACTIVE at 105 s.
+  env->reset(4, obs, delay_of(90.0));
+  const std::vector<std::array<float, 4>> expected = {
+      {4, 0, 0, 2}, {4, 0, 2, 0}, {4, 0, 2, 0}, {4, 0, 2, 0}, {4, 2, 0, 0}, {6, 0, 0, 0}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    env->step({i == 0 ? &up : &hold, 1}, obs);
+    EXPECT_EQ((std::array<float, 4>{obs[0], obs[1], obs[2], obs[3]}), expected[i]) << "step " << i;
+    const auto pool = autoscale::snapshot(env->run().scaling()->manager(), cluster::InstanceTag::kMixed);
+    EXPECT_FLOAT_EQ(obs[5], static_cast<float>(std::log1p(static_cast<double>(pool.active_requests) / 6.0)));
+    EXPECT_FLOAT_EQ(obs[6], static_cast<float>(std::log1p(static_cast<double>(pool.pending_tokens) / 6.0 / 1000.0)));
+  }
+}
+
+TEST(ScalingEnvTest, TheFirstObservationHoldsTheWarmUpsRatesAndLatencies) {
+  auto f = make_fixture();
+  const std::size_t arrivals = kPoolFeatures + 0, rate_1m = kPoolFeatures + 1, slope_1m = kPoolFeatures + 4,
+                    ttft_p50 = kPoolFeatures + 7;
+  f.config.rl->warmup = SimTime::from_seconds(60);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  const EnvInfo info = env->reset(3, obs, window_at(600.0));
+  std::uint64_t in_warmup = 0;
+  for (const auto& request : *f.trace) {
+    in_warmup += request.arrival >= SimTime::from_seconds(600) && request.arrival < SimTime::from_seconds(660);
+  }
+  EXPECT_FLOAT_EQ(obs[arrivals], static_cast<float>(std::log1p(static_cast<double>(in_warmup) / 60.0)));
+  EXPECT_EQ(obs[rate_1m], obs[arrivals]);  // the averages start at the warm-up's rate
+  EXPECT_EQ(obs[slope_1m], 0.0f);
+  EXPECT_GT(info.left, 0u);
+  EXPECT_GT(obs[ttft_p50], 0.0f);
+  // Warm-up time costs nothing in the episode's GPU-hours.
+  const float hold = 0.0f;
+  const StepResult r = env->step({&hold, 1}, obs);
+  EXPECT_NEAR(r.info.gpu_hours, 15.0 / 3600.0 * 4 * 4, 1e-9);
+}
+
 TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {
   auto f = make_fixture();
   f.config.rl->start_instances = {1, 7};
@@ -168,24 +214,24 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {
   EXPECT_NE(refused.error().message.find("rl.start_instances"), std::string::npos) << refused.error().message;
 }
 
-TEST(ScalingEnvTest, TimeOfDayFeaturesFollowTheWorkloadClockUnlessTurnedOff) {
+TEST(ScalingEnvTest, PhaseFeaturesFollowTheWorkloadClockOverTheGivenPeriod) {
   auto f = make_fixture();
-  const std::size_t day_sin = kPoolFeatures + 6, day_cos = kPoolFeatures + 7;  // one pool
-  for (const bool on : {true, false}) {
-    f.config.rl->time_of_day = on;
+  const std::size_t phase_sin = kPoolFeatures + 11, phase_cos = kPoolFeatures + 12;  // one pool
+  f.config.rl->warmup = SimTime::from_seconds(15);
+  for (const double period : {86'400.0, 7'200.0, 0.0}) {
+    f.config.rl->phase_period_s = period;
     auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
     std::vector<float> obs(env->observation_size());
-    env->reset(2, obs, window_at(5400.0));  // 1/16 of a day in
-    EXPECT_NEAR(obs[day_sin], on ? std::sin(std::numbers::pi / 8) : 0.0, 1e-6);
-    EXPECT_NEAR(obs[day_cos], on ? std::cos(std::numbers::pi / 8) : 0.0, 1e-6);
+    env->reset(2, obs, window_at(5400.0));  // the first decision comes after 15 s of warm-up
+    const auto expect_at = [&](double workload_s) {
+      const double angle = period > 0 ? 2 * std::numbers::pi * workload_s / period : 0.0;
+      EXPECT_NEAR(obs[phase_sin], period > 0 ? std::sin(angle) : 0.0, 1e-5) << period;
+      EXPECT_NEAR(obs[phase_cos], period > 0 ? std::cos(angle) : 0.0, 1e-5) << period;
+    };
+    expect_at(5415.0);
     const float hold = 0.0f;
     env->step({&hold, 1}, obs);
-    if (on) {
-      EXPECT_NEAR(obs[day_cos], std::cos(2 * std::numbers::pi * (5400.0 + 15.0) / 86400.0), 1e-6);
-    } else {
-      EXPECT_EQ(obs[day_sin], 0.0f);
-      EXPECT_EQ(obs[day_cos], 0.0f);
-    }
+    expect_at(5430.0);
   }
 }
 
@@ -280,9 +326,8 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
   // The last 20 s of the workload (served within the first intervals), then past its end
   // (no request at all).
   for (const double start : {f.trace->back().arrival.seconds() - 20.0, 1e6}) {
-    env->reset(5, obs, window_at(start));
+    std::uint64_t left = env->reset(5, obs, window_at(start)).left;  // during the warm-up
     StepResult r;
-    std::uint64_t left = 0;
     for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
       r = env->step({i % 2 == 0 ? &up : &down, 1}, obs);
       left += r.info.left;
