@@ -142,6 +142,7 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
               [](std::uint64_t v) { return v >= 1 && v <= 100; });
   ObjectReader reward(reader.raw("reward"), reader.path_of("reward"), reader.errors());
   reward.read("slo_weight", rl.reward.slo_weight, "a number >= 0", non_negative);
+  reward.read("waiting_weight", rl.reward.waiting_weight, "a number >= 0", non_negative);
   reward.read("cost_weight", rl.reward.cost_weight, "a number >= 0", non_negative);
   reward.read("churn_weight", rl.reward.churn_weight, "a number >= 0", non_negative);
   parse_ppo(reader, rl.ppo);
@@ -164,6 +165,7 @@ json rl_to_json(const RlSpec& spec) {
               {"discrete_max_step", spec.discrete_max_step},
               {"reward",
                {{"slo_weight", spec.reward.slo_weight},
+                {"waiting_weight", spec.reward.waiting_weight},
                 {"cost_weight", spec.reward.cost_weight},
                 {"churn_weight", spec.reward.churn_weight}}},
               {"ppo", ppo_to_json(spec.ppo)}};

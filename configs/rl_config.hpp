@@ -17,15 +17,13 @@ enum class ActionKind { kContinuous, kDiscrete };
 inline constexpr EnumNames kActionKindNames{std::array{std::pair{ActionKind::kContinuous, std::string_view("continuous")},
                                                        std::pair{ActionKind::kDiscrete, std::string_view("discrete")}}};
 
-// The reward of one decision interval (rl/README.md has the formula):
-//   reward = -slo_weight * (share of the requests that left in the interval missing the SLO,
-//                           dropped ones included)
-//            -cost_weight * (instances that existed, ACTIVE or not, averaged over the interval)
-//            -churn_weight * (instances added, drained or migrated by the action)
-// With the defaults one instance held for an interval costs as much as 1% of requests
-// missing their SLO: "always max" pays for 100 instances, "always min" misses the SLO.
+// The reward's weights; rl/env/reward.hpp has the formula and what each term counts.
+// With the defaults, holding one instance for an interval costs as much as 1% of an
+// interval's mean requests missing their SLO: "always max" pays for 100 instances,
+// "always min" misses the SLO.
 struct RewardWeights {
   double slo_weight = 1.0;
+  double waiting_weight = 1.0;
   double cost_weight = 0.01;
   double churn_weight = 0.001;
 };

@@ -38,6 +38,10 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   migrates_ = std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kPrompt) != pools_.end() &&
               std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kToken) != pools_.end();
   trace_span_s_ = trace_->empty() ? 0.0 : trace_->back().arrival.seconds();
+  // The reward's R: the workload's mean requests per decision interval.
+  reference_requests_ = std::max(1e-9, static_cast<double>(trace_->size()) /
+                                           std::max(trace_span_s_, spec_.decision_interval.seconds()) *
+                                           spec_.decision_interval.seconds());
   const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
   steps_per_episode_ = static_cast<std::uint32_t>(std::max(1.0, steps));
   // The episode's own config: the agent scales (no autoscaler unless asked for), the run
@@ -146,6 +150,15 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   info.starting = status.scaling_up_instances;
   info.draining = status.draining_instances;
   return info;
+}
+
+double ScalingEnv::late_waiting(SimTime end) const {
+  double late = 0.0;
+  const double ttft = config_.replay.slo.ttft.seconds();
+  run_->replay().serving().for_each_in_flight([&](const metrics::RequestRecord& record) {
+    if (!record.first_token) late += late_share(record.arrival.seconds(), interval_start_.seconds(), end.seconds(), ttft);
+  });
+  return late;
 }
 
 std::optional<double> ScalingEnv::phase_at(SimTime at) const {
@@ -272,11 +285,19 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   info.active = status.active_instances;
   info.starting = status.scaling_up_instances;
   info.draining = status.draining_instances;
-  const auto& w = spec_.reward;
-  info.slo_penalty = w.slo_weight * stats.violations;
-  info.cost_penalty = w.cost_weight * stats.mean_instances;
-  info.churn_penalty = w.churn_weight * (info.scale_ups + info.scale_downs + info.migrations);
-  result.reward = -(info.slo_penalty + info.cost_penalty + info.churn_penalty);
+  RewardInputs inputs;
+  inputs.missed = left_ - met_;
+  inputs.late = late_waiting(end);
+  inputs.mean_instances = stats.mean_instances;
+  inputs.actions = info.scale_ups + info.scale_downs + info.migrations;
+  inputs.reference_requests = reference_requests_;
+  const RewardTerms terms = reward_terms(inputs, spec_.reward);
+  info.late_waiting = inputs.late;
+  info.slo_penalty = terms.slo;
+  info.waiting_penalty = terms.waiting;
+  info.cost_penalty = terms.cost;
+  info.churn_penalty = terms.churn;
+  result.reward = terms.reward();
 
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
                       obs);

@@ -8,6 +8,7 @@
 
 #include "configs/scenario_run.hpp"
 #include "rl/env/observation.hpp"
+#include "rl/env/reward.hpp"
 #include "sim/engine/rng.hpp"
 #include "traces/memory_trace.hpp"
 
@@ -30,8 +31,11 @@ struct EnvInfo {
   std::uint32_t scale_ups = 0, scale_downs = 0, blocked = 0;  // in the step (its action, or an autoscaler)
   std::uint32_t migrations = 0;  // instances the step began moving between prompt and token
   std::uint32_t active = 0, starting = 0, draining = 0;       // now, over all pools
-  // The reward's terms (reward = -(slo + cost + churn)).
-  double slo_penalty = 0.0, cost_penalty = 0.0, churn_penalty = 0.0;
+  // Requests waiting past the TTFT target at the interval's end, each by the share of the
+  // interval it spent late (rl/env/reward.hpp).
+  double late_waiting = 0.0;
+  // The reward's terms (reward = -(slo + waiting + cost + churn), rl/env/reward.hpp).
+  double slo_penalty = 0.0, waiting_penalty = 0.0, cost_penalty = 0.0, churn_penalty = 0.0;
 };
 
 struct StepResult {
@@ -61,7 +65,7 @@ struct EnvCursor {
 // The scaling environment (Gymnasium 1.x meanings, no LibTorch): every decision interval
 // the agent's action resizes the pools through the ScalingManager, the interval plays
 // out, and the agent gets the observation (rl/env/observation.hpp) and the reward
-// (configs/rl_config.hpp). An episode replays a window of a trace held in memory (shared
+// (rl/env/reward.hpp). An episode replays a window of a trace held in memory (shared
 // read-only by every environment), from the scenario's start state; the window's end is
 // a truncation.
 //
@@ -124,6 +128,8 @@ class ScalingEnv final : private replay::ReplayObserver {
   // What the interval begun last measured, up to `end` (now); the averages as they stand.
   IntervalStats measure_interval(SimTime end);
   IntervalStats base_stats() const;
+  // The reward's late input for the interval ending at `end` (now).
+  double late_waiting(SimTime end) const;
   // Where episode time `at` falls in the workload's cycle (rl.phase_period_s), in [0, 1).
   std::optional<double> phase_at(SimTime at) const;
 
@@ -134,6 +140,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   std::vector<cluster::InstanceTag> pools_;
   bool migrates_ = false;  // both a prompt and a token pool: the action's migration entry
   double trace_span_s_ = 0.0;
+  double reference_requests_ = 1.0;  // the reward's R
   std::uint32_t steps_per_episode_ = 0;
   engine::Rng rng_;
   std::unique_ptr<configs::ScenarioRun> run_;

@@ -287,6 +287,37 @@ TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {
   EXPECT_EQ(mixed->action_size(), 1u);
 }
 
+// Under overload (one instance at 8x the rate) misses and a late backlog build up; the
+// reward counts each miss against the workload's mean requests per interval and prices
+// every request still waiting past the TTFT target (rl/env/reward.hpp).
+TEST(ScalingEnvTest, TheRewardCountsMissesAgainstTheMeanLoadAndPricesTheLateBacklog) {
+  auto f = make_fixture();
+  f.config.rl->rate_scales = {8.0};
+  f.config.rl->start_instances = {1};
+  f.config.scaling.manager.max_total_instances = 4;
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  std::vector<float> obs(env->observation_size());
+  env->reset(6, obs);
+  const double reference = static_cast<double>(f.trace->size()) / f.trace->back().arrival.seconds() * 15.0;
+  const double ttft = f.config.replay.slo.ttft.seconds();
+  const float hold = -1.0f;  // stays at one instance
+  double most_late = 0.0;
+  for (int i = 0; i < 12; ++i) {
+    const StepResult r = env->step({&hold, 1}, obs);
+    const double end = r.info.sim_seconds;
+    double late = 0.0;
+    env->run().replay().serving().for_each_in_flight([&](const metrics::RequestRecord& record) {
+      if (!record.first_token) late += late_share(record.arrival.seconds(), end - 15.0, end, ttft);
+    });
+    EXPECT_DOUBLE_EQ(r.info.late_waiting, late);
+    EXPECT_NEAR(r.info.slo_penalty, static_cast<double>(r.info.left - r.info.slo_met) / reference, 1e-12);
+    EXPECT_NEAR(r.info.waiting_penalty, late / reference, 1e-12);
+    EXPECT_DOUBLE_EQ(r.reward, -(r.info.slo_penalty + r.info.waiting_penalty + r.info.cost_penalty + r.info.churn_penalty));
+    most_late = std::max(most_late, late);
+  }
+  EXPECT_GT(most_late, 5.0);  // the backlog built: more than five requests late all interval
+}
+
 // The default reward must make both extremes score badly: a sensible fixed size beats
 // "always max" (paying for 100 instances) and "always min" (one instance, SLO missed). At
 // 4x the default workload's rate one instance of the default deployment cannot keep up.

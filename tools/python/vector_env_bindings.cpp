@@ -51,7 +51,9 @@ py::dict infos_of(std::span<const rl::EnvInfo> infos) {
   column("active", &rl::EnvInfo::active);
   column("starting", &rl::EnvInfo::starting);
   column("draining", &rl::EnvInfo::draining);
+  column("late_waiting", &rl::EnvInfo::late_waiting);
   column("slo_penalty", &rl::EnvInfo::slo_penalty);
+  column("waiting_penalty", &rl::EnvInfo::waiting_penalty);
   column("cost_penalty", &rl::EnvInfo::cost_penalty);
   column("churn_penalty", &rl::EnvInfo::churn_penalty);
   return out;
