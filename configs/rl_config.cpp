@@ -140,6 +140,10 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
               [](double v) { return v > 0 && v <= 1000; });
   reader.read("discrete_max_step", rl.discrete_max_step, "an integer in [1, 100]",
               [](std::uint64_t v) { return v >= 1 && v <= 100; });
+  reader.read("target_max_instances", rl.target_max_instances, "an integer in [1, 1000]",
+              [](std::uint64_t v) { return v >= 1 && v <= 1000; });
+  reader.read("target_max_step", rl.target_max_step, "an integer in [1, 1000]",
+              [](std::uint64_t v) { return v >= 1 && v <= 1000; });
   ObjectReader reward(reader.raw("reward"), reader.path_of("reward"), reader.errors());
   reward.read("slo_weight", rl.reward.slo_weight, "a number >= 0", non_negative);
   reward.read("waiting_weight", rl.reward.waiting_weight, "a number >= 0", non_negative);
@@ -163,6 +167,8 @@ json rl_to_json(const RlSpec& spec) {
               {"action_scale_step", spec.action_scale_step},
               {"action_mig_step", spec.action_mig_step},
               {"discrete_max_step", spec.discrete_max_step},
+              {"target_max_instances", spec.target_max_instances},
+              {"target_max_step", spec.target_max_step},
               {"reward",
                {{"slo_weight", spec.reward.slo_weight},
                 {"waiting_weight", spec.reward.waiting_weight},

@@ -13,9 +13,14 @@ namespace meshsim::configs {
 
 using engine::SimTime;
 
-enum class ActionKind { kContinuous, kDiscrete };
+// How an action entry moves its pool (rl/env/scaling_env.hpp): by a change of size
+// (continuous or discrete), or to a target size (a discrete choice), rate-limited.
+enum class ActionKind { kContinuous, kDiscrete, kTarget };
 inline constexpr EnumNames kActionKindNames{std::array{std::pair{ActionKind::kContinuous, std::string_view("continuous")},
-                                                       std::pair{ActionKind::kDiscrete, std::string_view("discrete")}}};
+                                                       std::pair{ActionKind::kDiscrete, std::string_view("discrete")},
+                                                       std::pair{ActionKind::kTarget, std::string_view("target")}}};
+// Whether the policy picks among choices (a categorical head per entry).
+inline bool chooses(ActionKind kind) { return kind != ActionKind::kContinuous; }
 
 // The reward's weights; rl/env/reward.hpp has the formula and what each term counts.
 // With the defaults, holding one instance for an interval costs as much as 1% of an
@@ -88,6 +93,10 @@ struct RlSpec {
   ActionKind action = ActionKind::kContinuous;
   double action_scale_step = 5.0;       // instances per 1.0 of a pool's action
   std::uint32_t discrete_max_step = 2;  // discrete actions: -k..k instances per pool (and migration)
+  // Target actions: a choice of 0..target_max_instances is the pool's target size (ACTIVE
+  // + STARTING), approached by at most target_max_step instances a decision.
+  std::uint32_t target_max_instances = 16;
+  std::uint32_t target_max_step = 4;
   // Continuous: instances moved between the prompt and token pools per 1.0 of the
   // migration entry (present when the start state has both pools).
   double action_mig_step = 3.0;

@@ -62,6 +62,10 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
   }
   if (trace == nullptr || trace->empty()) return Error{config.name + ": the RL environment needs a non-empty workload"};
   std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(trace), config_autoscaler));
+  if (env->migrates_ && env->spec_.action == configs::ActionKind::kTarget) {
+    return Error{config.name + ": rl.action: target sizes pools but has no migration entry; with both a prompt and a "
+                               "token pool use the discrete or continuous action"};
+  }
   // Windows that start after the last request would train on empty episodes.
   const configs::RlSpec& spec = env->spec_;
   const double last_start = spec.windows_to_s.value_or(spec.windows_from_s);
@@ -216,23 +220,35 @@ configs::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) co
   return hooks;
 }
 
-std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action) const {
+std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action, std::span<const std::int64_t> sizes) const {
   MESHSIM_CHECK(action.size() == action_size(), "step: expected " + std::to_string(action_size()) +
                                                     " action entries, got " + std::to_string(action.size()));
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < action.size(); ++i) {
     const float raw = action[i];
-    const double step = i < pools_.size() ? spec_.action_scale_step : spec_.action_mig_step;
     // NaN is treated as no change (a diverged policy must not crash a run).
-    const double value = std::isnan(raw) ? (spec_.action == configs::ActionKind::kDiscrete
-                                                ? static_cast<double>(spec_.discrete_max_step)
-                                                : 0.0)
-                                         : static_cast<double>(raw);
-    if (spec_.action == configs::ActionKind::kDiscrete) {
-      const double k = spec_.discrete_max_step;
-      out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, 0.0, 2.0 * k) - k)));
-    } else {
-      out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, -1.0, 1.0) * step)));
+    if (std::isnan(raw)) {
+      out.push_back(0);
+      continue;
+    }
+    const double value = raw;
+    switch (spec_.action) {
+      case configs::ActionKind::kDiscrete: {
+        const double k = spec_.discrete_max_step;
+        out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, 0.0, 2.0 * k) - k)));
+        break;
+      }
+      case configs::ActionKind::kTarget: {
+        const auto target = std::llround(std::clamp(value, 0.0, static_cast<double>(spec_.target_max_instances)));
+        const std::int64_t step = spec_.target_max_step;
+        out.push_back(std::clamp<std::int64_t>(target - sizes[i], -step, step));
+        break;
+      }
+      case configs::ActionKind::kContinuous: {
+        const double step = i < pools_.size() ? spec_.action_scale_step : spec_.action_mig_step;
+        out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, -1.0, 1.0) * step)));
+        break;
+      }
     }
   }
   return out;
@@ -243,12 +259,13 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   MESHSIM_CHECK(step_ < steps_per_episode_, "step: the episode was truncated; call reset()");
   auto& manager = run_->scaling()->manager();
   const cluster::ScalingCounts before = manager.counts();
-  const std::vector<std::int64_t> change = deltas(action);
+  std::vector<std::int64_t> sizes;
+  for (const cluster::InstanceTag tag : pools_) sizes.push_back(autoscale::snapshot(manager, tag).current());
+  const std::vector<std::int64_t> change = deltas(action, sizes);
   cursor_.actions.insert(cursor_.actions.end(), action.begin(), action.end());
   for (std::size_t i = 0; i < pools_.size(); ++i) {
-    const std::int64_t current = autoscale::snapshot(manager, pools_[i]).current();
-    const std::int64_t desired = std::clamp<std::int64_t>(current + change[i], 0, 1'000'000);
-    if (desired != current) autoscale::scale_pool_to(manager, pools_[i], static_cast<std::uint32_t>(desired));
+    const std::int64_t desired = std::clamp<std::int64_t>(sizes[i] + change[i], 0, 1'000'000);
+    if (desired != sizes[i]) autoscale::scale_pool_to(manager, pools_[i], static_cast<std::uint32_t>(desired));
   }
   if (migrates_) {
     const std::int64_t moves = change.back();

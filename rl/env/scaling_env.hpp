@@ -72,7 +72,11 @@ struct EnvCursor {
 // Actions, one entry per pool (the start state's tags, prompt, token, mixed order):
 // continuous: a value in [-1, 1] (clipped) times action_scale_step, rounded, is the
 // change of the pool's size (ACTIVE + STARTING); discrete: a choice in [0, 2k] (rounded,
-// clipped) is the change choice - k, with k = discrete_max_step. A pool shrinks by first
+// clipped) is the change choice - k, with k = discrete_max_step; target: a choice in
+// [0, target_max_instances] (rounded, clipped) is the pool's target size, which it
+// approaches by at most target_max_step instances a decision (a target action leaves
+// habits of deltas, such as adding under load and then holding, nothing to integrate;
+// NaN keeps the size). A pool shrinks by first
 // taking back scale-ups still STARTING, then draining its least-loaded ACTIVE instances.
 // With both a prompt and a token pool, a last entry migrates (ScalingManager::migrate):
 // its value times action_mig_step (continuous) or choice - k (discrete), rounded, is the
@@ -95,8 +99,10 @@ class ScalingEnv final : private replay::ReplayObserver {
 
   std::size_t observation_size() const { return rl::observation_size(pools_.size()); }
   std::size_t action_size() const { return pools_.size() + (migrates_ ? 1 : 0); }
-  // Choices per action entry in the discrete variant (2k + 1).
-  std::uint32_t discrete_choices() const { return 2 * spec_.discrete_max_step + 1; }
+  // Choices per action entry of the discrete (2k + 1) and target (max + 1) kinds.
+  std::uint32_t discrete_choices() const {
+    return spec_.action == configs::ActionKind::kTarget ? spec_.target_max_instances + 1 : 2 * spec_.discrete_max_step + 1;
+  }
   const configs::RlSpec& spec() const { return spec_; }
   std::span<const cluster::InstanceTag> pools() const { return pools_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }
@@ -121,8 +127,9 @@ class ScalingEnv final : private replay::ReplayObserver {
   // The hooks of an episode's run over the window [start, start + length x scale).
   configs::RunHooks episode_hooks(SimTime start, double rate_scale) const;
   void on_request(const metrics::RequestRecord& record) override;
-  // Pool size changes asked by `action`, then the instances to migrate (when migrates_).
-  std::vector<std::int64_t> deltas(std::span<const float> action) const;
+  // Pool size changes asked by `action` from the pools' sizes now, then the instances to
+  // migrate (when migrates_).
+  std::vector<std::int64_t> deltas(std::span<const float> action, std::span<const std::int64_t> sizes) const;
   // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
   void begin_interval(SimTime at);
   // What the interval begun last measured, up to `end` (now); the averages as they stand.

@@ -452,7 +452,7 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::Scenario
   if (!envs) return envs.error();
   // Small models on many tiny batches: LibTorch's intra-op pool only adds hand-offs.
   torch::set_num_threads(1);
-  const std::int64_t choices = rl.action == configs::ActionKind::kDiscrete ? (*envs)->env(0).discrete_choices() : 0;
+  const std::int64_t choices = configs::chooses(rl.action) ? (*envs)->env(0).discrete_choices() : 0;
   return std::unique_ptr<PpoTrainer>(
       new PpoTrainer(std::make_unique<Impl>(rl.ppo, seed, std::move(group), std::move(*envs), choices)));
 }

@@ -51,7 +51,8 @@ TEST(PpoTrainerTest, TheLearningCurveDoesNotDependOnTheNumberOfThreads) {
 }
 
 TEST(PpoTrainerTest, ResumingFromACheckpointEqualsAnUninterruptedRun) {
-  for (const auto action : {configs::ActionKind::kContinuous, configs::ActionKind::kDiscrete}) {
+  for (const auto action : {configs::ActionKind::kContinuous, configs::ActionKind::kDiscrete,
+                            configs::ActionKind::kTarget}) {
     const Fixture f = small_fixture(action, 2);
     const auto whole = train(f, 11, 4);
     const fs::path dir = fs::path(testing::TempDir()) / "ppo-resume-checkpoint";

@@ -251,6 +251,37 @@ TEST(ScalingEnvTest, DiscreteChoicesAreChangesFromMinusKToK) {
   EXPECT_EQ(r.info.scale_downs, 1u);
 }
 
+TEST(ScalingEnvTest, TargetChoicesAreSizesApproachedAtMostTheMaxStepADecision) {
+  auto f = make_fixture();
+  f.config.rl->action = configs::ActionKind::kTarget;
+  f.config.rl->target_max_instances = 12;
+  f.config.rl->target_max_step = 3;
+  f.config.scaling.manager.scale_up_delay = SimTime::zero();
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  EXPECT_EQ(env->discrete_choices(), 13u);  // 0..12
+  std::vector<float> obs(env->observation_size());
+  env->reset(1, obs);  // 4 instances
+  const auto size_after = [&](float choice) {
+    const StepResult r = env->step({&choice, 1}, obs);
+    return r.info.active + r.info.starting;
+  };
+  EXPECT_EQ(size_after(9.0f), 7u);   // +3, the most a decision moves
+  EXPECT_EQ(size_after(9.0f), 9u);   // there
+  EXPECT_EQ(size_after(9.0f), 9u);   // holding the target is no action
+  EXPECT_EQ(size_after(40.0f), 12u);  // clipped to target_max_instances
+  EXPECT_EQ(size_after(std::numeric_limits<float>::quiet_NaN()), 12u);  // NaN keeps the size
+  EXPECT_EQ(size_after(0.0f), 9u);   // down by 3; the pool never goes under its minimum
+  EXPECT_EQ(size_after(0.0f), 6u);
+  EXPECT_EQ(size_after(0.0f), 3u);
+  EXPECT_EQ(size_after(0.0f), 1u);
+  // Split prompt and token pools have a migration entry, which a target cannot express.
+  std::get<configs::LlmServingSpec>(f.config.serving).start_state = {{cluster::InstanceTag::kPrompt, 2},
+                                                                     {cluster::InstanceTag::kToken, 2}};
+  const auto refused = ScalingEnv::create(f.config, catalog(), f.trace);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("rl.action: target"), std::string::npos) << refused.error().message;
+}
+
 // Split prompt and token pools: a third action entry moves instances between them
 // (continuous: times action_mig_step; positive prompt -> token), counted as churn.
 TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {

@@ -71,7 +71,7 @@ class PyVectorEnv {
     options.threads = threads;
     catalog_ = catalog_for(scenario);
     envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(loaded), options));
-    discrete_choices_ = scenario.rl->action == configs::ActionKind::kDiscrete ? envs_->env(0).discrete_choices() : 0;
+    discrete_choices_ = configs::chooses(scenario.rl->action) ? envs_->env(0).discrete_choices() : 0;
   }
 
   py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
