@@ -1,5 +1,6 @@
 #include "traces/plain_json_row.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 
@@ -110,69 +111,64 @@ constexpr std::size_t kMaxIdDigits = 19;
 // Below 10^18: the full parser keeps such an integer exact.
 constexpr std::size_t kMaxFieldDigits = 18;
 
-std::uint64_t to_u64(std::string_view digits) {
-  std::uint64_t value = 0;
-  for (const char c : digits) value = value * 10 + static_cast<std::uint64_t>(c - '0');
-  return value;
-}
-
 }  // namespace
 
 bool parse_plain_json_row(std::string_view line, const ColumnMapping& mapping, ParsedRow& row) {
   Scanner in(line);
-  if (!in.take('{')) return false;
+  // An empty object lacks the mapped keys: the full parser words the error.
+  if (!in.take('{') || in.take('}')) return false;
   bool has_arrival = false, has_prompt = false, has_output = false, has_ids = false;
-  if (!in.take('}')) {
-    do {
-      std::string_view key;
-      if (!in.string(key) || !in.take(':')) return false;
-      const bool arrival = key == mapping.arrival;
-      const bool prompt = key == mapping.prompt_tokens;
-      const bool output = key == mapping.output_tokens;
-      const bool ids = mapping.hash_ids && key == *mapping.hash_ids;
-      // The full parser keeps the last of repeated keys; leave such lines to it.
-      if ((arrival && has_arrival) || (prompt && has_prompt) || (output && has_output) || (ids && has_ids)) {
+  do {
+    std::string_view key;
+    if (!in.string(key) || !in.take(':')) return false;
+    const bool arrival = key == mapping.arrival;
+    const bool prompt = key == mapping.prompt_tokens;
+    const bool output = key == mapping.output_tokens;
+    const bool ids = mapping.hash_ids && key == *mapping.hash_ids;
+    // The full parser keeps the last of repeated keys; leave such lines to it.
+    if ((arrival && has_arrival) || (prompt && has_prompt) || (output && has_output) || (ids && has_ids)) {
+      return false;
+    }
+    if (ids) {
+      // A mapped key serving two roles (the ids and a count) is left to the full parser.
+      if (arrival || prompt || output || !in.take('[')) return false;
+      has_ids = true;
+      if (!in.take(']')) {
+        do {
+          std::string_view digits;
+          if (!in.natural(digits, kMaxIdDigits)) return false;
+          std::uint64_t id = 0;
+          std::from_chars(digits.data(), digits.data() + digits.size(), id);
+          row.hash_ids.push_back(id);
+        } while (in.take(','));
+        if (!in.take(']')) return false;
+      }
+    } else if (arrival || prompt || output) {
+      std::string_view text;
+      if (arrival && mapping.arrival_format == TimeFormat::kDateTime) {
+        if (prompt || output || !in.string(text)) return false;
+      } else if (!in.natural(text, kMaxFieldDigits)) {
         return false;
       }
-      if (ids) {
-        // A mapped key serving two roles (the ids and a count) is left to the full parser.
-        if (arrival || prompt || output || !in.take('[')) return false;
-        has_ids = true;
-        if (!in.take(']')) {
-          do {
-            std::string_view digits;
-            if (!in.natural(digits, kMaxIdDigits)) return false;
-            row.hash_ids.push_back(to_u64(digits));
-          } while (in.take(','));
-          if (!in.take(']')) return false;
-        }
-      } else if (arrival || prompt || output) {
-        std::string_view text;
-        if (arrival && mapping.arrival_format == TimeFormat::kDateTime) {
-          if (prompt || output || !in.string(text)) return false;
-        } else if (!in.natural(text, kMaxFieldDigits)) {
-          return false;
-        }
-        if (arrival) {
-          const auto timestamp = parse_timestamp_us(text, mapping.arrival_format);
-          if (!timestamp) return false;
-          row.timestamp_us = *timestamp;
-          has_arrival = true;
-        }
-        const auto count = [&](std::uint32_t& out, bool& seen) {
-          const auto value = parse_token_count(text);
-          if (value) out = *value;
-          seen = value.has_value();
-          return seen;
-        };
-        if (prompt && !count(row.prompt_tokens, has_prompt)) return false;
-        if (output && !count(row.output_tokens, has_output)) return false;
-      } else if (!in.skip_value()) {
-        return false;
+      if (arrival) {
+        const auto timestamp = parse_timestamp_us(text, mapping.arrival_format);
+        if (!timestamp) return false;
+        row.timestamp_us = *timestamp;
+        has_arrival = true;
       }
-    } while (in.take(','));
-    if (!in.take('}')) return false;
-  }
+      const auto count = [&](std::uint32_t& out, bool& seen) {
+        const auto value = parse_token_count(text);
+        if (value) out = *value;
+        seen = value.has_value();
+        return seen;
+      };
+      if (prompt && !count(row.prompt_tokens, has_prompt)) return false;
+      if (output && !count(row.output_tokens, has_output)) return false;
+    } else if (!in.skip_value()) {
+      return false;
+    }
+  } while (in.take(','));
+  if (!in.take('}')) return false;
   in.skip_space();
   return in.at_end() && has_arrival && has_prompt && has_output;
 }

@@ -175,7 +175,6 @@ IntervalStats ScalingEnv::base_stats() const {
   IntervalStats stats;
   stats.decision_interval_s = spec_.decision_interval.seconds();
   stats.scale_up_delay_s = scale_up_delay_s_;
-  stats.rates = rates_;
   return stats;
 }
 

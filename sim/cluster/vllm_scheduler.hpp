@@ -40,7 +40,7 @@ struct VllmLimits {
 // step's tokens are known when it is scheduled (no async scheduling). Timing is the
 // caller's (LlmCluster prices each step with its PerfModel).
 //
-// Costs: schedule() O(running + admitted) plus the KV cache's work, which grows with the
+// Costs: schedule() O(running log running + admitted) plus the KV cache's work, which grows with the
 // runs and spans of the requests' tokens, not their blocks (KvSpanCache); complete()
 // O(chunks) plus the cache's; remove() O(running).
 class VllmScheduler {
@@ -80,7 +80,7 @@ class VllmScheduler {
   // nothing else happened (no arrival, nothing leaving): at most `limit` (the caller's:
   // until the first request finishes), fewer when a block allocation would fail (a
   // preemption) or a waiting request would be admitted; 1 when the step is not steady.
-  // O(running * log(limit)).
+  // O(log(limit) * log(running)), on the residues schedule() sorted.
   std::uint32_t steady_iterations(std::uint32_t limit) const;
   // The scheduled step has run `iterations` times (more than once only within
   // steady_iterations): tokens are computed, every chunk that samples gains a token, and

@@ -2,14 +2,14 @@
 // mapping with date-time arrivals): requests or an error, never a crash. Each line is also
 // read by the plain scanner alone and the full parser alone: whatever the scanner
 // accepts, the full parser must read the same.
+#include <algorithm>
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <algorithm>
 
 #include "tests/fuzz/drain.hpp"
 #include "traces/jsonl_trace_reader.hpp"
