@@ -7,6 +7,7 @@
 #include "configs/object_reader.hpp"
 #include "configs/serving_config.hpp"
 #include "traces/generated_source.hpp"
+#include "traces/servegen_source.hpp"
 
 namespace meshsim::configs {
 namespace {
@@ -111,8 +112,28 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
   ObjectReader reader(parent.raw("workload"), parent.path_of("workload"), parent.errors());
   const bool has_trace = reader.has("trace");
   const bool has_generator = reader.has("generator");
-  if (has_trace && has_generator) reader.fail("trace", "give either 'trace' or 'generator', not both");
-  if (has_trace) {
+  const bool has_servegen = reader.has("servegen");
+  if (int{has_trace} + int{has_generator} + int{has_servegen} > 1) {
+    reader.fail(has_trace ? "trace" : "generator", "give one of 'trace', 'generator' and 'servegen'");
+  }
+  if (has_servegen) {
+    traces::ServeGenSpec servegen;
+    ObjectReader node(reader.raw("servegen"), reader.path_of("servegen"), reader.errors());
+    node.read("path", servegen.path);
+    if (servegen.path.empty()) node.fail("path", "expected a folder of ServeGen chunk-N-trace.csv files");
+    if (std::filesystem::path(servegen.path).is_relative() && !servegen.path.empty()) {
+      servegen.path = (std::filesystem::path(base_dir) / servegen.path).lexically_normal().string();
+    }
+    node.read("load_scale", servegen.load_scale, "a factor in (0, 100]",
+              [](double v) { return v > 0 && v <= traces::kMaxLoadScale; });
+    read_length(node, "prompt_tokens", servegen.prompt_tokens);
+    read_length(node, "output_tokens", servegen.output_tokens);
+    if (!node.has("prompt_tokens") || !node.has("output_tokens")) {
+      node.fail(node.has("prompt_tokens") ? "output_tokens" : "prompt_tokens",
+                "expected a length model (the window files carry no lengths)");
+    }
+    spec.source = servegen;
+  } else if (has_trace) {
     traces::TraceFileSpec file;
     ObjectReader trace(reader.raw("trace"), reader.path_of("trace"), reader.errors());
     trace.read("path", file.path);
@@ -133,7 +154,8 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
       parse_generator_at(reader, base_dir, generator);
     } else {
       reader.raw("generator");
-      reader.fail("generator", "expected a workload: 'trace' (a file) or 'generator' (an object or a file)");
+      reader.fail("generator",
+                  "expected a workload: 'trace' (a file), 'generator' (an object or a file) or 'servegen' (window files)");
     }
     spec.source = generator;
   }
@@ -232,6 +254,9 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
       errors.add("workload.generator", status.error().message);
     }
   }
+  if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config.workload.source); servegen && errors.empty()) {
+    if (auto status = traces::validate(*servegen); !status) errors.add("workload.servegen", status.error().message);
+  }
   if (!errors.empty()) return Error{errors.to_string()};
   return config;
 }
@@ -285,6 +310,11 @@ json to_json(const ScenarioConfig& config) {
                            {"prompt_tokens", mapping.prompt_tokens},
                            {"output_tokens", mapping.output_tokens},
                            {"hash_ids", mapping.hash_ids ? json(*mapping.hash_ids) : json(nullptr)}}}};
+  } else if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config.workload.source)) {
+    workload["servegen"] = {{"path", servegen->path},
+                            {"load_scale", servegen->load_scale},
+                            {"prompt_tokens", length_to_json(servegen->prompt_tokens)},
+                            {"output_tokens", length_to_json(servegen->output_tokens)}};
   } else {
     workload["generator"] = to_json(std::get<traces::GeneratorSpec>(config.workload.source));
   }

@@ -8,7 +8,6 @@
 #include "sim/engine/number_text.hpp"
 
 namespace meshsim::traces {
-namespace {
 
 Status validate_length(const LengthSpec& spec, const std::string& field) {
   switch (spec.kind) {
@@ -38,8 +37,6 @@ Status validate_length(const LengthSpec& spec, const std::string& field) {
   }
   return Ok{};
 }
-
-}  // namespace
 
 Status validate(const GeneratorSpec& spec) {
   const auto& a = spec.arrivals;

@@ -18,6 +18,9 @@ inline constexpr std::size_t kMaxConversationTurns = 256;
 // Draws one token count from a LengthSpec.
 std::uint32_t sample_length(const LengthSpec& spec, engine::Rng& rng);
 
+// Checks a length model; the error names `field` and what it expected.
+Status validate_length(const LengthSpec& spec, const std::string& field);
+
 // Checks a spec's figures (positive rates, quantiles increasing from p = 0 to 1, ...);
 // the error names the offending field.
 Status validate(const GeneratorSpec& spec);

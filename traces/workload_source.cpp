@@ -8,6 +8,7 @@
 #include "traces/csv_trace_reader.hpp"
 #include "traces/generated_source.hpp"
 #include "traces/jsonl_trace_reader.hpp"
+#include "traces/servegen_source.hpp"
 #include "sim/engine/number_text.hpp"
 
 namespace meshsim::traces {
@@ -93,6 +94,11 @@ Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec,
     auto opened = open_trace_file(*file);
     if (!opened) return opened.error();
     inner = std::move(*opened);
+  } else if (const auto* servegen = std::get_if<ServeGenSpec>(&spec.source)) {
+    if (auto status = validate(*servegen); !status) return Error{"servegen: " + status.error().message};
+    auto table = load_servegen(servegen->path);
+    if (!table) return table.error();
+    inner = std::make_unique<ServeGenSource>(std::move(*table), *servegen, seed, spec.window_start.seconds());
   } else {
     const auto& generator = std::get<GeneratorSpec>(spec.source);
     if (auto status = validate(generator); !status) {

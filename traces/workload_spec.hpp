@@ -87,6 +87,19 @@ struct GeneratorSpec {
   std::optional<SimTime> duration;
 };
 
+// Real multi-day load from ServeGen's per-client window files (traces/servegen_source.hpp),
+// paired with a length model (the files carry no lengths).
+struct ServeGenSpec {
+  std::string path;          // a folder of chunk-N-trace.csv files, or one such file
+  double load_scale = 1.0;   // multiplies every window's rate, keeping the time axis
+  LengthSpec prompt_tokens;
+  LengthSpec output_tokens;
+};
+
+// The load scales a ServeGen workload accepts: beyond 100 one window of the busiest client
+// holds 10^8 requests.
+inline constexpr double kMaxLoadScale = 100.0;
+
 // The rate scales a workload accepts: beyond them arrival times leave the simulated range
 // (or collapse onto one microsecond).
 inline constexpr double kMinRateScale = 1e-6;
@@ -96,7 +109,7 @@ inline std::string rate_scale_range() { return "[1e-06, 1e+06]"; }
 
 // Where requests come from, and what is done to their times.
 struct WorkloadSpec {
-  std::variant<TraceFileSpec, GeneratorSpec> source;
+  std::variant<TraceFileSpec, GeneratorSpec, ServeGenSpec> source;
   // Arrival offsets are cut to [window_start, window_end) on the source's own time axis,
   // shifted so the window starts at 0, then divided by rate_scale (2.0 = twice the rate).
   SimTime window_start = SimTime::zero();

@@ -85,6 +85,34 @@ TEST(ScenarioConfigTest, TraceWorkloadsResolveRelativePathsAndColumnMappings) {
             std::string::npos);
 }
 
+TEST(ScenarioConfigTest, ServeGenWorkloadsNeedALengthModelAndRoundTrip) {
+  auto config = parse_scenario(json::parse(R"({"workload": {"servegen": {"path": "sg", "load_scale": 0.02,
+      "prompt_tokens": {"kind": "fixed", "value": 100}, "output_tokens": {"kind": "uniform", "min": 5, "max": 9}},
+      "window": {"start_s": 950400}}})"),
+                               "/data/s.json");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& servegen = std::get<traces::ServeGenSpec>(config->workload.source);
+  EXPECT_EQ(servegen.path, "/data/sg");
+  EXPECT_DOUBLE_EQ(servegen.load_scale, 0.02);
+  EXPECT_EQ(servegen.output_tokens.max, 9u);
+  const json resolved = to_json(*config);
+  auto again = parse_scenario(resolved, "/elsewhere/s.json");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(to_json(*again), resolved);
+
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "prompt_tokens": {"value": 3}}}})")
+                .find("workload.servegen.output_tokens: expected a length model"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "load_scale": 500, "prompt_tokens": {"value": 3},
+      "output_tokens": {"value": 3}}}})")
+                .find("workload.servegen.load_scale: expected a factor in (0, 100]"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "prompt_tokens": {"value": 3},
+      "output_tokens": {"value": 3}}, "generator": {}}})")
+                .find("give one of 'trace', 'generator' and 'servegen'"),
+            std::string::npos);
+}
+
 TEST(ScenarioConfigTest, YamlBecomesTheSameTree) {
   auto tree = parse_yaml("seed: 7\nname: 'yaml run'\nserving:\n  instances: 2\n  routing: round_robin\n", "s.yaml");
   ASSERT_TRUE(tree) << tree.error().message;

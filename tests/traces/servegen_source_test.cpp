@@ -1,0 +1,219 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "sim/engine/rng.hpp"
+#include "tests/shared_data.hpp"
+#include "traces/servegen_source.hpp"
+#include "traces/workload_source.hpp"
+
+namespace meshsim::traces {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder of client files, each given as its rows.
+std::string write_clients(const std::string& name, const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path folder = fs::temp_directory_path() / ("meshsim_servegen_" + name);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  for (const auto& [file, rows] : files) std::ofstream(folder / file) << rows;
+  return folder.string();
+}
+
+ServeGenSpec spec_for(const std::string& path, double load_scale = 1.0) {
+  ServeGenSpec spec;
+  spec.path = path;
+  spec.load_scale = load_scale;
+  spec.prompt_tokens = LengthSpec{LengthSpec::Kind::kUniform, 1, 10, 2000, {}};
+  spec.output_tokens = LengthSpec{LengthSpec::Kind::kUniform, 1, 5, 500, {}};
+  return spec;
+}
+
+std::vector<TraceRequest> drain(RequestSource& source) {
+  std::vector<TraceRequest> out;
+  for (;;) {
+    auto next = source.next();
+    EXPECT_TRUE(next) << next.error().message;
+    if (!next || !next->has_value()) return out;
+    out.push_back(std::move(**next));
+  }
+}
+
+std::shared_ptr<const ServeGenTable> load(const std::string& path) {
+  auto table = load_servegen(path);
+  EXPECT_TRUE(table) << table.error().message;
+  return table ? *table : nullptr;
+}
+
+std::string error_of(const std::string& path) {
+  auto table = load_servegen(path);
+  return table ? std::string("(loaded)") : table.error().message;
+}
+
+TEST(ServeGenSourceTest, BadFilesAreRefusedNamingFileLineAndWhatWasExpected) {
+  const auto check = [](const std::string& name, const std::string& rows, const std::string& expected) {
+    const std::string folder = write_clients(name, {{"chunk-0-trace.csv", rows}});
+    const std::string message = error_of(folder);
+    EXPECT_NE(message.find(folder + "/chunk-0-trace.csv:"), std::string::npos) << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+  };
+  check("fields", "0,1,1,Gamma,1,1\n600,1,1,Gamma,1\n", ":2: expected 6 fields");
+  check("pattern", "0,1,1,Gamma,1,1\n600,1,1,Poisson,1,1\n", ":2: pattern: expected Gamma, Weibull or nothing");
+  check("nolaw", "0,0,0,,0,0\n600,2.5,1,,0,0\n", ":2: pattern: a window with requests (rate_per_s 2.5)");
+  check("shape", "0,1,1,Weibull,0,1\n", ":1: shape: expected a positive number");
+  check("rate", "0,-1,1,Gamma,1,1\n", ":1: rate_per_s: expected a rate >= 0");
+  check("steps", "0,1,1,Gamma,1,1\n600,1,1,Gamma,1,1\n1300,1,1,Gamma,1,1\n", ":3: timestamp_s: expected 1200");
+  check("text", "0,1,1,Gamma,1,1\nabc,1,1,Gamma,1,1\n", ":2: timestamp_s: expected seconds");
+
+  const std::string mixed = write_clients("mixed", {{"chunk-0-trace.csv", "0,1,1,Gamma,1,1\n600,1,1,Gamma,1,1\n"},
+                                                   {"chunk-1-trace.csv", "0,1,1,Gamma,1,1\n300,1,1,Gamma,1,1\n"}});
+  EXPECT_NE(error_of(mixed).find("chunk-1-trace.csv: windows of 300 s where the others have 600 s"), std::string::npos)
+      << error_of(mixed);
+  const std::string shifted = write_clients("shifted", {{"chunk-0-trace.csv", "0,1,1,Gamma,1,1\n600,1,1,Gamma,1,1\n"},
+                                                       {"chunk-1-trace.csv", "600,1,1,Gamma,1,1\n1200,1,1,Gamma,1,1\n"}});
+  EXPECT_NE(error_of(shifted).find("the first window starts at 600 s"), std::string::npos) << error_of(shifted);
+  EXPECT_NE(error_of("/nonexistent/servegen").find("no such folder or file"), std::string::npos);
+  EXPECT_NE(error_of(write_clients("empty", {{"notes.txt", "x"}})).find("no ServeGen window files"), std::string::npos);
+}
+
+TEST(ServeGenSourceTest, ClientsAreInChunkNumberOrderAndRequestsInTheirWindows) {
+  // Client 10 sends 3 requests in window 1; client 2 sends 2 in window 0 and 1 in window 2.
+  const std::string folder =
+      write_clients("order", {{"chunk-10-trace.csv", "0,0,0,,0,0\n10,0.3,1,Gamma,1,5\n20,0,0,,0,0\n"},
+                              {"chunk-2-trace.csv", "0,0.2,2,Weibull,0.5,3\n10,0,0,,0,0\n20,0.1,1,Gamma,2,1\n"}});
+  const auto table = load(folder);
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->client_names, (std::vector<std::string>{"chunk-2-trace.csv", "chunk-10-trace.csv"}));
+  EXPECT_DOUBLE_EQ(table->window_s, 10.0);
+  EXPECT_DOUBLE_EQ(table->span_s(), 30.0);
+  EXPECT_DOUBLE_EQ(table->expected_requests(0, 30, 1.0), 6.0);
+  EXPECT_DOUBLE_EQ(table->expected_requests(5, 15, 2.0), 2 * (0.2 * 5 + 0.3 * 5));
+
+  ServeGenSource source(table, spec_for(folder), 7);
+  const auto requests = drain(source);
+  ASSERT_EQ(requests.size(), 6u);  // whole expected counts: no rounding draw
+  std::vector<int> per_window(3, 0);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].id, i);
+    if (i > 0) {
+      EXPECT_LE(requests[i - 1].arrival, requests[i].arrival);
+    }
+    const double t = requests[i].arrival.seconds();
+    ASSERT_GE(t, 0.0);
+    ASSERT_LE(t, 30.0);
+    ++per_window[std::min(2, static_cast<int>(t / 10.0))];
+    EXPECT_GE(requests[i].prompt_tokens, 10u);
+    EXPECT_LE(requests[i].output_tokens, 500u);
+  }
+  EXPECT_EQ(per_window, (std::vector<int>{2, 3, 1}));
+}
+
+// The requests from any start are the tail of the replay from time 0: windows are drawn
+// from their own streams, so a replay can open a test day without drawing the days before.
+TEST(ServeGenSourceTest, OpeningAnywhereYieldsTheSameRequestsAsReplayingFromTheStart) {
+  engine::Rng rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::pair<std::string, std::string>> files;
+    const int clients = 1 + static_cast<int>(rng.uniform_int(5));
+    for (int c = 0; c < clients; ++c) {
+      std::string rows;
+      for (int w = 0; w < 8; ++w) {
+        const double rate = rng.uniform() < 0.3 ? 0.0 : rng.uniform() * 3.0;
+        const bool gamma = rng.uniform() < 0.5;
+        const double shape = std::exp(rng.uniform() * 6.0 - 4.0);  // 0.018 to 7.4: tiny shapes make bursts
+        rows += std::to_string(w * 60) + "," + std::to_string(rate) + ",1," +
+                (rate > 0 ? (gamma ? "Gamma," : "Weibull,") + std::to_string(shape) + ",2\n" : std::string(",0,0\n"));
+      }
+      files.emplace_back("chunk-" + std::to_string(c) + "-trace.csv", rows);
+    }
+    const std::string folder = write_clients("tail", files);
+    const auto table = load(folder);
+    ASSERT_TRUE(table);
+    const double load_scale = 0.5 + rng.uniform() * 2.0;
+    ServeGenSource whole_source(table, spec_for(folder, load_scale), 3);
+    const auto whole = drain(whole_source);
+    const double start = rng.uniform() * 500.0;
+    ServeGenSource tail_source(table, spec_for(folder, load_scale), 3, start);
+    const auto tail = drain(tail_source);
+    std::size_t first = 0;
+    // (An arrival within half a microsecond of the start could fall either way; the seeds
+    // here have none.)
+    while (first < whole.size() && whole[first].arrival < SimTime::from_seconds(start)) ++first;
+    ASSERT_EQ(tail.size(), whole.size() - first) << "trial " << trial << " start " << start;
+    for (std::size_t i = 0; i < tail.size(); ++i) {
+      EXPECT_EQ(tail[i].arrival, whole[first + i].arrival) << "trial " << trial << " request " << i;
+      EXPECT_EQ(tail[i].prompt_tokens, whole[first + i].prompt_tokens);
+      EXPECT_EQ(tail[i].output_tokens, whole[first + i].output_tokens);
+    }
+  }
+}
+
+// A window's count is its rate times its length in expectation, and its gaps keep the law's
+// burstiness: Gamma of shape k has a coefficient of variation of 1/sqrt(k).
+TEST(ServeGenSourceTest, WindowsHoldTheirRateOnAverageAndTheLawsBurstiness) {
+  const std::string sparse = write_clients("count", {{"chunk-0-trace.csv", "0,0.37,1,Gamma,0.25,1\n100,0,0,,0,0\n"}});
+  const auto sparse_table = load(sparse);
+  ASSERT_TRUE(sparse_table);
+  const int seeds = 400;
+  std::uint64_t whole = 0, half = 0;
+  for (int seed = 0; seed < seeds; ++seed) {
+    ServeGenSource source(sparse_table, spec_for(sparse), static_cast<std::uint64_t>(seed));
+    whole += drain(source).size();
+    ServeGenSource halved(sparse_table, spec_for(sparse, 0.5), static_cast<std::uint64_t>(seed));
+    half += drain(halved).size();
+  }
+  EXPECT_NEAR(static_cast<double>(whole) / seeds, 37.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(half) / seeds, 18.5, 0.1);  // a fractional expectation, met on average
+
+  const std::string dense = write_clients("cv", {{"chunk-0-trace.csv", "0,200,1,Gamma,4,9\n100,0,0,,0,0\n"}});
+  const auto dense_table = load(dense);
+  ASSERT_TRUE(dense_table);
+  std::vector<double> gaps;
+  for (int seed = 0; seed < 20; ++seed) {
+    ServeGenSource source(dense_table, spec_for(dense), static_cast<std::uint64_t>(seed));
+    const auto requests = drain(source);
+    ASSERT_EQ(requests.size(), 20'000u);
+    for (std::size_t i = 1; i < requests.size(); ++i) {
+      gaps.push_back((requests[i].arrival - requests[i - 1].arrival).seconds());
+    }
+  }
+  const double mean = std::accumulate(gaps.begin(), gaps.end(), 0.0) / static_cast<double>(gaps.size());
+  double squares = 0.0;
+  for (const double g : gaps) squares += (g - mean) * (g - mean);
+  const double cv = std::sqrt(squares / static_cast<double>(gaps.size())) / mean;
+  EXPECT_NEAR(mean, 100.0 / 20'001.0, 1e-4);
+  EXPECT_NEAR(cv, 0.5, 0.03);
+}
+
+TEST(ServeGenSourceTest, WorkloadWindowOpensTheDayAskedForAndScalesTheLoad) {
+  const std::string path = testing::shared_path("traces/servegen/m-small");
+  MESHSIM_NEED_SHARED_FILE(path);
+  const auto table = load(path);
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->clients.size(), 43u);
+  EXPECT_DOUBLE_EQ(table->window_s, 600.0);
+  EXPECT_DOUBLE_EQ(table->span_s(), 14 * 86'400.0);
+  // Day 12's first hour at 2% of the load: about 20 req/s.
+  WorkloadSpec workload;
+  workload.source = spec_for(path, 0.02);
+  workload.window_start = SimTime::from_seconds(11 * 86'400.0);
+  workload.window_end = SimTime::from_seconds(11 * 86'400.0 + 3600);
+  auto source = open_workload(workload, 1);
+  ASSERT_TRUE(source) << source.error().message;
+  const auto requests = drain(**source);
+  const double expected = table->expected_requests(11 * 86'400.0, 11 * 86'400.0 + 3600, 0.02);
+  EXPECT_NEAR(static_cast<double>(requests.size()), expected, 0.01 * expected);
+  EXPECT_GT(expected / 3600, 10.0);
+  ASSERT_FALSE(requests.empty());
+  EXPECT_GE(requests.front().arrival, SimTime::zero());
+  EXPECT_LT(requests.back().arrival, SimTime::from_seconds(3600));
+}
+
+}  // namespace
+}  // namespace meshsim::traces
