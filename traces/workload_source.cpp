@@ -82,13 +82,18 @@ Expected<std::unique_ptr<RequestSource>> open_trace_file(const TraceFileSpec& sp
   return Error{spec.path + ": unknown trace format"};
 }
 
-Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed) {
+Status validate_shaping(const WorkloadSpec& spec) {
   if (!rate_scale_in_range(spec.rate_scale)) {
     return Error{"rate_scale: expected a factor in " + rate_scale_range() + ", got " + number_text(spec.rate_scale)};
   }
   if (spec.window_end && *spec.window_end <= spec.window_start) {
     return Error{"window: the end must be after the start"};
   }
+  return Ok{};
+}
+
+Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed) {
+  if (auto status = validate_shaping(spec); !status) return status.error();
   std::unique_ptr<RequestSource> inner;
   if (const auto* file = std::get_if<TraceFileSpec>(&spec.source)) {
     auto opened = open_trace_file(*file);

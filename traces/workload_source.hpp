@@ -30,6 +30,9 @@ class ShapedSource final : public RequestSource {
   bool finished_ = false;
 };
 
+// Checks a WorkloadSpec's window and rate scale.
+Status validate_shaping(const WorkloadSpec& spec);
+
 // Opens the source a WorkloadSpec names (a trace file or a generator seeded from `seed`)
 // with its window, rate scale and limit applied. Errors name the file or the field.
 Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed);

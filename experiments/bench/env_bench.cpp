@@ -14,6 +14,7 @@
 
 #include "rl/env/vector_env.hpp"
 #include "sim/engine/rng.hpp"
+#include "traces/episode_workload.hpp"
 #include "traces/workload_source.hpp"
 
 namespace {
@@ -27,7 +28,7 @@ const configs::Catalog& catalog() {
 
 struct Setup {
   configs::ScenarioConfig config;
-  traces::SharedTrace trace;
+  traces::SharedWorkload trace;
 };
 
 Setup setup(bool heavy) {
@@ -39,7 +40,7 @@ Setup setup(bool heavy) {
   rl.episode_length = engine::SimTime::from_seconds(600);
   s.config.rl = rl;
   auto source = traces::open_workload(s.config.workload, s.config.seed);
-  s.trace = *traces::load_trace(**source);
+  s.trace = traces::in_memory(*traces::load_trace(**source));
   return s;
 }
 

@@ -19,6 +19,7 @@
 
 #include "configs/scenario_run.hpp"
 #include "rl/ppo/trainer.hpp"
+#include "traces/episode_workload.hpp"
 #include "traces/workload_source.hpp"
 
 namespace {
@@ -65,7 +66,7 @@ void BM_TrainDecisions(benchmark::State& state) {
   auto config = recipe(heavy);
   config.rl->ppo.total_decisions = 1'000'000'000;
   auto source = traces::open_workload(config.workload, config.seed);
-  const auto trace = *traces::load_trace(**source);
+  const auto trace = traces::in_memory(*traces::load_trace(**source));
   auto trainer = std::move(*rl::PpoTrainer::create(config, catalog(), trace, 1));
   trainer->set_torch_rollout(state.range(1) == 1);
   std::uint64_t decisions = 0, requests = 0;

@@ -24,11 +24,11 @@ void set_start_size(configs::ScenarioConfig& config, std::uint32_t instances) {
 
 }  // namespace
 
-ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace,
+ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedWorkload workload,
                        bool config_autoscaler)
     : config_(std::move(config)),
       catalog_(catalog),
-      trace_(std::move(trace)),
+      workload_(std::move(workload)),
       spec_(config_.rl.value_or(configs::RlSpec{})),
       rng_(engine::derive_seed(config_.seed, "rl/env")) {
   const auto& llm = std::get<configs::LlmServingSpec>(config_.serving);
@@ -37,10 +37,10 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   pools_.erase(std::unique(pools_.begin(), pools_.end()), pools_.end());
   migrates_ = std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kPrompt) != pools_.end() &&
               std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kToken) != pools_.end();
-  trace_span_s_ = trace_->empty() ? 0.0 : trace_->back().arrival.seconds();
+  workload_span_s_ = workload_->span_s();
   // The reward's R: the workload's mean requests per decision interval.
-  reference_requests_ = std::max(1e-9, static_cast<double>(trace_->size()) /
-                                           std::max(trace_span_s_, spec_.decision_interval.seconds()) *
+  reference_requests_ = std::max(1e-9, workload_->requests() /
+                                           std::max(workload_span_s_, spec_.decision_interval.seconds()) *
                                            spec_.decision_interval.seconds());
   const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
   steps_per_episode_ = static_cast<std::uint32_t>(std::max(1.0, steps));
@@ -55,13 +55,15 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
 ScalingEnv::~ScalingEnv() = default;
 
 Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::ScenarioConfig& config,
-                                                        const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                        const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                         bool config_autoscaler) {
   if (!std::holds_alternative<configs::LlmServingSpec>(config.serving)) {
     return Error{config.name + ": the RL environment scales the llm serving model (serving.kind: llm)"};
   }
-  if (trace == nullptr || trace->empty()) return Error{config.name + ": the RL environment needs a non-empty workload"};
-  std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(trace), config_autoscaler));
+  if (workload == nullptr || !(workload->requests() > 0)) {
+    return Error{config.name + ": the RL environment needs a non-empty workload"};
+  }
+  std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(workload), config_autoscaler));
   if (env->migrates_ && env->spec_.action == configs::ActionKind::kTarget) {
     return Error{config.name + ": rl.action: target sizes pools but has no migration entry; with both a prompt and a "
                                "token pool use the discrete or continuous action"};
@@ -69,10 +71,10 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
   // Windows that start after the last request would train on empty episodes.
   const configs::RlSpec& spec = env->spec_;
   const double last_start = spec.windows_to_s.value_or(spec.windows_from_s);
-  if (last_start >= env->trace_span_s_) {
+  if (last_start >= env->workload_span_s_) {
     return Error{config.name + ": rl." + (spec.windows_to_s ? "windows_to_s" : "windows_from_s") + " (" +
                  std::to_string(last_start) + " s) is past the workload's last request (" +
-                 std::to_string(env->trace_span_s_) + " s): every window would be empty"};
+                 std::to_string(env->workload_span_s_) + " s): every window would be empty"};
   }
   // Build one episode's world now (at the largest start size drawn), so a config the run
   // refuses fails here, not at reset.
@@ -99,7 +101,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   MESHSIM_CHECK(rate_scale_ > 0 && std::isfinite(rate_scale_), "reset: rate_scale must be > 0");
   const double covered_s = config_.replay.until->seconds() * rate_scale_;
   const double last_start =
-      spec_.windows_to_s.value_or(std::max(spec_.windows_from_s, trace_span_s_ - covered_s));
+      spec_.windows_to_s.value_or(std::max(spec_.windows_from_s, workload_span_s_ - covered_s));
   window_start_s_ = options.window_start_s.value_or(spec_.windows_from_s +
                                                     rng_.uniform() * (last_start - spec_.windows_from_s));
   MESHSIM_CHECK(window_start_s_ >= 0 && window_start_s_ <= SimTime::kMaxSeconds, "reset: window start out of range");
@@ -210,11 +212,11 @@ IntervalStats ScalingEnv::measure_interval(SimTime end) {
 configs::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) const {
   const SimTime length = *config_.replay.until;
   configs::RunHooks hooks;
-  hooks.source = std::make_unique<traces::WindowSource>(trace_, start, length, rate_scale);
+  hooks.source = workload_->window(start, length, rate_scale);
   // The agent drives the ScalingManager unless the config's autoscaler does.
   hooks.driver_scales = config_.autoscaler.policy == configs::AutoscalerPolicy::kNone;
   if (config_.autoscaler.policy == configs::AutoscalerPolicy::kOracle) {
-    hooks.lookahead = std::make_unique<traces::WindowSource>(trace_, start, length, rate_scale);
+    hooks.lookahead = workload_->window(start, length, rate_scale);
   }
   return hooks;
 }

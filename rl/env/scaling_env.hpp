@@ -10,7 +10,7 @@
 #include "rl/env/observation.hpp"
 #include "rl/env/reward.hpp"
 #include "sim/engine/rng.hpp"
-#include "traces/memory_trace.hpp"
+#include "traces/episode_workload.hpp"
 
 namespace meshsim::rl {
 
@@ -93,7 +93,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   // evaluation runs baselines through the same episodes and the same reward.
   // `catalog` must outlive the environment (each reset builds a world from it).
   static Expected<std::unique_ptr<ScalingEnv>> create(const configs::ScenarioConfig& config,
-                                                      const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                      const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                       bool config_autoscaler = false);
   ~ScalingEnv() override;
 
@@ -114,7 +114,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   StepResult step(std::span<const float> action, std::span<float> obs);
 
   EnvCursor cursor() const { return cursor_; }
-  // Puts the environment where `cursor` was taken (same config and trace); writes the
+  // Puts the environment where `cursor` was taken (same config and workload); writes the
   // current observation to `obs`.
   void restore(const EnvCursor& cursor, std::span<float> obs);
 
@@ -122,7 +122,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   const configs::ScenarioRun& run() const { return *run_; }
 
  private:
-  ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedTrace trace,
+  ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedWorkload workload,
              bool config_autoscaler);
   // The hooks of an episode's run over the window [start, start + length x scale).
   configs::RunHooks episode_hooks(SimTime start, double rate_scale) const;
@@ -142,11 +142,11 @@ class ScalingEnv final : private replay::ReplayObserver {
 
   configs::ScenarioConfig config_;
   const configs::Catalog& catalog_;
-  traces::SharedTrace trace_;
+  traces::SharedWorkload workload_;
   configs::RlSpec spec_;
   std::vector<cluster::InstanceTag> pools_;
   bool migrates_ = false;  // both a prompt and a token pool: the action's migration entry
-  double trace_span_s_ = 0.0;
+  double workload_span_s_ = 0.0;
   double reference_requests_ = 1.0;  // the reward's R
   std::uint32_t steps_per_episode_ = 0;
   engine::Rng rng_;

@@ -7,13 +7,13 @@
 namespace meshsim::rl {
 
 Expected<std::unique_ptr<VectorEnv>> VectorEnv::create(const configs::ScenarioConfig& config,
-                                                      const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                      const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                       const VectorEnvOptions& options) {
   if (options.num_envs == 0) return Error{config.name + ": a vector of environments needs num_envs >= 1"};
   std::vector<std::unique_ptr<ScalingEnv>> envs;
   envs.reserve(options.num_envs);
   for (std::size_t i = 0; i < options.num_envs; ++i) {
-    auto env = ScalingEnv::create(config, catalog, trace);
+    auto env = ScalingEnv::create(config, catalog, workload);
     if (!env) return env.error();
     envs.push_back(std::move(*env));
   }

@@ -29,7 +29,7 @@ class VectorEnv {
  public:
   // `catalog` must outlive the environments (each reset builds a world from it).
   static Expected<std::unique_ptr<VectorEnv>> create(const configs::ScenarioConfig& config,
-                                                     const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                     const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                      const VectorEnvOptions& options);
 
   std::size_t num_envs() const { return envs_.size(); }

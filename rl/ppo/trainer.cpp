@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "rl/ppo/gae.hpp"
+#include "sim/engine/number_text.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
 #include "rl/ppo/ppo_loss.hpp"
@@ -422,20 +423,21 @@ PpoTrainer::~PpoTrainer() = default;
 namespace {
 
 // A digest of what must be the same on every rank for their training to be one run.
-std::string run_digest(const configs::ScenarioConfig& config, const traces::SharedTrace& trace, std::uint64_t seed) {
+std::string run_digest(const configs::ScenarioConfig& config, const traces::SharedWorkload& workload,
+                       std::uint64_t seed) {
   const std::string run = configs::to_json(config).dump() + '|' + std::to_string(seed) + '|' +
-                          std::to_string(trace ? trace->size() : 0);
+                          (workload ? number_text(workload->requests()) + '|' + number_text(workload->span_s()) : "");
   return std::to_string(std::hash<std::string>{}(run));
 }
 
 }  // namespace
 
 Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::ScenarioConfig& config,
-                                                        const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                        const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                         std::uint64_t seed, std::shared_ptr<RankGroup> group) {
   if (!group) group = RankGroup::single();
   const configs::RlSpec rl = config.rl.value_or(configs::RlSpec{});
-  const auto digests = group->all_gather(run_digest(config, trace, seed));
+  const auto digests = group->all_gather(run_digest(config, workload, seed));
   for (std::size_t r = 1; r < digests.size(); ++r) {
     if (digests[r] != digests[0]) {
       return Error{"rank " + std::to_string(r) + " was started with another config, trace or seed than rank 0; " +
@@ -447,7 +449,7 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::Scenario
     return Error{"rl.ppo.num_envs: " + std::to_string(rl.ppo.num_envs) + " environments do not split over " +
                  std::to_string(ranks) + " ranks; expected a multiple of the world size"};
   }
-  auto envs = VectorEnv::create(config, catalog, std::move(trace),
+  auto envs = VectorEnv::create(config, catalog, std::move(workload),
                                 {.num_envs = rl.ppo.num_envs / ranks, .threads = rl.ppo.threads});
   if (!envs) return envs.error();
   // Small models on many tiny batches: LibTorch's intra-op pool only adds hand-offs.

@@ -58,7 +58,7 @@ class PpoTrainer {
   // The scenario's rl object (with its ppo object) shapes everything. Every rank of
   // `group` (null: one process) calls this with the same config, trace and seed (checked).
   static Expected<std::unique_ptr<PpoTrainer>> create(const configs::ScenarioConfig& config,
-                                                      const configs::Catalog& catalog, traces::SharedTrace trace,
+                                                      const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                       std::uint64_t seed, std::shared_ptr<RankGroup> group = nullptr);
   ~PpoTrainer();
 

@@ -2,6 +2,7 @@
 
 // The environments' test setup shared by the rl tests.
 #include "rl/env/scaling_env.hpp"
+#include "traces/episode_workload.hpp"
 #include "traces/workload_source.hpp"
 
 namespace meshsim::rl {
@@ -15,7 +16,8 @@ inline const configs::Catalog& catalog() {
 // short episodes, and its workload generated for two hours.
 struct Fixture {
   configs::ScenarioConfig config;
-  traces::SharedTrace trace;
+  traces::SharedTrace requests;      // the workload's requests, to check against
+  traces::SharedWorkload workload;  // the same, as the environments replay it
 };
 
 inline Fixture make_fixture(double episode_s = 600, double interval_s = 15) {
@@ -27,7 +29,8 @@ inline Fixture make_fixture(double episode_s = 600, double interval_s = 15) {
   rl.decision_interval = SimTime::from_seconds(interval_s);
   f.config.rl = rl;
   auto source = traces::open_workload(f.config.workload, f.config.seed);
-  f.trace = *traces::load_trace(**source);
+  f.requests = *traces::load_trace(**source);
+  f.workload = traces::in_memory(f.requests);
   return f;
 }
 

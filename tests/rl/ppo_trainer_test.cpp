@@ -36,7 +36,7 @@ std::vector<double> curve(const IterationStats& s) {
 }
 
 std::vector<std::vector<double>> train(const Fixture& f, std::uint64_t seed, std::uint32_t iterations) {
-  auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, seed));
+  auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, seed));
   std::vector<std::vector<double>> rows;
   for (std::uint32_t i = 0; i < iterations; ++i) rows.push_back(curve(trainer->iterate()));
   return rows;
@@ -57,12 +57,12 @@ TEST(PpoTrainerTest, ResumingFromACheckpointEqualsAnUninterruptedRun) {
     const auto whole = train(f, 11, 4);
     const fs::path dir = fs::path(testing::TempDir()) / "ppo-resume-checkpoint";
     {
-      auto first = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 11));
+      auto first = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 11));
       first->iterate();
       first->iterate();
       first->save(dir);
     }
-    auto resumed = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 11));
+    auto resumed = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 11));
     const Status loaded = resumed->load(dir);
     ASSERT_TRUE(loaded) << loaded.error().message;
     EXPECT_EQ(resumed->iteration(), 2u);
@@ -75,8 +75,8 @@ TEST(PpoTrainerTest, ResumingFromACheckpointEqualsAnUninterruptedRun) {
 TEST(PpoTrainerTest, ACheckpointOfAnotherRunIsRefusedWithTheReason) {
   const Fixture f = small_fixture();
   const fs::path dir = fs::path(testing::TempDir()) / "ppo-other-checkpoint";
-  std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 1))->save(dir);
-  auto other = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 2));
+  std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 1))->save(dir);
+  auto other = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 2));
   const Status loaded = other->load(dir);
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().message.find("another seed"), std::string::npos) << loaded.error().message;
@@ -102,7 +102,7 @@ TEST(PpoTrainerTest, TwoRanksFollowOneProcessSteppingTheSameEnvironments) {
     std::vector<std::vector<std::vector<double>>> curves(2);
     std::vector<std::vector<float>> weights(2);
     on_ranks(2, "ppo-two-ranks", [&](int rank, const std::shared_ptr<RankGroup>& group) {
-      auto trainer = PpoTrainer::create(f.config, catalog(), f.trace, 5, group);
+      auto trainer = PpoTrainer::create(f.config, catalog(), f.workload, 5, group);
       ASSERT_TRUE(trainer) << trainer.error().message;
       EXPECT_EQ((*trainer)->envs().num_envs(), 2u);
       EXPECT_EQ((*trainer)->iterations(), 4u);  // the same run: 4 x 16 decisions per iteration
@@ -121,12 +121,12 @@ TEST(PpoTrainerTest, ACheckpointOfTwoRanksResumesInOneProcess) {
   const auto one = train(f, 6, 4);
   const fs::path dir = fs::path(testing::TempDir()) / "ppo-two-rank-checkpoint";
   on_ranks(2, "ppo-checkpoint", [&](int, const std::shared_ptr<RankGroup>& group) {
-    auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 6, group));
+    auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 6, group));
     trainer->iterate();
     trainer->iterate();
     trainer->save(dir);  // rank 0 writes every rank's environments
   });
-  auto resumed = std::move(*PpoTrainer::create(f.config, catalog(), f.trace, 6));
+  auto resumed = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 6));
   const Status loaded = resumed->load(dir);
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(resumed->iteration(), 2u);
@@ -137,14 +137,14 @@ TEST(PpoTrainerTest, RanksOfAnotherRunOrAnUnevenSplitAreRefused) {
   const Fixture f = small_fixture();
   std::vector<std::string> errors(2);
   on_ranks(2, "ppo-other-seed", [&](int rank, const std::shared_ptr<RankGroup>& group) {
-    auto trainer = PpoTrainer::create(f.config, catalog(), f.trace, 1 + static_cast<std::uint64_t>(rank), group);
+    auto trainer = PpoTrainer::create(f.config, catalog(), f.workload, 1 + static_cast<std::uint64_t>(rank), group);
     ASSERT_FALSE(trainer);
     errors[static_cast<std::size_t>(rank)] = trainer.error().message;
   });
   EXPECT_EQ(errors[0], errors[1]);  // both ranks stop, with the same reason
   EXPECT_NE(errors[0].find("rank 1 was started with another config, trace or seed"), std::string::npos) << errors[0];
   on_ranks(3, "ppo-uneven", [&](int, const std::shared_ptr<RankGroup>& group) {
-    auto trainer = PpoTrainer::create(f.config, catalog(), f.trace, 1, group);
+    auto trainer = PpoTrainer::create(f.config, catalog(), f.workload, 1, group);
     ASSERT_FALSE(trainer);
     EXPECT_NE(trainer.error().message.find("rl.ppo.num_envs: 4 environments do not split over 3 ranks"),
               std::string::npos);

@@ -52,7 +52,7 @@ TEST(WindowSourceTest, LoadingAnUnboundedWorkloadIsRefused) {
 
 TEST(ScalingEnvTest, EpisodesTruncateAtTheWindowEndAndNeverTerminate) {
   auto f = make_fixture(/*episode_s=*/120, /*interval_s=*/15);
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   EXPECT_EQ(env->steps_per_episode(), 8u);
   EXPECT_EQ(env->action_size(), 1u);  // one pool: mixed
   std::vector<float> obs(env->observation_size());
@@ -73,8 +73,8 @@ TEST(ScalingEnvTest, EpisodesTruncateAtTheWindowEndAndNeverTerminate) {
 
 TEST(ScalingEnvTest, TheSameSeedGivesTheSameEpisode) {
   auto f = make_fixture();
-  auto a = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
-  auto b = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto a = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+  auto b = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs_a(a->observation_size()), obs_b(b->observation_size());
   const EnvInfo ia = a->reset(3, obs_a);
   const EnvInfo ib = b->reset(3, obs_b);
@@ -95,7 +95,7 @@ TEST(ScalingEnvTest, ActionsResizeThePoolWithinTheLimits) {
   auto f = make_fixture();
   f.config.scaling.manager.max_total_instances = 6;
   f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(10);
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   EnvInfo info = env->reset(1, obs);
   EXPECT_EQ(info.active, 4u);  // the start state
@@ -116,7 +116,7 @@ TEST(ScalingEnvTest, ActionsResizeThePoolWithinTheLimits) {
 TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
   auto f = make_fixture();
   f.config.rl->scale_up_delays_s = {0, 40};
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   const float up = 0.2f;  // +1 instance
   std::set<double> seen;
@@ -144,7 +144,7 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
 // per ACTIVE + STARTING, 7 KV, 8 waiting per ACTIVE.
 TEST(ScalingEnvTest, StartingInstancesAreBinnedByTimeToReadyAndCountInTheLoadPerInstance) {
   auto f = make_fixture();
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   const float up = 0.4f, hold = 0.0f;  // +2 instances, then nothing
   // With a 90 s delay, two scale-ups asked at 15 s are ready at 105 s: after the interval
@@ -167,11 +167,11 @@ TEST(ScalingEnvTest, TheFirstObservationHoldsTheWarmUpsRatesAndLatencies) {
   const std::size_t arrivals = kPoolFeatures + 0, rate_1m = kPoolFeatures + 1, slope_1m = kPoolFeatures + 4,
                     ttft_p50 = kPoolFeatures + 7;
   f.config.rl->warmup = SimTime::from_seconds(60);
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   const EnvInfo info = env->reset(3, obs, window_at(600.0));
   std::uint64_t in_warmup = 0;
-  for (const auto& request : *f.trace) {
+  for (const auto& request : *f.requests) {
     in_warmup += request.arrival >= SimTime::from_seconds(600) && request.arrival < SimTime::from_seconds(660);
   }
   EXPECT_FLOAT_EQ(obs[arrivals], static_cast<float>(std::log1p(static_cast<double>(in_warmup) / 60.0)));
@@ -189,7 +189,7 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {
   auto f = make_fixture();
   f.config.rl->start_instances = {1, 7};
   f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(40);
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   std::set<std::uint32_t> seen;
   for (std::uint64_t seed = 0; seed < 12; ++seed) {
@@ -209,7 +209,7 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {
   // A start the cluster's limit refuses fails when the environment is made, naming the key.
   f.config.rl->start_instances = {2, 40};
   f.config.scaling.manager.max_total_instances = 32;
-  const auto refused = ScalingEnv::create(f.config, catalog(), f.trace);
+  const auto refused = ScalingEnv::create(f.config, catalog(), f.workload);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("rl.start_instances"), std::string::npos) << refused.error().message;
 }
@@ -220,7 +220,7 @@ TEST(ScalingEnvTest, PhaseFeaturesFollowTheWorkloadClockOverTheGivenPeriod) {
   f.config.rl->warmup = SimTime::from_seconds(15);
   for (const double period : {86'400.0, 7'200.0, 0.0}) {
     f.config.rl->phase_period_s = period;
-    auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+    auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
     std::vector<float> obs(env->observation_size());
     env->reset(2, obs, window_at(5400.0));  // the first decision comes after 15 s of warm-up
     const auto expect_at = [&](double workload_s) {
@@ -240,7 +240,7 @@ TEST(ScalingEnvTest, DiscreteChoicesAreChangesFromMinusKToK) {
   f.config.rl->action = configs::ActionKind::kDiscrete;
   f.config.rl->discrete_max_step = 2;
   f.config.scaling.manager.scale_up_delay = SimTime::zero();
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   EXPECT_EQ(env->discrete_choices(), 5u);
   std::vector<float> obs(env->observation_size());
   env->reset(1, obs);
@@ -257,7 +257,7 @@ TEST(ScalingEnvTest, TargetChoicesAreSizesApproachedAtMostTheMaxStepADecision) {
   f.config.rl->target_max_instances = 12;
   f.config.rl->target_max_step = 3;
   f.config.scaling.manager.scale_up_delay = SimTime::zero();
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   EXPECT_EQ(env->discrete_choices(), 13u);  // 0..12
   std::vector<float> obs(env->observation_size());
   env->reset(1, obs);  // 4 instances
@@ -277,7 +277,7 @@ TEST(ScalingEnvTest, TargetChoicesAreSizesApproachedAtMostTheMaxStepADecision) {
   // Split prompt and token pools have a migration entry, which a target cannot express.
   std::get<configs::LlmServingSpec>(f.config.serving).start_state = {{cluster::InstanceTag::kPrompt, 2},
                                                                      {cluster::InstanceTag::kToken, 2}};
-  const auto refused = ScalingEnv::create(f.config, catalog(), f.trace);
+  const auto refused = ScalingEnv::create(f.config, catalog(), f.workload);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("rl.action: target"), std::string::npos) << refused.error().message;
 }
@@ -290,7 +290,7 @@ TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {
                                                                      {cluster::InstanceTag::kToken, 2}};
   f.config.rl->action_mig_step = 3;
   f.config.rl->reward.churn_weight = 0.5;
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   ASSERT_EQ(env->action_size(), 3u);
   std::vector<float> obs(env->observation_size());
   env->reset(1, obs);
@@ -314,7 +314,7 @@ TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {
   EXPECT_EQ(r.info.migrations, 0u);
   EXPECT_EQ(r.info.blocked, 1u);
   // A mixed pool has no migration entry.
-  auto mixed = std::move(*ScalingEnv::create(make_fixture().config, catalog(), f.trace));
+  auto mixed = std::move(*ScalingEnv::create(make_fixture().config, catalog(), f.workload));
   EXPECT_EQ(mixed->action_size(), 1u);
 }
 
@@ -326,10 +326,10 @@ TEST(ScalingEnvTest, TheRewardCountsMissesAgainstTheMeanLoadAndPricesTheLateBack
   f.config.rl->rate_scales = {8.0};
   f.config.rl->start_instances = {1};
   f.config.scaling.manager.max_total_instances = 4;
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   env->reset(6, obs);
-  const double reference = static_cast<double>(f.trace->size()) / f.trace->back().arrival.seconds() * 15.0;
+  const double reference = static_cast<double>(f.requests->size()) / f.requests->back().arrival.seconds() * 15.0;
   const double ttft = f.config.replay.slo.ttft.seconds();
   const float hold = -1.0f;  // stays at one instance
   double most_late = 0.0;
@@ -356,7 +356,7 @@ TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {
   auto f = make_fixture(/*episode_s=*/900);
   f.config.rl->rate_scales = {4.0};
   f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(10);
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   // A policy that steers the pool to `target` instances.
   const auto episode_return = [&](std::uint32_t target) {
@@ -382,12 +382,12 @@ TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {
 // was served used to throw: the replay stopped the simulation.)
 TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
   auto f = make_fixture(/*episode_s=*/300);
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   const float up = 0.2f, down = -0.2f;
   // The last 20 s of the workload (served within the first intervals), then past its end
   // (no request at all).
-  for (const double start : {f.trace->back().arrival.seconds() - 20.0, 1e6}) {
+  for (const double start : {f.requests->back().arrival.seconds() - 20.0, 1e6}) {
     std::uint64_t left = env->reset(5, obs, window_at(start)).left;  // during the warm-up
     StepResult r;
     for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
@@ -415,7 +415,7 @@ TEST(ScalingEnvTest, AnEpisodeOutlivesItsWorkload) {
 TEST(ScalingEnvTest, WindowsPastTheWorkloadAreRefused) {
   auto f = make_fixture();
   f.config.rl->windows_to_s = 1e6;
-  const auto env = ScalingEnv::create(f.config, catalog(), f.trace);
+  const auto env = ScalingEnv::create(f.config, catalog(), f.workload);
   ASSERT_FALSE(env);
   EXPECT_NE(env.error().message.find("rl.windows_to_s (1000000.000000 s) is past the workload's last request"),
             std::string::npos)
@@ -424,7 +424,7 @@ TEST(ScalingEnvTest, WindowsPastTheWorkloadAreRefused) {
 
 TEST(ScalingEnvTest, NanActionsChangeNothing) {
   auto f = make_fixture();
-  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
   std::vector<float> obs(env->observation_size());
   env->reset(2, obs);
   const float nan = std::nanf("");
@@ -436,7 +436,7 @@ TEST(ScalingEnvTest, NanActionsChangeNothing) {
 TEST(ScalingEnvTest, ANonLlmScenarioIsRefused) {
   auto f = make_fixture();
   f.config.serving = cluster::FixedLatencyConfig{};
-  const auto env = ScalingEnv::create(f.config, catalog(), f.trace);
+  const auto env = ScalingEnv::create(f.config, catalog(), f.workload);
   ASSERT_FALSE(env);
   EXPECT_NE(env.error().message.find("llm"), std::string::npos);
 }

@@ -25,7 +25,7 @@ std::vector<float> actions_at(std::size_t step, std::size_t envs) {
 }
 
 Trajectory play(const Fixture& f, std::size_t envs, unsigned threads, std::size_t steps) {
-  auto vec = std::move(*VectorEnv::create(f.config, catalog(), f.trace, {.num_envs = envs, .threads = threads}));
+  auto vec = std::move(*VectorEnv::create(f.config, catalog(), f.workload, {.num_envs = envs, .threads = threads}));
   EXPECT_EQ(vec->threads(), threads);
   Trajectory t;
   vec->reset(42);
@@ -67,7 +67,7 @@ TEST(VectorEnvTest, EachEnvironmentMatchesALoneEnvironmentSeededWithSeedPlusInde
   const std::size_t envs = 3, steps = 10;
   const Trajectory vec = play(f, envs, 2, steps);
   for (std::size_t i = 0; i < envs; ++i) {
-    auto lone = std::move(*ScalingEnv::create(f.config, catalog(), f.trace));
+    auto lone = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
     const std::size_t n = lone->observation_size();
     std::vector<float> obs(n);
     lone->reset(42 + i, obs);
@@ -86,7 +86,7 @@ TEST(VectorEnvTest, EachEnvironmentMatchesALoneEnvironmentSeededWithSeedPlusInde
 
 TEST(VectorEnvTest, AWrongNumberOfActionsIsAClearError) {
   const auto f = make_fixture(60, 15);
-  auto vec = std::move(*VectorEnv::create(f.config, catalog(), f.trace, {.num_envs = 2, .threads = 2}));
+  auto vec = std::move(*VectorEnv::create(f.config, catalog(), f.workload, {.num_envs = 2, .threads = 2}));
   vec->reset(1);
   try {
     vec->step(std::vector<float>(3, 0.0f));
@@ -95,7 +95,7 @@ TEST(VectorEnvTest, AWrongNumberOfActionsIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("expected 2 action values (2 environments x 1), got 3"), std::string::npos)
         << e.what();
   }
-  EXPECT_FALSE(VectorEnv::create(f.config, catalog(), f.trace, {.num_envs = 0}));
+  EXPECT_FALSE(VectorEnv::create(f.config, catalog(), f.workload, {.num_envs = 0}));
 }
 
 }  // namespace

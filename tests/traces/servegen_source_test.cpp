@@ -9,6 +9,7 @@
 
 #include "sim/engine/rng.hpp"
 #include "tests/shared_data.hpp"
+#include "traces/episode_workload.hpp"
 #include "traces/servegen_source.hpp"
 #include "traces/workload_source.hpp"
 
@@ -189,6 +190,48 @@ TEST(ServeGenSourceTest, WindowsHoldTheirRateOnAverageAndTheLawsBurstiness) {
   const double cv = std::sqrt(squares / static_cast<double>(gaps.size())) / mean;
   EXPECT_NEAR(mean, 100.0 / 20'001.0, 1e-4);
   EXPECT_NEAR(cv, 0.5, 0.03);
+}
+
+// Episodes open ServeGen windows on demand; they must see what a replay of the whole shaped
+// workload held in memory holds in the same window.
+TEST(ServeGenSourceTest, EpisodeWindowsOpenedOnDemandMatchTheWorkloadHeldInMemory) {
+  engine::Rng rng(5);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (int c = 0; c < 3; ++c) {
+    std::string rows;
+    for (int w = 0; w < 20; ++w) {
+      rows += std::to_string(w * 30) + "," + std::to_string(rng.uniform() * 4.0) + ",1,Gamma," +
+              std::to_string(0.2 + rng.uniform()) + ",1\n";
+    }
+    files.emplace_back("chunk-" + std::to_string(c) + "-trace.csv", rows);
+  }
+  const std::string folder = write_clients("episodes", files);
+  WorkloadSpec spec;
+  spec.source = spec_for(folder, 0.7);
+  spec.window_start = SimTime::from_seconds(95);
+  spec.window_end = SimTime::from_seconds(480);
+  spec.rate_scale = 1.5;
+  auto on_demand = open_episode_workload(spec, 9);
+  ASSERT_TRUE(on_demand) << on_demand.error().message;
+  auto source = open_workload(spec, 9);
+  ASSERT_TRUE(source);
+  const auto memory = in_memory(*load_trace(**source));
+  EXPECT_NEAR((*on_demand)->span_s(), 385.0 / 1.5, 1e-9);
+  EXPECT_NEAR((*on_demand)->requests(), memory->requests(), 0.1 * memory->requests());
+  for (int trial = 0; trial < 30; ++trial) {
+    const SimTime start = SimTime::from_us(static_cast<std::int64_t>(rng.uniform() * 250e6));
+    const SimTime length = SimTime::from_us(static_cast<std::int64_t>(1e6 + rng.uniform() * 100e6));
+    const double rate_scale = 0.5 + rng.uniform() * 2.0;
+    const auto expected = drain(*memory->window(start, length, rate_scale));
+    const auto got = drain(*(*on_demand)->window(start, length, rate_scale));
+    ASSERT_EQ(got.size(), expected.size()) << "trial " << trial;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      // (Either path rounds to microseconds at each scaling: a few apart at most.)
+      EXPECT_LE(std::abs((got[i].arrival - expected[i].arrival).us()), 3) << "trial " << trial << " request " << i;
+      EXPECT_EQ(got[i].prompt_tokens, expected[i].prompt_tokens);
+      EXPECT_EQ(got[i].output_tokens, expected[i].output_tokens);
+    }
+  }
 }
 
 TEST(ServeGenSourceTest, WorkloadWindowOpensTheDayAskedForAndScalesTheLoad) {

@@ -86,12 +86,6 @@ Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& c
   return config;
 }
 
-Expected<traces::SharedTrace> load_workload_in_memory(const configs::ScenarioConfig& config) {
-  auto source = traces::open_workload(config.workload, config.seed);
-  if (!source) return source.error();
-  return traces::load_trace(**source);
-}
-
 int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
   const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
   auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);

@@ -7,7 +7,6 @@
 
 #include "configs/scenario_config.hpp"
 #include "sim/engine/expected.hpp"
-#include "traces/memory_trace.hpp"
 #include "traces/workload_spec.hpp"
 
 namespace meshsim::cli {
@@ -51,9 +50,6 @@ Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& c
                                                             const std::string& trace_format,
                                                             const std::optional<std::string>& seed);
 
-// The config's workload read into memory once (train and eval share it among their
-// environments).
-Expected<traces::SharedTrace> load_workload_in_memory(const configs::ScenarioConfig& config);
 
 // A --seed value: digits only, at most 2^64 - 1 (no sign, exponent or fraction).
 std::optional<std::uint64_t> parse_seed(const std::string& text);

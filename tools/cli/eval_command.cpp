@@ -45,13 +45,13 @@ struct Outcome {
 };
 
 // Plays the window as one episode; `policy` acts when given, else NaN (no change).
-Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const traces::SharedTrace& trace,
+Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const traces::SharedWorkload& workload,
                  double window_start_s, double rate_scale, std::uint64_t seed, rl::PolicyRunner* policy) {
   Outcome o;
   o.policy = c.policy;
   o.parameter = c.parameter;
   o.start_instances = c.start_instances;
-  auto env = rl::ScalingEnv::create(c.config, catalog, trace, c.autoscaler);
+  auto env = rl::ScalingEnv::create(c.config, catalog, workload, c.autoscaler);
   if (!env) {
     o.error = env.error().message;
     return o;
@@ -162,10 +162,10 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   if (options.catalog) base.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(base);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
-  auto trace = load_workload_in_memory(base);
-  if (!trace) return fail(err, trace.error().message, kExitBadInput);
-  if ((*trace)->empty()) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
-  const double span = (*trace)->back().arrival.seconds();
+  auto workload = traces::open_episode_workload(base.workload, base.seed);
+  if (!workload) return fail(err, workload.error().message, kExitBadInput);
+  if (!((*workload)->requests() > 0)) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
+  const double span = (*workload)->span_s();
   if (!(options.rate_scale > 0) || options.rate_scale > 1e6) {
     return fail(err, "--rate-scale: expected a multiple in (0, 1e6], got " + number_text(options.rate_scale),
                 kExitBadInput);
@@ -216,7 +216,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       const std::size_t first = outcomes.size();
       outcomes.resize(first + candidates.size());
       pool.for_each(candidates.size(), [&](std::size_t i) {
-        outcomes[first + i] = evaluate(candidates[i], *catalog, *trace, options.window_start_s, options.rate_scale,
+        outcomes[first + i] = evaluate(candidates[i], *catalog, *workload, options.window_start_s, options.rate_scale,
                                        at_delay.seed, nullptr);
       });
       for (std::size_t i = first; i < outcomes.size(); ++i) {
@@ -263,7 +263,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
          [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kOracle; });
     if (const Outcome* failed = evaluate_all(adaptive, outcomes)) return failure(*failed);
     if (policy) {
-      outcomes.push_back(evaluate(Candidate{"ppo", kNoParameter, at_delay, false, start}, *catalog, *trace,
+      outcomes.push_back(evaluate(Candidate{"ppo", kNoParameter, at_delay, false, start}, *catalog, *workload,
                                   options.window_start_s, options.rate_scale, at_delay.seed, policy.get()));
       if (!outcomes.back().error.empty()) return fail(err, *options.policy + ": " + outcomes.back().error, kExitBadInput);
     }

@@ -182,15 +182,15 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
 
   if (options.catalog) config.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(config);
-  auto trace = load_workload_in_memory(config);
+  auto workload = traces::open_episode_workload(config.workload, config.seed);
   StepFailure loading;
   if (!catalog) {
     loading = {catalog.error().message, kExitBadInput};
-  } else if (!trace) {
-    loading = {trace.error().message, kExitBadInput};
+  } else if (!workload) {
+    loading = {workload.error().message, kExitBadInput};
   }
   if (const int code = all_passed(group, loading, err); code != kExitOk) return code;
-  auto trainer = rl::PpoTrainer::create(config, *catalog, *trace, config.seed, *connected);
+  auto trainer = rl::PpoTrainer::create(config, *catalog, *workload, config.seed, *connected);
   if (!trainer) return fail(err, trainer.error().message, kExitBadInput);  // the same verdict on every rank
   rl::PpoTrainer& ppo = **trainer;
 

@@ -65,7 +65,7 @@ class PyVectorEnv {
               const py::dict& overrides) {
     auto scenario = load_config(config, configs::default_training_path(), trace, overrides);
     if (!scenario.rl) scenario.rl = configs::RlSpec{};
-    auto loaded = value_or_raise(cli::load_workload_in_memory(scenario));
+    auto loaded = value_or_raise(traces::open_episode_workload(scenario.workload, scenario.seed));
     rl::VectorEnvOptions options;
     options.num_envs = num_envs;
     options.threads = threads;
