@@ -1,6 +1,10 @@
 #include "configs/rl_config.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::configs {
 
@@ -28,6 +32,32 @@ void read_number_list(ObjectReader& reader, const char* key, const std::string& 
     }
     out.push_back(value.get<double>());
   }
+}
+
+// A list of [from_s, to_s] spans of workload seconds, each non-empty.
+void read_spans(ObjectReader& reader, const char* key, std::vector<TimeSpan>& out) {
+  const nlohmann::json* list = reader.raw(key);
+  if (list == nullptr) return;
+  out.clear();
+  if (!list->is_array()) {
+    reader.fail(key, "expected a list of [from_s, to_s] spans of workload seconds");
+    return;
+  }
+  for (const auto& span : *list) {
+    if (!span.is_array() || span.size() != 2 || !span[0].is_number() || !span[1].is_number() ||
+        !(span[0].get<double>() >= 0) || !(span[1].get<double>() > span[0].get<double>()) ||
+        span[1].get<double>() > 1e12) {
+      reader.fail(key, "expected [from_s, to_s] spans with 0 <= from_s < to_s <= 1e12, got " + span.dump());
+      return;
+    }
+    out.push_back(TimeSpan{span[0].get<double>(), span[1].get<double>()});
+  }
+}
+
+nlohmann::json spans_to_json(const std::vector<TimeSpan>& spans) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const TimeSpan& span : spans) list.push_back({span.from_s, span.to_s});
+  return list;
 }
 
 void parse_ppo(ObjectReader& parent, PpoSpec& ppo) {
@@ -123,6 +153,14 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   if (rl.windows_to_s && *rl.windows_to_s < rl.windows_from_s) {
     reader.fail("windows_to_s", "expected at least windows_from_s");
   }
+  read_spans(reader, "validation", rl.validation);
+  read_spans(reader, "test", rl.test);
+  if ((!rl.validation.empty() || !rl.test.empty()) && !rl.windows_to_s) {
+    reader.fail("windows_to_s", "expected with validation or test spans: training windows must end before them");
+  }
+  reader.read("slo_target", rl.slo_target, "a share in (0, 1]", [](double v) { return v > 0 && v <= 1; });
+  reader.read("tuning_windows", rl.tuning_windows, "an integer in [1, 1000]",
+              [](std::uint64_t v) { return v >= 1 && v <= 1000; });
   read_number_list(reader, "rate_scales", "positive numbers up to 1e6", positive_up_to_1e6, rl.rate_scales);
   read_number_list(reader, "scale_up_delays_s", "seconds in [0, 1e6]", non_negative_up_to_1e6,
                    rl.scale_up_delays_s);
@@ -150,6 +188,17 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   reward.read("cost_weight", rl.reward.cost_weight, "a number >= 0", non_negative);
   reward.read("churn_weight", rl.reward.churn_weight, "a number >= 0", non_negative);
   parse_ppo(reader, rl.ppo);
+  const TimeSpan training = rl.training_span();
+  for (const auto* split : {&rl.validation, &rl.test}) {
+    for (const TimeSpan& span : *split) {
+      if (!span.overlaps(training)) continue;
+      reader.fail(split == &rl.test ? "test" : "validation",
+                  "the span [" + number_text(span.from_s) + ", " + number_text(span.to_s) +
+                      ") overlaps the training windows' [" + number_text(training.from_s) + ", " +
+                      number_text(training.to_s) +
+                      ") (windows_from_s to windows_to_s + episode_s x the largest rate scale, at least 1)");
+    }
+  }
   spec = rl;
 }
 
@@ -158,6 +207,10 @@ json rl_to_json(const RlSpec& spec) {
               {"episode_s", spec.episode_length.seconds()},
               {"windows_from_s", spec.windows_from_s},
               {"windows_to_s", spec.windows_to_s ? json(*spec.windows_to_s) : json(nullptr)},
+              {"validation", spans_to_json(spec.validation)},
+              {"test", spans_to_json(spec.test)},
+              {"slo_target", spec.slo_target},
+              {"tuning_windows", spec.tuning_windows},
               {"rate_scales", spec.rate_scales},
               {"scale_up_delays_s", spec.scale_up_delays_s},
               {"start_instances", spec.start_instances},
@@ -175,6 +228,13 @@ json rl_to_json(const RlSpec& spec) {
                 {"cost_weight", spec.reward.cost_weight},
                 {"churn_weight", spec.reward.churn_weight}}},
               {"ppo", ppo_to_json(spec.ppo)}};
+}
+
+TimeSpan RlSpec::training_span() const {
+  if (!windows_to_s) return TimeSpan{windows_from_s, std::numeric_limits<double>::infinity()};
+  // At least rate 1: the windows baselines are tuned on play the workload as it is.
+  const double scale = std::max(1.0, rate_scales.empty() ? 1.0 : *std::max_element(rate_scales.begin(), rate_scales.end()));
+  return TimeSpan{windows_from_s, *windows_to_s + episode_length.seconds() * scale};
 }
 
 Expected<RlSpec> rl_from_json(const nlohmann::json& tree, const std::string& where) {

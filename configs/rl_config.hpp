@@ -64,6 +64,13 @@ struct PpoSpec {
   unsigned threads = 0;                 // environment threads (0: one per hardware thread)
 };
 
+// A span of workload time, [from_s, to_s) seconds.
+struct TimeSpan {
+  double from_s = 0.0, to_s = 0.0;
+  double length_s() const { return to_s - from_s; }
+  bool overlaps(const TimeSpan& other) const { return from_s < other.to_s && other.from_s < to_s; }
+};
+
 // The RL environment over a scenario (the "rl" object of a scenario file; the cluster,
 // serving model, scaling limits and SLO are the scenario's).
 struct RlSpec {
@@ -75,6 +82,17 @@ struct RlSpec {
   // windows_to_s: the last start that leaves a whole episode.
   double windows_from_s = 0.0;
   std::optional<double> windows_to_s;
+  // The recipe's held-out spans of its workload (rl/env/evaluation.hpp): validation picks
+  // the checkpoint, test is what `meshsim eval` judges on by default. Neither may
+  // overlap the training windows (training_span()).
+  std::vector<TimeSpan> validation, test;
+  // The SLO attainment a policy must reach: baselines' parameters are tuned to the
+  // cheapest one reaching it on the training windows, and the best checkpoint is the
+  // cheapest reaching it on validation (the highest attainment when none does).
+  double slo_target = 0.99;
+  // Training windows (of episode_s, evenly spaced over the training range, at rate scale
+  // 1) that the baselines' parameters are tuned on.
+  std::uint32_t tuning_windows = 8;
   // Each episode's rate scale is drawn from these (1: the trace as recorded).
   std::vector<double> rate_scales = {1.0};
   // Each episode's scale-up delay (seconds) is drawn from these, so one policy learns to
@@ -102,6 +120,11 @@ struct RlSpec {
   double action_mig_step = 3.0;
   RewardWeights reward;
   PpoSpec ppo;
+
+  // The workload time training episodes (and the windows baselines are tuned on, at rate
+  // 1) may cover: [windows_from_s, windows_to_s + episode_s x max(1, the largest rate
+  // scale)), to any time without windows_to_s.
+  TimeSpan training_span() const;
 };
 
 void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec);

@@ -48,6 +48,7 @@ void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig
   reader.read("tolerance", c.tolerance, "a fraction in [0, 1)", [](double v) { return v >= 0 && v < 1; });
   read_interval(reader, "period_s", c.period);
   reader.read_duration("scale_down_stabilization_s", c.scale_down_stabilization, 1.0);
+  reader.read("warm_start", c.warm_start);
   reader.read("scale_up_percent", c.scale_up_percent, "a non-negative percentage", kNonNegative);
   reader.read("scale_up_instances", c.scale_up_instances, "an integer in [0, 100000]",
               [](std::uint64_t v) { return v <= kMaxInstances; });
@@ -136,6 +137,7 @@ json autoscaler_to_json(const AutoscalerSpec& spec) {
                 {"tolerance", t.tolerance},
                 {"period_s", t.period.seconds()},
                 {"scale_down_stabilization_s", t.scale_down_stabilization.seconds()},
+                {"warm_start", t.warm_start},
                 {"scale_up_percent", t.scale_up_percent},
                 {"scale_up_instances", t.scale_up_instances},
                 {"min_instances", t.min_instances},

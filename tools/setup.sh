@@ -21,7 +21,7 @@ done
 
 packages=(build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtorch-dev nlohmann-json3-dev libspdlog-dev libbenchmark-dev libgtest-dev
-  libcli11-dev libyaml-cpp-dev python3-matplotlib libopenblas0-serial libopenmpi-dev openmpi-bin libcpp-httplib-dev libgloo-dev)
+  libcli11-dev libyaml-cpp-dev python3-matplotlib libopenblas0-pthread libopenmpi-dev openmpi-bin libcpp-httplib-dev libgloo-dev)
 if [ "$python" = ON ]; then packages+=(pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch); fi
 cmake_args+=(-DMESHSIM_PYTHON=$python)
 if [[ " ${cmake_args[*]} " == *MESHSIM_FUZZ=ON* ]]; then packages+=(clang libclang-rt-dev); fi

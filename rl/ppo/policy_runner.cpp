@@ -1,7 +1,9 @@
 #include "rl/ppo/policy_runner.hpp"
 
+#include <algorithm>
 #include <fstream>
 
+#include "rl/ppo/eigen_policy.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
 #include "rl/ppo/trainer.hpp"
@@ -11,6 +13,10 @@ namespace meshsim::rl {
 
 struct PolicyRunner::Impl {
   ActorCritic policy{nullptr};
+  // The forward pass runs on a plain copy of the weights: no LibTorch operator (nor the
+  // BLAS below it, whose serial build is not safe to call from two threads at once), so
+  // runners act in parallel, and faster.
+  EigenPolicy eigen;
   std::optional<ObservationNormalizer> normalizer;
   std::vector<float> normalized;
   configs::RlSpec spec;
@@ -48,7 +54,7 @@ Expected<std::unique_ptr<PolicyRunner>> PolicyRunner::load(const std::filesystem
     return Error{checkpoint.string() + ": not a readable policy checkpoint: " + e.what()};
   }
   impl->normalized.resize(static_cast<std::size_t>(impl->policy->shape().observations));
-  torch::set_num_threads(1);
+  impl->eigen = impl->policy->to_eigen();
   return std::unique_ptr<PolicyRunner>(new PolicyRunner(std::move(impl)));
 }
 
@@ -65,12 +71,17 @@ void PolicyRunner::act(std::span<const float> obs, std::span<float> action) {
   } else {
     std::copy(obs.begin(), obs.end(), impl_->normalized.begin());
   }
-  const torch::NoGradGuard no_grad;
-  const auto input = torch::from_blob(impl_->normalized.data(), {1, static_cast<std::int64_t>(obs.size())}, torch::kFloat);
-  torch::Tensor out = impl_->policy->actor_output(input);
-  if (discrete()) out = out.argmax(-1).to(torch::kFloat);  // [1, A]
-  const auto values = out.contiguous();
-  std::copy_n(values.data_ptr<float>(), action.size(), action.begin());
+  const RowMatrix& out = impl_->eigen.actor_output(impl_->normalized, 1);
+  if (!discrete()) {
+    std::copy_n(out.data(), action.size(), action.begin());
+    return;
+  }
+  // The most likely choice of each entry (the first of equals, as torch's argmax).
+  const auto choices = static_cast<std::size_t>(impl_->policy->shape().choices);
+  for (std::size_t a = 0; a < action.size(); ++a) {
+    const float* logits = out.data() + a * choices;
+    action[a] = static_cast<float>(std::max_element(logits, logits + choices) - logits);
+  }
 }
 
 }  // namespace meshsim::rl

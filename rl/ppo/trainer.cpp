@@ -1,5 +1,7 @@
 #include "rl/ppo/trainer.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,11 +11,11 @@
 #include <stdexcept>
 
 #include "rl/ppo/gae.hpp"
-#include "sim/engine/number_text.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
 #include "rl/ppo/ppo_loss.hpp"
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 #include "sim/engine/rng.hpp"
 
 namespace meshsim::rl {
@@ -452,8 +454,13 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::Scenario
   auto envs = VectorEnv::create(config, catalog, std::move(workload),
                                 {.num_envs = rl.ppo.num_envs / ranks, .threads = rl.ppo.threads});
   if (!envs) return envs.error();
-  // Small models on many tiny batches: LibTorch's intra-op pool only adds hand-offs.
+  // Small models on many tiny batches: LibTorch's intra-op pool only adds hand-offs. The
+  // BLAS below it runs on the caller's thread too: OpenBLAS's threaded build would split
+  // a product over as many threads as it finds cores, and so sum in another order on
+  // another machine (or under mpirun's binding), where results must be the same bits.
   torch::set_num_threads(1);
+  using SetThreads = void (*)(int);
+  if (auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) openblas(1);
   const std::int64_t choices = configs::chooses(rl.action) ? (*envs)->env(0).discrete_choices() : 0;
   return std::unique_ptr<PpoTrainer>(
       new PpoTrainer(std::make_unique<Impl>(rl.ppo, seed, std::move(group), std::move(*envs), choices)));

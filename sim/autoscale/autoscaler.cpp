@@ -12,6 +12,8 @@ PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
   pool.starting = totals.count(InstanceState::kStarting);
   pool.draining = totals.count(InstanceState::kDraining);
   pool.inactive = totals.count(InstanceState::kInactive);
+  pool.arrived_requests = totals.arrived_requests;
+  pool.arrived_tokens = totals.arrived_tokens;
   const auto load = manager.cluster().active_load(tag);
   pool.active_requests = static_cast<std::uint64_t>(load.requests);
   pool.pending_tokens = load.pending_tokens;

@@ -25,6 +25,8 @@ struct PoolSnapshot {
   std::uint32_t active = 0, starting = 0, draining = 0, inactive = 0;
   std::uint64_t active_requests = 0;  // assigned to ACTIVE instances, running or waiting
   std::int64_t pending_tokens = 0;    // on ACTIVE instances
+  // Requests (and their prompt + output tokens) that came to the pool since the run began.
+  std::uint64_t arrived_requests = 0, arrived_tokens = 0;
   // Instances counted as the pool's size (Kubernetes' "current replicas").
   std::uint32_t current() const { return active + starting; }
 };

@@ -5,13 +5,21 @@
 
 namespace meshsim::autoscale {
 
-double TargetTrackingAutoscaler::metric(const PoolSnapshot& pool, const PoolKv& kv) const {
+std::optional<double> TargetTrackingAutoscaler::metric(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) const {
   if (pool.active == 0) return 0.0;
+  const auto per_second = [&](std::uint64_t total, std::uint64_t Arrivals::*field) -> std::optional<double> {
+    const auto last = last_arrivals_.find(pool.tag);
+    if (last == last_arrivals_.end() || now <= last->second.at) return std::nullopt;
+    const double seconds = (now - last->second.at).seconds();
+    return static_cast<double>(total - last->second.*field) / seconds / pool.active;
+  };
   switch (config_.metric) {
     case TrackedMetric::kKvUtilisation:
       return kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0;
     case TrackedMetric::kRequestsPerInstance:
       return static_cast<double>(pool.active_requests) / pool.active;
+    case TrackedMetric::kArrivalRate: return per_second(pool.arrived_requests, &Arrivals::requests);
+    case TrackedMetric::kTokenRate: return per_second(pool.arrived_tokens, &Arrivals::tokens);
   }
   return 0.0;
 }
@@ -20,14 +28,20 @@ std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, const 
   const std::uint32_t current = pool.current();
   std::uint32_t recommendation = current;
   if (pool.active > 0) {
-    const double ratio = metric(pool, kv) / config_.target;
-    if (std::abs(ratio - 1.0) > config_.tolerance) {
-      recommendation = static_cast<std::uint32_t>(std::min(1e6, std::ceil(ratio * pool.active)));
+    if (const auto value = metric(pool, kv, now)) {
+      const double ratio = *value / config_.target;
+      if (std::abs(ratio - 1.0) > config_.tolerance) {
+        recommendation = static_cast<std::uint32_t>(std::min(1e6, std::ceil(ratio * pool.active)));
+      }
     }
   }
+  last_arrivals_[pool.tag] = Arrivals{now, pool.arrived_requests, pool.arrived_tokens};
   recommendation = std::clamp(recommendation, config_.min_instances, config_.max_instances);
   // Scale-down stabilisation: the highest recommendation of the window (this one included).
   auto& history = history_[pool.tag];
+  if (history.empty() && config_.warm_start) {
+    history.emplace_back(now, std::clamp(current, config_.min_instances, config_.max_instances));
+  }
   while (!history.empty() && now - history.front().first > config_.scale_down_stabilization) history.pop_front();
   history.emplace_back(now, recommendation);
   std::uint32_t down_limit = 0;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "sim/autoscale/autoscaler.hpp"
@@ -18,10 +19,18 @@ enum class TrackedMetric {
   // KV-cache tokens held / capacity (vLLM's gpu_cache_usage_perc; reserved KV counts as
   // held). A poor signal where KV is plentiful and decode time limits TBT.
   kKvUtilisation,
+  // Requests that came to the pool per second since the last decision (requests/s per
+  // instance): the load itself rather than its backlog, so it does not lag a queue.
+  kArrivalRate,
+  // Their prompt + output tokens per second (tokens/s per instance): load weighted by the
+  // work each request brings, whatever the length mix.
+  kTokenRate,
 };
 inline constexpr EnumNames kTrackedMetricNames{
     std::array{std::pair{TrackedMetric::kKvUtilisation, std::string_view("kv_utilisation")},
-               std::pair{TrackedMetric::kRequestsPerInstance, std::string_view("requests_per_instance")}}};
+               std::pair{TrackedMetric::kRequestsPerInstance, std::string_view("requests_per_instance")},
+               std::pair{TrackedMetric::kArrivalRate, std::string_view("arrival_rate")},
+               std::pair{TrackedMetric::kTokenRate, std::string_view("token_rate")}}};
 
 // The Kubernetes HorizontalPodAutoscaler (autoscaling/v2) with its defaults.
 struct TargetTrackingConfig {
@@ -30,6 +39,11 @@ struct TargetTrackingConfig {
   double tolerance = 0.1;  // no change while |metric / target - 1| <= tolerance
   SimTime period = SimTime::from_seconds(15);
   SimTime scale_down_stabilization = SimTime::from_seconds(300);
+  // The pool's size at the first decision counts as a recommendation already in the
+  // stabilisation window, as for an autoscaler that has been running: it does not drain a
+  // provisioned pool before it has watched a whole window. Off, as a new Kubernetes HPA
+  // (no history: it may scale down at once).
+  bool warm_start = false;
   // Scale-up limit per period: the larger of +percent and +instances (100%, 4).
   double scale_up_percent = 100;
   std::uint32_t scale_up_instances = 4;
@@ -39,8 +53,10 @@ struct TargetTrackingConfig {
 
 // Per pool, every period (Kubernetes' replica calculator and scaling behaviour):
 //   desired = ceil(ACTIVE * mean metric over ACTIVE / target), unchanged within tolerance
-//   (STARTING instances count as current but carry no load, as unready pods do);
-//   a scale-down takes the highest recommendation of the stabilisation window;
+//   (STARTING instances count as current but carry no load, as unready pods do; a rate
+//   metric is unknown at the first decision, which keeps the size);
+//   a scale-down takes the highest recommendation of the stabilisation window (with
+//   warm_start, the size the pool had when tracking began is the window's first entry);
 //   a scale-up is at most max(current * (1 + percent/100), current + instances);
 //   clamped to [min_instances, max_instances].
 class TargetTrackingAutoscaler final : public Autoscaler {
@@ -50,15 +66,22 @@ class TargetTrackingAutoscaler final : public Autoscaler {
   std::string_view name() const override { return "target_tracking"; }
   SimTime interval() const override { return config_.period; }
   void decide(ScalingManager& manager) override;
-  // The size the rules want for `pool` now (records the recommendation); `kv` matters for
-  // the KV metric only.
+  // The size the rules want for `pool` now (records the recommendation, and the pool's
+  // arrivals for the rate metrics); `kv` matters for the KV metric only.
   std::uint32_t desired(const PoolSnapshot& pool, const PoolKv& kv, SimTime now);
-  double metric(const PoolSnapshot& pool, const PoolKv& kv) const;
+  // The metric per ACTIVE instance now (the rates since the last desired() for the pool);
+  // unset when it cannot be known yet.
+  std::optional<double> metric(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) const;
 
  private:
+  struct Arrivals {
+    SimTime at;
+    std::uint64_t requests = 0, tokens = 0;
+  };
   TargetTrackingConfig config_;
   std::vector<InstanceTag> pools_;
   std::map<InstanceTag, std::deque<std::pair<SimTime, std::uint32_t>>> history_;  // recommendations
+  std::map<InstanceTag, Arrivals> last_arrivals_;  // at the pool's last decision
 };
 
 }  // namespace meshsim::autoscale

@@ -230,6 +230,7 @@ void LlmCluster::admit(std::uint32_t slot) {
   const std::uint32_t instance = route_prompt(slot);
   r.record.prompt_instance = instance;
   assign(instance, slot);
+  count_arrival(instance, slot);
   enqueue_prefill(instance, slot);
   wake(instance);
 }
@@ -264,6 +265,13 @@ void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
   in.pending_tokens += r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1 : 1;
   in.kv_promised += kv_need(r, in.tag);
   refresh_load(instance);
+}
+
+void LlmCluster::count_arrival(std::uint32_t instance, std::uint32_t slot) {
+  const Live& r = live_[slot];
+  PoolTotals& pool = pools_[static_cast<std::size_t>(instances_[instance]->tag)];
+  ++pool.arrived_requests;
+  pool.arrived_tokens += std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens;
 }
 
 void LlmCluster::unassign(std::uint32_t slot) {
@@ -369,6 +377,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   refresh_load(instance);
   const std::uint32_t target = token_router_.pick();
   assign(target, slot);
+  count_arrival(target, slot);
   // Over the slower of the two servers' networks.
   const double network =
       std::min(hardware_of(in).sku.network_gb_per_s, hardware_of(*instances_[target]).sku.network_gb_per_s);

@@ -222,6 +222,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // A pool's instances by state, kept as states change (O(1) to read).
   struct PoolTotals {
     std::array<std::uint32_t, 4> by_state{};  // indexed by InstanceState
+    // Requests that came to the pool since the run began (admitted to a prompt or mixed
+    // instance, or handed to a token instance; moves between instances not counted), and
+    // their prompt + output tokens: the arrival rates target tracking can follow.
+    std::uint64_t arrived_requests = 0, arrived_tokens = 0;
     std::uint32_t count(InstanceState state) const { return by_state[static_cast<std::size_t>(state)]; }
   };
   const PoolTotals& pool_totals(InstanceTag tag) const { return pools_[static_cast<std::size_t>(tag)]; }
@@ -279,6 +283,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Routes a submitted request to an instance's queue (after its pre-queue cost).
   void admit(std::uint32_t slot);
   void assign(std::uint32_t instance, std::uint32_t slot);
+  // The request in `slot` came to `instance`'s pool (PoolTotals' arrivals).
+  void count_arrival(std::uint32_t instance, std::uint32_t slot);
   // Undoes assign() and the KV the request holds on its instance.
   void unassign(std::uint32_t slot);
   // Aborts the requests on a vLLM instance whose deadline has passed.

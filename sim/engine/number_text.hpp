@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -10,6 +11,18 @@ namespace meshsim {
 inline std::string number_text(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+// A share as a percentage with `decimals` decimals, rounded down so that 99.985% never
+// reads as 100.00% ("99.98%"); exactly 1 reads "100.00%".
+inline std::string percent_text(double share, int decimals = 2) {
+  double scale = 1.0;
+  for (int i = 0; i < decimals; ++i) scale *= 10.0;
+  // The tiny nudge keeps shares such as 0.29 (28.999...% in binary) at their written value.
+  const double floored = std::floor(share * 100.0 * scale + 1e-7) / scale;
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*f%%", decimals, floored);
   return buffer;
 }
 

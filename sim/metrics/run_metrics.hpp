@@ -92,6 +92,7 @@ class RunMetrics {
   double ttft_attainment() const { return fraction(ttft_met_); }
   double tbt_attainment() const { return fraction(tbt_met_); }
   double slo_attainment() const { return fraction(slo_met_); }
+  std::uint64_t slo_met() const { return slo_met_; }
   std::uint64_t output_tokens() const { return output_tokens_; }
   std::uint64_t prompt_tokens() const { return prompt_tokens_; }
   // Moves off evacuated instances, over completed requests.

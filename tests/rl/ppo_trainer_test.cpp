@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <thread>
 
+#include "rl/ppo/policy_runner.hpp"
 #include "tests/rl/env_fixture.hpp"
 #include "tests/rl/ranks_on_threads.hpp"
 
@@ -113,6 +116,47 @@ TEST(PpoTrainerTest, TwoRanksFollowOneProcessSteppingTheSameEnvironments) {
     EXPECT_EQ(weights[0], weights[1]);  // bit for bit
     expect_curves_close(curves[0], one);
     EXPECT_GT(one[1][4], 0.0);  // episodes ended (truncation bootstraps were exercised)
+  }
+}
+
+// Evaluation plays policies on several threads at once: runners of one checkpoint act
+// alike, whether alone or side by side, and deterministically.
+TEST(PolicyRunnerTest, RunnersActAlikeOnThreadsAtOnce) {
+  for (const auto kind : {configs::ActionKind::kContinuous, configs::ActionKind::kTarget}) {
+    const Fixture f = small_fixture(kind);
+    const fs::path dir = fs::path(testing::TempDir()) / "ppo-runner-checkpoint";
+    {
+      auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 3));
+      trainer->iterate();
+      trainer->save(dir);
+    }
+    std::vector<std::unique_ptr<PolicyRunner>> runners;
+    for (int i = 0; i < 2; ++i) runners.push_back(std::move(*PolicyRunner::load(dir)));
+    const std::size_t obs_size = runners[0]->observation_size(), act_size = runners[0]->action_size();
+    engine::Rng rng(9);
+    std::vector<std::vector<float>> observations(500, std::vector<float>(obs_size));
+    for (auto& obs : observations) {
+      for (float& x : obs) x = static_cast<float>(rng.normal() * 3);
+    }
+    const auto act_all = [&](PolicyRunner& runner) {
+      std::vector<float> actions;
+      std::vector<float> action(act_size);
+      for (const auto& obs : observations) {
+        runner.act(obs, action);
+        actions.insert(actions.end(), action.begin(), action.end());
+      }
+      return actions;
+    };
+    const std::vector<float> alone = act_all(*runners[0]);
+    std::vector<std::vector<float>> together(2);
+    std::thread other([&] { together[1] = act_all(*runners[1]); });
+    together[0] = act_all(*runners[0]);
+    other.join();
+    EXPECT_EQ(together[0], alone);
+    EXPECT_EQ(together[1], alone);
+    if (kind == configs::ActionKind::kTarget) {
+      for (const float a : alone) EXPECT_EQ(a, std::floor(a)) << "a choice is a whole number";
+    }
   }
 }
 

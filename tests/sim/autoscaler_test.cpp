@@ -197,6 +197,49 @@ TEST(TargetTrackingTest, FollowsTheHpaReplicaCalculatorToleranceRateLimitAndStab
   EXPECT_EQ(desired(fresh, pool(2, 1, 1.0), at(15)), 4u);  // ceil(2 * 2) = 4 (3 current)
 }
 
+// The rate metrics: requests (or their tokens) that came to the pool since the last
+// decision, per second per ACTIVE instance; unknown at the first decision.
+TEST(TargetTrackingTest, TracksArrivalAndTokenRatesPerInstance) {
+  const auto at = [](double s) { return SimTime::from_seconds(s); };
+  const auto arrived = [](std::uint32_t active, std::uint64_t requests, std::uint64_t tokens) {
+    Pool p = pool(active, 0, 0);
+    p.snapshot.arrived_requests = requests;
+    p.snapshot.arrived_tokens = tokens;
+    return p;
+  };
+  TargetTrackingConfig c;
+  c.metric = TrackedMetric::kArrivalRate;
+  c.target = 2;  // requests/s per instance
+  TargetTrackingAutoscaler rate(c, {InstanceTag::kMixed});
+  EXPECT_FALSE(rate.metric(arrived(4, 100, 0).snapshot, {}, at(0)).has_value()) << "no decision yet";
+  EXPECT_EQ(desired(rate, arrived(4, 100, 0), at(0)), 4u);      // unknown: keeps 4
+  EXPECT_DOUBLE_EQ(*rate.metric(arrived(4, 340, 0).snapshot, {}, at(15)), 240.0 / 15 / 4);  // 4 per instance
+  EXPECT_EQ(desired(rate, arrived(4, 340, 0), at(15)), 8u);     // ceil(4 * 4 / 2)
+  EXPECT_EQ(desired(rate, arrived(8, 400, 0), at(30)), 8u);     // 0.5 per instance: wants 2, held by the window
+  c.metric = TrackedMetric::kTokenRate;
+  c.target = 1000;  // tokens/s per instance
+  TargetTrackingAutoscaler tokens(c, {InstanceTag::kMixed});
+  EXPECT_EQ(desired(tokens, arrived(2, 0, 0), at(0)), 2u);
+  EXPECT_EQ(desired(tokens, arrived(2, 10, 90'000), at(30)), 3u);  // 3000 tokens/s over 2: ceil(2 * 1.5)
+}
+
+// A warm start counts the size at the first decision as a recommendation, so the
+// autoscaler does not drain a provisioned pool before it has watched a whole window; a
+// cold one (Kubernetes' new HPA) scales down at once.
+TEST(TargetTrackingTest, AWarmStartHoldsTheStartSizeForTheFirstStabilisationWindow) {
+  const auto at = [](double s) { return SimTime::from_seconds(s); };
+  TargetTrackingConfig c;
+  c.metric = TrackedMetric::kKvUtilisation;
+  c.target = 0.5;
+  TargetTrackingAutoscaler cold(c, {InstanceTag::kMixed});
+  EXPECT_EQ(desired(cold, pool(5, 0, 0.1), at(0)), 1u);
+  c.warm_start = true;
+  TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed});
+  EXPECT_EQ(desired(hpa, pool(5, 0, 0.1), at(0)), 5u);    // wants 1
+  EXPECT_EQ(desired(hpa, pool(5, 0, 0.1), at(300)), 5u);  // the start size is still in the window
+  EXPECT_EQ(desired(hpa, pool(5, 0, 0.1), at(301)), 1u);
+}
+
 TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastLoaded) {
   World w(2);
   scale_pool_to(*w.manager, InstanceTag::kMixed, 4);
@@ -243,7 +286,7 @@ TEST(TargetTrackingTest, TheDefaultMetricIsRequestsPerInstance) {
   TargetTrackingAutoscaler hpa(TargetTrackingConfig{}, {InstanceTag::kMixed});
   Pool p = pool(2, 0, 0.0);
   p.snapshot.active_requests = 128;  // 64 per instance against a target of 32
-  EXPECT_DOUBLE_EQ(hpa.metric(p.snapshot, p.kv), 64);
+  EXPECT_DOUBLE_EQ(*hpa.metric(p.snapshot, p.kv, SimTime::zero()), 64);
   EXPECT_EQ(desired(hpa, p, SimTime::zero()), 4u);
 }
 

@@ -1,11 +1,13 @@
-// `meshsim eval`: every baseline of the autoscaler interface and a trained policy on one
-// window of a trace, through the same environment and reward; any trace the readers
-// accept; a policy that does not fit the scenario refused with the sizes.
+// `meshsim eval`: trained policies and every baseline judged by the protocol of
+// rl/env/evaluation.hpp: the recipe's test spans by default, windows overlapping training
+// refused, baselines tuned on the training windows only, every adaptive policy starting
+// from the tuned static size; any trace the readers accept; a policy that does not fit the
+// scenario refused with the sizes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "configs/scenario_config.hpp"
 #include "tests/shared_data.hpp"
@@ -23,190 +25,291 @@ using testing::CommandRun;
 using testing::run_command;
 using testing::csv_rows;
 using testing::slurp;
+using Row = std::map<std::string, std::string>;
 
-TEST(EvalCommandTest, RunsEveryBaselineAndATrainedPolicyOnTheSameWindow) {
-  // A policy trained briefly on the default recipe (2 iterations).
+// The shipped recipe made small: 5-minute episodes trained in [0, 3600 + 450) s, two
+// tuning windows, validation [4200, 4500) s and test [4800, 5400) s.
+nlohmann::json small_recipe() {
+  std::ifstream in(configs::default_training_path());
+  nlohmann::json recipe = nlohmann::json::parse(in);
+  recipe["rl"]["episode_s"] = 300;
+  recipe["rl"]["windows_to_s"] = 3600;
+  recipe["rl"]["validation"] = {{4200, 4500}};
+  recipe["rl"]["test"] = {{4800, 5400}};
+  recipe["rl"]["tuning_windows"] = 2;
+  recipe["rl"]["ppo"]["num_envs"] = 4;
+  recipe["rl"]["ppo"]["rollout_steps"] = 32;
+  return recipe;
+}
+
+// Small grids, one target each, so a test's evaluation takes seconds.
+EvalCommandOptions small_eval(const std::string& config_path, const std::string& name) {
+  EvalCommandOptions options;
+  options.config_path = config_path;
+  options.out_dir = fresh_dir(name).string();
+  options.grids = rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}};
+  options.max_static = 16;
+  options.plot = false;
+  return options;
+}
+
+std::vector<Row> rows_where(const std::vector<Row>& rows, const std::string& key, const std::string& value) {
+  std::vector<Row> kept;
+  for (const Row& row : rows) {
+    if (row.at(key) == value) kept.push_back(row);
+  }
+  return kept;
+}
+
+TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTraining) {
+  const std::string recipe = scenario_in_fresh_dir("eval_recipe", "recipe.json", small_recipe().dump()).string();
   TrainCommandOptions train;
+  train.config_path = recipe;
   train.out_dir = fresh_dir("eval_policy").string();
-  train.total_decisions = 2048;
+  train.total_decisions = 256;
   ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
 
-  EvalCommandOptions options;
-  options.policy = train.out_dir + "/checkpoint";
-  options.out_dir = fresh_dir("eval_default").string();
-  options.window_start_s = 3600;
-  options.window_s = 900;
+  EvalCommandOptions options = small_eval("", "eval_default");  // the recipe: the run's config.json
+  options.policies = {train.out_dir + "/checkpoint"};
   options.delays_s = {10, 60};
-  options.max_static = 6;
   const CommandRun r = run_command(options, run_eval_command);
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_NE(r.out.find("scale-up delay 60 s"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("gap closed:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test 1 [4800, 5400) s, scale-up delay 60 s"), std::string::npos) << r.out;
+
+  const auto tuning = csv_rows(slurp(options.out_dir + "/tuning.csv"));
   const auto all = csv_rows(slurp(options.out_dir + "/eval.csv"));
-  // Per delay: 6 static sizes, elastic, 5 + 5 target-tracking targets, the oracle, ppo.
-  ASSERT_EQ(all.size(), 2u * (6 + 1 + 5 + 5 + 1 + 1));
-  int in_table = 0;
-  for (const auto& row : all) {
-    in_table += row.at("in_table") == "1";
-    const double slo = std::stod(row.at("slo_attainment"));
-    EXPECT_GE(slo, 0.0);
-    EXPECT_LE(slo, 1.0);
-    EXPECT_GT(std::stod(row.at("gpu_hours")), 0.0) << row.at("policy");
-    // A static size never scales.
-    if (row.at("policy") == "static") {
-      EXPECT_EQ(row.at("scale_ups"), "0");
-    }
-  }
-  EXPECT_EQ(in_table, 2 * 5);  // ppo, best static, elastic, best target tracking, oracle
-  // The verdict names the cheapest baseline (not the oracle) at ppo's SLO attainment or better.
+  const auto verdicts = csv_rows(slurp(options.out_dir + "/verdicts.csv"));
   for (const std::string delay : {"10", "60"}) {
-    double ppo_slo = -1, ppo_gpu = 0, cheapest = 1e300;
-    for (const auto& row : all) {
-      if (row.at("delay_s") == delay && row.at("policy") == "ppo") {
-        ppo_slo = std::stod(row.at("slo_attainment"));
-        ppo_gpu = std::stod(row.at("gpu_hours"));
+    // The tuned static size: the first reaching 99% over the tuning windows, the sweep
+    // stopping there.
+    const auto statics = rows_where(rows_where(tuning, "delay_s", delay), "policy", "static");
+    ASSERT_FALSE(statics.empty());
+    const Row& chosen = statics.back();
+    EXPECT_EQ(chosen.at("chosen"), "1");
+    EXPECT_GE(std::stod(chosen.at("slo_attainment")), 0.99);
+    for (std::size_t k = 0; k + 1 < statics.size(); ++k) EXPECT_LT(std::stod(statics[k].at("slo_attainment")), 0.99);
+    // One parameter chosen per adaptive family, each started at the tuned size.
+    for (const std::string family : {"elastic", "target_tracking_kv", "target_tracking_requests", "target_tracking_rate",
+                                     "target_tracking_tokens"}) {
+      const auto tuned = rows_where(rows_where(tuning, "delay_s", delay), "policy", family);
+      ASSERT_EQ(tuned.size(), 1u) << family;
+      EXPECT_EQ(tuned[0].at("chosen"), "1");
+      EXPECT_EQ(tuned[0].at("start_instances"), chosen.at("parameter"));
+    }
+    const auto here = rows_where(all, "delay_s", delay);
+    // Played on the test span only; every adaptive policy and the trained one from the
+    // tuned size.
+    for (const Row& row : here) {
+      EXPECT_EQ(row.at("window"), "test 1");
+      EXPECT_EQ(row.at("window_start_s"), "4800");
+      if (row.at("role") != "hindsight") {
+        EXPECT_EQ(row.at("start_instances"), chosen.at("parameter")) << row.at("policy");
+      }
+      if (row.at("policy") == "static") {
+        EXPECT_EQ(row.at("scale_ups"), "0");
       }
     }
-    for (const auto& row : all) {
-      if (row.at("delay_s") != delay || row.at("policy") == "ppo" || row.at("policy") == "oracle") continue;
-      if (std::stod(row.at("slo_attainment")) >= ppo_slo) cheapest = std::min(cheapest, std::stod(row.at("gpu_hours")));
-    }
-    char expected[160];
-    if (cheapest == 1e300) {  // the policy beats every baseline's SLO attainment
-      EXPECT_NE(r.out.find("vs baselines: none reaches ppo's SLO attainment"), std::string::npos) << r.out;
-      continue;
-    }
-    std::snprintf(expected, sizeof expected, "%.2f GPU-h, ", cheapest);
-    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in " << r.out;
-    std::snprintf(expected, sizeof expected, "ppo uses %.1f%% %s GPU-hours", 100.0 * std::abs(1.0 - ppo_gpu / cheapest),
-                  ppo_gpu <= cheapest ? "fewer" : "more");
-    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " in " << r.out;
-  }
-  // Every adaptive policy starts the window at the best static size (highest reward), so
-  // none pays the scale-up delay for a start the static baseline never had.
-  for (const std::string delay : {"10", "60"}) {
-    double best_reward = -1e300;
-    std::string best_size;
-    for (const auto& row : all) {
-      if (row.at("delay_s") != delay || row.at("policy") != "static") continue;
-      EXPECT_EQ(row.at("start_instances"), row.at("parameter"));
-      if (std::stod(row.at("reward")) > best_reward) {
-        best_reward = std::stod(row.at("reward"));
-        best_size = row.at("parameter");
+    const auto tuned_rows = rows_where(here, "role", "tuned");
+    ASSERT_EQ(tuned_rows.size(), 6u);  // static, elastic, four target trackings
+    EXPECT_EQ(tuned_rows[0].at("parameter"), chosen.at("parameter"));
+    ASSERT_EQ(rows_where(here, "role", "policy").size(), 1u);
+    ASSERT_EQ(rows_where(here, "role", "oracle").size(), 1u);
+    // The verdict's rival is the cheapest tuned baseline at the policy's SLO or better.
+    const Row& policy = rows_where(here, "role", "policy")[0];
+    const double slo = std::stod(policy.at("slo_attainment"));
+    std::string rival;
+    double cheapest = 1e300;
+    for (const Row& row : tuned_rows) {
+      const std::string name = row.at("policy") + (row.at("parameter").empty() ? "" : " " + row.at("parameter"));
+      if (std::stod(row.at("slo_attainment")) >= slo && std::stod(row.at("gpu_hours")) < cheapest) {
+        cheapest = std::stod(row.at("gpu_hours"));
+        rival = name;
       }
     }
-    for (const auto& row : all) {
-      if (row.at("delay_s") == delay && row.at("policy") != "static") {
-        EXPECT_EQ(row.at("start_instances"), best_size) << row.at("policy");
-      }
-    }
-    EXPECT_NE(r.out.find("scale-up delay " + delay + " s; the adaptive policies start with " + best_size), std::string::npos)
-        << r.out;
-  }
-  // Static GPU-hours are the size's: k instances x 4 GPUs x 0.25 h.
-  for (const auto& row : all) {
-    if (row.at("policy") == "static" && row.at("delay_s") == "10") {
-      EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 0.25, 1e-6);
+    const auto verdict = rows_where(verdicts, "delay_s", delay);
+    ASSERT_EQ(verdict.size(), 1u);
+    if (rival.empty()) {
+      EXPECT_EQ(verdict[0].at("rival"), "");
+    } else {
+      EXPECT_NEAR(std::stod(verdict[0].at("rival_gpu_hours")), cheapest, 1e-5);
+      EXPECT_NEAR(std::stod(verdict[0].at("saving_vs_rival")), 1 - std::stod(policy.at("gpu_hours")) / cheapest, 1e-4);
     }
   }
-  // The same options give the same file.
+  // Static GPU-hours are the size's: k instances x 4 GPUs x 600 s.
+  for (const Row& row : rows_where(all, "policy", "static")) {
+    EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 600 / 3600, 1e-6);
+  }
+  // The same options give the same files.
   EvalCommandOptions again = options;
   again.out_dir = fresh_dir("eval_default_again").string();
   ASSERT_EQ(run_command(again, run_eval_command).code, kExitOk);
-  EXPECT_EQ(slurp(again.out_dir + "/eval.csv"), slurp(options.out_dir + "/eval.csv"));
-  EXPECT_EQ(slurp(again.out_dir + "/instances.csv"), slurp(options.out_dir + "/instances.csv"));
+  for (const char* file : {"/tuning.csv", "/eval.csv", "/verdicts.csv", "/instances.csv"}) {
+    EXPECT_EQ(slurp(again.out_dir + file), slurp(options.out_dir + file)) << file;
+  }
 }
 
-TEST(EvalCommandTest, StartInstancesSetsWhereTheAdaptivePoliciesStart) {
-  EvalCommandOptions options;
-  options.out_dir = fresh_dir("eval_start").string();
-  options.window_start_s = 3600;
-  options.window_s = 600;
-  options.max_static = 3;
-  options.kv_targets = {0.7};
-  options.request_targets = {};
-  options.start_instances = 2;
+// A workload light where the recipe trains and three times heavier in its test span: a
+// baseline tuned on the training windows is sized for the light load, one tuned on the
+// test span would be sized for the heavy one.
+TEST(EvalCommandTest, BaselinesAreTunedOnTheTrainingWindowsNeverOnTheEvaluatedOne) {
+  nlohmann::json recipe = small_recipe();
+  recipe["workload"] = {{"generator",
+                         {{"name", "shift"},
+                          {"arrivals", {{"kind", "poisson"}}},
+                          {"stages", {{{"rate_per_s", 4}, {"duration_s", 2400}}, {{"rate_per_s", 12}, {"duration_s", 600}}}},
+                          {"prompt_tokens", {{"kind", "fixed"}, {"value", 1000}}},
+                          {"output_tokens", {{"kind", "fixed"}, {"value", 200}}}}}};
+  recipe["rl"]["windows_to_s"] = 1500;
+  recipe["rl"]["rate_scales"] = {1};
+  recipe["rl"]["validation"] = nlohmann::json::array();
+  recipe["rl"]["test"] = {{2400, 2999}};
+  EvalCommandOptions options =
+      small_eval(scenario_in_fresh_dir("eval_shifted_recipe", "recipe.json", recipe.dump()).string(), "eval_shifted_out");
+  options.delays_s = {10};
   const CommandRun r = run_command(options, run_eval_command);
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
-    EXPECT_EQ(row.at("start_instances"), row.at("policy") == "static" ? row.at("parameter") : "2") << row.at("policy");
+  const auto tuning = rows_where(csv_rows(slurp(options.out_dir + "/tuning.csv")), "policy", "static");
+  const int tuned = std::stoi(tuning.back().at("parameter"));
+  const auto all = csv_rows(slurp(options.out_dir + "/eval.csv"));
+  int hindsight_tuned = 0;  // the size the protocol's rule picks on the test span itself
+  for (const Row& row : rows_where(all, "role", "hindsight")) {
+    if (hindsight_tuned == 0 && std::stod(row.at("slo_attainment")) >= 0.99) hindsight_tuned = std::stoi(row.at("parameter"));
   }
-  options.start_instances = 4;  // beyond the static sizes swept
-  const CommandRun refused = run_command(options, run_eval_command);
-  EXPECT_EQ(refused.code, kExitBadInput);
-  EXPECT_NE(refused.err.find("--start-instances: expected an integer in [1, 3]"), std::string::npos) << refused.err;
+  EXPECT_GT(hindsight_tuned, tuned) << "the test span needs more instances than the training windows";
+  for (const Row& row : rows_where(all, "role", "tuned")) {
+    EXPECT_EQ(std::stoi(row.at("start_instances")), tuned) << row.at("policy");
+    if (row.at("policy") == "static") {
+      EXPECT_EQ(std::stoi(row.at("parameter")), tuned);
+    }
+  }
+}
+
+TEST(EvalCommandTest, AWindowOverlappingTrainingIsRefusedUnlessAsked) {
+  const std::string recipe = scenario_in_fresh_dir("eval_overlap", "recipe.json", small_recipe().dump()).string();
+  EvalCommandOptions options = small_eval(recipe, "eval_overlap_out");
+  options.window_start_s = 3000;  // training episodes cover [0, 3600 + 300 x 1.5)
+  options.window_s = 600;
+  options.delays_s = {10};
+  CommandRun r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("window: the window [3000, 3600) s of the workload overlaps the training windows' [0, 4050)"),
+            std::string::npos)
+      << r.err;
+  options.window_start_s = 4000;  // [4000, 4600) still reaches into [0, 4050)
+  r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput) << r.out;
+  options.rate_scale = 2;  // [4050, 5250) at twice the rate: clear of training
+  options.window_start_s = 4050;
+  EXPECT_EQ(run_command(options, run_eval_command).code, kExitOk);
+  options.rate_scale = 1;
+  options.window_start_s = 3000;
+  options.allow_training_overlap = true;
+  r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+
+  // Without test spans the recipe has nothing to judge on by default.
+  nlohmann::json bare = small_recipe();
+  bare["rl"]["test"] = nlohmann::json::array();
+  EvalCommandOptions none = small_eval(scenario_in_fresh_dir("eval_no_test", "recipe.json", bare.dump()).string(),
+                                       "eval_no_test_out");
+  r = run_command(none, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("rl.test names no spans to evaluate on"), std::string::npos) << r.err;
+  none.split = "validation";  // its validation span is there
+  none.delays_s = {10};
+  EXPECT_EQ(run_command(none, run_eval_command).code, kExitOk);
+  none.split = "train";
+  r = run_command(none, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--split: expected test or validation, got 'train'"), std::string::npos) << r.err;
+}
+
+TEST(EvalCommandTest, BadGridsAreRefusedNamingTheFlag) {
+  const std::string recipe = scenario_in_fresh_dir("eval_grids", "recipe.json", small_recipe().dump()).string();
+  for (const auto& [flag, grids] :
+       {std::pair{"--kv-targets", rl::BaselineGrids{{std::nan("")}, {16}, {2}, {3000}, {32}}},
+        std::pair{"--kv-targets", rl::BaselineGrids{{1.5}, {16}, {2}, {3000}, {32}}},
+        std::pair{"--request-targets", rl::BaselineGrids{{0.7}, {0}, {2}, {3000}, {32}}},
+        std::pair{"--rate-targets", rl::BaselineGrids{{0.7}, {16}, {-1}, {3000}, {32}}}}) {
+    EvalCommandOptions options = small_eval(recipe, "eval_grids_out");
+    options.grids = grids;
+    const CommandRun r = run_command(options, run_eval_command);
+    EXPECT_EQ(r.code, kExitBadInput) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + ": expected numbers in (0, "), std::string::npos) << r.err;
+  }
 }
 
 TEST(EvalCommandTest, StaticSizesNeverScaleWhateverTheConfigsAutoscaler) {
-  std::ifstream in(configs::default_training_path());
-  nlohmann::json recipe = nlohmann::json::parse(in);
+  nlohmann::json recipe = small_recipe();
   recipe["autoscaler"] = {{"policy", "target_tracking"}, {"target_tracking", {{"target", 4}}}};
-  EvalCommandOptions options;
-  options.config_path = scenario_in_fresh_dir("eval_autoscaled", "recipe.json", recipe.dump()).string();
-  options.out_dir = fresh_dir("eval_autoscaled_out").string();
-  options.window_start_s = 3600;
-  options.window_s = 600;
-  options.max_static = 3;
-  options.kv_targets = {};
-  options.request_targets = {8};
+  EvalCommandOptions options =
+      small_eval(scenario_in_fresh_dir("eval_autoscaled", "recipe.json", recipe.dump()).string(), "eval_autoscaled_out");
+  options.delays_s = {60};
   const CommandRun r = run_command(options, run_eval_command);
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
-    if (row.at("policy") != "static") continue;
+  for (const auto& row : rows_where(csv_rows(slurp(options.out_dir + "/eval.csv")), "policy", "static")) {
     EXPECT_EQ(row.at("scale_ups"), "0") << "static " << row.at("parameter");
     EXPECT_EQ(row.at("scale_downs"), "0") << "static " << row.at("parameter");
-    EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 600 / 3600, 1e-6);
   }
 }
 
 TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
+  const std::string recipe = scenario_in_fresh_dir("eval_real_recipe", "recipe.json", small_recipe().dump()).string();
   for (const char* file : {"traces/azure2023_conv.csv", "traces/mooncake_fast25_conversation.jsonl"}) {
     const std::string trace = meshsim::testing::shared_path(file);
     MESHSIM_NEED_SHARED_FILE(trace);
-    EvalCommandOptions options;
+    EvalCommandOptions options = small_eval(recipe, "eval_real");
     options.trace = trace;
-    options.out_dir = fresh_dir("eval_real").string();
     options.window_s = 600;
-    options.max_static = 4;
-    options.kv_targets = {0.7};
-    options.request_targets = {16};
+    options.delays_s = {10};
     const CommandRun r = run_command(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << file << ": " << r.err;
-    EXPECT_EQ(csv_rows(slurp(options.out_dir + "/eval.csv")).size(), 4u + 1 + 1 + 1 + 1) << file;
+    const auto all = csv_rows(slurp(options.out_dir + "/eval.csv"));
+    EXPECT_EQ(rows_where(all, "role", "tuned").size(), 6u) << file;
+    EXPECT_EQ(all.front().at("window"), "window") << file;
   }
+}
+
+// The ServeGen recipe (experiments/rl) trains on days 1-10 of the 14, validates on day 11
+// and tests on days 12-14.
+TEST(EvalCommandTest, TheServeGenRecipeHoldsOutItsLastFourDays) {
+  const auto recipe = configs::load_scenario(std::string(MESHSIM_SOURCE_DIR) + "/experiments/rl/servegen-recipe.json");
+  ASSERT_TRUE(recipe) << recipe.error().message;
+  const configs::RlSpec& rl = *recipe->rl;
+  constexpr double kDay = 86400;
+  EXPECT_LE(rl.training_span().to_s, 10 * kDay);
+  for (const configs::TimeSpan& span : rl.validation) {
+    EXPECT_GE(span.from_s, 10 * kDay);
+    EXPECT_LE(span.to_s, 11 * kDay);
+  }
+  ASSERT_EQ(rl.test.size(), 1u);
+  EXPECT_EQ(rl.test[0].from_s, 11 * kDay);
+  EXPECT_EQ(rl.test[0].to_s, 14 * kDay);
 }
 
 TEST(EvalCommandTest, APolicyActsAsItWasTrainedWhateverTheEvaluatedScenarioSays) {
   // A discrete policy, deciding every 30 s, priced by its own reward weights.
-  std::ifstream in(configs::default_training_path());
-  nlohmann::json recipe = nlohmann::json::parse(in);
-  recipe["rl"]["action"] = "discrete";
+  nlohmann::json recipe = small_recipe();
   recipe["rl"]["discrete_max_step"] = 1;
   recipe["rl"]["decision_interval_s"] = 30;
   recipe["rl"]["reward"]["churn_weight"] = 0.05;
-  recipe["rl"]["ppo"]["num_envs"] = 4;
-  recipe["rl"]["ppo"]["rollout_steps"] = 32;
   TrainCommandOptions train;
   train.config_path = scenario_in_fresh_dir("eval_trained_as", "recipe.json", recipe.dump()).string();
   train.out_dir = fresh_dir("eval_trained_as_run").string();
-  train.total_decisions = 256;
+  train.total_decisions = 128;
   ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
 
   // Evaluated on the recipe, and on the same scenario without an rl object (continuous
-  // actions, 15 s, other weights by default): eval.csv must be the same.
+  // actions, 15 s, other weights and windows by default): the same files.
   nlohmann::json bare = recipe;
   bare.erase("rl");
   std::vector<std::string> csvs;
   for (const auto& [name, tree] : {std::pair{"recipe", recipe}, std::pair{"bare", bare}}) {
-    EvalCommandOptions options;
-    options.config_path = scenario_in_fresh_dir(std::string("eval_trained_as_") + name, "s.json", tree.dump()).string();
-    options.policy = train.out_dir + "/checkpoint";
-    options.out_dir = fresh_dir(std::string("eval_trained_as_out_") + name).string();
-    options.window_start_s = 3600;
-    options.window_s = 600;
-    options.max_static = 2;
-    options.kv_targets = {0.7};
-    options.request_targets = {16};
+    EvalCommandOptions options = small_eval(
+        scenario_in_fresh_dir(std::string("eval_trained_as_") + name, "s.json", tree.dump()).string(),
+        std::string("eval_trained_as_out_") + name);
+    options.policies = {train.out_dir + "/checkpoint"};
+    options.delays_s = {10};
     const CommandRun r = run_command(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << name << ": " << r.err;
     csvs.push_back(slurp(options.out_dir + "/eval.csv"));
@@ -215,61 +318,57 @@ TEST(EvalCommandTest, APolicyActsAsItWasTrainedWhateverTheEvaluatedScenarioSays)
 }
 
 TEST(EvalCommandTest, ARateScalePlaysTheWindowFaster) {
+  const std::string recipe = scenario_in_fresh_dir("eval_rate_recipe", "recipe.json", small_recipe().dump()).string();
   std::map<double, double> tracked_instances;
   for (const double scale : {1.0, 3.0}) {
-    EvalCommandOptions options;
-    options.config_path = configs::default_scenario_path();  // 5.5 requests/s: 3x stays under the cap
-    options.out_dir = fresh_dir("eval_rate_scale").string();
+    EvalCommandOptions options = small_eval(recipe, "eval_rate_scale");
+    options.workload_config = configs::default_scenario_path();  // 5.5 requests/s
     options.window_start_s = 600;
     options.window_s = 600;
     options.rate_scale = scale;
-    options.max_static = 2;
-    options.kv_targets = {};
-    options.request_targets = {8};
+    options.delays_s = {10};
     const CommandRun r = run_command(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << r.err;
     if (scale == 3.0) {
-      EXPECT_NE(r.out.find("window [600, 2400) s of the workload at 3x its rate (600 s)"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("window [600, 2400) s at 3x its rate"), std::string::npos) << r.out;
     }
     for (const auto& row : csv_rows(slurp(options.out_dir + "/eval.csv"))) {
       if (row.at("policy") == "static") {  // simulated time is the window's length at any rate
         EXPECT_NEAR(std::stod(row.at("gpu_hours")), std::stod(row.at("parameter")) * 4 * 600 / 3600, 1e-6);
       }
-      if (row.at("policy") == "target_tracking_requests") tracked_instances[scale] = std::stod(row.at("mean_instances"));
+      if (row.at("policy") == "target_tracking_rate") tracked_instances[scale] = std::stod(row.at("mean_instances"));
     }
   }
   EXPECT_GT(tracked_instances[3.0], 1.5 * tracked_instances[1.0]);
 }
 
 TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused) {
+  const std::string recipe = scenario_in_fresh_dir("eval_mixed_recipe", "recipe.json", small_recipe().dump()).string();
   TrainCommandOptions train;
+  train.config_path = recipe;
   train.out_dir = fresh_dir("eval_policy_mixed").string();
-  train.total_decisions = 1024;
+  train.total_decisions = 128;
   ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
   // The same recipe with split prompt and token pools: two pools and the migration entry.
-  std::ifstream in(configs::default_training_path());
-  nlohmann::json split = nlohmann::json::parse(in);
+  nlohmann::json split = small_recipe();
   split["serving"]["start_state"] = {{{"tag", "prompt"}, {"count", 2}}, {{"tag", "token"}, {"count", 2}}};
-  EvalCommandOptions options;
-  options.config_path = scenario_in_fresh_dir("eval_split", "split.json", split.dump()).string();
-  options.policy = train.out_dir + "/checkpoint";
-  options.out_dir = fresh_dir("eval_split_out").string();
-  options.window_s = 300;
-  options.max_static = 2;
+  EvalCommandOptions options =
+      small_eval(scenario_in_fresh_dir("eval_split", "split.json", split.dump()).string(), "eval_split_out");
+  options.policies = {train.out_dir + "/checkpoint"};
   CommandRun r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("the policy was trained for 25 features and 1 action entries; this scenario has 34 and 3"),
             std::string::npos)
       << r.err;
 
-  EvalCommandOptions outside;
-  outside.out_dir = fresh_dir("eval_outside").string();
+  EvalCommandOptions outside = small_eval(recipe, "eval_outside");
   outside.window_start_s = 1e6;
+  outside.allow_training_overlap = true;
   r = run_command(outside, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("must hold at least one decision interval"), std::string::npos) << r.err;
   outside.window_start_s = 0;
-  outside.policy = "/nonexistent";
+  outside.policies = {"/nonexistent"};
   r = run_command(outside, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("/nonexistent/state.json: cannot read"), std::string::npos) << r.err;

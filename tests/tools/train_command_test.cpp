@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "configs/scenario_config.hpp"
+#include "rl/env/evaluation.hpp"
 #include "tests/local_http.hpp"
 #include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
@@ -24,13 +25,16 @@ using testing::scenario_in_fresh_dir;
 using testing::slurp;
 
 // The default recipe made small: 2 environments x 8 decisions, 4 iterations, episodes of
-// 4 decisions, a checkpoint every iteration.
+// 4 decisions, a checkpoint every iteration, validated on [2600, 2900) s.
 std::string small_recipe() {
   std::ifstream in(configs::default_training_path());
   nlohmann::json recipe = nlohmann::json::parse(in);
   recipe["workload"]["generator"]["duration_s"] = 3600;
   recipe["rl"]["episode_s"] = 60;
-  recipe["rl"]["windows_to_s"] = nullptr;  // windows over the whole (shorter) workload
+  recipe["rl"]["windows_to_s"] = 2400;
+  recipe["rl"]["validation"] = {{2600, 2900}};
+  recipe["rl"]["test"] = {{3000, 3600}};
+  recipe["rl"]["tuning_windows"] = 2;
   recipe["rl"]["ppo"] = {{"num_envs", 2},    {"rollout_steps", 8},     {"minibatches", 2},
                          {"update_epochs", 1}, {"total_decisions", 64}, {"checkpoint_every", 1}};
   return recipe.dump();
@@ -63,6 +67,24 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
   EXPECT_TRUE(std::filesystem::exists(options.out_dir + "/checkpoint/state.json"));
   const auto config = nlohmann::json::parse(slurp(options.out_dir + "/config.json"));
   EXPECT_EQ(config["rl"]["ppo"]["num_envs"], 2);
+  // Every checkpoint played on the validation span; the best by the protocol's criterion
+  // (the cheapest reaching 99%, else the highest attainment) kept as best/.
+  const auto rows = testing::csv_rows(slurp(options.out_dir + "/validation.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  std::vector<rl::Outcome> played;
+  for (const auto& row : rows) {
+    rl::Outcome o;
+    o.slo_attainment = std::stod(row.at("slo_attainment"));
+    o.gpu_hours = std::stod(row.at("gpu_hours"));
+    played.push_back(o);
+    EXPECT_GT(o.gpu_hours, 0);
+  }
+  const int best = rl::pick(played, 0.99);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(rows[static_cast<std::size_t>(i)].at("best"), i == best ? "1" : "0");
+  EXPECT_NE(run.out.find("validation after iteration " + rows[static_cast<std::size_t>(best)].at("iteration")),
+            std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(options.out_dir + "/best/state.json"));
+  EXPECT_FALSE(std::filesystem::exists(options.out_dir + "/best.tmp"));
 
   const CommandRun again = train(options);
   EXPECT_EQ(again.code, kExitBadInput);
@@ -92,6 +114,8 @@ TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
   EXPECT_NE(last.out.find("resumed after 3"), std::string::npos) << last.out;
   EXPECT_EQ(deterministic_columns(slurp(part.out_dir + "/learning_curve.csv")),
             deterministic_columns(slurp(whole.out_dir + "/learning_curve.csv")));
+  EXPECT_EQ(slurp(part.out_dir + "/validation.csv"), slurp(whole.out_dir + "/validation.csv"));
+  EXPECT_EQ(slurp(part.out_dir + "/best/state.json"), slurp(whole.out_dir + "/best/state.json"));
 }
 
 // Runs `options` as ranks 0 and 1 of a world of two, concurrently (one thread each).
@@ -112,9 +136,6 @@ std::vector<CommandRun> train_on_two_ranks(TrainCommandOptions options, const st
 }
 
 // Every number of two learning curves' deterministic columns agrees to float summation order.
-// The critic's two columns get 2%: with the ranks on threads of one process they were seen
-// up to 0.7% apart in 2 of 16 runs (iteration 1's value loss 1.6e-4 apart while the policy's
-// columns agreed; the cause is not found yet).
 void expect_curves_close(const std::string& got, const std::string& want) {
   const auto got_rows = testing::csv_rows(deterministic_columns(got));
   const auto want_rows = testing::csv_rows(deterministic_columns(want));
@@ -122,8 +143,7 @@ void expect_curves_close(const std::string& got, const std::string& want) {
   for (std::size_t i = 0; i < got_rows.size(); ++i) {
     for (const auto& [column, cell] : want_rows[i]) {
       const double expected = std::stod(cell);
-      const double relative = column == "value_loss" || column == "explained_variance" ? 2e-2 : 1e-4;
-      EXPECT_NEAR(std::stod(got_rows[i].at(column)), expected, relative * std::max(1.0, std::abs(expected)))
+      EXPECT_NEAR(std::stod(got_rows[i].at(column)), expected, 1e-4 * std::max(1.0, std::abs(expected)))
           << "iteration " << i + 1 << ", " << column;
     }
   }
@@ -184,7 +204,10 @@ TEST(TrainCommandTest, TrainsOnARealTraceWithWindowsOverAllOfIt) {
   options.out_dir = fresh_dir("train_real").string();
   const CommandRun run = train(options);
   ASSERT_EQ(run.code, kExitOk) << run.err;
-  EXPECT_NE(run.err.find("note: --trace: windows over the whole trace"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("note: --trace: training windows over the whole trace, no validation or test spans"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(std::filesystem::exists(options.out_dir + "/validation.csv"));
 }
 
 TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <ostream>
 
 #include "configs/scenario_config.hpp"
@@ -21,77 +22,28 @@ namespace meshsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr double kNoParameter = std::numeric_limits<double>::quiet_NaN();
+using rl::Contender;
+using rl::EvalWindow;
+using rl::Outcome;
 
-// One policy (or baseline at one parameter) to evaluate.
-struct Candidate {
-  std::string policy;  // ppo | static | elastic | target_tracking_kv | target_tracking_requests | oracle
-  double parameter = kNoParameter;  // static size, or target
-  configs::ScenarioConfig config;
-  bool autoscaler = false;  // the config's autoscaler scales (else the policy, or nobody)
-  std::uint32_t start_instances = 1;  // per start-state group, ACTIVE when the window opens
+// A trained policy under evaluation: one runner per evaluated window (a runner keeps
+// buffers, and windows play in parallel).
+struct TrainedPolicy {
+  std::string name;  // "ppo", or "ppo:<run folder>" when several are evaluated
+  std::string path;
+  std::vector<std::unique_ptr<rl::PolicyRunner>> runners;
+  std::vector<rl::Actor> actors;
 };
 
-struct Outcome {
-  std::string policy;
-  double parameter = kNoParameter;
-  std::string error;  // the run failed: nothing else is set
-  double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0;
-  double gpu_hours = 0, mean_instances = 0, reward = 0, actions_per_hour = 0;
-  std::uint64_t scale_ups = 0, scale_downs = 0;
-  std::uint32_t start_instances = 0;
-  std::vector<double> instances;  // mean per decision interval
-  bool in_table = false;
-};
-
-// Plays the window as one episode; `policy` acts when given, else NaN (no change).
-Outcome evaluate(const Candidate& c, const configs::Catalog& catalog, const traces::SharedWorkload& workload,
-                 double window_start_s, double rate_scale, std::uint64_t seed, rl::PolicyRunner* policy) {
-  Outcome o;
-  o.policy = c.policy;
-  o.parameter = c.parameter;
-  o.start_instances = c.start_instances;
-  auto env = rl::ScalingEnv::create(c.config, catalog, workload, c.autoscaler);
-  if (!env) {
-    o.error = env.error().message;
-    return o;
+// The recipe's config: --config, else the first policy's run's config.json, else the
+// shipped recipe.
+std::string recipe_path(const EvalCommandOptions& options) {
+  if (!options.config_path.empty()) return options.config_path;
+  if (!options.policies.empty()) {
+    const fs::path run_config = fs::path(options.policies.front()).parent_path() / "config.json";
+    if (fs::exists(run_config)) return run_config.string();
   }
-  rl::ScalingEnv& e = **env;
-  if (policy != nullptr && (policy->observation_size() != e.observation_size() ||
-                            policy->action_size() != e.action_size())) {
-    o.error = "the policy was trained for " + std::to_string(policy->observation_size()) + " features and " +
-              std::to_string(policy->action_size()) + " action entries; this scenario has " +
-              std::to_string(e.observation_size()) + " and " + std::to_string(e.action_size());
-    return o;
-  }
-  std::vector<float> obs(e.observation_size());
-  std::vector<float> action(e.action_size(), std::numeric_limits<float>::quiet_NaN());
-  // The candidate's delay and start, also when the policy trained over several.
-  e.reset(seed, obs, {window_start_s, rate_scale, c.config.scaling.manager.scale_up_delay.seconds(), c.start_instances});
-  for (;;) {
-    if (policy != nullptr) policy->act(obs, action);
-    const rl::StepResult step = e.step(action, obs);
-    o.reward += step.reward;
-    o.instances.push_back(step.info.mean_instances);
-    o.gpu_hours = step.info.gpu_hours;
-    if (step.truncated) break;
-  }
-  const auto& metrics = e.run().replay().metrics();
-  o.slo_attainment = metrics.slo_attainment();
-  const auto ttft = metrics.ttft(), tbt = metrics.tbt();
-  o.ttft_p50 = ttft.p50;
-  o.ttft_p99 = ttft.p99;
-  o.tbt_p50 = tbt.p50;
-  o.tbt_p99 = tbt.p99;
-  double sum = 0;
-  for (const double x : o.instances) sum += x;
-  o.mean_instances = o.instances.empty() ? 0.0 : sum / static_cast<double>(o.instances.size());
-  const auto& counts = e.run().scaling()->manager().counts();
-  o.scale_ups = counts.scale_ups;
-  o.scale_downs = counts.scale_downs;
-  const double hours = e.spec().episode_length.seconds() / 3600.0;
-  o.actions_per_hour = static_cast<double>(o.scale_ups + o.scale_downs + counts.migrations) / hours;
-  return o;
+  return configs::default_training_path();
 }
 
 std::string parameter_text(const Outcome& o) {
@@ -100,240 +52,424 @@ std::string parameter_text(const Outcome& o) {
   return number_text(o.parameter);
 }
 
-std::string csv_row(double delay, const Outcome& o) {
-  char line[512];
-  std::snprintf(line, sizeof line, "%s,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%d\n",
-                number_text(delay).c_str(), o.policy.c_str(), std::isnan(o.parameter) ? "" : number_text(o.parameter).c_str(),
-                o.start_instances, o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours,
-                o.mean_instances, o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, o.in_table ? 1 : 0);
+std::string display_name(const Outcome& o) {
+  return o.policy + (std::isnan(o.parameter) ? "" : " " + parameter_text(o));
+}
+
+// `value` with `decimals` decimals, for the console.
+std::string fixed_text(double value, int decimals = 2) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// A GPU-hour saving (1 - policy / other) as the console says it: "12.3% fewer", "4.0% more".
+std::string saving_text(double saving) {
+  return fixed_text(std::abs(saving) * 100, 1) + (saving >= 0 ? "% fewer" : "% more");
+}
+
+std::string optional_text(const std::optional<double>& value) {
+  return value ? number_text(*value) : std::string();
+}
+
+// Plays every (contender, window) pair on the pool; results in contender-major order.
+std::vector<Outcome> play_all(engine::ThreadPool& pool, const std::vector<Contender>& contenders,
+                              const std::vector<std::uint32_t>& starts, const std::vector<EvalWindow>& windows,
+                              const configs::Catalog& catalog, const traces::SharedWorkload& workload, double delay_s,
+                              std::uint64_t seed) {
+  std::vector<Outcome> outcomes(contenders.size() * windows.size());
+  pool.for_each(outcomes.size(), [&](std::size_t i) {
+    const std::size_t c = i / windows.size(), w = i % windows.size();
+    outcomes[i] = rl::play(contenders[c], catalog, workload, windows[w], delay_s, starts[c], seed);
+  });
+  return outcomes;
+}
+
+// The plays of contender `c` over all windows, pooled.
+Outcome pooled_plays(const std::vector<Outcome>& outcomes, std::size_t c, std::size_t windows) {
+  return rl::pooled(std::vector<Outcome>(outcomes.begin() + static_cast<std::ptrdiff_t>(c * windows),
+                                         outcomes.begin() + static_cast<std::ptrdiff_t>((c + 1) * windows)));
+}
+
+const Outcome* first_error(const std::vector<Outcome>& outcomes) {
+  for (const Outcome& o : outcomes) {
+    if (!o.error.empty()) return &o;
+  }
+  return nullptr;
+}
+
+std::string eval_row(const EvalWindow& w, double delay, const Outcome& o, const char* role, double slo_target) {
+  char line[640];
+  std::snprintf(line, sizeof line,
+                "%s,%s,%s,%s,%s,%s,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%s\n",
+                w.label.c_str(), number_text(w.start_s).c_str(), number_text(w.length_s).c_str(),
+                number_text(w.rate_scale).c_str(), number_text(delay).c_str(), o.policy.c_str(),
+                std::isnan(o.parameter) ? "" : number_text(o.parameter).c_str(), role, o.start_instances,
+                o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours, o.mean_instances,
+                o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, number_text(slo_target).c_str());
   return line;
 }
 
-// The index of the outcome with the highest reward among those of `policy` (or -1).
-int best_of(const std::vector<Outcome>& outcomes, const std::vector<std::string>& policies) {
-  int best = -1;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const auto& o = outcomes[i];
-    if (!o.error.empty() || std::find(policies.begin(), policies.end(), o.policy) == policies.end()) continue;
-    if (best < 0 || o.reward > outcomes[static_cast<std::size_t>(best)].reward) best = static_cast<int>(i);
-  }
-  return best;
-}
-
-// The index of the baseline (a policy, not the oracle's bound) with the fewest GPU-hours
-// among those attaining at least `slo` (or -1): what a learned policy at `slo` must beat.
-int cheapest_baseline_at_least(const std::vector<Outcome>& outcomes, double slo) {
-  int best = -1;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const auto& o = outcomes[i];
-    if (!o.error.empty() || o.policy == "ppo" || o.policy == "oracle" || o.slo_attainment < slo) continue;
-    if (best < 0 || o.gpu_hours < outcomes[static_cast<std::size_t>(best)].gpu_hours) best = static_cast<int>(i);
-  }
-  return best;
+void print_table_row(std::ostream& out, const Outcome& o, const char* note) {
+  char line[400];
+  std::snprintf(line, sizeof line, "  %-34s %8s %9.3fs %9.3fs %9.2f %8.2f %9.1f %11.3f  %s\n", display_name(o).c_str(),
+                percent_text(o.slo_attainment).c_str(), o.ttft_p99, o.tbt_p99, o.gpu_hours, o.mean_instances,
+                o.actions_per_hour, o.reward, note);
+  out << line;
 }
 
 }  // namespace
 
 int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string config_path = options.config_path.empty() ? configs::default_training_path() : options.config_path;
-  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
+  const std::string config_path = recipe_path(options);
+  auto loaded = load_scenario_for_command(config_path, std::nullopt, options.trace_format, options.seed);
   if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
   configs::ScenarioConfig base = *loaded;
   if (!base.rl) base.rl = configs::RlSpec{};
-  if (!(options.window_start_s >= 0) || options.window_start_s > 1e12) {
-    return fail(err, "--window-start: expected seconds in [0, 1e12], got " + number_text(options.window_start_s),
+  if (options.split != "test" && options.split != "validation") {
+    return fail(err, "--split: expected test or validation, got '" + options.split + "'", kExitBadInput);
+  }
+  if (options.window_start_s && (!(*options.window_start_s >= 0) || *options.window_start_s > 1e12)) {
+    return fail(err, "--window-start: expected seconds in [0, 1e12], got " + number_text(*options.window_start_s),
+                kExitBadInput);
+  }
+  if (!(options.rate_scale > 0) || options.rate_scale > 1e6) {
+    return fail(err, "--rate-scale: expected a multiple in (0, 1e6], got " + number_text(options.rate_scale),
                 kExitBadInput);
   }
   for (const double d : options.delays_s) {
     if (!(d >= 0) || d > 1e6) return fail(err, "--delays: expected seconds in [0, 1e6], got " + number_text(d), kExitBadInput);
   }
-
-  std::unique_ptr<rl::PolicyRunner> policy;
-  if (options.policy) {
-    auto runner = rl::PolicyRunner::load(*options.policy);
-    if (!runner) return fail(err, runner.error().message, kExitBadInput);
-    policy = std::move(*runner);
-    // The policy's actions and observations mean what they meant in training, and every
-    // run is scored by the reward it was trained for, whatever the evaluated scenario says
-    // (the window, its rate and the delay are set below and at each reset).
-    base.rl = policy->trained_spec();
+  const std::pair<const char*, const std::vector<double>*> grids[] = {
+      {"--kv-targets", &options.grids.kv_targets},       {"--request-targets", &options.grids.request_targets},
+      {"--rate-targets", &options.grids.rate_targets},   {"--token-targets", &options.grids.token_targets},
+      {"--elastic-capacities", &options.grids.elastic_capacities}};
+  for (const auto& [flag, values] : grids) {
+    const double most = values == &options.grids.kv_targets ? 1.0 : 1e9;
+    for (const double v : *values) {
+      if (!(v > 0) || v > most) {
+        return fail(err, std::string(flag) + ": expected numbers in (0, " + number_text(most) + "], got " + number_text(v),
+                    kExitBadInput);
+      }
+    }
   }
+  if (options.trace && options.workload_config) {
+    return fail(err, "--trace and --workload both name the evaluated workload: give one", kExitBadInput);
+  }
+
+  // The policies' actions and observations mean what they meant in training, and every
+  // play is scored by the reward they were trained for: they must share one rl spec
+  // (hyperparameters aside), which replaces the recipe's.
+  std::vector<TrainedPolicy> policies;
+  for (const std::string& path : options.policies) {
+    auto runner = rl::PolicyRunner::load(path);
+    if (!runner) return fail(err, runner.error().message, kExitBadInput);
+    configs::RlSpec spec = (*runner)->trained_spec();
+    if (policies.empty()) {
+      base.rl = spec;
+    } else {
+      spec.ppo = base.rl->ppo;
+      if (configs::rl_to_json(spec) != configs::rl_to_json(*base.rl)) {
+        return fail(err, path + ": trained with another rl spec than " + policies.front().path +
+                             " (actions, observations, reward or windows differ); evaluate them apart", kExitBadInput);
+      }
+    }
+    TrainedPolicy p;
+    p.path = path;
+    p.name = options.policies.size() == 1 ? "ppo" : "ppo:" + fs::path(path).parent_path().filename().string();
+    p.runners.push_back(std::move(*runner));
+    policies.push_back(std::move(p));
+  }
+  const configs::RlSpec& rl_spec = *base.rl;
 
   if (options.catalog) base.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(base);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
-  auto workload = traces::open_episode_workload(base.workload, base.seed);
-  if (!workload) return fail(err, workload.error().message, kExitBadInput);
-  if (!((*workload)->requests() > 0)) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
-  const double span = (*workload)->span_s();
-  if (!(options.rate_scale > 0) || options.rate_scale > 1e6) {
-    return fail(err, "--rate-scale: expected a multiple in (0, 1e6], got " + number_text(options.rate_scale),
-                kExitBadInput);
+  auto recipe_workload = traces::open_episode_workload(base.workload, base.seed);
+  if (!recipe_workload) return fail(err, recipe_workload.error().message, kExitBadInput);
+  if (!((*recipe_workload)->requests() > 0)) return fail(err, config_path + ": the workload has no requests", kExitBadInput);
+
+  // The evaluated workload: the recipe's, or another one.
+  const bool other_workload = options.trace || options.workload_config;
+  traces::SharedWorkload workload = *recipe_workload;
+  std::string workload_name = config_path;
+  if (other_workload) {
+    traces::WorkloadSpec spec = base.workload;
+    if (options.trace) {
+      auto file = trace_file_spec(*options.trace, options.trace_format);
+      if (!file) return fail(err, file.error().message, kExitBadInput);
+      spec.source = *file;
+      workload_name = *options.trace;
+    } else {
+      auto other = configs::load_scenario(*options.workload_config);
+      if (!other) return fail(err, other.error().message, kExitBadInput);
+      spec = other->workload;
+      workload_name = *options.workload_config + "'s workload";
+    }
+    auto opened = traces::open_episode_workload(spec, base.seed);
+    if (!opened) return fail(err, opened.error().message, kExitBadInput);
+    if (!((*opened)->requests() > 0)) return fail(err, workload_name + ": the workload has no requests", kExitBadInput);
+    workload = *opened;
   }
-  const double window = options.window_s.value_or((span - options.window_start_s) / options.rate_scale);
-  if (!(window >= base.rl->decision_interval.seconds()) || window > 1e12) {
-    return fail(err, "--window: the evaluated window [" + number_text(options.window_start_s) + ", +" +
-                         number_text(window) + ") s must hold at least one decision interval (" +
-                         number_text(base.rl->decision_interval.seconds()) + " s); the workload spans " +
-                         number_text(span) + " s",
-                kExitBadInput);
+
+  // The evaluated windows.
+  std::vector<EvalWindow> windows;
+  if (other_workload || options.window_start_s || options.window_s) {
+    const double start = options.window_start_s.value_or(0.0);
+    const double length = options.window_s.value_or((workload->span_s() - start) / options.rate_scale);
+    windows.push_back(EvalWindow{"window", start, length, options.rate_scale});
+  } else {
+    const auto& spans = options.split == "test" ? rl_spec.test : rl_spec.validation;
+    if (spans.empty()) {
+      return fail(err, config_path + ": rl." + options.split + " names no spans to evaluate on: add them to the recipe, "
+                                     "or give --window-start/--window (with --allow-training-overlap when the window "
+                                     "overlaps training)", kExitBadInput);
+    }
+    for (EvalWindow w : rl::span_windows(spans, options.split)) {
+      w.length_s /= options.rate_scale;  // the whole span, at the asked rate
+      w.rate_scale = options.rate_scale;
+      windows.push_back(w);
+    }
   }
-  base.rl->episode_length = engine::SimTime::from_seconds(window);
-  base.rl->windows_from_s = options.window_start_s;  // the one window evaluated (reset names it too)
-  base.rl->windows_to_s = options.window_start_s;
+  for (const EvalWindow& w : windows) {
+    if (!(w.length_s >= rl_spec.decision_interval.seconds()) || w.length_s > 1e12) {
+      return fail(err, w.label + ": the evaluated window [" + number_text(w.start_s) + ", +" + number_text(w.length_s) +
+                           ") s must hold at least one decision interval (" +
+                           number_text(rl_spec.decision_interval.seconds()) + " s); the workload spans " +
+                           number_text(workload->span_s()) + " s",
+                  kExitBadInput);
+    }
+    if (other_workload || options.allow_training_overlap) continue;
+    if (const std::string overlap = rl::check_held_out(rl_spec, w); !overlap.empty()) {
+      return fail(err, w.label + ": " + overlap + ": a policy is judged on held-out load (the recipe's rl.test spans by "
+                                                  "default); --allow-training-overlap judges it anyway",
+                  kExitBadInput);
+    }
+  }
+  const std::vector<EvalWindow> tuning = rl::tuning_windows(rl_spec, (*recipe_workload)->span_s());
 
   std::error_code mkdir_error;
   fs::create_directories(options.out_dir, mkdir_error);
   if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
+  if (!policies.empty()) {  // the policies must fit the scenario's pools
+    configs::ScenarioConfig probe = base;  // any window: only the sizes matter here
+    probe.rl->windows_from_s = 0;
+    probe.rl->windows_to_s = 0;
+    auto env = rl::ScalingEnv::create(probe, *catalog, workload);
+    if (!env) return fail(err, env.error().message, kExitBadInput);
+    for (const TrainedPolicy& p : policies) {
+      const rl::PolicyRunner& r = *p.runners.front();
+      if (r.observation_size() != (*env)->observation_size() || r.action_size() != (*env)->action_size()) {
+        return fail(err, p.path + ": the policy was trained for " + std::to_string(r.observation_size()) +
+                             " features and " + std::to_string(r.action_size()) + " action entries; this scenario has " +
+                             std::to_string((*env)->observation_size()) + " and " +
+                             std::to_string((*env)->action_size()), kExitBadInput);
+      }
+    }
+  }
+  // A runner per evaluated window, for windows played in parallel.
+  for (TrainedPolicy& p : policies) {
+    while (p.runners.size() < windows.size()) {
+      auto runner = rl::PolicyRunner::load(p.path);
+      if (!runner) return fail(err, runner.error().message, kExitBadInput);
+      p.runners.push_back(std::move(*runner));
+    }
+    for (auto& runner : p.runners) {
+      rl::PolicyRunner* r = runner.get();
+      p.actors.push_back([r](std::span<const float> obs, std::span<float> action) { r->act(obs, action); });
+    }
+  }
 
   const std::uint32_t max_static = std::min(options.max_static, base.scaling.manager.max_total_instances);
-  if (options.start_instances && (*options.start_instances < 1 || *options.start_instances > max_static)) {
-    return fail(err, "--start-instances: expected an integer in [1, " + std::to_string(max_static) + "] (the static sizes swept), got " +
-                         std::to_string(*options.start_instances), kExitBadInput);
-  }
   std::vector<double> delays = options.delays_s;
   if (delays.empty()) delays.push_back(base.scaling.manager.scale_up_delay.seconds());
 
-  AtomicFile csv((fs::path(options.out_dir) / "eval.csv").string());
-  csv.stream() << "delay_s,policy,parameter,start_instances,slo_attainment,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,gpu_hours,"
-                  "mean_instances,scale_ups,scale_downs,actions_per_hour,reward,in_table\n";
+  AtomicFile tuning_csv((fs::path(options.out_dir) / "tuning.csv").string());
+  tuning_csv.stream() << "delay_s,policy,parameter,start_instances,slo_attainment,gpu_hours,mean_instances,"
+                         "actions_per_hour,reward,chosen\n";
+  AtomicFile eval_csv((fs::path(options.out_dir) / "eval.csv").string());
+  eval_csv.stream() << "window,window_start_s,window_s,rate_scale,delay_s,policy,parameter,role,start_instances,"
+                       "slo_attainment,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,gpu_hours,mean_instances,scale_ups,"
+                       "scale_downs,actions_per_hour,reward,slo_target\n";
+  AtomicFile verdicts_csv((fs::path(options.out_dir) / "verdicts.csv").string());
+  verdicts_csv.stream() << "window,delay_s,policy,slo_attainment,gpu_hours,actions_per_hour,rival,rival_slo,"
+                           "rival_gpu_hours,saving_vs_rival,front_gpu_hours,saving_vs_front,tracking,tracking_slo,"
+                           "tracking_gpu_hours,oracle_slo,oracle_gpu_hours,gap_closed\n";
   AtomicFile series((fs::path(options.out_dir) / "instances.csv").string());
-  series.stream() << "delay_s,policy,time_s,instances\n";
+  series.stream() << "window,delay_s,policy,time_s,instances\n";
   engine::ThreadPool pool(0);
-  const double interval_s = base.rl->decision_interval.seconds();
+  const double interval_s = rl_spec.decision_interval.seconds();
+  const std::uint64_t seed = base.seed;
+  const auto failure = [&](const Outcome& o) {
+    return fail(err, display_name(o) + ": " + o.error, kExitBadInput);
+  };
+  const auto tuning_row = [&](double delay, const Outcome& o, bool chosen) {
+    char line[320];
+    std::snprintf(line, sizeof line, "%s,%s,%s,%u,%.6f,%.6f,%.4f,%.3f,%.6f,%d\n", number_text(delay).c_str(),
+                  o.policy.c_str(), std::isnan(o.parameter) ? "" : number_text(o.parameter).c_str(), o.start_instances,
+                  o.slo_attainment, o.gpu_hours, o.mean_instances, o.actions_per_hour, o.reward, chosen ? 1 : 0);
+    tuning_csv.stream() << line;
+  };
 
-  out << "evaluating on " << (options.trace ? *options.trace : config_path) << ", window ["
-      << number_text(options.window_start_s) << ", " << number_text(options.window_start_s + window * options.rate_scale)
-      << ") s of the workload";
-  if (options.rate_scale != 1.0) out << " at " << number_text(options.rate_scale) << "x its rate (" << number_text(window) << " s)";
-  out << '\n';
+  out << "recipe " << config_path << ": baselines tuned on " << tuning.size() << " training windows of "
+      << number_text(rl_spec.episode_length.seconds()) << " s (the cheapest reaching " << percent_text(rl_spec.slo_target)
+      << " SLO attainment); evaluating on " << windows.size() << " window" << (windows.size() == 1 ? "" : "s") << " of "
+      << workload_name << (other_workload ? "" : " (" + options.split + " spans)") << '\n';
+
+  // Static sizes never scale: one sweep serves every delay. On the training windows it
+  // stops at the first size reaching the target (the tuned one, unless none does); on the
+  // evaluated windows, once the front has saturated (the hindsight bound).
+  const auto tuned_static = rl::tune_static_size(base, *catalog, *recipe_workload, max_static, pool);
+  if (!tuned_static) return fail(err, tuned_static.error().message, kExitBadInput);
+  const std::uint32_t start = tuned_static->size;
+  const auto hindsight_statics = rl::sweep_statics(
+      base, *catalog, workload, windows, max_static,
+      [&](const rl::StaticPlays& so_far) { return rl::front_saturated(so_far, rl_spec.slo_target); }, pool);
+  for (const auto& plays : hindsight_statics) {
+    if (const Outcome* failed = first_error(plays)) return failure(*failed);
+  }
+
   for (const double delay : delays) {
     configs::ScenarioConfig at_delay = base;
     at_delay.scaling.manager.scale_up_delay = engine::SimTime::from_seconds(delay);
-    // Appends the candidates' outcomes (in parallel); the first failed one, if any.
-    const auto evaluate_all = [&](const std::vector<Candidate>& candidates,
-                                  std::vector<Outcome>& outcomes) -> const Outcome* {
-      const std::size_t first = outcomes.size();
-      outcomes.resize(first + candidates.size());
-      pool.for_each(candidates.size(), [&](std::size_t i) {
-        outcomes[first + i] = evaluate(candidates[i], *catalog, *workload, options.window_start_s, options.rate_scale,
-                                       at_delay.seed, nullptr);
-      });
-      for (std::size_t i = first; i < outcomes.size(); ++i) {
-        if (!outcomes[i].error.empty()) return &outcomes[i];
+    for (const Outcome& o : tuned_static->sizes) tuning_row(delay, o, o.parameter == start);
+    // Every adaptive baseline at every parameter on the training windows, from the tuned
+    // static size; each family keeps the parameter the protocol picks.
+    std::vector<Contender> adaptive;
+    std::vector<std::size_t> family_of;
+    const auto families = rl::adaptive_baselines(options.grids);
+    for (std::size_t f = 0; f < families.size(); ++f) {
+      for (const double parameter : families[f].parameters) {
+        Contender c{families[f].policy, parameter, at_delay, true, nullptr};
+        families[f].apply(c.config, parameter);
+        adaptive.push_back(std::move(c));
+        family_of.push_back(f);
       }
-      return nullptr;
-    };
-    const auto failure = [&](const Outcome& o) {
-      return fail(err, o.policy + " " + parameter_text(o) + ": " + o.error, kExitBadInput);
-    };
-    // Static sizes first: the best of them is where every adaptive policy starts (unless
-    // --start-instances says), so none pays the scale-up delay for a start the static
-    // baseline never had.
-    std::vector<Candidate> statics;
-    for (std::uint32_t k = 1; k <= max_static; ++k) statics.push_back(Candidate{"static", double(k), at_delay, false, k});
-    std::vector<Outcome> outcomes;
-    if (const Outcome* failed = evaluate_all(statics, outcomes)) return failure(*failed);
-    const int best_static = best_of(outcomes, {"static"});
-    const std::uint32_t start = options.start_instances.value_or(outcomes[static_cast<std::size_t>(best_static)].start_instances);
-
-    std::vector<Candidate> adaptive;
-    const auto with = [&](std::string name, double parameter, auto&& change) {
-      Candidate c{std::move(name), parameter, at_delay, true, start};
-      change(c.config);
-      adaptive.push_back(std::move(c));
-    };
-    with("elastic", kNoParameter,
-         [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kElastic; });
-    for (const double target : options.kv_targets) {
-      with("target_tracking_kv", target, [&](configs::ScenarioConfig& c) {
-        c.autoscaler.policy = configs::AutoscalerPolicy::kTargetTracking;
-        c.autoscaler.target_tracking.metric = autoscale::TrackedMetric::kKvUtilisation;
-        c.autoscaler.target_tracking.target = target;
-      });
     }
-    for (const double target : options.request_targets) {
-      with("target_tracking_requests", target, [&](configs::ScenarioConfig& c) {
-        c.autoscaler.policy = configs::AutoscalerPolicy::kTargetTracking;
-        c.autoscaler.target_tracking.metric = autoscale::TrackedMetric::kRequestsPerInstance;
-        c.autoscaler.target_tracking.target = target;
-      });
+    const std::vector<std::uint32_t> adaptive_starts(adaptive.size(), start);
+    const std::vector<Outcome> adaptive_tuning =
+        play_all(pool, adaptive, adaptive_starts, tuning, *catalog, *recipe_workload, delay, seed);
+    if (const Outcome* failed = first_error(adaptive_tuning)) return failure(*failed);
+    std::vector<Contender> contenders{Contender{"static", double(start), base, false, nullptr}};
+    for (std::size_t f = 0; f < families.size(); ++f) {
+      std::vector<Outcome> family;
+      std::vector<std::size_t> index;
+      for (std::size_t c = 0; c < adaptive.size(); ++c) {
+        if (family_of[c] != f) continue;
+        family.push_back(pooled_plays(adaptive_tuning, c, tuning.size()));
+        index.push_back(c);
+      }
+      const int chosen = rl::pick(family, rl_spec.slo_target);
+      for (std::size_t i = 0; i < family.size(); ++i) tuning_row(delay, family[i], static_cast<int>(i) == chosen);
+      if (chosen >= 0) contenders.push_back(adaptive[index[static_cast<std::size_t>(chosen)]]);
     }
-    with("oracle", kNoParameter,
-         [](configs::ScenarioConfig& c) { c.autoscaler.policy = configs::AutoscalerPolicy::kOracle; });
-    if (const Outcome* failed = evaluate_all(adaptive, outcomes)) return failure(*failed);
-    if (policy) {
-      outcomes.push_back(evaluate(Candidate{"ppo", kNoParameter, at_delay, false, start}, *catalog, *workload,
-                                  options.window_start_s, options.rate_scale, at_delay.seed, policy.get()));
-      if (!outcomes.back().error.empty()) return fail(err, *options.policy + ": " + outcomes.back().error, kExitBadInput);
-    }
-    const int best_tracking = best_of(outcomes, {"target_tracking_kv", "target_tracking_requests"});
-    const int elastic = best_of(outcomes, {"elastic"});
-    const int oracle = best_of(outcomes, {"oracle"});
-    const int ppo = best_of(outcomes, {"ppo"});
-    std::vector<int> table;
-    for (const int i : {ppo, best_static, elastic, best_tracking, oracle}) {
-      if (i >= 0) table.push_back(i);
-    }
-    for (const int i : table) outcomes[static_cast<std::size_t>(i)].in_table = true;
-    for (const auto& o : outcomes) {
-      csv.stream() << csv_row(delay, o);
-      if (!o.in_table) continue;
-      for (std::size_t s = 0; s < o.instances.size(); ++s) {
-        series.stream() << number_text(delay) << ',' << o.policy << ',' << number_text(interval_s * (s + 1)) << ','
-                        << number_text(o.instances[s]) << '\n';
+    const std::size_t tuned_count = contenders.size();
+    Contender oracle{"oracle", rl::kNoParameter, at_delay, true, nullptr};
+    oracle.config.autoscaler.policy = configs::AutoscalerPolicy::kOracle;
+    contenders.push_back(oracle);
+    const std::vector<std::uint32_t> starts(contenders.size(), start);
+    const std::vector<Outcome> played = play_all(pool, contenders, starts, windows, *catalog, workload, delay, seed);
+    if (const Outcome* failed = first_error(played)) return failure(*failed);
+    // The trained policies, each window on its own runner.
+    std::vector<Outcome> trained(policies.size() * windows.size());
+    pool.for_each(trained.size(), [&](std::size_t i) {
+      const std::size_t p = i / windows.size(), w = i % windows.size();
+      const Contender c{policies[p].name, rl::kNoParameter, at_delay, false, &policies[p].actors[w]};
+      trained[i] = rl::play(c, *catalog, workload, windows[w], delay, start, seed);
+    });
+    for (std::size_t i = 0; i < trained.size(); ++i) {
+      if (!trained[i].error.empty()) {
+        return fail(err, policies[i / windows.size()].path + ": " + trained[i].error, kExitBadInput);
       }
     }
 
-    out << "\nscale-up delay " << number_text(delay) << " s; the adaptive policies start with " << start
-        << " instance" << (start == 1 ? "" : "s") << " per pool"
-        << (options.start_instances ? "" : " (the best static size)") << "\n";
-    char line[320];
-    std::snprintf(line, sizeof line, "%-26s %8s %9s %9s %9s %9s %9s %8s %9s %10s\n", "policy", "SLO", "TTFT p50",
-                  "TTFT p99", "TBT p50", "TBT p99", "GPU-h", "inst", "actions/h", "reward");
-    out << line;
-    for (const int i : table) {
-      const Outcome& o = outcomes[static_cast<std::size_t>(i)];
-      const std::string name = o.policy + (std::isnan(o.parameter) ? "" : " " + parameter_text(o));
-      std::snprintf(line, sizeof line, "%-26s %7.2f%% %8.3fs %8.3fs %8.4fs %8.4fs %9.2f %8.2f %9.1f %10.3f\n",
-                    name.c_str(), 100.0 * o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours,
-                    o.mean_instances, o.actions_per_hour, o.reward);
-      out << line;
-    }
-    if (ppo >= 0 && best_tracking >= 0 && oracle >= 0) {
-      const double r_tt = outcomes[static_cast<std::size_t>(best_tracking)].reward;
-      const double gap = outcomes[static_cast<std::size_t>(oracle)].reward - r_tt;
-      const double closed = outcomes[static_cast<std::size_t>(ppo)].reward - r_tt;
-      if (gap > 0) {
-        std::snprintf(line, sizeof line, "gap closed: %.1f%% of the reward gap between target tracking and the oracle\n",
-                      100.0 * closed / gap);
-      } else {
-        std::snprintf(line, sizeof line, "gap closed: n/a (target tracking's reward is at or above the oracle's)\n");
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      const EvalWindow& window = windows[w];
+      const auto at = [&](const std::vector<Outcome>& all, std::size_t c) -> const Outcome& {
+        return all[c * windows.size() + w];
+      };
+      std::vector<Outcome> tuned, hindsight;
+      for (std::size_t c = 0; c < tuned_count; ++c) tuned.push_back(at(played, c));
+      for (const auto& plays : hindsight_statics) hindsight.push_back(plays[w]);
+      const Outcome& oracle_play = at(played, tuned_count);
+      for (const Outcome& o : tuned) eval_csv.stream() << eval_row(window, delay, o, "tuned", rl_spec.slo_target);
+      eval_csv.stream() << eval_row(window, delay, oracle_play, "oracle", rl_spec.slo_target);
+      for (const Outcome& o : hindsight) eval_csv.stream() << eval_row(window, delay, o, "hindsight", rl_spec.slo_target);
+      std::vector<const Outcome*> drawn;
+      for (std::size_t p = 0; p < policies.size(); ++p) drawn.push_back(&at(trained, p));
+      for (const Outcome& o : tuned) drawn.push_back(&o);
+      drawn.push_back(&oracle_play);
+      for (const Outcome* o : drawn) {
+        if (o->policy.starts_with("ppo")) eval_csv.stream() << eval_row(window, delay, *o, "policy", rl_spec.slo_target);
+        for (std::size_t s = 0; s < o->instances.size(); ++s) {
+          series.stream() << window.label << ',' << number_text(delay) << ',' << display_name(*o) << ','
+                          << number_text(interval_s * static_cast<double>(s + 1)) << ',' << number_text(o->instances[s])
+                          << '\n';
+        }
       }
+
+      out << '\n' << window.label << " [" << number_text(window.covers().from_s) << ", "
+          << number_text(window.covers().to_s) << ") s";
+      if (window.rate_scale != 1.0) out << " at " << number_text(window.rate_scale) << "x its rate";
+      out << ", scale-up delay " << number_text(delay) << " s; adaptive policies start at " << start << " instance"
+          << (start == 1 ? "" : "s") << " per pool (the tuned static size)\n";
+      char line[400];
+      std::snprintf(line, sizeof line, "  %-34s %8s %10s %10s %9s %8s %9s %11s\n", "policy", "SLO", "TTFT p99",
+                    "TBT p99", "GPU-h", "inst", "actions/h", "reward");
       out << line;
-    }
-    if (ppo >= 0) {
-      const Outcome& p = outcomes[static_cast<std::size_t>(ppo)];
-      const int rival = cheapest_baseline_at_least(outcomes, p.slo_attainment);
-      if (rival >= 0) {
-        const Outcome& r = outcomes[static_cast<std::size_t>(rival)];
-        const std::string name = r.policy + (std::isnan(r.parameter) ? "" : " " + parameter_text(r));
-        std::snprintf(line, sizeof line,
-                      "vs baselines: the cheapest with at least ppo's SLO attainment is %s (%.2f%%, %.2f GPU-h, "
-                      "%.1f actions/h): ppo uses %.1f%% %s GPU-hours\n",
-                      name.c_str(), 100.0 * r.slo_attainment, r.gpu_hours, r.actions_per_hour,
-                      100.0 * std::abs(1.0 - p.gpu_hours / r.gpu_hours), p.gpu_hours <= r.gpu_hours ? "fewer" : "more");
-      } else {
-        std::snprintf(line, sizeof line, "vs baselines: none reaches ppo's SLO attainment (%.2f%%)\n",
-                      100.0 * p.slo_attainment);
+      for (std::size_t p = 0; p < policies.size(); ++p) print_table_row(out, at(trained, p), "");
+      for (const Outcome& o : tuned) print_table_row(out, o, "tuned");
+      print_table_row(out, oracle_play, "bound: instant, knows the future");
+      out << "  hindsight static sizes (a bound: chosen on this window):";
+      for (const Outcome& o : hindsight) {
+        out << ' ' << parameter_text(o) << ": " << percent_text(o.slo_attainment) << " / " << fixed_text(o.gpu_hours)
+            << ';';
       }
-      out << line;
+      out << '\n';
+      for (std::size_t p = 0; p < policies.size(); ++p) {
+        const Outcome& o = at(trained, p);
+        const rl::Verdict v = rl::judge(o, tuned, hindsight, &oracle_play, rl_spec.slo_target);
+        const Outcome* rival = v.rival >= 0 ? &tuned[static_cast<std::size_t>(v.rival)] : nullptr;
+        const Outcome* tracking = v.tracking >= 0 ? &tuned[static_cast<std::size_t>(v.tracking)] : nullptr;
+        out << "  " << o.policy << ": ";
+        if (rival != nullptr) {
+          out << "the cheapest tuned baseline at its SLO attainment or better is " << display_name(*rival) << " ("
+              << percent_text(rival->slo_attainment) << ", " << fixed_text(rival->gpu_hours)
+              << " GPU-h): " << saving_text(*v.saving_vs_rival) << " GPU-hours";
+        } else {
+          out << "no tuned baseline reaches its SLO attainment";
+        }
+        if (v.saving_vs_front) {
+          out << "; the hindsight static front at equal SLO: " << fixed_text(*v.front_gpu_hours)
+              << " GPU-h, " << saving_text(*v.saving_vs_front);
+        } else {
+          out << "; above every static size's SLO attainment";
+        }
+        if (v.gap_closed && tracking != nullptr) {
+          out << "; closes " << fixed_text(*v.gap_closed * 100, 1) << "% of the GPU-hour gap between "
+              << display_name(*tracking) << " and the oracle"
+              << (o.slo_attainment >= tracking->slo_attainment ? "" : " (at a lower SLO attainment)");
+        }
+        out << '\n';
+        verdicts_csv.stream() << window.label << ',' << number_text(delay) << ',' << o.policy << ','
+                              << number_text(o.slo_attainment) << ',' << number_text(o.gpu_hours) << ','
+                              << number_text(o.actions_per_hour) << ',' << (rival ? display_name(*rival) : "") << ','
+                              << (rival ? number_text(rival->slo_attainment) : "") << ','
+                              << (rival ? number_text(rival->gpu_hours) : "") << ',' << optional_text(v.saving_vs_rival)
+                              << ',' << optional_text(v.front_gpu_hours) << ',' << optional_text(v.saving_vs_front)
+                              << ',' << (tracking ? display_name(*tracking) : "") << ','
+                              << (tracking ? number_text(tracking->slo_attainment) : "") << ','
+                              << (tracking ? number_text(tracking->gpu_hours) : "") << ','
+                              << number_text(oracle_play.slo_attainment) << ',' << number_text(oracle_play.gpu_hours)
+                              << ',' << optional_text(v.gap_closed) << '\n';
+      }
     }
   }
-  for (AtomicFile* file : {&csv, &series}) {
+  for (AtomicFile* file : {&tuning_csv, &eval_csv, &verdicts_csv, &series}) {
     if (const Status written = file->commit(); !written) return fail(err, written.error().message, kExitOutputError);
   }
-  out << "\noutputs       " << csv.path() << ", " << series.path();
+  out << "\noutputs       " << tuning_csv.path() << ", " << eval_csv.path() << ", " << verdicts_csv.path() << ", "
+      << series.path();
   if (options.plot) {
     const std::string png = (fs::path(options.out_dir) / "eval.png").string();
     if (run_plot_script("plot_eval.py", {options.out_dir, "--out", png})) {

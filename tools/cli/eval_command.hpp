@@ -6,35 +6,42 @@
 #include <string>
 #include <vector>
 
+#include "rl/env/evaluation.hpp"
+
 namespace meshsim::cli {
 
-// `meshsim eval`: a trained policy and every baseline of the autoscaler interface on the
-// same window of a trace, through the same RL environment and reward.
+// `meshsim eval`: trained policies and every baseline of the autoscaler interface, judged
+// by the protocol of rl/env/evaluation.hpp through the same RL environment and reward.
 struct EvalCommandOptions {
-  std::string config_path;             // empty: configs/scenarios/rl-train.json
-  std::optional<std::string> policy;   // a checkpoint folder of meshsim train; none: baselines only
+  // The recipe: cluster, workload and its splits. Empty: the first policy's run's
+  // config.json, else configs/scenarios/rl-train.json.
+  std::string config_path;
+  std::vector<std::string> policies;   // checkpoint folders of meshsim train; none: baselines only
   std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
-  std::optional<std::string> trace;    // a trace file instead of the config's workload
+  // Evaluate on another workload than the recipe's (a trace file, or a scenario file's
+  // workload); baselines are still tuned on the recipe's training windows.
+  std::optional<std::string> trace;
+  std::optional<std::string> workload_config;
   std::string trace_format = "auto";
   std::string out_dir = "meshsim-eval";
   std::optional<std::string> seed;
-  double window_start_s = 0.0;         // where the evaluated window starts in the workload
-  std::optional<double> window_s;      // its length (simulated seconds); unset: to the workload's end
-  double rate_scale = 1.0;             // the window played at this multiple of its rate (covering
-                                       // window_s x rate_scale of the workload)
-  std::vector<double> delays_s;        // scale-up delays to evaluate at; empty: the config's
-  std::vector<double> kv_targets = {0.5, 0.6, 0.7, 0.8, 0.9};  // target tracking on KV use
-  std::vector<double> request_targets = {4, 8, 16, 32, 64};      // ... on requests per instance
-  std::uint32_t max_static = 32;       // static sizes swept: 1 .. this (and the scaling limit)
-  std::optional<std::uint32_t> start_instances;  // where adaptive policies start; unset: the best static size
+  std::string split = "test";           // the recipe's spans evaluated by default: test | validation
+  std::optional<double> window_start_s;  // one window instead (workload seconds)
+  std::optional<double> window_s;        // its length (simulated seconds); unset: to the workload's end
+  double rate_scale = 1.0;               // the windows played at this multiple of their rate
+  bool allow_training_overlap = false;   // judge a window that overlaps the training windows
+  std::vector<double> delays_s;          // scale-up delays to evaluate at; empty: the recipe's
+  rl::BaselineGrids grids;
+  std::uint32_t max_static = 32;  // static sizes swept: 1 .. this (and the scaling limit)
   bool plot = true;
 };
 
-// Writes eval.csv (every run: policy, parameter, start size, SLO attainment, TTFT/TBT
-// p50/p99, GPU-hours, scaling actions, reward), instances.csv (instances over time of the table's
-// policies) and eval.png; prints per delay a table of the policy, the best static size,
-// elastic, the target-tracking front's best, and the oracle, with the share of the gap
-// between target tracking and the oracle the policy closes.
+// Writes tuning.csv (every baseline parameter on the training windows, the chosen ones
+// marked), eval.csv (every play on the evaluated windows: policies, tuned baselines, the
+// oracle and the hindsight static sizes), verdicts.csv (per policy, window and delay: the
+// cheapest tuned baseline at its SLO attainment or better, the hindsight static front at
+// equal SLO, the GPU-hour gap to the oracle closed), instances.csv and eval.png; prints
+// per window and delay the table and the verdicts.
 int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshsim::cli

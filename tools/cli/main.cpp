@@ -134,33 +134,50 @@ int main(int argc, char** argv) {
 
   EvalCommandOptions eval;
   auto* eval_cmd = app.add_subcommand(
-      "eval", "Replay a trace with a trained policy and every baseline (static, elastic, target tracking, oracle)");
-  eval_cmd->add_option("--config", eval.config_path, "Scenario with an rl object; default: configs/scenarios/rl-train.json")
+      "eval", "Judge trained policies against tuned baselines on the recipe's held-out windows");
+  eval_cmd->add_option("--config", eval.config_path,
+                       "The recipe (scenario with an rl object); default: the policy's run's config.json, else "
+                       "configs/scenarios/rl-train.json")
       ->check(CLI::ExistingFile);
-  eval_cmd->add_option("--policy", eval.policy, "Checkpoint folder of meshsim train (its --out/checkpoint)")
+  eval_cmd->add_option("--policy", eval.policies, "Checkpoint folder of meshsim train (its --out/checkpoint); repeat for several")
       ->check(CLI::ExistingDirectory);
-  eval_cmd->add_option("--trace", eval.trace, "Trace file to evaluate on instead of the config's workload");
+  eval_cmd->add_option("--split", eval.split, "The recipe's spans to evaluate on: test or validation")->capture_default_str();
+  eval_cmd->add_option("--trace", eval.trace, "Evaluate on this trace file instead of the recipe's workload");
+  eval_cmd->add_option("--workload", eval.workload_config, "Evaluate on this scenario file's workload instead")
+      ->check(CLI::ExistingFile);
   eval_cmd->add_option("--catalog", eval.catalog,
                        "Folder of your own hardware.json, models.json, perf_fits.json over the bundled ones");
   eval_cmd->add_option("--trace-format", eval.trace_format, "auto, azure or mooncake")->capture_default_str();
-  eval_cmd->add_option("--out", eval.out_dir, "Folder for eval.csv, instances.csv, eval.png")->capture_default_str();
+  eval_cmd->add_option("--out", eval.out_dir, "Folder for the CSVs and eval.png")->capture_default_str();
   eval_cmd->add_option("--seed", eval.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
-  eval_cmd->add_option("--window-start", eval.window_start_s, "Start of the evaluated window, workload seconds")
+  eval_cmd->add_option("--window-start", eval.window_start_s, "Evaluate one window starting here (workload seconds)");
+  eval_cmd->add_option("--window", eval.window_s, "Its length in seconds (default: to the workload's end)");
+  eval_cmd->add_flag("--allow-training-overlap", eval.allow_training_overlap,
+                     "Judge a window that overlaps the recipe's training windows");
+  eval_cmd->add_option("--rate-scale", eval.rate_scale, "Play the windows at this multiple of their rate")
       ->capture_default_str();
-  eval_cmd->add_option("--window", eval.window_s, "Length of the evaluated window in seconds (default: to the end)");
-  eval_cmd->add_option("--rate-scale", eval.rate_scale, "Play the window at this multiple of the workload's rate")
-      ->capture_default_str();
-  eval_cmd->add_option("--delays", eval.delays_s, "Scale-up delays to evaluate at, seconds (default: the config's)")
+  eval_cmd->add_option("--delays", eval.delays_s, "Scale-up delays to evaluate at, seconds (default: the recipe's)")
       ->delimiter(',');
-  eval_cmd->add_option("--kv-targets", eval.kv_targets, "Target tracking's KV-use targets (fractions)")
+  eval_cmd->add_option("--kv-targets", eval.grids.kv_targets, "Target tracking's KV-use targets tuned over (fractions)")
       ->delimiter(',')
       ->capture_default_str();
-  eval_cmd->add_option("--request-targets", eval.request_targets, "Target tracking's requests-per-instance targets")
+  eval_cmd->add_option("--request-targets", eval.grids.request_targets,
+                       "Target tracking's requests-per-instance targets tuned over")
+      ->delimiter(',')
+      ->capture_default_str();
+  eval_cmd->add_option("--rate-targets", eval.grids.rate_targets,
+                       "Target tracking's arrival-rate targets tuned over (requests/s per instance)")
+      ->delimiter(',')
+      ->capture_default_str();
+  eval_cmd->add_option("--token-targets", eval.grids.token_targets,
+                       "Target tracking's token-rate targets tuned over (tokens/s per instance)")
+      ->delimiter(',')
+      ->capture_default_str();
+  eval_cmd->add_option("--elastic-capacities", eval.grids.elastic_capacities,
+                       "Elastic's capacities tuned over (requests per worker)")
       ->delimiter(',')
       ->capture_default_str();
   eval_cmd->add_option("--max-static", eval.max_static, "Largest static size swept")->capture_default_str();
-  eval_cmd->add_option("--start-instances", eval.start_instances,
-                       "Instances per pool the adaptive policies start with (default: the best static size)");
   eval_cmd->add_flag("!--no-plot", eval.plot, "Do not draw eval.png");
 #endif
 

@@ -13,6 +13,7 @@
 #include "configs/scenario_config.hpp"
 #include "rl/ppo/trainer.hpp"
 #include "tools/cli/atomic_file.hpp"
+#include "tools/cli/checkpoint_selection.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/plot_script.hpp"
@@ -150,12 +151,14 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
   configs::ScenarioConfig config = *loaded;
   if (!config.rl) config.rl = configs::RlSpec{};
-  if (options.trace && config.rl->windows_to_s) {
-    // The config's windows were chosen for its own workload (the recipe holds out its
-    // last hour); on another trace, windows cover all of it.
-    err << "note: --trace: windows over the whole trace (the config's rl.windows_to_s, "
-        << *config.rl->windows_to_s << " s, is for its own workload)\n";
+  if (options.trace && (config.rl->windows_to_s || !config.rl->validation.empty() || !config.rl->test.empty())) {
+    // The config's windows and held-out spans were chosen for its own workload; on
+    // another trace, windows cover all of it.
+    err << "note: --trace: training windows over the whole trace, no validation or test spans (the config's are for "
+           "its own workload)\n";
     config.rl->windows_to_s.reset();
+    config.rl->validation.clear();
+    config.rl->test.clear();
   }
   if (options.total_decisions) {
     if (*options.total_decisions == 0) return fail(err, "--total-decisions: expected at least 1", kExitBadInput);
@@ -203,6 +206,16 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
       if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) started = {kept.error().message, kExitOutputError};
     }
   }
+  // Rank 0 plays each checkpoint on the recipe's validation spans and keeps the best.
+  std::unique_ptr<CheckpointSelector> selector;
+  if (lead && !started.code) {
+    auto selecting = CheckpointSelector::create(config, *catalog, *workload, dir, options.resume ? ppo.iteration() : 0);
+    if (selecting) {
+      selector = std::move(*selecting);
+    } else {
+      started = {selecting.error().message, kExitBadInput};
+    }
+  }
   std::unique_ptr<MetricsServer> server;
   if (lead && !started.code && options.metrics_listen) {
     if (auto serving = MetricsServer::start(*options.metrics_listen)) {
@@ -236,6 +249,13 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     none.iteration = first;
     server->publish(train_metrics(none, ppo.iterations(), 0.0));
   }
+  const auto validate = [&](std::uint32_t iteration) {
+    if (!selector) return kExitOk;
+    auto row = selector->consider(checkpoint, iteration);
+    if (!row) return fail(err, row.error().message, kExitOutputError);
+    if (!quiet) out << *row << '\n' << std::flush;
+    return kExitOk;
+  };
   try {  // the ranks' collectives throw when another rank is lost
     while (ppo.iteration() < stop) {
       const rl::IterationStats stats = ppo.iterate();
@@ -247,13 +267,17 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
         curve << curve_row(stats) << '\n' << std::flush;
         if (!curve) return fail(err, csv.string() + ": write failed", kExitOutputError);
       }
-      if (every > 0 && stats.iteration % every == 0 && stats.iteration < stop) ppo.save(checkpoint);
       if (!quiet && (Clock::now() - last_print >= std::chrono::seconds(1) || stats.iteration == stop)) {
         out << progress_line(stats, ppo.iterations()) << '\n' << std::flush;
         last_print = Clock::now();
       }
+      if (every > 0 && stats.iteration % every == 0 && stats.iteration < stop) {
+        ppo.save(checkpoint);
+        if (const int code = validate(stats.iteration); code != kExitOk) return code;
+      }
     }
     ppo.save(checkpoint);
+    if (const int code = validate(stop); code != kExitOk) return code;
   } catch (const std::exception& e) {
     return fail(err, e.what(), kExitOutputError);
   }
@@ -268,6 +292,7 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     out << line;
     if (!ppo.done()) out << "stopped after iteration " << stop << " of " << ppo.iterations() << ": continue with --resume\n";
     out << "outputs       " << csv.string() << ", " << checkpoint.string();
+    if (selector) out << ", " << (dir / "validation.csv").string() << ", " << (dir / "best").string();
   }
   if (options.plot) {
     const std::string png = (dir / "learning_curve.png").string();

@@ -1,0 +1,287 @@
+#include "rl/env/evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "rl/env/scaling_env.hpp"
+#include "sim/engine/number_text.hpp"
+
+namespace meshsim::rl {
+
+std::vector<EvalWindow> tuning_windows(const configs::RlSpec& spec, double workload_span_s) {
+  const double length = spec.episode_length.seconds();
+  const double from = spec.windows_from_s;
+  const double to = spec.windows_to_s.value_or(std::max(from, workload_span_s - length));
+  std::vector<EvalWindow> windows;
+  const std::uint32_t n = std::max<std::uint32_t>(1, spec.tuning_windows);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    // Evenly spaced starts, the first at `from` and the last at `to`.
+    const double start = n == 1 ? from : from + (to - from) * i / (n - 1);
+    windows.push_back(EvalWindow{"tuning " + std::to_string(i + 1), start, length, 1.0});
+  }
+  return windows;
+}
+
+std::vector<EvalWindow> span_windows(const std::vector<configs::TimeSpan>& spans, const std::string& name) {
+  std::vector<EvalWindow> windows;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    windows.push_back(EvalWindow{name + " " + std::to_string(i + 1), spans[i].from_s, spans[i].length_s(), 1.0});
+  }
+  return windows;
+}
+
+std::string check_held_out(const configs::RlSpec& spec, const EvalWindow& window) {
+  const configs::TimeSpan training = spec.training_span();
+  const configs::TimeSpan covered = window.covers();
+  if (!covered.overlaps(training)) return {};
+  return "the window [" + number_text(covered.from_s) + ", " + number_text(covered.to_s) +
+         ") s of the workload overlaps the training windows' [" + number_text(training.from_s) + ", " +
+         (std::isinf(training.to_s) ? std::string("its end") : number_text(training.to_s)) + ")";
+}
+
+Outcome play(const Contender& contender, const configs::Catalog& catalog, const traces::SharedWorkload& workload,
+             const EvalWindow& window, double delay_s, std::uint32_t start_instances, std::uint64_t seed) {
+  Outcome o;
+  o.policy = contender.policy;
+  o.parameter = contender.parameter;
+  o.start_instances = start_instances;
+  configs::ScenarioConfig config = contender.config;
+  configs::RlSpec& rl = *config.rl;
+  rl.episode_length = engine::SimTime::from_seconds(window.length_s);
+  // The one window played (reset names it too), so the environment's own check of its
+  // training windows holds on any workload.
+  rl.windows_from_s = window.start_s;
+  rl.windows_to_s = window.start_s;
+  auto env = ScalingEnv::create(config, catalog, workload, contender.autoscaler);
+  if (!env) {
+    o.error = env.error().message;
+    return o;
+  }
+  ScalingEnv& e = **env;
+  std::vector<float> obs(e.observation_size());
+  std::vector<float> action(e.action_size(), std::numeric_limits<float>::quiet_NaN());
+  e.reset(seed, obs, {window.start_s, window.rate_scale, delay_s, start_instances});
+  double instance_sum = 0;
+  for (;;) {
+    if (contender.actor != nullptr) (*contender.actor)(obs, action);
+    const StepResult step = e.step(action, obs);
+    o.reward += step.reward;
+    o.instances.push_back(step.info.mean_instances);
+    instance_sum += step.info.mean_instances;
+    o.gpu_hours = step.info.gpu_hours;
+    if (step.truncated) break;
+  }
+  const auto& metrics = e.run().replay().metrics();
+  // A request still waiting for its first token past the TTFT target when the window
+  // ends has missed, whatever comes next: counted, so a backlog left behind is no saving.
+  std::uint64_t missed_in_flight = 0;
+  const double ttft_target = config.replay.slo.ttft.seconds(), end_s = e.run().now().seconds();
+  e.run().replay().serving().for_each_in_flight([&](const metrics::RequestRecord& record) {
+    if (!record.first_token && end_s - record.arrival.seconds() > ttft_target) ++missed_in_flight;
+  });
+  o.left = metrics.counts().completed + metrics.counts().dropped + missed_in_flight;
+  o.slo_met = metrics.slo_met();
+  o.slo_attainment = o.left == 0 ? 0.0 : static_cast<double>(o.slo_met) / static_cast<double>(o.left);
+  const auto ttft = metrics.ttft(), tbt = metrics.tbt();
+  o.ttft_p50 = ttft.p50;
+  o.ttft_p99 = ttft.p99;
+  o.tbt_p50 = tbt.p50;
+  o.tbt_p99 = tbt.p99;
+  o.mean_instances = instance_sum / static_cast<double>(o.instances.size());
+  const auto& counts = e.run().scaling()->manager().counts();
+  o.scale_ups = counts.scale_ups;
+  o.scale_downs = counts.scale_downs;
+  o.hours = e.spec().episode_length.seconds() / 3600.0;
+  o.actions_per_hour = static_cast<double>(o.scale_ups + o.scale_downs + counts.migrations) / o.hours;
+  return o;
+}
+
+StaticPlays sweep_statics(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                          const traces::SharedWorkload& workload, const std::vector<EvalWindow>& windows,
+                          std::uint32_t max_size, const std::function<bool(const StaticPlays&)>& enough,
+                          engine::ThreadPool& pool) {
+  StaticPlays by_size;
+  const Contender contender{"static", kNoParameter, config, false, nullptr};
+  for (std::uint32_t first = 1; first <= max_size;) {
+    const std::uint32_t batch = std::min(pool.size(), max_size - first + 1);
+    by_size.resize(by_size.size() + batch, std::vector<Outcome>(windows.size()));
+    pool.for_each(std::size_t{batch} * windows.size(), [&](std::size_t i) {
+      const std::uint32_t size = first + static_cast<std::uint32_t>(i / windows.size());
+      Outcome& o = by_size[size - 1][i % windows.size()];
+      o = play(contender, catalog, workload, windows[i % windows.size()], config.scaling.manager.scale_up_delay.seconds(),
+               size, config.seed);
+      o.parameter = size;
+    });
+    first += batch;
+    bool stop = false;
+    for (std::size_t k = 0; k < by_size.size(); ++k) {
+      stop = stop || std::any_of(by_size[k].begin(), by_size[k].end(), [](const Outcome& o) { return !o.error.empty(); });
+      if (!stop && k + 1 >= first - batch && enough(StaticPlays(by_size.begin(), by_size.begin() + k + 1))) {
+        by_size.resize(k + 1);  // sizes past the first that is enough are not kept
+        stop = true;
+      }
+    }
+    if (stop) break;
+  }
+  return by_size;
+}
+
+bool reaches_target(const StaticPlays& so_far, double slo_target) {
+  return !so_far.empty() && pooled(so_far.back()).slo_attainment >= slo_target;
+}
+
+bool front_saturated(const StaticPlays& so_far, double slo_target) {
+  if (so_far.size() < 2) return false;
+  const auto& last = so_far.back();
+  const auto& before = so_far[so_far.size() - 2];
+  for (std::size_t w = 0; w < last.size(); ++w) {
+    if (last[w].slo_attainment < slo_target || last[w].slo_attainment - before[w].slo_attainment >= 5e-4) return false;
+  }
+  return true;
+}
+
+Expected<TunedStatic> tune_static_size(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                       const traces::SharedWorkload& workload, std::uint32_t max_size,
+                                       engine::ThreadPool& pool) {
+  const configs::RlSpec& spec = *config.rl;
+  const auto plays = sweep_statics(
+      config, catalog, workload, tuning_windows(spec, workload->span_s()), max_size,
+      [&](const StaticPlays& so_far) { return reaches_target(so_far, spec.slo_target); }, pool);
+  TunedStatic tuned;
+  for (const auto& sized : plays) {
+    tuned.sizes.push_back(pooled(sized));
+    if (!tuned.sizes.back().error.empty()) {
+      return Error{"static " + number_text(tuned.sizes.back().parameter) + ": " + tuned.sizes.back().error};
+    }
+  }
+  tuned.size = static_cast<std::uint32_t>(pick(tuned.sizes, spec.slo_target) + 1);
+  return tuned;
+}
+
+Outcome pooled(const std::vector<Outcome>& plays) {
+  Outcome all;
+  if (plays.empty()) return all;
+  all.policy = plays.front().policy;
+  all.parameter = plays.front().parameter;
+  all.start_instances = plays.front().start_instances;
+  double instance_hours = 0, actions = 0;
+  for (const Outcome& o : plays) {
+    if (!o.error.empty()) {
+      all.error = o.error;
+      return all;
+    }
+    all.left += o.left;
+    all.slo_met += o.slo_met;
+    all.gpu_hours += o.gpu_hours;
+    all.reward += o.reward;
+    all.hours += o.hours;
+    all.scale_ups += o.scale_ups;
+    all.scale_downs += o.scale_downs;
+    instance_hours += o.mean_instances * o.hours;
+    actions += o.actions_per_hour * o.hours;
+    all.ttft_p50 = std::max(all.ttft_p50, o.ttft_p50);
+    all.ttft_p99 = std::max(all.ttft_p99, o.ttft_p99);
+    all.tbt_p50 = std::max(all.tbt_p50, o.tbt_p50);
+    all.tbt_p99 = std::max(all.tbt_p99, o.tbt_p99);
+  }
+  all.slo_attainment = all.left == 0 ? 0.0 : static_cast<double>(all.slo_met) / static_cast<double>(all.left);
+  all.mean_instances = all.hours > 0 ? instance_hours / all.hours : 0.0;
+  all.actions_per_hour = all.hours > 0 ? actions / all.hours : 0.0;
+  return all;
+}
+
+int pick(const std::vector<Outcome>& candidates, double slo_target) {
+  int best = -1;
+  const auto better = [&](const Outcome& a, const Outcome& b) {
+    const bool a_meets = a.slo_attainment >= slo_target, b_meets = b.slo_attainment >= slo_target;
+    if (a_meets != b_meets) return a_meets;
+    if (a_meets) return a.gpu_hours < b.gpu_hours;
+    if (a.slo_attainment != b.slo_attainment) return a.slo_attainment > b.slo_attainment;
+    return a.gpu_hours < b.gpu_hours;
+  };
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].error.empty()) continue;
+    if (best < 0 || better(candidates[i], candidates[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids) {
+  using configs::AutoscalerPolicy;
+  const auto tracking = [](autoscale::TrackedMetric metric) {
+    return [metric](configs::ScenarioConfig& c, double target) {
+      c.autoscaler.policy = AutoscalerPolicy::kTargetTracking;
+      c.autoscaler.target_tracking.metric = metric;
+      c.autoscaler.target_tracking.target = target;
+      c.autoscaler.target_tracking.max_instances = c.scaling.manager.max_total_instances;
+      c.autoscaler.target_tracking.warm_start = true;  // it takes over the tuned static size
+    };
+  };
+  return {
+      {"elastic", grids.elastic_capacities,
+       [](configs::ScenarioConfig& c, double capacity) {
+         c.autoscaler.policy = AutoscalerPolicy::kElastic;
+         c.autoscaler.elastic.requests_per_worker_capacity = capacity;
+         c.autoscaler.elastic.max_workers = c.scaling.manager.max_total_instances;
+       }},
+      {"target_tracking_kv", grids.kv_targets, tracking(autoscale::TrackedMetric::kKvUtilisation)},
+      {"target_tracking_requests", grids.request_targets, tracking(autoscale::TrackedMetric::kRequestsPerInstance)},
+      {"target_tracking_rate", grids.rate_targets, tracking(autoscale::TrackedMetric::kArrivalRate)},
+      {"target_tracking_tokens", grids.token_targets, tracking(autoscale::TrackedMetric::kTokenRate)},
+  };
+}
+
+std::optional<double> static_front_gpu_hours(const std::vector<Outcome>& statics, double slo) {
+  std::vector<std::pair<double, double>> front;  // (GPU-hours, SLO attainment), by GPU-hours
+  for (const Outcome& o : statics) {
+    if (o.error.empty()) front.emplace_back(o.gpu_hours, o.slo_attainment);
+  }
+  if (front.empty()) return std::nullopt;
+  std::sort(front.begin(), front.end());
+  for (std::size_t i = 1; i < front.size(); ++i) front[i].second = std::max(front[i].second, front[i - 1].second);
+  if (slo <= front.front().second) return front.front().first;
+  // Log miss rate, floored so a perfect size stays finite.
+  const auto log_miss = [](double attainment) { return std::log(std::max(1e-9, 1.0 - attainment)); };
+  for (std::size_t i = 1; i < front.size(); ++i) {
+    const auto [g0, s0] = front[i - 1];
+    const auto [g1, s1] = front[i];
+    if (slo > s1) continue;
+    const double x0 = log_miss(s0), x1 = log_miss(s1), x = log_miss(slo);
+    const double share = x0 == x1 ? 1.0 : (x0 - x) / (x0 - x1);
+    return g0 + share * (g1 - g0);
+  }
+  return std::nullopt;
+}
+
+Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
+              const Outcome* oracle, double slo_target) {
+  Verdict v;
+  std::vector<Outcome> tracking;
+  std::vector<int> tracking_index;
+  for (std::size_t i = 0; i < tuned.size(); ++i) {
+    const Outcome& o = tuned[i];
+    if (!o.error.empty()) continue;
+    if (o.slo_attainment >= policy.slo_attainment &&
+        (v.rival < 0 || o.gpu_hours < tuned[static_cast<std::size_t>(v.rival)].gpu_hours)) {
+      v.rival = static_cast<int>(i);
+    }
+    if (o.policy.starts_with("target_tracking")) {
+      tracking.push_back(o);
+      tracking_index.push_back(static_cast<int>(i));
+    }
+  }
+  const auto saving = [&](double other) { return 1.0 - policy.gpu_hours / other; };
+  if (v.rival >= 0) v.saving_vs_rival = saving(tuned[static_cast<std::size_t>(v.rival)].gpu_hours);
+  v.front_gpu_hours = static_front_gpu_hours(statics, policy.slo_attainment);
+  if (v.front_gpu_hours) v.saving_vs_front = saving(*v.front_gpu_hours);
+  if (const int best = pick(tracking, slo_target); best >= 0) {
+    v.tracking = tracking_index[static_cast<std::size_t>(best)];
+    const double gap = tuned[static_cast<std::size_t>(v.tracking)].gpu_hours - (oracle ? oracle->gpu_hours : 0.0);
+    if (oracle != nullptr && oracle->error.empty() && gap > 0) {
+      v.gap_closed = (tuned[static_cast<std::size_t>(v.tracking)].gpu_hours - policy.gpu_hours) / gap;
+    }
+  }
+  return v;
+}
+
+}  // namespace meshsim::rl

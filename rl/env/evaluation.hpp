@@ -1,0 +1,154 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "configs/scenario_config.hpp"
+#include "sim/engine/expected.hpp"
+#include "sim/engine/thread_pool.hpp"
+#include "traces/episode_workload.hpp"
+
+namespace meshsim::rl {
+
+// The evaluation protocol (`meshsim eval`, checkpoint selection in `meshsim train`):
+// a recipe splits its workload into training windows, validation spans and test spans
+// (configs::RlSpec). Every baseline's parameter is tuned on training windows only, then
+// applied to the evaluated windows; every adaptive policy starts an evaluated window from
+// the same state (the tuned static size); the static sizes chosen in hindsight on the
+// evaluated window are a bound, shown apart.
+
+// One window of play: where it starts in the workload, how long it plays (simulated
+// seconds) and at what multiple of the workload's rate.
+struct EvalWindow {
+  std::string label;
+  double start_s = 0.0, length_s = 0.0, rate_scale = 1.0;
+  // The workload time the window replays.
+  configs::TimeSpan covers() const { return {start_s, start_s + length_s * rate_scale}; }
+};
+
+// rl.tuning_windows windows of episode_s at rate scale 1, evenly spaced over the training
+// starts [windows_from_s, windows_to_s] (the starts' range to the workload's end without
+// windows_to_s), labelled "tuning 1", "tuning 2", ...
+std::vector<EvalWindow> tuning_windows(const configs::RlSpec& spec, double workload_span_s);
+// One window per span, labelled "<name> 1", "<name> 2", ...
+std::vector<EvalWindow> span_windows(const std::vector<configs::TimeSpan>& spans, const std::string& name);
+// Empty when `window` may be judged on; else why not: it replays workload time the
+// training windows cover.
+std::string check_held_out(const configs::RlSpec& spec, const EvalWindow& window);
+
+// Something that picks actions from observations (a trained policy).
+using Actor = std::function<void(std::span<const float> obs, std::span<float> action)>;
+
+inline constexpr double kNoParameter = std::numeric_limits<double>::quiet_NaN();
+
+// A policy to play: the scenario's autoscaler (a baseline at `parameter`), an actor, or
+// nobody (the start size held: a static baseline).
+struct Contender {
+  std::string policy;  // static | elastic | target_tracking_* | oracle | ppo...
+  double parameter = kNoParameter;
+  configs::ScenarioConfig config;
+  bool autoscaler = false;
+  const Actor* actor = nullptr;
+};
+
+// What one play (or several pooled) measured.
+struct Outcome {
+  std::string policy;
+  double parameter = kNoParameter;
+  std::string error;  // the play failed: nothing else is set
+  std::uint32_t start_instances = 0;
+  std::uint64_t left = 0, slo_met = 0;  // requests that left the system, and those meeting the SLO
+  double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0;
+  double gpu_hours = 0, mean_instances = 0, reward = 0, actions_per_hour = 0, hours = 0;
+  std::uint64_t scale_ups = 0, scale_downs = 0;
+  std::vector<double> instances;  // mean per decision interval
+};
+
+// Plays `window` as one episode of the scenario's environment at `delay_s`, from
+// `start_instances` ACTIVE in every start-state group.
+Outcome play(const Contender& contender, const configs::Catalog& catalog, const traces::SharedWorkload& workload,
+             const EvalWindow& window, double delay_s, std::uint32_t start_instances, std::uint64_t seed);
+
+// The plays of static sizes 1, 2, ... by size, then window.
+using StaticPlays = std::vector<std::vector<Outcome>>;
+// The static sizes 1, 2, ... max_size, each held on every window (a static size never
+// scales, so the delay does not matter), in batches of the pool's threads; the sweep
+// stops after a batch once `enough` holds for the sizes so far (larger ones only cost
+// more), or a play failed.
+StaticPlays sweep_statics(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                          const traces::SharedWorkload& workload, const std::vector<EvalWindow>& windows,
+                          std::uint32_t max_size, const std::function<bool(const StaticPlays&)>& enough,
+                          engine::ThreadPool& pool);
+// sweep_statics' rules: the tuned size is the first whose pooled plays reach `slo_target`;
+// the hindsight front is complete once, on every window, the largest size reaches
+// `slo_target` and gains less than 0.05 points of SLO attainment over the size before.
+bool reaches_target(const StaticPlays& so_far, double slo_target);
+bool front_saturated(const StaticPlays& so_far, double slo_target);
+
+// The static size the protocol tunes on the recipe's training windows (config.rl's
+// tuning windows and slo_target), where every adaptive policy starts: the sizes swept,
+// each pooled over the windows, and the one picked.
+struct TunedStatic {
+  std::vector<Outcome> sizes;  // sizes 1, 2, ... as far as the sweep went
+  std::uint32_t size = 1;
+};
+Expected<TunedStatic> tune_static_size(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                       const traces::SharedWorkload& workload, std::uint32_t max_size,
+                                       engine::ThreadPool& pool);
+
+// Several plays of one contender as one: requests, GPU-hours, reward and actions added
+// (SLO attainment over all requests, instances and actions per hour over all hours);
+// latency quantiles are the worst window's.
+Outcome pooled(const std::vector<Outcome>& plays);
+
+// The protocol's choice among a baseline's parameters (their pooled plays): the cheapest
+// in GPU-hours whose SLO attainment reaches `slo_target`, else the highest attainment
+// (ties to the cheaper). Failed plays are never chosen; -1 when all failed.
+int pick(const std::vector<Outcome>& candidates, double slo_target);
+
+// A baseline and the parameters it is tuned over.
+struct BaselineFamily {
+  std::string policy;
+  std::vector<double> parameters;
+  std::function<void(configs::ScenarioConfig&, double)> apply;  // sets the autoscaler at a parameter
+};
+struct BaselineGrids {
+  std::vector<double> kv_targets = {0.5, 0.6, 0.7, 0.8, 0.9};
+  std::vector<double> request_targets = {4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+  std::vector<double> rate_targets = {0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4, 5.6, 8, 11, 16};  // requests/s per instance
+  std::vector<double> token_targets = {250, 500, 700, 1000, 1400, 2000, 2800, 4000, 5600, 8000, 11000, 16000, 32000};
+  std::vector<double> elastic_capacities = {4, 8, 16, 32, 64, 128, 256};  // requests per worker
+};
+// The adaptive baselines: elastic over its capacity per worker (up to the scaling limit's
+// workers), target tracking on KV use, requests per instance, arrival rate and token
+// rate per instance.
+std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids);
+
+// The hindsight static front at SLO attainment `slo`: the GPU-hours of the static sizes
+// (`statics`, any order), made monotone (a larger size never counts as worse), and
+// interpolated linearly in log miss rate between the two sizes around `slo`; the
+// smallest size's when `slo` is below it; unset above the largest size's attainment.
+std::optional<double> static_front_gpu_hours(const std::vector<Outcome>& statics, double slo);
+
+// How a policy's play on one window compares (GPU-hour savings are 1 - policy / other:
+// positive when the policy uses fewer).
+struct Verdict {
+  int rival = -1;  // the cheapest tuned baseline with at least the policy's SLO attainment (-1: none)
+  std::optional<double> saving_vs_rival;
+  std::optional<double> front_gpu_hours;  // the hindsight static front at the policy's SLO attainment
+  std::optional<double> saving_vs_front;
+  int tracking = -1;  // the tuned target tracking the protocol's criterion picks on the window
+  // (tracking - policy) / (tracking - oracle) in GPU-hours, when the oracle is cheaper.
+  std::optional<double> gap_closed;
+};
+// `tuned`: the tuned baselines' plays on the window (target tracking's policies start
+// with "target_tracking"); `statics`: every static size there; `oracle` may be null.
+Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
+              const Outcome* oracle, double slo_target);
+
+}  // namespace meshsim::rl

@@ -1,0 +1,190 @@
+// The evaluation protocol's parts (rl/env/evaluation.hpp): held-out windows, tuning
+// windows inside training, the tuning criterion, the hindsight static front and the
+// verdict, by hand-computed cases and a property over random recipes.
+#include "rl/env/evaluation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "tests/rl/env_fixture.hpp"
+
+namespace meshsim::rl {
+namespace {
+
+Outcome outcome(std::string policy, double parameter, double slo, double gpu_hours) {
+  Outcome o;
+  o.policy = std::move(policy);
+  o.parameter = parameter;
+  o.slo_attainment = slo;
+  o.gpu_hours = gpu_hours;
+  return o;
+}
+
+configs::RlSpec recipe(double from, double to, double episode_s, std::vector<double> scales) {
+  configs::RlSpec spec;
+  spec.windows_from_s = from;
+  spec.windows_to_s = to;
+  spec.episode_length = SimTime::from_seconds(episode_s);
+  spec.rate_scales = std::move(scales);
+  return spec;
+}
+
+TEST(EvaluationTest, TrainingCoversEveryEpisodeAtItsLargestRateScale) {
+  const configs::RlSpec spec = recipe(100, 14400, 1800, {0.5, 1.5, 1});
+  EXPECT_EQ(spec.training_span().from_s, 100);
+  EXPECT_EQ(spec.training_span().to_s, 14400 + 1800 * 1.5);
+  // Slower episodes only: still an episode at rate 1, as the tuning windows play.
+  EXPECT_EQ(recipe(0, 100, 60, {0.5}).training_span().to_s, 160);
+  EXPECT_EQ(check_held_out(spec, {"w", 17100, 600, 1}), "");
+  EXPECT_EQ(check_held_out(spec, {"w", 17099, 600, 1}),
+            "the window [17099, 17699) s of the workload overlaps the training windows' [100, 17100)");
+  EXPECT_EQ(check_held_out(spec, {"w", 0, 50, 2}), "") << "[0, 100) is before training";
+  EXPECT_NE(check_held_out(spec, {"w", 0, 51, 2}), "") << "[0, 102) is not";
+  configs::RlSpec open = spec;
+  open.windows_to_s.reset();  // windows to the workload's end
+  EXPECT_NE(check_held_out(open, {"w", 1e9, 600, 1}), "");
+}
+
+// Whatever the recipe, the windows baselines are tuned on lie inside training, so none
+// can touch a validation or test span the recipe's config accepted.
+TEST(EvaluationTest, TuningWindowsLieInsideTrainingForRandomRecipes) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 500; ++trial) {
+    const double from = 1000 * u(rng);
+    const double to = from + 20000 * u(rng);
+    configs::RlSpec spec = recipe(from, to, 60 + 3000 * u(rng), {0.25 + 2 * u(rng), 0.25 + 2 * u(rng)});
+    spec.tuning_windows = 1 + static_cast<std::uint32_t>(20 * u(rng));
+    const configs::TimeSpan training = spec.training_span();
+    const configs::TimeSpan test{training.to_s + 5000 * u(rng), training.to_s + 5000 + 5000 * u(rng)};
+    const auto windows = tuning_windows(spec, 1e9);
+    ASSERT_EQ(windows.size(), spec.tuning_windows);
+    for (const EvalWindow& w : windows) {
+      EXPECT_GE(w.covers().from_s, training.from_s);
+      EXPECT_LE(w.covers().to_s, training.to_s + 1e-9);
+      EXPECT_FALSE(w.covers().overlaps(test));
+      EXPECT_NE(check_held_out(spec, w), "") << "a tuning window is never held out";
+    }
+    EXPECT_EQ(windows.front().start_s, from);
+    if (spec.tuning_windows > 1) {
+      EXPECT_DOUBLE_EQ(windows.back().start_s, to);
+    }
+  }
+}
+
+TEST(EvaluationTest, TheSplitsOfAConfigMustNotOverlapTraining) {
+  const auto parse = [](const std::string& rl) {
+    return configs::parse_scenario(nlohmann::json::parse(R"({"name": "x", "workload": {"generator": {"name": "g",
+        "arrivals": {"kind": "poisson", "rate_per_s": 1}, "prompt_tokens": {"kind": "fixed", "value": 10},
+        "output_tokens": {"kind": "fixed", "value": 10}, "duration_s": 100}}, "rl": )" + rl + "}"),
+                                   "x.json");
+  };
+  EXPECT_TRUE(parse(R"({"windows_to_s": 100, "episode_s": 60, "rate_scales": [2], "test": [[220, 300]]})"));
+  const auto overlapping = parse(R"({"windows_to_s": 100, "episode_s": 60, "rate_scales": [2], "test": [[219, 300]]})");
+  ASSERT_FALSE(overlapping);
+  EXPECT_NE(overlapping.error().message.find(
+                "rl.test: the span [219, 300) overlaps the training windows' [0, 220) (windows_from_s to windows_to_s "
+                "+ episode_s x the largest rate scale, at least 1)"),
+            std::string::npos)
+      << overlapping.error().message;
+  const auto open = parse(R"({"validation": [[500, 600]]})");
+  ASSERT_FALSE(open);
+  EXPECT_NE(open.error().message.find("rl.windows_to_s: expected with validation or test spans"), std::string::npos);
+  const auto backwards = parse(R"({"windows_to_s": 10, "validation": [[600, 500]]})");
+  ASSERT_FALSE(backwards);
+  EXPECT_NE(backwards.error().message.find("rl.validation: expected [from_s, to_s] spans with 0 <= from_s < to_s"),
+            std::string::npos);
+}
+
+TEST(EvaluationTest, PickTakesTheCheapestReachingTheTargetElseTheHighestAttainment) {
+  const std::vector<Outcome> some = {outcome("s", 1, 0.95, 10), outcome("s", 2, 0.991, 20), outcome("s", 3, 0.999, 30),
+                                     outcome("s", 4, 0.990, 15)};
+  EXPECT_EQ(pick(some, 0.99), 3);   // 0.990 reaches 0.99, and 15 < 20 < 30
+  EXPECT_EQ(pick(some, 0.995), 2);  // only 0.999 reaches it
+  EXPECT_EQ(pick(some, 0.9999), 2); // none: the highest attainment
+  const std::vector<Outcome> tie = {outcome("s", 1, 0.9, 20), outcome("s", 2, 0.9, 10)};
+  EXPECT_EQ(pick(tie, 0.99), 1);  // equal attainment below the target: the cheaper
+  std::vector<Outcome> failed = {outcome("s", 1, 1.0, 1)};
+  failed[0].error = "boom";
+  EXPECT_EQ(pick(failed, 0.99), -1);
+}
+
+TEST(EvaluationTest, PooledPlaysCountRequestsAndHours) {
+  Outcome a = outcome("static", 3, 0, 6), b = outcome("static", 3, 0, 12);
+  a.left = 100, a.slo_met = 90, a.hours = 0.5, a.mean_instances = 3, a.actions_per_hour = 4, a.reward = -1;
+  b.left = 300, b.slo_met = 300, b.hours = 1.5, b.mean_instances = 5, b.actions_per_hour = 0, b.reward = -2;
+  const Outcome all = pooled({a, b});
+  EXPECT_DOUBLE_EQ(all.slo_attainment, 390.0 / 400.0);
+  EXPECT_DOUBLE_EQ(all.gpu_hours, 18);
+  EXPECT_DOUBLE_EQ(all.hours, 2);
+  EXPECT_DOUBLE_EQ(all.mean_instances, (3 * 0.5 + 5 * 1.5) / 2);
+  EXPECT_DOUBLE_EQ(all.actions_per_hour, 2.0 / 2);
+  EXPECT_DOUBLE_EQ(all.reward, -3);
+}
+
+TEST(EvaluationTest, TheStaticFrontInterpolatesInLogMissRate) {
+  // Sizes 1..4: misses 10%, 1%, 0.1%, and size 4 no better than 3 (made monotone).
+  const std::vector<Outcome> statics = {outcome("static", 2, 0.99, 20), outcome("static", 1, 0.90, 10),
+                                        outcome("static", 4, 0.998, 40), outcome("static", 3, 0.999, 30)};
+  EXPECT_DOUBLE_EQ(*static_front_gpu_hours(statics, 0.5), 10);   // below the smallest: its cost
+  EXPECT_DOUBLE_EQ(*static_front_gpu_hours(statics, 0.99), 20);  // on a size
+  // 0.3162% misses is half-way between 1% and 0.1% in log space: half-way in GPU-hours.
+  EXPECT_NEAR(*static_front_gpu_hours(statics, 1 - std::sqrt(0.01 * 0.001)), 25, 1e-9);
+  EXPECT_DOUBLE_EQ(*static_front_gpu_hours(statics, 0.999), 30);
+  EXPECT_FALSE(static_front_gpu_hours(statics, 0.9995)) << "above every size";
+  EXPECT_FALSE(static_front_gpu_hours({}, 0.9));
+}
+
+TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesTheFrontAndTheOracle) {
+  const Outcome policy = outcome("ppo", kNoParameter, 0.995, 40);
+  const std::vector<Outcome> tuned = {outcome("static", 6, 0.996, 60), outcome("elastic", 32, 0.990, 45),
+                                      outcome("target_tracking_rate", 2, 0.997, 50),
+                                      outcome("target_tracking_requests", 16, 0.999, 55)};
+  const std::vector<Outcome> statics = {outcome("static", 4, 0.99, 40), outcome("static", 5, 0.999, 50)};
+  const Outcome oracle = outcome("oracle", kNoParameter, 0.996, 30);
+  const Verdict v = judge(policy, tuned, statics, &oracle, 0.99);
+  EXPECT_EQ(v.rival, 2);  // the cheapest at 0.995 or better; elastic is cheaper but below
+  EXPECT_DOUBLE_EQ(*v.saving_vs_rival, 1 - 40.0 / 50);
+  // 0.5% misses between 1% (40 GPU-h) and 0.1% (50): log(2)/log(10) of the way.
+  EXPECT_NEAR(*v.front_gpu_hours, 40 + 10 * std::log(2.0) / std::log(10.0), 1e-9);
+  EXPECT_EQ(v.tracking, 2);  // both target trackings reach 99%: the cheaper
+  EXPECT_DOUBLE_EQ(*v.gap_closed, (50.0 - 40) / (50 - 30));
+  // Above every baseline: no rival.
+  const Verdict best = judge(outcome("ppo", kNoParameter, 0.9999, 70), tuned, statics, &oracle, 0.99);
+  EXPECT_EQ(best.rival, -1);
+  EXPECT_FALSE(best.saving_vs_rival);
+  EXPECT_FALSE(best.front_gpu_hours);
+  EXPECT_LT(*best.gap_closed, 0) << "more GPU-hours than target tracking";
+}
+
+// Plays through the environment: a static size holds its instances for the window, and a
+// sweep stops at the first size reaching the target.
+TEST(EvaluationTest, StaticSweepStopsAtTheFirstSizeReachingTheTarget) {
+  const Fixture f = make_fixture(300);
+  engine::ThreadPool pool(2);
+  const std::vector<EvalWindow> windows = {{"a", 0, 300, 1}, {"b", 1200, 300, 1}};
+  const auto all = sweep_statics(f.config, catalog(), f.workload, windows, 6, [](const StaticPlays&) { return false; }, pool);
+  ASSERT_EQ(all.size(), 6u);
+  int first = 0;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    ASSERT_EQ(all[k].size(), 2u);
+    for (const Outcome& o : all[k]) {
+      EXPECT_EQ(o.error, "");
+      EXPECT_EQ(o.parameter, k + 1);
+      EXPECT_EQ(o.scale_ups + o.scale_downs, 0u);
+      EXPECT_NEAR(o.gpu_hours, (k + 1) * 4 * 300.0 / 3600, 1e-9);
+    }
+    if (first == 0 && pooled(all[k]).slo_attainment >= 0.99) first = static_cast<int>(k + 1);
+  }
+  ASSERT_GT(first, 0);
+  const auto stopped =
+      sweep_statics(f.config, catalog(), f.workload, windows, 6,
+                    [](const StaticPlays& so_far) { return reaches_target(so_far, 0.99); }, pool);
+  EXPECT_EQ(stopped.size(), static_cast<std::size_t>(first));
+  for (std::size_t k = 0; k < stopped.size(); ++k) EXPECT_EQ(stopped[k][1].slo_met, all[k][1].slo_met);
+}
+
+}  // namespace
+}  // namespace meshsim::rl

@@ -1,0 +1,126 @@
+#include "tools/cli/checkpoint_selection.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "rl/ppo/policy_runner.hpp"
+#include "sim/engine/number_text.hpp"
+#include "tools/cli/atomic_file.hpp"
+
+namespace meshsim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kHeader = "iteration,slo_attainment,gpu_hours,mean_instances,actions_per_hour,reward,best";
+
+}  // namespace
+
+CheckpointSelector::CheckpointSelector(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                       traces::SharedWorkload workload, fs::path dir)
+    : config_(config), catalog_(catalog), workload_(std::move(workload)), dir_(std::move(dir)) {}
+
+Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const configs::ScenarioConfig& config,
+                                                                         const configs::Catalog& catalog,
+                                                                         traces::SharedWorkload workload, fs::path dir,
+                                                                         std::uint32_t resumed_after) {
+  const configs::RlSpec& spec = *config.rl;
+  if (spec.validation.empty()) return std::unique_ptr<CheckpointSelector>();
+  std::unique_ptr<CheckpointSelector> s(new CheckpointSelector(config, catalog, workload, std::move(dir)));
+  s->windows_ = rl::span_windows(spec.validation, "validation");
+  s->delays_ = spec.scale_up_delays_s;
+  if (s->delays_.empty()) s->delays_.push_back(config.scaling.manager.scale_up_delay.seconds());
+  // Where every adaptive policy starts: the static size tuned on the training windows.
+  engine::ThreadPool pool(0);
+  const auto tuned = rl::tune_static_size(config, catalog, workload, config.scaling.manager.max_total_instances, pool);
+  if (!tuned) return Error{"validation: " + tuned.error().message};
+  s->start_ = tuned->size;
+
+  // A resumed run keeps the rows of the checkpoints it has trained through.
+  const fs::path csv = s->dir_ / "validation.csv";
+  if (resumed_after > 0 && fs::exists(csv)) {
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    if (line != kHeader) return Error{csv.string() + ": not a validation table of this meshsim (header differs)"};
+    for (std::size_t number = 2; std::getline(in, line); ++number) {
+      Row row;
+      char comma = 0;
+      int best = 0;
+      std::istringstream fields(line);
+      rl::Outcome& o = row.outcome;
+      fields >> row.iteration >> comma >> o.slo_attainment >> comma >> o.gpu_hours >> comma >> o.mean_instances >>
+          comma >> o.actions_per_hour >> comma >> o.reward >> comma >> best;
+      if (!fields) return Error{csv.string() + ":" + std::to_string(number) + ": expected " + kHeader};
+      if (row.iteration <= resumed_after) s->rows_.push_back(row);
+    }
+    std::vector<rl::Outcome> kept;
+    for (const Row& row : s->rows_) kept.push_back(row.outcome);
+    s->best_ = rl::pick(kept, spec.slo_target);
+  }
+  if (const Status written = s->write_csv(); !written) return written.error();
+  return s;
+}
+
+Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, std::uint32_t iteration) {
+  // A runner per play: plays run in parallel, and a runner keeps buffers.
+  std::vector<std::unique_ptr<rl::PolicyRunner>> runners;
+  std::vector<rl::Actor> actors;
+  for (std::size_t i = 0; i < windows_.size() * delays_.size(); ++i) {
+    auto runner = rl::PolicyRunner::load(checkpoint);
+    if (!runner) return runner.error();
+    runners.push_back(std::move(*runner));
+  }
+  for (auto& runner : runners) {
+    rl::PolicyRunner* r = runner.get();
+    actors.push_back([r](std::span<const float> obs, std::span<float> action) { r->act(obs, action); });
+  }
+  std::vector<rl::Outcome> plays(actors.size());
+  engine::ThreadPool pool(0);
+  pool.for_each(plays.size(), [&](std::size_t i) {
+    const rl::Contender contender{"ppo", rl::kNoParameter, config_, false, &actors[i]};
+    plays[i] = rl::play(contender, catalog_, workload_, windows_[i % windows_.size()], delays_[i / windows_.size()],
+                        start_, config_.seed);
+  });
+  Row row{iteration, rl::pooled(plays)};
+  if (!row.outcome.error.empty()) return Error{"validation of " + checkpoint.string() + ": " + row.outcome.error};
+  rows_.push_back(row);
+  std::vector<rl::Outcome> all;
+  for (const Row& r : rows_) all.push_back(r.outcome);
+  const bool best = rl::pick(all, config_.rl->slo_target) == static_cast<int>(rows_.size() - 1);
+  if (best) {
+    best_ = static_cast<int>(rows_.size() - 1);
+    // Copied beside, then swapped in: an interruption leaves the previous best whole.
+    const fs::path fresh = dir_ / "best.tmp", kept = dir_ / "best";
+    std::error_code error;
+    fs::remove_all(fresh, error);
+    fs::copy(checkpoint, fresh, fs::copy_options::recursive, error);
+    if (!error) fs::remove_all(kept, error);
+    if (!error) fs::rename(fresh, kept, error);
+    if (error) return Error{kept.string() + ": cannot keep the best checkpoint: " + error.message()};
+  }
+  if (const Status written = write_csv(); !written) return written.error();
+  char line[200];
+  std::snprintf(line, sizeof line, "validation after iteration %" PRIu32 ": SLO %s, %.2f GPU-h, %.2f instances%s",
+                iteration, percent_text(row.outcome.slo_attainment).c_str(), row.outcome.gpu_hours,
+                row.outcome.mean_instances, best ? " (best so far: kept as best/)" : "");
+  return std::string(line);
+}
+
+Status CheckpointSelector::write_csv() const {
+  AtomicFile csv((dir_ / "validation.csv").string());
+  csv.stream() << kHeader << '\n';
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    const rl::Outcome& o = rows_[i].outcome;
+    char line[200];
+    std::snprintf(line, sizeof line, "%" PRIu32 ",%.6f,%.6f,%.4f,%.3f,%.6f,%d\n", rows_[i].iteration, o.slo_attainment,
+                  o.gpu_hours, o.mean_instances, o.actions_per_hour, o.reward, static_cast<int>(i) == best_ ? 1 : 0);
+    csv.stream() << line;
+  }
+  return csv.commit();
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rl/env/evaluation.hpp"
+#include "sim/engine/expected.hpp"
+
+namespace meshsim::cli {
+
+// Keeps DIR/best: of the checkpoints a training run saves, the one whose policy plays the
+// recipe's validation spans best by the protocol's criterion (rl/env/evaluation.hpp: the
+// cheapest in GPU-hours reaching rl.slo_target, else the highest SLO attainment), each
+// span at every delay the recipe trains at, from the static size tuned on the training
+// windows. DIR/validation.csv has a row per checkpoint played.
+class CheckpointSelector {
+ public:
+  // nullptr when the recipe has no validation spans. `resumed_after`: the iteration a
+  // resumed run continues from (0 for a new run); validation.csv keeps its rows up to it.
+  static Expected<std::unique_ptr<CheckpointSelector>> create(const configs::ScenarioConfig& config,
+                                                              const configs::Catalog& catalog,
+                                                              traces::SharedWorkload workload, std::filesystem::path dir,
+                                                              std::uint32_t resumed_after);
+  // Plays `checkpoint`, saved after `iteration`; copies it to DIR/best when it is the best
+  // so far. Returns the row's summary for the console.
+  Expected<std::string> consider(const std::filesystem::path& checkpoint, std::uint32_t iteration);
+
+ private:
+  struct Row {
+    std::uint32_t iteration = 0;
+    rl::Outcome outcome;
+  };
+  CheckpointSelector(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                     traces::SharedWorkload workload, std::filesystem::path dir);
+  Status write_csv() const;
+
+  const configs::ScenarioConfig& config_;
+  const configs::Catalog& catalog_;
+  traces::SharedWorkload workload_;
+  std::filesystem::path dir_;
+  std::vector<rl::EvalWindow> windows_;
+  std::vector<double> delays_;
+  std::uint32_t start_ = 1;  // the tuned static size
+  std::vector<Row> rows_;
+  int best_ = -1;  // in rows_
+};
+
+}  // namespace meshsim::cli
