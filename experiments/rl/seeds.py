@@ -11,8 +11,8 @@ each tuned on the recipe's training windows (README, "Evaluating a policy"):
                       policies never trained on (--no-bursty leaves it out)
 
 A (seed, evaluation, window, delay) cell meets the goals when the policy uses at least 10%
-fewer GPU-hours than the cheapest tuned baseline with at least its SLO attainment (than
-every tuned baseline, when none reaches it), and, separately, at least 10% fewer than the
+fewer GPU-hours than the cheapest tuned baseline with at least its SLO attainment (than the
+tuned baseline closest to it, when none reaches it), and, separately, at least 10% fewer than the
 hindsight static front interpolated at its SLO attainment; the GPU-hour gap between the
 best tuned target tracking and the oracle that it closes is reported beside. Writes
 results.csv (a row per cell), baselines.csv (the tuned baselines' rows) and results.md
@@ -58,12 +58,12 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def spread(values):
+def spread(values, unit=""):
     """'mean ± std' of a list of numbers ('-' when empty)."""
     if not values:
         return "-"
     mean = statistics.fmean(values)
-    return f"{mean:.3f}" if len(values) == 1 else f"{mean:.3f} ± {statistics.stdev(values):.3f}"
+    return f"{mean:.2f}{unit}" if len(values) == 1 else f"{mean:.2f} ± {statistics.stdev(values):.2f}{unit}"
 
 
 def cells_of(eval_dir, evaluation, seed_of):
@@ -74,16 +74,18 @@ def cells_of(eval_dir, evaluation, seed_of):
         tuned = [p for p in plays if p["window"] == v["window"] and p["delay_s"] == v["delay_s"] and p["role"] == "tuned"]
         gpu = float(v["gpu_hours"])
         if v["rival"]:
-            rival_gpu = float(v["rival_gpu_hours"])
-        else:  # above every tuned baseline's SLO attainment: against the cheapest of them
-            rival_gpu = min(float(p["gpu_hours"]) for p in tuned)
+            rival, rival_gpu = v["rival"], float(v["rival_gpu_hours"])
+        else:  # above every tuned baseline's SLO attainment: against the closest to it
+            best = max(tuned, key=lambda p: (float(p["slo_attainment"]), -float(p["gpu_hours"])))
+            rival = f"{best['policy']} {best['parameter']} (highest SLO, below the policy's)".replace("  ", " ")
+            rival_gpu = float(best["gpu_hours"])
         saving = 1 - gpu / rival_gpu
         front = float(v["saving_vs_front"]) if v["saving_vs_front"] else None
         gap = float(v["gap_closed"]) if v["gap_closed"] else None
         cells.append({
             "seed": seed_of[v["policy"]], "evaluation": evaluation, "window": v["window"], "delay_s": v["delay_s"],
             "slo": float(v["slo_attainment"]), "gpu_hours": gpu, "actions_per_hour": float(v["actions_per_hour"]),
-            "rival": v["rival"] or "(none at its SLO: the cheapest)", "rival_gpu_hours": rival_gpu,
+            "rival": rival, "rival_gpu_hours": rival_gpu,
             "saving_vs_tuned": saving, "saving_vs_front": front, "gap_closed": gap,
             "tracking": v["tracking"], "oracle_gpu_hours": float(v["oracle_gpu_hours"]),
             "goal_tuned": int(saving >= GOAL_SAVING), "goal_front": int(front is not None and front >= GOAL_SAVING),
@@ -106,13 +108,14 @@ def main():
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--train-only", action="store_true", help="train (or resume) the seeds, evaluate nothing")
     group.add_argument("--eval-only", action="store_true", help="evaluate each seed's policy as it is")
+    group.add_argument("--report-only", action="store_true", help="tabulate the evaluations already in --out")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     seeds = args.seeds.split(",")
 
     for seed in seeds:
         run_dir = os.path.join(args.out, f"seed-{seed}")
-        if args.eval_only or finished(run_dir):
+        if args.eval_only or args.report_only or finished(run_dir):
             continue
         cmd = [args.meshsim, "train", "--config", args.config, "--out", run_dir, "--seed", seed, "--quiet", "--no-plot"]
         if os.path.exists(os.path.join(run_dir, "checkpoint")):
@@ -138,7 +141,8 @@ def main():
     for label, extra in evaluations:
         eval_dir = os.path.join(args.out, "eval-" + label.replace(" ", "-"))
         cmd = [args.meshsim, "eval", "--config", args.config, "--out", eval_dir, "--delays", args.delays, "--no-plot"]
-        subprocess.run(cmd + policies + extra, check=True, stdout=subprocess.DEVNULL)
+        if not args.report_only:
+            subprocess.run(cmd + policies + extra, check=True, stdout=subprocess.DEVNULL)
         more_cells, more_baselines = cells_of(eval_dir, label, seed_of)
         cells += more_cells
         baselines += more_baselines
@@ -161,9 +165,10 @@ def main():
         groups.setdefault((c["evaluation"], c["window"], c["delay_s"]), []).append(c)
     for (evaluation, window, delay), group_cells in groups.items():
         pick = lambda key: [c[key] for c in group_cells if c[key] is not None]
+        percents = lambda key: spread([100 * x for x in pick(key)], "%")
         lines.append("| " + " | ".join([
-            evaluation, window, f"{delay} s", spread([100 * x for x in pick("slo")]), spread(pick("gpu_hours")),
-            spread(pick("saving_vs_tuned")), spread(pick("saving_vs_front")), spread(pick("gap_closed")),
+            evaluation, window, f"{delay} s", percents("slo"), spread(pick("gpu_hours")),
+            percents("saving_vs_tuned"), percents("saving_vs_front"), percents("gap_closed"),
             f"{sum(c['goal_tuned'] for c in group_cells)} of {len(group_cells)}",
             f"{sum(c['goal_front'] for c in group_cells)} of {len(group_cells)}"]) + " |")
     lines += ["", "Tuned baselines (parameters chosen on the training windows) and the oracle:", "",

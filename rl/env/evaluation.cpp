@@ -131,11 +131,13 @@ bool reaches_target(const StaticPlays& so_far, double slo_target) {
 }
 
 bool front_saturated(const StaticPlays& so_far, double slo_target) {
-  if (so_far.size() < 2) return false;
-  const auto& last = so_far.back();
-  const auto& before = so_far[so_far.size() - 2];
-  for (std::size_t w = 0; w < last.size(); ++w) {
-    if (last[w].slo_attainment < slo_target || last[w].slo_attainment - before[w].slo_attainment >= 5e-4) return false;
+  const std::size_t n = so_far.size();
+  if (n < 3) return false;
+  for (std::size_t w = 0; w < so_far.back().size(); ++w) {
+    if (so_far[n - 1][w].slo_attainment < slo_target) return false;
+    for (std::size_t k = n - 2; k < n; ++k) {
+      if (so_far[k][w].slo_attainment - so_far[k - 1][w].slo_attainment >= 1e-4) return false;
+    }
   }
   return true;
 }

@@ -86,7 +86,8 @@ StaticPlays sweep_statics(const configs::ScenarioConfig& config, const configs::
                           engine::ThreadPool& pool);
 // sweep_statics' rules: the tuned size is the first whose pooled plays reach `slo_target`;
 // the hindsight front is complete once, on every window, the largest size reaches
-// `slo_target` and gains less than 0.05 points of SLO attainment over the size before.
+// `slo_target` and it and the size before each gained less than 0.01 points of SLO
+// attainment over their predecessor.
 bool reaches_target(const StaticPlays& so_far, double slo_target);
 bool front_saturated(const StaticPlays& so_far, double slo_target);
 

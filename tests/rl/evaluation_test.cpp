@@ -159,6 +159,25 @@ TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesTheFrontAndTheOracle) {
   EXPECT_LT(*best.gap_closed, 0) << "more GPU-hours than target tracking";
 }
 
+TEST(EvaluationTest, TheHindsightFrontIsCompleteOnceTwoSizesInARowGainAlmostNothing) {
+  const auto sizes = [](std::vector<double> slos) {
+    StaticPlays plays;
+    for (const double slo : slos) {
+      Outcome o = outcome("static", double(plays.size() + 1), slo, 1);
+      o.left = 100'000;
+      o.slo_met = static_cast<std::uint64_t>(std::llround(slo * 100'000));
+      plays.push_back({o});
+    }
+    return plays;
+  };
+  EXPECT_FALSE(front_saturated(sizes({0.5, 0.98, 0.98}), 0.99)) << "below the target";
+  EXPECT_FALSE(front_saturated(sizes({0.5, 0.995, 0.99505}), 0.99)) << "one flat step, after a rise";
+  EXPECT_TRUE(front_saturated(sizes({0.995, 0.99505, 0.9951}), 0.99));
+  EXPECT_FALSE(front_saturated(sizes({0.995, 0.99505, 0.9953}), 0.99)) << "still rising 0.02 points";
+  EXPECT_TRUE(reaches_target(sizes({0.5, 0.991}), 0.99));
+  EXPECT_FALSE(reaches_target(sizes({0.991, 0.5}), 0.99)) << "the largest size so far decides";
+}
+
 // Plays through the environment: a static size holds its instances for the window, and a
 // sweep stops at the first size reaching the target.
 TEST(EvaluationTest, StaticSweepStopsAtTheFirstSizeReachingTheTarget) {
