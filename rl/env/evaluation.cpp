@@ -74,11 +74,8 @@ Outcome play(const Contender& contender, const configs::Catalog& catalog, const 
   const auto& metrics = e.run().replay().metrics();
   // A request still waiting for its first token past the TTFT target when the window
   // ends has missed, whatever comes next: counted, so a backlog left behind is no saving.
-  std::uint64_t missed_in_flight = 0;
-  const double ttft_target = config.replay.slo.ttft.seconds(), end_s = e.run().now().seconds();
-  e.run().replay().serving().for_each_in_flight([&](const metrics::RequestRecord& record) {
-    if (!record.first_token && end_s - record.arrival.seconds() > ttft_target) ++missed_in_flight;
-  });
+  const std::uint64_t missed_in_flight =
+      e.run().replay().serving().awaiting_first_token(e.run().now() - config.replay.slo.ttft).arrived_before;
   o.left = metrics.counts().completed + metrics.counts().dropped + missed_in_flight;
   o.slo_met = metrics.slo_met();
   o.slo_attainment = o.left == 0 ? 0.0 : static_cast<double>(o.slo_met) / static_cast<double>(o.left);

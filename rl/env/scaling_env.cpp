@@ -159,11 +159,14 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
 }
 
 double ScalingEnv::late_waiting(SimTime end) const {
-  double late = 0.0;
-  const double ttft = config_.replay.slo.ttft.seconds();
-  run_->replay().serving().for_each_in_flight([&](const metrics::RequestRecord& record) {
-    if (!record.first_token) late += late_share(record.arrival.seconds(), interval_start_.seconds(), end.seconds(), ttft);
-  });
+  if (end <= interval_start_) return 0.0;
+  // Those that arrived a TTFT target before the interval began were late all through it.
+  const SimTime ttft = config_.replay.slo.ttft;
+  const auto backlog = run_->replay().serving().awaiting_first_token(interval_start_ - ttft);
+  double late = static_cast<double>(backlog.arrived_before);
+  for (const SimTime arrival : backlog.recent) {
+    late += late_share(arrival.seconds(), interval_start_.seconds(), end.seconds(), ttft.seconds());
+  }
   return late;
 }
 

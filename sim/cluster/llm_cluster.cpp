@@ -190,6 +190,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   r.record.prompt_tokens = request.prompt_tokens;
   r.record.output_tokens = request.output_tokens;
   ++in_system_;
+  remember_submission(slot);
   const std::uint64_t length = std::uint64_t{request.prompt_tokens} + request.output_tokens;
   // Longer than the model's context: refused, as vLLM refuses it.
   if (config_.max_model_len && length > *config_.max_model_len) {
@@ -355,6 +356,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
     return;
   }
   r.generated = 1;
+  if (!r.record.first_token) --awaiting_first_token_;
   r.record.first_token = sim_.now();
   r.last_token = sim_.now();
   if (r.record.output_tokens == 1) {
@@ -434,6 +436,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
     record.tbt_max = r.tbt_max;
   }
   --in_system_;
+  if (!record.first_token) --awaiting_first_token_;
   r.used = false;
   r.stream = TokenStream();
   free_slots_.push_back(slot);
@@ -544,6 +547,35 @@ void LlmCluster::for_each_in_flight(const std::function<void(const RequestRecord
   }
   std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
   for (const auto* record : list) visit(*record);
+}
+
+bool LlmCluster::awaiting(const Submission& s) const {
+  const Live& r = live_[s.slot];
+  return r.used && r.submission == s.number && !r.record.first_token;
+}
+
+void LlmCluster::remember_submission(std::uint32_t slot) {
+  Live& r = live_[slot];
+  r.submission = ++submissions_;
+  ++awaiting_first_token_;
+  while (!by_arrival_.empty() && !awaiting(by_arrival_.front())) by_arrival_.pop_front();
+  // One request waiting long keeps every later submission behind it: compacted once the
+  // list is twice what it must hold, so its size stays within a constant of the backlog.
+  if (by_arrival_.size() > 2 * awaiting_first_token_ + 64) {
+    std::erase_if(by_arrival_, [&](const Submission& s) { return !awaiting(s); });
+  }
+  by_arrival_.push_back(Submission{r.record.arrival, r.submission, slot});
+}
+
+ServingSystem::FirstTokenBacklog LlmCluster::awaiting_first_token(SimTime cutoff) const {
+  FirstTokenBacklog backlog;
+  // Submissions come in arrival order: the recent ones are at the back.
+  for (auto it = by_arrival_.rbegin(); it != by_arrival_.rend() && it->arrival >= cutoff; ++it) {
+    if (awaiting(*it)) backlog.recent.push_back(it->arrival);
+  }
+  std::reverse(backlog.recent.begin(), backlog.recent.end());
+  backlog.arrived_before = awaiting_first_token_ - backlog.recent.size();
+  return backlog;
 }
 
 }  // namespace meshsim::cluster

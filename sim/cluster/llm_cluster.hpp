@@ -145,6 +145,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::vector<PrefixCacheCounts> prefix_cache_by_instance() const override;
   Usage usage() const override;
   void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const override;
+  FirstTokenBacklog awaiting_first_token(SimTime cutoff) const override;
   void set_activity_sink(ActivitySink* sink) override;
   std::string describe_waiting() const override;
 
@@ -398,6 +399,20 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends
   std::uint64_t in_system_ = 0;
+  // Requests in the system without their first token, and every submission in arrival
+  // order from the oldest of them on (those that got it are skipped, and pruned from the
+  // front and compacted as submissions come): awaiting_first_token() reads the recent
+  // ones alone.
+  struct Submission {
+    SimTime arrival;
+    std::uint64_t number = 0;  // Live::submission
+    std::uint32_t slot = 0;
+  };
+  std::uint64_t awaiting_first_token_ = 0;
+  std::uint64_t submissions_ = 0;
+  std::deque<Submission> by_arrival_;
+  bool awaiting(const Submission& s) const;
+  void remember_submission(std::uint32_t slot);
   std::uint64_t running_ = 0;
   std::int64_t useful_done_ns_ = 0;  // useful work of the iterations ended so far (see useful_ns)
   metrics::LevelIntegral capacity_;  // instances serving (ACTIVE or DRAINING)

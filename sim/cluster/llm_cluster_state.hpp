@@ -17,6 +17,7 @@ namespace meshsim::cluster {
 struct LlmCluster::Live {
   RequestRecord record;
   bool used = false;
+  std::uint64_t submission = 0;   // which submission holds the slot (slots are reused)
   std::uint32_t instance = 0;     // where it is now
   std::uint32_t generated = 0;    // output tokens so far (the first comes from prefill)
   std::uint64_t kv_reserved = 0;  // KV tokens held on `instance`

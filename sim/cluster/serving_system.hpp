@@ -1,9 +1,11 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/metrics/request_record.hpp"
 #include "traces/trace_request.hpp"
@@ -102,6 +104,29 @@ class ServingSystem {
 
   // Visits the requests still in the system, in id order.
   virtual void for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const = 0;
+
+  // The requests in the system still waiting for their first token: how many arrived
+  // before `cutoff`, and the arrival times of the others (oldest first). Asked at every
+  // decision of an RL environment, whose backlog under overload can be large: a serving
+  // model answers from its recent arrivals; this default, which visits every request in
+  // flight, is the slow twin its tests compare with.
+  struct FirstTokenBacklog {
+    std::uint64_t arrived_before = 0;
+    std::vector<engine::SimTime> recent;
+  };
+  virtual FirstTokenBacklog awaiting_first_token(engine::SimTime cutoff) const {
+    FirstTokenBacklog backlog;
+    for_each_in_flight([&](const RequestRecord& record) {
+      if (record.first_token) return;
+      if (record.arrival < cutoff) {
+        ++backlog.arrived_before;
+      } else {
+        backlog.recent.push_back(record.arrival);
+      }
+    });
+    std::sort(backlog.recent.begin(), backlog.recent.end());
+    return backlog;
+  }
 };
 
 }  // namespace meshsim::cluster

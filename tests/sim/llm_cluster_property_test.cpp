@@ -158,8 +158,23 @@ TEST(LlmClusterPropertyTest, FoldedRunsEqualUnfoldedRunsWhileInstancesComeAndGo)
 namespace meshsim::cluster {
 namespace {
 
+// The requests waiting for their first token, as LlmCluster answers from its recent
+// submissions, equal what a visit of every request in flight finds (cutoffs from before
+// the run to past now).
+void expect_backlog_as_slow_twin(const ServingSystem& serving, SimTime now, RngChoice& choice) {
+  for (int k = 0; k < 3; ++k) {
+    const SimTime cutoff = now - SimTime::from_us(static_cast<std::int64_t>(choice.pick(20'000'000))) +
+                           SimTime::from_us(k == 0 ? 1'000'000 : 0);
+    const auto fast = serving.awaiting_first_token(cutoff);
+    const auto slow = serving.ServingSystem::awaiting_first_token(cutoff);
+    ASSERT_EQ(fast.arrived_before, slow.arrived_before) << "cutoff " << cutoff.seconds() << " s";
+    ASSERT_EQ(fast.recent, slow.recent) << "cutoff " << cutoff.seconds() << " s";
+  }
+}
+
 // A replay driven in steps (start, advance_until, finish: how an RL environment drives it)
-// reports exactly what one run() reports, with or without an `until`.
+// reports exactly what one run() reports, with or without an `until`; on the way, the
+// first-token backlog agrees with its slow twin.
 TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
   RngChoice choice{engine::Rng(99)};
   for (int i = 0; i < testing::case_count(40); ++i) {
@@ -181,6 +196,7 @@ TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
       t += SimTime::from_us(static_cast<std::int64_t>(1 + choice.pick(400'000)));
       replay.advance_until(t);
       ASSERT_LE(replay.now(), t);
+      expect_backlog_as_slow_twin(replay.serving(), t, choice);
     }
     ASSERT_TRUE(replay.finish());
     EXPECT_TRUE(collector.result.in_order == whole.in_order);
