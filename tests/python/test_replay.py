@@ -98,3 +98,20 @@ def test_a_real_trace_replays(shared):
     assert run.summary["requests"]["arrived"] == 19366
     assert len(run.requests) == 19366
     assert set(np.unique(run.requests["status"])) <= {"completed", "dropped", "in_flight"}
+
+
+def test_import_and_replay_load_neither_libtorch_nor_mpi():
+    # A fresh interpreter: what `import meshsim` and a replay map into the process.
+    code = (
+        "import meshsim\n"
+        "meshsim.replay(run__until_s=60)\n"
+        "print(open('/proc/self/maps').read())\n"
+    )
+    import os
+    import sys
+
+    maps = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env=dict(os.environ)).stdout
+    assert "libmeshsim" in maps or "_core" in maps  # the native module is mapped
+    for heavy in ("libtorch", "libc10", "libmpi", "libgloo"):
+        assert heavy not in maps, heavy

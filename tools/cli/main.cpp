@@ -1,16 +1,21 @@
 // The meshsim command line: subcommands over the library. Exceptions (broken invariants)
-// are caught here, once.
+// are caught here, once. Built as meshsim and its companions (tools/CMakeLists.txt): a
+// command whose library is not linked into this executable is parsed here all the same
+// (one --help, one set of errors) and then run by its companion (companion.hpp).
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 
 #include "sim/engine/check.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/companion.hpp"
 #include "tools/cli/compare_presets.hpp"
 #include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 #include "tools/cli/sweep_command.hpp"
-#ifdef MESHSIM_HAVE_RL
+#include "tools/cli/sweep_mpi.hpp"
+#if defined(MESHSIM_HAVE_RL) || defined(MESHSIM_RL_COMPANION)
+#define MESHSIM_RL_COMMANDS 1
 #include "tools/cli/eval_command.hpp"
 #include "tools/cli/train_command.hpp"
 #endif
@@ -104,7 +109,7 @@ int main(int argc, char** argv) {
   presets_cmd->add_option("--out", presets.out_dir, "Folder for presets.csv and presets.png")->capture_default_str();
   presets_cmd->add_flag("!--no-plot", presets.plot, "Do not draw presets.png");
 
-#ifdef MESHSIM_HAVE_RL
+#ifdef MESHSIM_RL_COMMANDS
   TrainCommandOptions train;
   auto* train_cmd = app.add_subcommand("train", "Train a PPO scaling policy on a scenario's RL environment");
   train_cmd->add_option("--config", train.config_path, "Scenario with an rl object; default: configs/scenarios/rl-train.json")
@@ -213,10 +218,17 @@ int main(int argc, char** argv) {
     }
     if (validate_cmd->parsed()) return run_validate_command(validate, std::cout, std::cerr);
     if (presets_cmd->parsed()) return run_compare_presets_command(presets, std::cout, std::cerr);
-    if (sweep_cmd->parsed()) return run_sweep_command(sweep, std::cout, std::cerr);
+    if (sweep_cmd->parsed()) {
+#ifdef MESHSIM_MPI_COMPANION
+      if (launched_by_mpi()) return run_companion("meshsim-mpi", argv, std::cerr);
+#endif
+      return run_sweep_command(sweep, std::cout, std::cerr);
+    }
 #ifdef MESHSIM_HAVE_RL
     if (train_cmd->parsed()) return run_train_command(train, std::cout, std::cerr);
     if (eval_cmd->parsed()) return run_eval_command(eval, std::cout, std::cerr);
+#elif defined(MESHSIM_RL_COMMANDS)
+    if (train_cmd->parsed() || eval_cmd->parsed()) return run_companion("meshsim-rl", argv, std::cerr);
 #endif
   } catch (const meshsim::RangeError& e) {
     std::cerr << "error: " << e.what() << '\n';
