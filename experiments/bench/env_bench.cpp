@@ -7,8 +7,15 @@
 //  - heavy: the same workload at its real rate, where simulated requests per wall second
 //    (req_per_s) are compared with plain replay (serving_bench) instead.
 // BM_EnvDecisions steps one ScalingEnv; BM_VectorEnvDecisions steps N = 1, 2, 8, 32 of
-// them as a VectorEnv on the machine's threads (one decision = one environment's step).
+// them as a VectorEnv on the machine's threads (one decision = one environment's step);
+// BM_VectorEnvBesideBusyProcess steps 8 on 1 thread and on 2 while another process keeps
+// one core busy (issue 25: the pool must not collapse when a core is taken; compare the
+// two rows' decisions_per_s).
 #include <benchmark/benchmark.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -89,6 +96,49 @@ void BM_VectorEnvDecisions(benchmark::State& state) {
   state.counters["threads"] = vec->threads();
 }
 
+// A child process spinning on a core until destroyed.
+class BusyProcess {
+ public:
+  BusyProcess() : pid_(::fork()) {
+    if (pid_ == 0) {
+      volatile std::uint64_t spin = 0;
+      for (;;) spin = spin + 1;
+    }
+  }
+  ~BusyProcess() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  BusyProcess(const BusyProcess&) = delete;
+  BusyProcess& operator=(const BusyProcess&) = delete;
+
+ private:
+  pid_t pid_;
+};
+
+// arg: threads of the VectorEnv (8 light environments).
+void BM_VectorEnvBesideBusyProcess(benchmark::State& state) {
+  const Setup s = setup(false);
+  constexpr std::size_t n = 8;
+  auto vec = std::move(*rl::VectorEnv::create(s.config, catalog(), s.trace,
+                                              {.num_envs = n, .threads = static_cast<unsigned>(state.range(0))}));
+  engine::Rng policy(5);
+  std::vector<float> actions(n * vec->action_size());
+  std::uint64_t decisions = 0, requests = 0;
+  vec->reset(1);
+  const BusyProcess busy;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (float& a : actions) a = static_cast<float>(policy.uniform() * 0.4 - 0.2);
+    vec->step(actions);
+    for (const auto& info : vec->infos()) requests += info.left;
+    decisions += n;
+  }
+  report(state, decisions, requests, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  state.counters["threads"] = vec->threads();
+}
+
 }  // namespace
 
 BENCHMARK(BM_EnvDecisions)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
@@ -96,5 +146,6 @@ BENCHMARK(BM_VectorEnvDecisions)
     ->ArgsProduct({{1, 2, 8, 32}, {0}})
     ->Args({8, 1})
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_VectorEnvBesideBusyProcess)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK_MAIN();

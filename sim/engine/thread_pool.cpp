@@ -32,14 +32,15 @@ T wait_change(const std::atomic<T>& value, T old) {
 
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, kInsideMask);  // the state word counts them
   workers_.reserve(threads - 1);
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_release);
-  round_.fetch_add(1, std::memory_order_release);
-  round_.notify_all();
+  state_.fetch_add(std::uint32_t{1} << kRoundShift, std::memory_order_release);
+  state_.notify_all();
   for (auto& worker : workers_) worker.join();
 }
 
@@ -52,18 +53,28 @@ void ThreadPool::for_each(std::size_t n, const std::function<void(std::size_t)>&
   if (workers_.empty() || n == 1) {
     run_items();
   } else {
-    busy_workers_.store(static_cast<unsigned>(workers_.size()), std::memory_order_relaxed);
-    round_.fetch_add(1, std::memory_order_release);
-    round_.notify_all();
+    // A new round number, open, nobody inside (the last round ended with nobody inside).
+    const std::uint32_t round = (state_.load(std::memory_order_relaxed) >> kRoundShift) + 1;
+    state_.store(round << kRoundShift, std::memory_order_release);
+    state_.notify_all();
     run_items();
-    // Every worker must have left the round before the next one reuses body_ and next_.
-    for (unsigned busy = busy_workers_.load(std::memory_order_acquire); busy != 0;
-         busy = busy_workers_.load(std::memory_order_acquire)) {
-      wait_change(busy_workers_, busy);
+    // Every index is taken: close the round, then wait for those inside to finish theirs
+    // (before the next round reuses body_ and next_).
+    for (std::uint32_t now = state_.fetch_or(kClosed, std::memory_order_acq_rel) | kClosed;
+         (now & kInsideMask) != 0; now = state_.load(std::memory_order_acquire)) {
+      wait_change(state_, now);
     }
   }
   body_ = nullptr;
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+bool ThreadPool::enter(std::uint32_t round) {
+  std::uint32_t now = state_.load(std::memory_order_acquire);
+  while ((now >> kRoundShift) == round && (now & kClosed) == 0) {
+    if (state_.compare_exchange_weak(now, now + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+  }
+  return false;
 }
 
 void ThreadPool::run_items() {
@@ -82,12 +93,18 @@ void ThreadPool::run_items() {
 }
 
 void ThreadPool::worker_loop() {
-  std::uint64_t seen = 0;
+  // The state the pool began with, not a load: a thread that starts late must still see
+  // the rounds (and the stop) that came before it.
+  std::uint32_t seen = kClosed;
   for (;;) {
-    seen = wait_change(round_, seen);
+    seen = wait_change(state_, seen);
     if (stop_.load(std::memory_order_acquire)) return;
+    const std::uint32_t round = seen >> kRoundShift;
+    if (!enter(round)) continue;  // closed before this thread came: nothing to do
     run_items();
-    if (busy_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_workers_.notify_one();
+    // The last one out of a closed round wakes the caller.
+    seen = state_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if ((seen & kClosed) != 0 && (seen & kInsideMask) == 0) state_.notify_all();
   }
 }
 

@@ -19,9 +19,12 @@ namespace meshsim::engine {
 //
 // Built for many short rounds (a vector of environments stepped every few microseconds):
 // idle threads spin briefly before they sleep, so a round costs no system call when the
-// next one comes soon. An exception thrown by a body is rethrown by for_each (the one of
-// the lowest index, so the error reported does not depend on timing) after every other
-// index has run.
+// next one comes soon. A thread joins a round only while it is open: the caller closes it
+// once every index is taken and waits only for threads still inside, so a thread the OS
+// has not scheduled (its core taken by another process) costs its round nothing, and the
+// caller does the work alone rather than wait for a time slice. An exception thrown by a
+// body is rethrown by for_each (the one of the lowest index, so the error reported does
+// not depend on timing) after every other index has run.
 class ThreadPool {
  public:
   // `threads` counts the caller: 1 runs everything inline and starts no thread; 0 means
@@ -36,16 +39,25 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  // Enters round `round` if it is still open; false when it has closed (or moved on).
+  bool enter(std::uint32_t round);
   void run_items();
 
+  // The round's state in one 32-bit word, so joining and closing cannot cross and waits
+  // are plain futexes (libstdc++ waits on 64-bit atomics through a shared proxy, which
+  // lost a wake-up here): the round's number (wrapping; it only makes each round a new
+  // value) above kRoundShift, kClosed, and the workers inside the round below.
+  static constexpr unsigned kRoundShift = 16;
+  static constexpr std::uint32_t kClosed = std::uint32_t{1} << 15;
+  static constexpr std::uint32_t kInsideMask = kClosed - 1;
+
   std::vector<std::thread> workers_;
-  // The round: its body and size are written before `round_` is bumped (release) and read
-  // after it is seen (acquire).
+  // The round: its body and size are written before the state opens it (release) and read
+  // after a worker entered it (acquire).
   const std::function<void(std::size_t)>* body_ = nullptr;
   std::size_t count_ = 0;
-  std::atomic<std::uint64_t> round_{0};
+  std::atomic<std::uint32_t> state_{kClosed};
   std::atomic<std::size_t> next_{0};
-  std::atomic<unsigned> busy_workers_{0};
   std::atomic<bool> stop_{false};
 
   std::mutex error_mutex_;
