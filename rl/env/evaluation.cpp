@@ -230,6 +230,13 @@ std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids) {
   };
 }
 
+BaselineFamily oracle_bound(const BaselineGrids& grids) {
+  return {"oracle", grids.oracle_utilisations, [](configs::ScenarioConfig& c, double utilisation) {
+            c.autoscaler.policy = configs::AutoscalerPolicy::kOracle;
+            c.autoscaler.oracle.target_utilisation = utilisation;
+          }};
+}
+
 std::optional<double> static_front_gpu_hours(const std::vector<Outcome>& statics, double slo) {
   std::vector<std::pair<double, double>> front;  // (GPU-hours, SLO attainment), by GPU-hours
   for (const Outcome& o : statics) {

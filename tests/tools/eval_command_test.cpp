@@ -47,7 +47,7 @@ EvalCommandOptions small_eval(const std::string& config_path, const std::string&
   EvalCommandOptions options;
   options.config_path = config_path;
   options.out_dir = fresh_dir(name).string();
-  options.grids = rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}};
+  options.grids = rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}, {0.5, 0.9}};
   options.max_static = 16;
   options.plot = false;
   return options;
@@ -113,7 +113,23 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
     ASSERT_EQ(tuned_rows.size(), 6u);  // static, elastic, four target trackings
     EXPECT_EQ(tuned_rows[0].at("parameter"), chosen.at("parameter"));
     ASSERT_EQ(rows_where(here, "role", "policy").size(), 1u);
-    ASSERT_EQ(rows_where(here, "role", "oracle").size(), 1u);
+    // The oracle, a bound, tuned by the same rule on the training windows: the cheapest
+    // utilisation reaching the target, else the highest attainment.
+    const auto oracle_tuning = rows_where(rows_where(tuning, "delay_s", delay), "policy", "oracle");
+    ASSERT_EQ(oracle_tuning.size(), 2u);
+    std::vector<rl::Outcome> oracle_candidates;
+    for (const Row& row : oracle_tuning) {
+      rl::Outcome o;
+      o.slo_attainment = std::stod(row.at("slo_attainment"));
+      o.gpu_hours = std::stod(row.at("gpu_hours"));
+      oracle_candidates.push_back(o);
+    }
+    const int oracle_pick = rl::pick(oracle_candidates, 0.99);
+    ASSERT_GE(oracle_pick, 0);
+    EXPECT_EQ(oracle_tuning[static_cast<std::size_t>(oracle_pick)].at("chosen"), "1");
+    const auto oracle_rows = rows_where(here, "role", "oracle");
+    ASSERT_EQ(oracle_rows.size(), 1u);
+    EXPECT_EQ(oracle_rows[0].at("parameter"), oracle_tuning[static_cast<std::size_t>(oracle_pick)].at("parameter"));
     // The verdict's rival is the cheapest tuned baseline at the policy's SLO or better.
     const Row& policy = rows_where(here, "role", "policy")[0];
     const double slo = std::stod(policy.at("slo_attainment"));
@@ -230,13 +246,20 @@ TEST(EvalCommandTest, BadGridsAreRefusedNamingTheFlag) {
        {std::pair{"--kv-targets", rl::BaselineGrids{{std::nan("")}, {16}, {2}, {3000}, {32}}},
         std::pair{"--kv-targets", rl::BaselineGrids{{1.5}, {16}, {2}, {3000}, {32}}},
         std::pair{"--request-targets", rl::BaselineGrids{{0.7}, {0}, {2}, {3000}, {32}}},
-        std::pair{"--rate-targets", rl::BaselineGrids{{0.7}, {16}, {-1}, {3000}, {32}}}}) {
+        std::pair{"--rate-targets", rl::BaselineGrids{{0.7}, {16}, {-1}, {3000}, {32}}},
+        std::pair{"--oracle-utilisations", rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}, {1.2}}}}) {
     EvalCommandOptions options = small_eval(recipe, "eval_grids_out");
     options.grids = grids;
     const CommandRun r = run_command(options, run_eval_command);
     EXPECT_EQ(r.code, kExitBadInput) << flag;
     EXPECT_NE(r.err.find(std::string(flag) + ": expected numbers in (0, "), std::string::npos) << r.err;
   }
+  // An empty grid tunes nothing: refused too.
+  EvalCommandOptions options = small_eval(recipe, "eval_grids_out");
+  options.grids.oracle_utilisations.clear();
+  const CommandRun r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--oracle-utilisations: expected at least one number"), std::string::npos) << r.err;
 }
 
 TEST(EvalCommandTest, StaticSizesNeverScaleWhateverTheConfigsAutoscaler) {

@@ -143,9 +143,12 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   const std::pair<const char*, const std::vector<double>*> grids[] = {
       {"--kv-targets", &options.grids.kv_targets},       {"--request-targets", &options.grids.request_targets},
       {"--rate-targets", &options.grids.rate_targets},   {"--token-targets", &options.grids.token_targets},
-      {"--elastic-capacities", &options.grids.elastic_capacities}};
+      {"--elastic-capacities", &options.grids.elastic_capacities},
+      {"--oracle-utilisations", &options.grids.oracle_utilisations}};
   for (const auto& [flag, values] : grids) {
-    const double most = values == &options.grids.kv_targets ? 1.0 : 1e9;
+    const bool fraction = values == &options.grids.kv_targets || values == &options.grids.oracle_utilisations;
+    const double most = fraction ? 1.0 : 1e9;
+    if (values->empty()) return fail(err, std::string(flag) + ": expected at least one number", kExitBadInput);
     for (const double v : *values) {
       if (!(v > 0) || v > most) {
         return fail(err, std::string(flag) + ": expected numbers in (0, " + number_text(most) + "], got " + number_text(v),
@@ -337,7 +340,9 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     // static size; each family keeps the parameter the protocol picks.
     std::vector<Contender> adaptive;
     std::vector<std::size_t> family_of;
-    const auto families = rl::adaptive_baselines(options.grids);
+    // The oracle is tuned the same way (its last family) but judged apart, as a bound.
+    auto families = rl::adaptive_baselines(options.grids);
+    families.push_back(rl::oracle_bound(options.grids));
     for (std::size_t f = 0; f < families.size(); ++f) {
       for (const double parameter : families[f].parameters) {
         Contender c{families[f].policy, parameter, at_delay, true, nullptr};
@@ -363,10 +368,9 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       for (std::size_t i = 0; i < family.size(); ++i) tuning_row(delay, family[i], static_cast<int>(i) == chosen);
       if (chosen >= 0) contenders.push_back(adaptive[index[static_cast<std::size_t>(chosen)]]);
     }
-    const std::size_t tuned_count = contenders.size();
-    Contender oracle{"oracle", rl::kNoParameter, at_delay, true, nullptr};
-    oracle.config.autoscaler.policy = configs::AutoscalerPolicy::kOracle;
-    contenders.push_back(oracle);
+    // Every family picks one parameter (its grid is not empty), so the oracle is the last
+    // contender, after the tuned ones.
+    const std::size_t tuned_count = contenders.size() - 1;
     const std::vector<std::uint32_t> starts(contenders.size(), start);
     const std::vector<Outcome> played = play_all(pool, contenders, starts, windows, *catalog, workload, delay, seed);
     if (const Outcome* failed = first_error(played)) return failure(*failed);

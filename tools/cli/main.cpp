@@ -182,6 +182,10 @@ int main(int argc, char** argv) {
                        "Elastic's capacities tuned over (requests per worker)")
       ->delimiter(',')
       ->capture_default_str();
+  eval_cmd->add_option("--oracle-utilisations", eval.grids.oracle_utilisations,
+                       "The oracle's target utilisations tuned over (fractions of its capacity estimate)")
+      ->delimiter(',')
+      ->capture_default_str();
   eval_cmd->add_option("--max-static", eval.max_static, "Largest static size swept")->capture_default_str();
   eval_cmd->add_flag("!--no-plot", eval.plot, "Do not draw eval.png");
 #endif
