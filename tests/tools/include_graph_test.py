@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The include graph follows the dependency rules the folders' READMEs state.
+
+Each README says, on lines of the form
+
+    - `sim/cluster` may include: `sim/engine`, `sim/metrics`, `scheduler`, `traces`.
+
+which other folders' headers the code of a folder may include (`nothing` for none). This
+test reads every rule, then every #include "..." of the project's sources (tests and
+experiments aside: they may use anything), and fails naming each file and line whose
+include runs against a rule, and each folder with code but no rule.
+
+Usage: include_graph_test.py REPO
+"""
+import pathlib
+import re
+import sys
+
+RULE = re.compile(r"^(?:- )?`([\w/]+)` may include: (.*)$")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+CODE_ROOTS = ("sim", "traces", "scheduler", "configs", "rl", "tools")
+READMES = ("sim/README.md", "traces/README.md", "scheduler/README.md", "configs/README.md", "rl/README.md",
+           "tools/README.md")
+
+
+def read_rules(repo):
+    rules = {}
+    for name in READMES:
+        for line in (repo / name).read_text().splitlines():
+            match = RULE.match(line.strip())
+            if not match:
+                continue
+            unit, allowed = match.groups()
+            if unit in rules:
+                sys.exit(f"{name}: a second rule for `{unit}`")
+            rules[unit] = set() if allowed.strip().rstrip(".") == "nothing" else set(re.findall(r"`([\w/]+)`", allowed))
+    return rules
+
+
+def unit_of(path, units):
+    """The longest rule folder that holds `path` (a path relative to the repository)."""
+    best = None
+    for unit in units:
+        if path == unit or path.startswith(unit + "/"):
+            if best is None or len(unit) > len(best):
+                best = unit
+    return best
+
+
+def main():
+    repo = pathlib.Path(sys.argv[1]).resolve()
+    rules = read_rules(repo)
+    if not rules:
+        sys.exit("no dependency rules found in the folders' READMEs")
+    units = set(rules)
+    for unit, allowed in rules.items():
+        for other in allowed - units:
+            print(f"`{unit}` may include `{other}`, which has no rule of its own")
+    problems = []
+    files = 0
+    for root in CODE_ROOTS:
+        for source in sorted((repo / root).rglob("*")):
+            if source.suffix not in (".cpp", ".hpp", ".h") or "build" in source.parts:
+                continue
+            files += 1
+            relative = source.relative_to(repo).as_posix()
+            here = unit_of(relative, units)
+            if here is None:
+                problems.append(f"{relative}: its folder has no dependency rule in a README")
+                continue
+            for number, line in enumerate(source.read_text().splitlines(), 1):
+                match = INCLUDE.match(line)
+                if not match:
+                    continue
+                target = match.group(1)
+                there = unit_of(target, units)
+                if there is None:
+                    if target.split("/")[0] in CODE_ROOTS + ("tests", "experiments"):
+                        problems.append(f"{relative}:{number}: includes {target}, in no folder with a rule")
+                    continue  # a system or third-party header
+                if there != here and there not in rules[here]:
+                    problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include only "
+                                    + (", ".join(f"`{u}`" for u in sorted(rules[here])) or "nothing"))
+    for problem in problems:
+        print(problem)
+    if problems:
+        sys.exit(f"{len(problems)} include(s) against the folders' dependency rules")
+    print(f"{files} files follow the dependency rules of {len(rules)} folders")
+
+
+if __name__ == "__main__":
+    main()
