@@ -76,11 +76,10 @@ void BM_EnvDecisions(benchmark::State& state) {
   report(state, decisions, requests, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-// args: N environments, 0 light / 1 heavy. Threads: one per hardware thread.
-void BM_VectorEnvDecisions(benchmark::State& state) {
-  const Setup s = setup(state.range(1) == 1);
-  const auto n = static_cast<std::size_t>(state.range(0));
-  auto vec = std::move(*rl::VectorEnv::create(s.config, catalog(), s.trace, {.num_envs = n, .threads = 0}));
+// Steps a VectorEnv of n environments on `threads` (0: one per hardware thread) with a
+// fixed random policy for the benchmark's iterations, and reports.
+void step_vector_env(benchmark::State& state, const Setup& s, std::size_t n, unsigned threads) {
+  auto vec = std::move(*rl::VectorEnv::create(s.config, catalog(), s.trace, {.num_envs = n, .threads = threads}));
   engine::Rng policy(5);
   std::vector<float> actions(n * vec->action_size());
   std::uint64_t decisions = 0, requests = 0;
@@ -94,6 +93,11 @@ void BM_VectorEnvDecisions(benchmark::State& state) {
   }
   report(state, decisions, requests, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   state.counters["threads"] = vec->threads();
+}
+
+// args: N environments, 0 light / 1 heavy. Threads: one per hardware thread.
+void BM_VectorEnvDecisions(benchmark::State& state) {
+  step_vector_env(state, setup(state.range(1) == 1), static_cast<std::size_t>(state.range(0)), 0);
 }
 
 // A child process spinning on a core until destroyed.
@@ -120,23 +124,8 @@ class BusyProcess {
 // arg: threads of the VectorEnv (8 light environments).
 void BM_VectorEnvBesideBusyProcess(benchmark::State& state) {
   const Setup s = setup(false);
-  constexpr std::size_t n = 8;
-  auto vec = std::move(*rl::VectorEnv::create(s.config, catalog(), s.trace,
-                                              {.num_envs = n, .threads = static_cast<unsigned>(state.range(0))}));
-  engine::Rng policy(5);
-  std::vector<float> actions(n * vec->action_size());
-  std::uint64_t decisions = 0, requests = 0;
-  vec->reset(1);
   const BusyProcess busy;
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    for (float& a : actions) a = static_cast<float>(policy.uniform() * 0.4 - 0.2);
-    vec->step(actions);
-    for (const auto& info : vec->infos()) requests += info.left;
-    decisions += n;
-  }
-  report(state, decisions, requests, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  state.counters["threads"] = vec->threads();
+  step_vector_env(state, s, 8, static_cast<unsigned>(state.range(0)));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "configs/scenario_config.hpp"
 #include "tests/shared_data.hpp"
+#include "tests/tools/outcome_rows.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/eval_command.hpp"
@@ -117,14 +118,7 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
     // utilisation reaching the target, else the highest attainment.
     const auto oracle_tuning = rows_where(rows_where(tuning, "delay_s", delay), "policy", "oracle");
     ASSERT_EQ(oracle_tuning.size(), 2u);
-    std::vector<rl::Outcome> oracle_candidates;
-    for (const Row& row : oracle_tuning) {
-      rl::Outcome o;
-      o.slo_attainment = std::stod(row.at("slo_attainment"));
-      o.gpu_hours = std::stod(row.at("gpu_hours"));
-      oracle_candidates.push_back(o);
-    }
-    const int oracle_pick = rl::pick(oracle_candidates, 0.99);
+    const int oracle_pick = rl::pick(testing::outcomes_of(oracle_tuning), 0.99);
     ASSERT_GE(oracle_pick, 0);
     EXPECT_EQ(oracle_tuning[static_cast<std::size_t>(oracle_pick)].at("chosen"), "1");
     const auto oracle_rows = rows_where(here, "role", "oracle");

@@ -11,6 +11,7 @@
 #include "rl/env/evaluation.hpp"
 #include "tests/local_http.hpp"
 #include "tests/shared_data.hpp"
+#include "tests/tools/outcome_rows.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/train_command.hpp"
@@ -71,14 +72,8 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
   // (the cheapest reaching 99%, else the highest attainment) kept as best/.
   const auto rows = testing::csv_rows(slurp(options.out_dir + "/validation.csv"));
   ASSERT_EQ(rows.size(), 4u);
-  std::vector<rl::Outcome> played;
-  for (const auto& row : rows) {
-    rl::Outcome o;
-    o.slo_attainment = std::stod(row.at("slo_attainment"));
-    o.gpu_hours = std::stod(row.at("gpu_hours"));
-    played.push_back(o);
-    EXPECT_GT(o.gpu_hours, 0);
-  }
+  const std::vector<rl::Outcome> played = testing::outcomes_of(rows);
+  for (const rl::Outcome& o : played) EXPECT_GT(o.gpu_hours, 0);
   const int best = rl::pick(played, 0.99);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(rows[static_cast<std::size_t>(i)].at("best"), i == best ? "1" : "0");
   EXPECT_NE(run.out.find("validation after iteration " + rows[static_cast<std::size_t>(best)].at("iteration")),
