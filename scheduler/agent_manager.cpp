@@ -40,19 +40,32 @@ const Pool* AgentManager::pool(const std::string& name) const {
 }
 
 const Agent* AgentManager::agent(const std::string& name) const {
-  const auto it = agents_.find(name);
-  return it == agents_.end() ? nullptr : &it->second;
+  const auto it = ids_.find(name);
+  return it == ids_.end() ? nullptr : &slots_[it->second];
 }
 
 Agent* AgentManager::agent(const std::string& name) {
-  const auto it = agents_.find(name);
-  return it == agents_.end() ? nullptr : &it->second;
+  const auto it = ids_.find(name);
+  return it == ids_.end() ? nullptr : &slots_[it->second];
+}
+
+Agent& AgentManager::insert(Agent agent) {
+  const AgentId id = free_slots_.empty() ? static_cast<AgentId>(slots_.size()) : free_slots_.back();
+  agent.id = id;
+  if (free_slots_.empty()) {
+    slots_.push_back(std::move(agent));
+  } else {
+    free_slots_.pop_back();
+    slots_[id] = std::move(agent);
+  }
+  ids_.emplace(slots_[id].spec.name, id);
+  return slots_[id];
 }
 
 OpResult AgentManager::create_agent(AgentSpec spec) {
   const std::string where = "create_agent '" + spec.name + "': ";
   if (spec.name.empty()) return OpResult::fail("create_agent: the agent needs a name");
-  if (agents_.count(spec.name) != 0) return OpResult::fail(where + "an agent of that name exists");
+  if (ids_.count(spec.name) != 0) return OpResult::fail(where + "an agent of that name exists");
   const auto pool_it = pools_.find(spec.pool);
   if (pool_it == pools_.end()) return OpResult::fail(where + "no pool '" + spec.pool + "'");
   Pool& pool = pool_it->second;
@@ -95,32 +108,40 @@ OpResult AgentManager::create_agent(AgentSpec spec) {
   // 3. Commit.
   pool.ledger.commit(spec.resources);
   agent.spec = std::move(spec);
-  const std::string name = agent.spec.name;
-  agents_.emplace(name, std::move(agent));
+  insert(std::move(agent));
   return OpResult::ok();
 }
 
 OpResult AgentManager::delete_agent(const std::string& name, bool force, bool destroy_pg) {
-  const auto it = agents_.find(name);
-  if (it == agents_.end()) return OpResult::fail("delete_agent: no agent '" + name + "'");
-  const Agent& agent = it->second;
-  if (agent.task && !force) {
-    return OpResult::fail("delete_agent: agent '" + name + "' runs task '" + *agent.task + "'; pass force=true");
+  const auto it = ids_.find(name);
+  if (it == ids_.end()) return OpResult::fail("delete_agent: no agent '" + name + "'");
+  return delete_agent(it->second, force, destroy_pg);
+}
+
+OpResult AgentManager::delete_agent(AgentId id, bool force, bool destroy_pg) {
+  Agent* found = agent(id);
+  if (found == nullptr) return OpResult::fail("delete_agent: no agent with id " + std::to_string(id));
+  Agent& gone = *found;
+  if (gone.task && !force) {
+    return OpResult::fail("delete_agent: agent '" + gone.spec.name + "' runs task '" + *gone.task + "'; pass force=true");
   }
-  pools_.at(agent.spec.pool).ledger.release(agent.spec.resources);
+  pools_.at(gone.spec.pool).ledger.release(gone.spec.resources);
   if (destroy_pg) {
     // A PG handed to the agent may already be gone if its owner removed it.
-    if (cluster_.placement_group(agent.placement_group) != nullptr) {
-      (void)cluster_.remove_placement_group(agent.placement_group);
+    if (cluster_.placement_group(gone.placement_group) != nullptr) {
+      (void)cluster_.remove_placement_group(gone.placement_group);
     }
   }
-  agents_.erase(it);
+  ids_.erase(gone.spec.name);
+  gone = Agent{};  // id kNoAgent: the slot is free
+  free_slots_.push_back(id);
   return OpResult::ok();
 }
 
 std::vector<const Agent*> AgentManager::list_agents(const std::optional<std::string>& pool) const {
   std::vector<const Agent*> out;
-  for (const auto& [name, agent] : agents_) {
+  for (const auto& [name, id] : ids_) {
+    const Agent& agent = slots_[id];
     if (!pool || agent.spec.pool == *pool) out.push_back(&agent);
   }
   std::sort(out.begin(), out.end(), [](const Agent* a, const Agent* b) { return a->spec.name < b->spec.name; });
@@ -146,7 +167,8 @@ OpResult AgentManager::restore(const State& state) {
       return OpResult::fail("agent " + agent.spec.name + " exceeds the quota of pool " + agent.spec.pool);
     }
     pool->second.ledger.commit(agent.spec.resources);
-    next.agents_.emplace(agent.spec.name, agent);
+    if (next.ids_.count(agent.spec.name) != 0) return OpResult::fail("agent " + agent.spec.name + " is listed twice");
+    next.insert(agent);
   }
   *this = std::move(next);
   return OpResult::ok();

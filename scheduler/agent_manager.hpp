@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@ struct AgentSpec {
 };
 
 struct Agent {
+  AgentId id = kNoAgent;  // given by the AgentManager; reused once the agent is gone
   AgentSpec spec;
   PgId placement_group = 0;
   bool owns_placement_group = false;  // created for this agent
@@ -71,10 +73,16 @@ class AgentManager {
   // Frees the agent's pool quota; with destroy_pg, also its placement group (and so the
   // node resources). An agent running a task is only deleted with `force`.
   OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
+  OpResult delete_agent(AgentId id, bool force = false, bool destroy_pg = true);
   // All agents, or those of one pool, by name.
   std::vector<const Agent*> list_agents(const std::optional<std::string>& pool = std::nullopt) const;
+  // nullptr when there is no such agent (by id: no agent in that slot now).
   const Agent* agent(const std::string& name) const;
   Agent* agent(const std::string& name);
+  const Agent* agent(AgentId id) const {
+    return id < slots_.size() && slots_[id].id == id ? &slots_[id] : nullptr;
+  }
+  Agent* agent(AgentId id) { return id < slots_.size() && slots_[id].id == id ? &slots_[id] : nullptr; }
 
   // Everything a state file keeps; pool ledgers follow from the agents.
   struct State {
@@ -92,9 +100,15 @@ class AgentManager {
  private:
   ClusterState cluster_;
   std::map<std::string, Pool> pools_;
-  // Hashed: agents come and go with every batch task and are looked up by name on every
-  // placement and preemption; listings sort them by name.
-  std::unordered_map<std::string, Agent> agents_;
+  // Gives the agent a free slot (the most recently freed first) and indexes its name.
+  Agent& insert(Agent agent);
+
+  // Agents by id: the core reaches them by id on every placement and preemption; names
+  // (hashed) only at the API's edge; listings sort them by name. A deque, so references
+  // stay valid as it grows.
+  std::deque<Agent> slots_;
+  std::vector<AgentId> free_slots_;
+  std::unordered_map<std::string, AgentId> ids_;
 };
 
 }  // namespace meshsim::scheduler

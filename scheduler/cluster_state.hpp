@@ -38,6 +38,9 @@ struct Node {
 
 
 using PgId = std::uint64_t;
+// An agent's dense id (the slot it occupies while it exists; names are for the API's edge).
+using AgentId = std::uint32_t;
+inline constexpr AgentId kNoAgent = 0xFFFFFFFFu;
 
 // Which fitting node a single-node placement takes (a scheduling strategy's choice):
 // the least free left (best fit, the default), the most (worst fit, to spread load), or
@@ -66,6 +69,8 @@ class ClusterState {
   OpResult set_node_state(const std::string& name, NodeState state);
   const std::vector<Node>& nodes() const { return nodes_; }
   std::optional<std::uint32_t> find_node(const std::string& name) const;
+  // The most free GPU (milli) on any up node (0 with none), from the free-capacity index.
+  std::int64_t most_free_gpu_milli() const { return free_index_.empty() ? 0 : std::get<0>(*free_index_.rbegin()); }
   // How single-node placements pick among fitting nodes (default best fit).
   void set_node_order(NodeOrder order, NodeScore score = nullptr);
 

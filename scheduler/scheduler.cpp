@@ -83,7 +83,7 @@ void Scheduler::remove_agent(Agent& agent, PgFate fate) {
     pool = it->second.get();
   }
   // A pooled PG is the PG pool's to keep or destroy, not the agent's.
-  (void)agents_.delete_agent(name, /*force=*/true, pool == nullptr && fate != PgFate::kKeep);
+  (void)agents_.delete_agent(agent.id, /*force=*/true, pool == nullptr && fate != PgFate::kKeep);
   if (pool == nullptr && fate == PgFate::kKeep && cluster().placement_group(pg) != nullptr) kept_pgs_[pg] = agent_pool;
   if (pool != nullptr && fate == PgFate::kDestroy) pool->destroy(cluster(), pg);
   if (pool != nullptr && fate == PgFate::kRelease) pool->release(cluster(), pg);
@@ -132,15 +132,29 @@ Scheduler::HealthReport Scheduler::ensure_agent_health(double timeout) {
 // ---- tasks ---------------------------------------------------------------------------
 
 void Scheduler::index_add(const Task& task) {
-  const Agent* agent = agents_.agent(task.agent);
-  index_.add(VictimIndex::TaskInfo{task.seq, task.pool, task.labels,
-                                   agent != nullptr && agent->dedicated ? agent->spec.resources : ResourceVector{},
-                                   task.priority, task.start_time, task.deadline()},
-             now());
+  const Agent* agent = agents_.agent(task.agent_id);
+  const bool dedicated = agent != nullptr && agent->dedicated;
+  // What its own placement group frees per node (as FreedRoom counts it): the bundles there.
+  std::int64_t gpu_on_a_node = 0;
+  const PlacementGroup* pg = dedicated && agent->owns_placement_group ? cluster().placement_group(agent->placement_group)
+                                                                       : nullptr;
+  if (pg != nullptr && pg->state == PgState::kReady) {
+    for (std::size_t b = 0; b < pg->bundles.size(); ++b) {
+      std::int64_t on_node = 0;
+      for (std::size_t other = 0; other < pg->bundles.size(); ++other) {
+        if (pg->nodes[other] == pg->nodes[b]) on_node += pg->bundles[other].gpu_milli();
+      }
+      gpu_on_a_node = std::max(gpu_on_a_node, on_node);
+    }
+  }
+  VictimIndex::TaskInfo info{task.seq, task.pool, task.labels, dedicated ? agent->spec.resources : ResourceVector{},
+                             gpu_on_a_node, task.priority, task.start_time, task.deadline()};
+  index_.add(std::move(info), now());
 }
 
 void Scheduler::start_task(Task task, Agent& agent) {
   task.agent = agent.spec.name;
+  task.agent_id = agent.id;
   task.seq = next_seq_++;
   task.start_time = now();
   task.state = TaskState::kRunning;
@@ -200,7 +214,8 @@ void Scheduler::end_task(Task& task, TaskState state, bool keep_agent) {
   }
   if (state == TaskState::kLost) ++stats_.lost_tasks;
   if (state == TaskState::kRequeued) ++stats_.requeued_tasks;
-  Agent* agent = agents_.agent(task.agent);
+  Agent* agent = agents_.agent(task.agent_id);
+  task.agent_id = kNoAgent;
   if (agent == nullptr) return;
   agent->task.reset();
   idle_agents_[agent->spec.pool].insert(agent->spec.name);
@@ -392,7 +407,11 @@ OpResult Scheduler::apply_state(const SchedulerState& state) {
   for (const auto& pool : state.pg_pools) pg_pools_[pool.pool] = std::make_unique<PgPool>(pool);
   tasks_.clear();
   task_by_seq_.clear();
-  for (const auto& task : state.tasks) tasks_.emplace(task.id, task);
+  for (const auto& task : state.tasks) {
+    Task& stored = tasks_.emplace(task.id, task).first->second;
+    const Agent* agent = agents_.agent(task.agent);
+    stored.agent_id = task.state == TaskState::kRunning && agent != nullptr ? agent->id : kNoAgent;
+  }
   next_seq_ = state.next_seq;
   policy_ = state.policy;
   stats_ = state.stats;
@@ -441,6 +460,7 @@ std::vector<std::string> Scheduler::check_invariants() const {
       ++running;
       const Agent* agent = agents_.agent(task.agent);
       if (agent == nullptr || agent->task != id) problems.push_back("running task " + id + " is not on its agent");
+      if (agent != nullptr && agent->id != task.agent_id) problems.push_back("running task " + id + " has a stale agent id");
       if (const auto it = task_by_seq_.find(task.seq); it == task_by_seq_.end() || it->second != &task) {
         problems.push_back("running task " + id + " is not indexed");
       }

@@ -56,7 +56,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   out.cancel_success = reply.answered;
   out.cancel_wait = std::min(reply.waited_s, policy_.cancel_timeout);
   // 3. Free the slot (or hold it for the named preemptor).
-  Agent* agent = agents_.agent(victim.agent);
+  Agent* agent = agents_.agent(victim.agent_id);
   if (agent != nullptr && !hold_for.empty()) {
     agent->held_for = hold_for;
     arm_hold(*agent, at + policy_.hold_timeout);
@@ -196,7 +196,7 @@ bool Scheduler::fits_after(const TaskSpec& spec, const std::vector<const Task*>&
   std::vector<PgId> pooled_pgs, own_pgs;
   const PgPool* pool = pg_pool(spec.pool);
   for (const Task* victim : victims) {
-    const Agent* agent = agents_.agent(victim->agent);
+    const Agent* agent = agents_.agent(victim->agent_id);
     if (agent == nullptr || !agent->dedicated) continue;
     if (victim->pool == spec.pool) available += agent->spec.resources;
     if (pool != nullptr && pool->holds(agent->placement_group)) {
@@ -211,27 +211,55 @@ bool Scheduler::fits_after(const TaskSpec& spec, const std::vector<const Task*>&
 }
 
 bool Scheduler::frees_fitting_pg(const Task& victim, const TaskSpec& spec) const {
-  const Agent* agent = agents_.agent(victim.agent);
+  const Agent* agent = agents_.agent(victim.agent_id);
   const PgPool* pool = pg_pool(spec.pool);
   if (agent == nullptr || !agent->dedicated || pool == nullptr) return false;
   const ResourceVector* shape = pool->shape(agent->placement_group);
   return shape != nullptr && spec.resources.fits_in(*shape);
 }
 
-// The room preempting a growing set of victims frees for `spec`, in a pool without a PG
-// pool: its quota plus what same-pool victims give back, and per node the bundles of the
-// victims' own placement groups. fits() is fits_after(spec, victims) without rebuilding
-// the set each time.
+// The room preempting a set of victims frees for `spec`, in a pool without a PG pool:
+// its quota plus what same-pool victims give back, and per node the bundles of the
+// victims' own placement groups. fits() is fits_after(spec, victims), kept up to date as
+// victims are added and removed: each touches only its own nodes, so growing a set of n
+// victims and then dropping the unnecessary ones costs O(n), not O(n^2).
 class Scheduler::FreedRoom {
  public:
   FreedRoom(const Scheduler& core, const TaskSpec& spec)
       : core_(core), spec_(spec), quota_(core.agents_.pool(spec.pool)->ledger.available()) {
     fits_now_ = core.cluster().can_place({spec.resources}, core.agents_.pool(spec.pool)->spec.placement_strategy);
   }
-  void add(const Task& victim) {
-    const Agent* agent = core_.agents_.agent(victim.agent);
+  void add(const Task& victim) { change(victim, /*adding=*/true); }
+  void remove(const Task& victim) { change(victim, /*adding=*/false); }
+  // fits() after add(victim), for one victim on top of what was added, without copying.
+  bool fits_with(const Task& victim) const {
+    const Agent* agent = core_.agents_.agent(victim.agent_id);
+    if (agent == nullptr || !agent->dedicated) return fits();
+    if (!spec_.resources.fits_in(victim.pool == spec_.pool ? quota_ + agent->spec.resources : quota_)) return false;
+    if (fits_now_ || fitting_nodes_ > 0) return true;
+    if (!agent->owns_placement_group) return false;
+    const PlacementGroup* pg = core_.cluster().placement_group(agent->placement_group);
+    if (pg == nullptr || pg->state != PgState::kReady) return false;
+    for (std::size_t b = 0; b < pg->bundles.size(); ++b) {
+      ResourceVector freed = pg->bundles[b];
+      if (const auto* already = freed_on(pg->nodes[b])) freed += *already;
+      // Bundles of one PG on the same node free together.
+      for (std::size_t other = 0; other < pg->bundles.size(); ++other) {
+        if (other != b && pg->nodes[other] == pg->nodes[b]) freed += pg->bundles[other];
+      }
+      if (node_fits(pg->nodes[b], freed)) return true;
+    }
+    return false;
+  }
+  // Some node holds the spec with no victim (only the quota can stand in the way).
+  bool fits_now() const { return fits_now_; }
+  bool fits() const { return spec_.resources.fits_in(quota_) && (fits_now_ || fitting_nodes_ > 0); }
+
+ private:
+  void change(const Task& victim, bool adding) {
+    const Agent* agent = core_.agents_.agent(victim.agent_id);
     if (agent == nullptr || !agent->dedicated) return;
-    if (victim.pool == spec_.pool) quota_ += agent->spec.resources;
+    if (victim.pool == spec_.pool) adding ? quota_ += agent->spec.resources : quota_ -= agent->spec.resources;
     if (!agent->owns_placement_group) return;
     const PlacementGroup* pg = core_.cluster().placement_group(agent->placement_group);
     if (pg == nullptr || pg->state != PgState::kReady) return;
@@ -239,54 +267,26 @@ class Scheduler::FreedRoom {
       const auto node = pg->nodes[b];
       auto it = std::find_if(freed_.begin(), freed_.end(), [&](const auto& entry) { return entry.first == node; });
       if (it == freed_.end()) it = freed_.emplace(freed_.end(), node, ResourceVector{});
-      it->second += pg->bundles[b];
+      const bool fitted = node_fits(node, it->second);
+      adding ? it->second += pg->bundles[b] : it->second -= pg->bundles[b];
+      fitting_nodes_ += static_cast<int>(node_fits(node, it->second)) - static_cast<int>(fitted);
     }
   }
-  // fits() after add(victim), for one victim on top of what was added, without copying.
-  bool fits_with(const Task& victim) const {
-    const Agent* agent = core_.agents_.agent(victim.agent);
-    if (agent == nullptr || !agent->dedicated) return fits();
-    if (!spec_.resources.fits_in(victim.pool == spec_.pool ? quota_ + agent->spec.resources : quota_)) return false;
-    if (fits_now_ || nodes_fit()) return true;
-    if (!agent->owns_placement_group) return false;
-    const PlacementGroup* pg = core_.cluster().placement_group(agent->placement_group);
-    if (pg == nullptr || pg->state != PgState::kReady) return false;
-    const auto& nodes = core_.cluster().nodes();
-    for (std::size_t b = 0; b < pg->bundles.size(); ++b) {
-      const Node& node = nodes[pg->nodes[b]];
-      if (node.state != NodeState::kUp) continue;
-      ResourceVector room = node.ledger.available() + pg->bundles[b];
-      for (const auto& [freed_node, freed] : freed_) {
-        if (freed_node == pg->nodes[b]) room += freed;
-      }
-      // Bundles of one PG on the same node free together.
-      for (std::size_t other = 0; other < pg->bundles.size(); ++other) {
-        if (other != b && pg->nodes[other] == pg->nodes[b]) room += pg->bundles[other];
-      }
-      if (spec_.resources.fits_in(room)) return true;
-    }
-    return false;
+  const ResourceVector* freed_on(std::uint32_t node) const {
+    const auto it = std::find_if(freed_.begin(), freed_.end(), [&](const auto& entry) { return entry.first == node; });
+    return it == freed_.end() ? nullptr : &it->second;
   }
-  bool fits() const {
-    if (!spec_.resources.fits_in(quota_)) return false;
-    return fits_now_ || nodes_fit();
-  }
-
- private:
-  // Some node the victims added so far free room on holds the spec.
-  bool nodes_fit() const {
-    const auto& nodes = core_.cluster().nodes();
-    return std::any_of(freed_.begin(), freed_.end(), [&](const auto& entry) {
-      const Node& node = nodes[entry.first];
-      return node.state == NodeState::kUp && spec_.resources.fits_in(node.ledger.available() + entry.second);
-    });
+  bool node_fits(std::uint32_t index, const ResourceVector& freed) const {
+    const Node& node = core_.cluster().nodes()[index];
+    return node.state == NodeState::kUp && spec_.resources.fits_in(node.ledger.available() + freed);
   }
 
   const Scheduler& core_;
   const TaskSpec& spec_;
   ResourceVector quota_;
   bool fits_now_ = false;
-  std::vector<std::pair<std::uint32_t, ResourceVector>> freed_;
+  std::vector<std::pair<std::uint32_t, ResourceVector>> freed_;  // by node, in the order first touched
+  int fitting_nodes_ = 0;  // nodes in freed_ that hold the spec with what is freed there
 };
 
 std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const TaskSpec& spec, bool pg_reuse_only,
@@ -309,9 +309,16 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
   const bool pooled = pg_pool(spec.pool) != nullptr;
   std::optional<FreedRoom> base;  // without a PG pool: the room with no victim yet
   if (!pooled) base.emplace(*this, spec);
+  // A lone victim frees at most its class's largest GPU share on one node: when even the
+  // node with the most free GPUs could not hold the task with that, the class has no
+  // single victim to offer and its scan (kSingleVictimScan deep) is skipped.
+  const bool nodes_short = base && !base->fits_now();
+  const std::int64_t most_free_gpu = cluster().most_free_gpu_milli();
   for (std::uint32_t id = 0; id < index_.class_count(); ++id) {
-    if (!helps(index_.class_of(id))) continue;
-    auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& c) { return &c == &index_.class_of(id); });
+    const VictimIndex::Class& c = index_.class_of(id);
+    if (!helps(c)) continue;
+    if (nodes_short && spec.resources.gpu_milli() > most_free_gpu + c.most_gpu_freed_on_a_node_milli) continue;
+    auto cursor = index_.open(incoming, now(), [&](const VictimIndex::Class& other) { return &other == &c; });
     std::optional<Victim> found;
     bool found_reuses = false;
     for (std::size_t seen = 0; seen < kSingleVictimScan; ++seen) {
@@ -368,17 +375,20 @@ std::optional<std::vector<Scheduler::Victim>> Scheduler::choose_victims(const Ta
     tasks.push_back(chosen.back().task);
     if (room) room->add(*chosen.back().task);
   }
-  const auto enough_without = [&](const std::vector<const Task*>& without) {
-    if (!base) return fits_after(spec, without);
-    FreedRoom trial = *base;
-    for (const Task* task : without) trial.add(*task);
-    return trial.fits();
-  };
+  // Lowest score first: drop each victim the others make unnecessary.
   for (std::size_t i = chosen.size(); i-- > 0;) {
-    std::vector<const Task*> without = tasks;
-    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-    if (enough_without(without)) {
-      tasks = std::move(without);
+    bool unnecessary = false;
+    if (room) {
+      room->remove(*tasks[i]);
+      unnecessary = room->fits();
+      if (!unnecessary) room->add(*tasks[i]);
+    } else {
+      std::vector<const Task*> without = tasks;
+      without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+      unnecessary = fits_after(spec, without);
+    }
+    if (unnecessary) {
+      tasks.erase(tasks.begin() + static_cast<std::ptrdiff_t>(i));
       chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
@@ -423,7 +433,7 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   std::vector<std::string> preempted;
   for (const Victim& victim : *victims) {
     Task& task = tasks_.at(victim.task->id);
-    if (const Agent* agent = agents_.agent(task.agent); agent != nullptr && frees_fitting_pg(task, spec)) {
+    if (const Agent* agent = agents_.agent(task.agent_id); agent != nullptr && frees_fitting_pg(task, spec)) {
       freed_pg = agent->placement_group;
     }
     preempted.push_back(task.id);
@@ -460,7 +470,7 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
     return out;
   }
   Task& victim = tasks_.at(victims->front().task->id);
-  const PgId freed_pg = agents_.agent(victim.agent)->placement_group;
+  const PgId freed_pg = agents_.agent(victim.agent_id)->placement_group;
   (void)preempt(victim, victims->front().reason, spec.task_id, "");
   out = start_on_new_agent(spec, freed_pg);
   out.preempted = {victim.id};

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "scheduler/cluster_state.hpp"
 #include "scheduler/preemption_rules.hpp"
 #include "scheduler/resources.hpp"
 
@@ -64,6 +65,7 @@ struct Task {
   std::string id;
   std::string pool;
   std::string agent;
+  AgentId agent_id = kNoAgent;  // while running: its agent, as the core reaches it
   double priority = 0.0;
   Labels labels;
   double estimated_duration = 0.0;

@@ -52,7 +52,7 @@ std::uint32_t VictimIndex::class_for(const TaskInfo& info) {
   const auto it = class_ids_.find(key);
   if (it != class_ids_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(classes_.size());
-  classes_.push_back(std::make_unique<Class>(Class{info.pool, std::move(labels), !info.freed.is_zero(), {}, {}, 0}));
+  classes_.push_back(std::make_unique<Class>(Class{info.pool, std::move(labels), !info.freed.is_zero(), 0, {}, {}, 0}));
   class_ids_.emplace(std::move(key), id);
   return id;
 }
@@ -108,6 +108,8 @@ void VictimIndex::add(TaskInfo info, double now) {
   const std::uint64_t seq = info.seq;
   Slot slot{std::move(info), 0, true, {}, false, {}};
   slot.class_id = class_for(slot.info);
+  auto& most = classes_[slot.class_id]->most_gpu_freed_on_a_node_milli;
+  most = std::max(most, slot.info.gpu_freed_on_a_node_milli);
   auto [it, inserted] = slots_.emplace(seq, std::move(slot));
   if (!inserted) return;
   Slot& stored = it->second;

@@ -37,6 +37,9 @@ class VictimIndex {
     std::string pool;
     Labels labels;
     ResourceVector freed;  // what preempting it gives back to its pool
+    // The most GPU room (milli) preempting it frees on any one node: the bundles of its
+    // own placement group there (0 when it has none).
+    std::int64_t gpu_freed_on_a_node_milli = 0;
     double priority = 0.0;
     double start = 0.0;
     double deadline = 0.0;  // start + estimated duration (start when unknown)
@@ -51,6 +54,9 @@ class VictimIndex {
     std::string pool;
     Labels labels;  // only the keys the label rules mention
     bool gives_back = false;  // its tasks' `freed` is not zero
+    // At least the largest gpu_freed_on_a_node_milli of its tasks (it never shrinks, so
+    // it bounds what one victim of the class can free on a node).
+    std::int64_t most_gpu_freed_on_a_node_milli = 0;
     std::map<double, Bucket> buckets;
     BucketTreap tree;
     std::size_t tasks = 0;

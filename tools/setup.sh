@@ -36,5 +36,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# ccache hashes paths relative to the checkout, so a fresh clone elsewhere (as CI makes)
+# reuses what an earlier clone compiled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B "$build_dir" -G Ninja "${cmake_args[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

@@ -34,6 +34,28 @@ TEST_F(AgentManagerTest, AnAgentChargesItsPoolAndHoldsNodeResourcesThroughItsPla
   EXPECT_TRUE(scheduler.list_agents("other").empty());
 }
 
+TEST_F(AgentManagerTest, AgentsGetDenseIdsThatAGoneAgentsSlotPassesOn) {
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 1)));
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-2", 1)));
+  const AgentId first = scheduler.agent("agent-1")->id;
+  const AgentId second = scheduler.agent("agent-2")->id;
+  EXPECT_EQ(first, 0u);
+  EXPECT_EQ(second, 1u);
+  EXPECT_EQ(scheduler.agent(second)->spec.name, "agent-2");
+  ASSERT_TRUE(scheduler.delete_agent(first));
+  // The id no longer names an agent, and the name is free.
+  EXPECT_EQ(scheduler.agent(first), nullptr);
+  EXPECT_EQ(scheduler.agent("agent-1"), nullptr);
+  EXPECT_FALSE(scheduler.delete_agent(first).success);
+  EXPECT_EQ(scheduler.agent(kNoAgent), nullptr);
+  // The next agent takes the freed slot; the other keeps its id.
+  ASSERT_TRUE(scheduler.create_agent(agent("agent-3", 1)));
+  EXPECT_EQ(scheduler.agent("agent-3")->id, first);
+  EXPECT_EQ(scheduler.agent(first)->spec.name, "agent-3");
+  EXPECT_EQ(scheduler.agent("agent-2")->id, second);
+  EXPECT_EQ(scheduler.list_agents().size(), 2u);
+}
+
 TEST_F(AgentManagerTest, AnAgentBeyondThePoolQuotaFailsAndChangesNothing) {
   ASSERT_TRUE(scheduler.create_agent(agent("agent-1", 3)));
   const auto result = scheduler.create_agent(agent("agent-2", 2));
