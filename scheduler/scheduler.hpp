@@ -239,6 +239,7 @@ class Scheduler {
   enum class PgFate { kDestroy, kKeep, kRelease };
   void remove_agent(Agent& agent, PgFate fate);
   // `why` is unset for a manual execute_preemption with no evaluation naming the victim.
+  // The saved state goes on the victim (the outcome's saved_state is left empty).
   PreemptionOutcome preempt(Task& victim, std::optional<PreemptReason> why, const std::string& preemptor,
                             const std::string& hold_for);
   void arm_hold(Agent& agent, double until);

@@ -36,19 +36,19 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   ++metrics_.preemption_count[{victim.pool, reason}];
   PreemptionOutcome out;
   const double at = now();
-  // 1. Save the state: the pool's preserver, else the snapshot itself.
+  // 1. Save the state: the pool's preserver, else the snapshot itself. It is kept on the
+  //    task; execute_preemption hands a copy to its caller.
   SavedState snapshot{victim.id,       victim.pool, victim.agent, victim.priority, victim.labels,
                       victim.estimated_duration, std::max(0.0, at - victim.start_time), victim.payload, std::nullopt};
+  bool saved = true;
   if (const auto h = handlers_.find(victim.pool); h != handlers_.end() && h->second.preserver) {
     auto preserved = h->second.preserver(snapshot);
     if (preserved) {
       snapshot.custom = std::move(*preserved);
-      out.saved_state = snapshot;
     } else {
+      saved = false;
       out.state_error = "preserver for pool '" + victim.pool + "' failed: " + preserved.error().message;
     }
-  } else {
-    out.saved_state = snapshot;
   }
   // 2. Cancel, waiting at most cancel_timeout; an agent that does not answer is killed.
   CancelReply reply;
@@ -61,8 +61,8 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
     agent->held_for = hold_for;
     arm_hold(*agent, at + policy_.hold_timeout);
   }
-  end_task(victim, out.saved_state ? TaskState::kPreempted : TaskState::kLost);
-  victim.saved_state = out.saved_state;
+  end_task(victim, saved ? TaskState::kPreempted : TaskState::kLost);
+  victim.saved_state = saved ? std::optional(std::move(snapshot)) : std::nullopt;
   // 4. Count it.
   ++stats_.total_preemptions;
   if (!why) {
@@ -113,7 +113,9 @@ PreemptionOutcome Scheduler::execute_preemption(const std::string& task_id, cons
     return out;
   }
   const auto reason = last_reasons_.find(task_id);
-  return preempt(it->second, reason == last_reasons_.end() ? std::nullopt : std::optional(reason->second), "", hold_for);
+  auto out = preempt(it->second, reason == last_reasons_.end() ? std::nullopt : std::optional(reason->second), "", hold_for);
+  out.saved_state = it->second.saved_state;
+  return out;
 }
 
 // ---- submission ----------------------------------------------------------------------
