@@ -20,7 +20,17 @@ void parse_fixed(ObjectReader& reader, cluster::FixedLatencyConfig& serving) {
   reader.read_duration("prefill_base_ms", serving.prefill_base, 1e-3);
   reader.read("prefill_us_per_token", serving.prefill_us_per_token, "a non-negative number", kNonNegative);
   reader.read_duration("time_per_output_token_ms", serving.time_per_output_token, 1e-3);
-  reader.read_choice("routing", serving.routing, cluster::kRoutingNames);
+  // One set of routing names for both models; this one has requests to count, no tokens.
+  // "least_loaded" is the name it had before (kept so older configs still read).
+  if (const auto* routing = reader.raw("routing"); routing != nullptr && *routing == "least_loaded") {
+    serving.routing = cluster::RoutePolicy::kFewestRequests;
+  } else {
+    reader.read_choice("routing", serving.routing, cluster::kRoutePolicyNames);
+    if (serving.routing != cluster::RoutePolicy::kRoundRobin && serving.routing != cluster::RoutePolicy::kFewestRequests) {
+      reader.fail("routing", "the fixed-latency model routes 'round_robin' or 'fewest_requests', got '" +
+                                 std::string(cluster::kRoutePolicyNames.name(serving.routing)) + "'");
+    }
+  }
   reader.read("gpus_per_instance", serving.gpus_per_instance);
   reader.read("cost_per_instance_hour", serving.cost_per_instance_hour, "a non-negative price", kNonNegative);
 }
@@ -166,7 +176,7 @@ json fixed_to_json(const cluster::FixedLatencyConfig& s) {
               {"prefill_base_ms", s.prefill_base.ms()},
               {"prefill_us_per_token", s.prefill_us_per_token},
               {"time_per_output_token_ms", s.time_per_output_token.ms()},
-              {"routing", cluster::kRoutingNames.name(s.routing)},
+              {"routing", cluster::kRoutePolicyNames.name(s.routing)},
               {"gpus_per_instance", s.gpus_per_instance},
               {"cost_per_instance_hour", s.cost_per_instance_hour}};
 }

@@ -1,6 +1,7 @@
 #include "scheduler/resources.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "sim/engine/check.hpp"
@@ -10,19 +11,23 @@ namespace {
 
 std::int64_t to_milli(double amount) { return std::llround(amount * 1000.0); }
 
-// Exact: "2", "0.5", "1048576.125" (no stream: failed placements format these often).
-std::string format_milli(std::int64_t milli) {
+// Appends exactly: "2", "0.5", "1048576.125" (no stream and no temporaries: refused
+// placements format these often).
+void append_milli(std::string& out, std::int64_t milli) {
   const bool negative = milli < 0;
   const std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(milli) : static_cast<std::uint64_t>(milli);
-  std::string out = (negative ? "-" : "") + std::to_string(magnitude / 1000);
+  char buffer[32];
+  char* end = buffer;
+  if (negative) *end++ = '-';
+  end = std::to_chars(end, buffer + sizeof buffer, magnitude / 1000).ptr;
   if (std::uint64_t frac = magnitude % 1000; frac != 0) {
-    char digits[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                      static_cast<char>('0' + frac % 10), '\0'};
-    std::string tail(digits);
-    while (tail.back() == '0') tail.pop_back();
-    out += "." + tail;
+    *end++ = '.';
+    for (std::uint64_t scale = 100; frac != 0; scale /= 10) {
+      *end++ = static_cast<char>('0' + frac / scale);
+      frac %= scale;
+    }
   }
-  return out;
+  out.append(buffer, end);
 }
 
 }  // namespace
@@ -104,9 +109,20 @@ bool ResourceVector::is_non_negative() const {
 }
 
 std::string ResourceVector::to_string() const {
-  std::string out = "cpu=" + format_milli(cpu_milli_) + " memory_mb=" + format_milli(memory_milli_) +
-                    " gpu=" + format_milli(gpu_milli_);
-  for (const auto& [name, milli] : custom_) out += " " + name + "=" + format_milli(milli);
+  std::string out;
+  out.reserve(48);
+  out += "cpu=";
+  append_milli(out, cpu_milli_);
+  out += " memory_mb=";
+  append_milli(out, memory_milli_);
+  out += " gpu=";
+  append_milli(out, gpu_milli_);
+  for (const auto& [name, milli] : custom_) {
+    out += ' ';
+    out += name;
+    out += '=';
+    append_milli(out, milli);
+  }
   return out;
 }
 

@@ -10,26 +10,23 @@ namespace meshsim::cluster {
 
 FixedLatencyCluster::FixedLatencyCluster(engine::Simulation& sim, FixedLatencyConfig config,
                                          RequestSink& sink)
-    : sim_(sim), config_(config), sink_(sink), instances_(config.instances), start_(sim.now()), busy_(sim.now()) {
+    : sim_(sim),
+      config_(config),
+      sink_(sink),
+      instances_(config.instances),
+      router_(config.routing),
+      start_(sim.now()),
+      busy_(sim.now()) {
   MESHSIM_CHECK(config_.instances > 0 && config_.max_batch > 0,
                 "FixedLatencyCluster needs at least one instance and one batch slot");
-  for (std::uint32_t i = 0; i < config_.instances; ++i) by_load_.emplace(0, i);
+  MESHSIM_CHECK(config_.routing == RoutePolicy::kRoundRobin || config_.routing == RoutePolicy::kFewestRequests,
+                "FixedLatencyCluster routes round_robin or fewest_requests");
+  for (std::uint32_t i = 0; i < config_.instances; ++i) router_.add(i, 0);
 }
 
-std::uint32_t FixedLatencyCluster::route() {
-  if (config_.routing == Routing::kRoundRobin) {
-    const std::uint32_t chosen = next_round_robin_;
-    next_round_robin_ = (next_round_robin_ + 1) % instances();
-    return chosen;
-  }
-  return by_load_.begin()->second;
-}
-
-void FixedLatencyCluster::set_load(std::uint32_t instance, std::int64_t delta) {
+void FixedLatencyCluster::update_load(std::uint32_t instance) {
   const Instance& in = instances_[instance];
-  const std::uint64_t load = in.queue.size() + in.running;
-  by_load_.erase({static_cast<std::uint64_t>(static_cast<std::int64_t>(load) - delta), instance});
-  by_load_.emplace(load, instance);
+  router_.update(instance, static_cast<std::int64_t>(in.queue.size() + in.running));
 }
 
 ServingSystem::Usage FixedLatencyCluster::usage() const {
@@ -47,7 +44,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
   record.arrival = sim_.now();
   record.prompt_tokens = request.prompt_tokens;
   record.output_tokens = request.output_tokens;
-  const std::uint32_t instance = route();
+  const std::uint32_t instance = router_.pick();
   record.prompt_instance = instance;
   record.instance = instance;
   Instance& in = instances_[instance];
@@ -74,7 +71,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
     in.queue.push_back(slot);
     ++queued_;
   }
-  set_load(instance, +1);
+  update_load(instance);
 }
 
 void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
@@ -119,7 +116,7 @@ void FixedLatencyCluster::on_event(const engine::EventPayload& payload) {
     --queued_;
     start(instance, next);
   }
-  set_load(instance, -1);
+  update_load(instance);
 }
 
 void FixedLatencyCluster::for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const {

@@ -11,6 +11,7 @@
 #include "sim/engine/enum_names.hpp"
 
 #include "sim/engine/simulation.hpp"
+#include "sim/cluster/pool_router.hpp"
 #include "sim/cluster/serving_system.hpp"
 #include "sim/metrics/level_integral.hpp"
 
@@ -18,13 +19,6 @@ namespace meshsim::cluster {
 
 using engine::SimTime;
 using metrics::RequestRecord;
-
-enum class Routing {
-  kRoundRobin,   // instances in turn
-  kLeastLoaded,  // fewest queued + running requests (ties: lowest index)
-};
-inline constexpr EnumNames kRoutingNames{std::array{std::pair{Routing::kRoundRobin, std::string_view("round_robin")},
-                                                   std::pair{Routing::kLeastLoaded, std::string_view("least_loaded")}}};
 
 // A deliberately simple serving model: each instance serves up to max_batch requests at
 // once; a request's prefill takes prefill_base + prompt_tokens * prefill_per_token, and
@@ -37,7 +31,9 @@ struct FixedLatencyConfig {
   SimTime prefill_base = SimTime::from_ms(20);
   double prefill_us_per_token = 100.0;
   SimTime time_per_output_token = SimTime::from_ms(40);
-  Routing routing = Routing::kLeastLoaded;
+  // round_robin or fewest_requests (queued + running; ties to the lowest index): the
+  // model has no tokens or KV cache for the other policies to weigh.
+  RoutePolicy routing = RoutePolicy::kFewestRequests;
   std::uint32_t gpus_per_instance = 8;
   double cost_per_instance_hour = 0.0;  // USD
 };
@@ -61,9 +57,8 @@ class FixedLatencyCluster final : public ServingSystem, private engine::EventHan
   };
 
   void on_event(const engine::EventPayload& payload) override;
-  std::uint32_t route();
   void start(std::uint32_t instance, std::uint32_t slot);
-  void set_load(std::uint32_t instance, std::int64_t delta);
+  void update_load(std::uint32_t instance);
 
   engine::Simulation& sim_;
   FixedLatencyConfig config_;
@@ -72,8 +67,7 @@ class FixedLatencyCluster final : public ServingSystem, private engine::EventHan
   std::vector<RequestRecord> slots_;  // records of requests in the system
   std::vector<std::uint32_t> free_slots_;
   std::vector<bool> slot_used_;
-  std::set<std::pair<std::uint64_t, std::uint32_t>> by_load_;  // (queued + running, instance)
-  std::uint32_t next_round_robin_ = 0;
+  PoolRouter router_;  // every instance, loaded by its queued + running requests
   std::uint64_t queued_ = 0;
   std::uint64_t running_ = 0;
   SimTime start_;

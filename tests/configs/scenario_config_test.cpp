@@ -48,6 +48,19 @@ TEST(ScenarioConfigTest, UnknownKeysAreErrorsNamingThePathAndTheKnownKeys) {
   EXPECT_NE(error.find("instances"), std::string::npos);
 }
 
+TEST(ScenarioConfigTest, TheFixedLatencyModelRoutesByTheServingRoutingNames) {
+  // Its former name for fewest_requests still reads; the resolved config writes the one name.
+  for (const auto& [given, written] : {std::pair{"least_loaded", "fewest_requests"}, std::pair{"fewest_requests", "fewest_requests"},
+                                       std::pair{"round_robin", "round_robin"}}) {
+    const std::string text = std::string(R"({"workload": {"generator": {"arrivals": {"rate_per_s": 2},
+        "prompt_tokens": {"value": 10}, "output_tokens": {"value": 5}, "requests": 100}},
+        "serving": {"kind": "fixed_latency", "routing": ")") + given + "\"}}";
+    auto config = parse_scenario(json::parse(text), "s.json");
+    ASSERT_TRUE(config) << config.error().message;
+    EXPECT_EQ(serving_to_json(config->serving)["routing"], written) << given;
+  }
+}
+
 TEST(ScenarioConfigTest, WrongTypesAndRangesNameTheKeyAndWhatWasExpected) {
   EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "instances": "four"}})")
                 .find("s.json: serving.instances: expected a positive integer, got \"four\""),
@@ -57,7 +70,11 @@ TEST(ScenarioConfigTest, WrongTypesAndRangesNameTheKeyAndWhatWasExpected) {
   EXPECT_NE(parse_error(R"({"workload": {"rate_scale": -1}})").find("workload.rate_scale: expected a factor in [1e-06, 1e+06], got -1"),
             std::string::npos);
   EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "routing": "random"}})")
-                .find("serving.routing: expected one of 'round_robin', 'least_loaded', got 'random'"),
+                .find("serving.routing: expected one of 'round_robin', 'fewest_requests', "),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"kind": "fixed_latency", "routing": "least_kv_memory"}})")
+                .find("serving.routing: the fixed-latency model routes 'round_robin' or 'fewest_requests', got "
+                      "'least_kv_memory'"),
             std::string::npos);
   EXPECT_NE(parse_error(R"({"seed": 1.5})").find("s.json: seed: expected a non-negative integer, got 1.5"),
             std::string::npos);

@@ -52,6 +52,13 @@ TEST(ResourceVectorTest, FitsInAgreesWithTheDifferenceOnRandomVectors) {
   }
 }
 
+TEST(ResourceVectorTest, AmountsPrintExactlyToTheThousandth) {
+  EXPECT_EQ(ResourceVector::of(1048576.125, 0.05, 0.005).to_string(), "cpu=1048576.125 memory_mb=0.05 gpu=0.005");
+  EXPECT_EQ((ResourceVector::of(0, 0, 1) - ResourceVector::of(2.5, 1e12, 1.25)).to_string(),
+            "cpu=-2.5 memory_mb=-1000000000000 gpu=-0.25");
+  EXPECT_EQ(ResourceVector().with_custom("accelerator", 0.1).to_string(), "cpu=0 memory_mb=0 gpu=0 accelerator=0.1");
+}
+
 TEST(ResourceVectorTest, CustomResourcesCancelOutAndPrintSorted) {
   auto v = ResourceVector::of(1, 2, 0.5).with_custom("b", 1).with_custom("a", 1);
   EXPECT_EQ(v.to_string(), "cpu=1 memory_mb=2 gpu=0.5 a=1 b=1");

@@ -170,8 +170,8 @@ TEST(ReplayTest, TimeseriesRowsCoverTheRunAndAddUp) {
   EXPECT_EQ(completions, 50u);
 }
 
-TEST(ReplayTest, RoundRobinAndLeastLoadedSpreadRequests) {
-  for (const auto routing : {cluster::Routing::kRoundRobin, cluster::Routing::kLeastLoaded}) {
+TEST(ReplayTest, RoundRobinAndFewestRequestsSpreadRequests) {
+  for (const auto routing : {cluster::RoutePolicy::kRoundRobin, cluster::RoutePolicy::kFewestRequests}) {
     engine::Simulation sim(1);
     auto source = trace({{0.0, 10, 10}, {0.0, 10, 10}, {0.0, 10, 10}, {0.0, 10, 10}});
     auto config = one_slot();
@@ -182,7 +182,7 @@ TEST(ReplayTest, RoundRobinAndLeastLoadedSpreadRequests) {
     ASSERT_TRUE(replay.run());
     int on_first = 0;
     for (const auto& r : collector.records) on_first += *r.instance == 0;
-    EXPECT_EQ(on_first, 2) << cluster::kRoutingNames.name(routing);
+    EXPECT_EQ(on_first, 2) << cluster::kRoutePolicyNames.name(routing);
   }
 }
 
