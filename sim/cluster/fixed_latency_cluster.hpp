@@ -4,11 +4,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
-#include <set>
-#include <string_view>
 #include <vector>
-
-#include "sim/engine/enum_names.hpp"
 
 #include "sim/engine/simulation.hpp"
 #include "sim/cluster/pool_router.hpp"
