@@ -75,14 +75,27 @@ Expected<traces::BatchGeneratorSpec> load_batch_generator(const std::string& pat
   return spec;
 }
 
-std::map<std::string, cluster::BatchClass> default_openb_classes(double checkpoint_interval_s) {
+std::map<std::string, cluster::BatchClass> default_openb_classes(const cluster::BatchClass& common) {
   std::map<std::string, cluster::BatchClass> classes;
   for (const auto& [qos, priority] :
        {std::pair{"Guaranteed", 3.0}, std::pair{"LS", 2.5}, std::pair{"Burstable", 1.5}, std::pair{"BE", 1.0}}) {
-    classes[qos] = cluster::BatchClass{"batch", priority, {{"qos", qos}}, checkpoint_interval_s};
+    cluster::BatchClass& cls = classes[qos] = common;
+    cls.priority = priority;
+    cls.labels = {{"qos", qos}};
   }
   return classes;
 }
+
+namespace {
+
+// What a class's agents do when a preemption asks them to stop (see BatchClass).
+void read_agent_answers(ObjectReader& reader, cluster::BatchClass& cls) {
+  reader.read("cancel_answer_s", cls.cancel_answer_s, "a non-negative number of seconds (up to 1e6)",
+              [](double v) { return v >= 0 && v <= 1e6; });
+  reader.read("hung_share", cls.hung_share, "a share in [0, 1]", [](double v) { return v >= 0 && v <= 1; });
+}
+
+}  // namespace
 
 void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpec& spec) {
   ObjectReader reader(parent.raw("cluster"), parent.path_of("cluster"), parent.errors());
@@ -107,7 +120,6 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
   spec.node_list = relative_to(base_dir, spec.node_list);
   reader.read("serving_priority", spec.serving_priority, "a number in [0, 1e6]",
               [](double v) { return v >= 0 && v <= 1e6; });
-  double checkpoint_interval_s = 300.0;
   {
     ObjectReader batch(reader.raw("batch"), reader.path_of("batch"), reader.errors());
     batch.read("openb_pods", spec.openb_pods);
@@ -134,20 +146,24 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
     batch.read("duration_scale", spec.openb.duration_scale, "a positive factor", scale);
     batch.read("min_duration_s", spec.openb.min_duration_s, "a positive number of seconds", kPositive);
     batch.read_optional("limit", spec.openb.limit, "a positive integer", kAtLeastOne);
-    batch.read("checkpoint_interval_s", checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
-    spec.classes = default_openb_classes(checkpoint_interval_s);
+    // What every class shares unless it says otherwise.
+    cluster::BatchClass common{"batch", 1.0, {}, 300.0};
+    batch.read("checkpoint_interval_s", common.checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
+    read_agent_answers(batch, common);
+    spec.classes = default_openb_classes(common);
     if (const json* classes = batch.raw("classes"); classes != nullptr && !classes->is_null()) {
       if (!classes->is_object()) {
-        batch.fail("classes", "expected an object of job class -> {pool, priority, labels, checkpoint_interval_s}");
+        batch.fail("classes", "expected an object of job class -> {pool, priority, labels, checkpoint_interval_s, "
+                              "cancel_answer_s, hung_share}");
       } else {
         for (const auto& [name, value] : classes->items()) {
           ObjectReader one(&value, batch.path_of("classes") + "." + name, batch.errors());
-          cluster::BatchClass cls = spec.classes.count(name) ? spec.classes[name] : cluster::BatchClass{};
-          cls.checkpoint_interval_s = spec.classes.count(name) ? cls.checkpoint_interval_s : checkpoint_interval_s;
+          cluster::BatchClass cls = spec.classes.count(name) ? spec.classes[name] : common;
           one.read("pool", cls.pool);
           one.read("priority", cls.priority, "a number in [0, 1e6]", [](double v) { return v >= 0 && v <= 1e6; });
           if (one.has("labels")) cls.labels = read_labels(one, "labels");
           one.read("checkpoint_interval_s", cls.checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
+          read_agent_answers(one, cls);
           if (cls.pool.empty()) one.fail("pool", "must not be empty");
           // The serving pool is the instances' own: batch work in it could preempt them.
           if (cls.pool == cluster::SharedClusterConfig{}.serving_pool) {
@@ -206,7 +222,9 @@ json cluster_to_json(const ClusterSpec& spec) {
     classes[name] = {{"pool", cls.pool},
                      {"priority", cls.priority},
                      {"labels", cls.labels},
-                     {"checkpoint_interval_s", cls.checkpoint_interval_s}};
+                     {"checkpoint_interval_s", cls.checkpoint_interval_s},
+                     {"cancel_answer_s", cls.cancel_answer_s},
+                     {"hung_share", cls.hung_share}};
   }
   return json{{"mode", kClusterModeNames.name(spec.mode)},
               {"nodes", groups},

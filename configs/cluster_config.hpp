@@ -39,15 +39,17 @@ struct ClusterSpec {
   std::string openb_pods;
   traces::OpenbPodOptions openb;
   std::optional<traces::BatchGeneratorSpec> generator;
-  // Job class (qos) -> pool, priority, labels, checkpoint interval. Defaults: the openb
-  // qos classes in one "batch" pool, Guaranteed 3.0 > LS 2.5 > Burstable 1.5 > BE 1.0.
+  // Job class (qos) -> pool, priority, labels, checkpoint interval, how its agents answer a
+  // cancel. Defaults: the openb qos classes in one "batch" pool, Guaranteed 3.0 > LS 2.5 >
+  // Burstable 1.5 > BE 1.0; the batch object's checkpoint_interval_s, cancel_answer_s and
+  // hung_share apply to every class that does not set its own.
   std::map<std::string, cluster::BatchClass> classes;
   scheduler::PreemptionPolicy policy;  // the "preemption" object applied to the defaults
 };
 
-// The default classes of openb pods (see ClusterSpec::classes), each checkpointing every
-// `checkpoint_interval_s`.
-std::map<std::string, cluster::BatchClass> default_openb_classes(double checkpoint_interval_s);
+// The default classes of openb pods (see ClusterSpec::classes): `common`'s pool,
+// checkpoints and agents, with each qos's priority and label.
+std::map<std::string, cluster::BatchClass> default_openb_classes(const cluster::BatchClass& common);
 
 void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpec& spec);
 nlohmann::json cluster_to_json(const ClusterSpec& spec);

@@ -46,7 +46,10 @@ struct PreemptionEvaluation {
 struct PreemptionOutcome {
   OpResult result;
   bool cancel_success = false;  // the agent answered the cancel within cancel_timeout
-  double cancel_wait = 0.0;     // seconds waited for it
+  double cancel_wait = 0.0;     // seconds the agent took to stop
+  // Seconds from now until the agent stops: cancel_wait when that wait lies ahead on a
+  // simulated clock (two-phase preemption), 0 when it passed inside the call.
+  double stops_in = 0.0;
   std::optional<SavedState> saved_state;
   std::string state_error;  // the preserver failed: the task is lost, its work counted
 };
@@ -57,6 +60,9 @@ struct SubmitResult {
   std::vector<std::string> preempted;  // victims, in the order they were preempted
   std::optional<PgId> placement_group;
   bool pg_reused = false;  // the PG was one a victim or an earlier task had used
+  // Seconds from now until every victim's agent has stopped: the task holds its
+  // resources from now but can begin work only then (0 when no wait lies ahead).
+  double ready_in = 0.0;
 };
 
 // One preemption, for recent_preemptions.

@@ -51,10 +51,13 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
     }
   }
   // 2. Cancel, waiting at most cancel_timeout; an agent that does not answer is killed.
+  //    A wait ahead on a simulated clock does not keep the slot from the preemptor: it
+  //    holds the freed room from now and starts when the agent stops (stops_in).
   CancelReply reply;
   if (actuator_ != nullptr) reply = actuator_->cancel_task(victim.agent, victim.id, policy_.cancel_timeout);
   out.cancel_success = reply.answered;
   out.cancel_wait = std::min(reply.waited_s, policy_.cancel_timeout);
+  if (reply.wait_ahead) out.stops_in = out.cancel_wait;
   // 3. Free the slot (or hold it for the named preemptor).
   Agent* agent = agents_.agent(victim.agent_id);
   if (agent != nullptr && !hold_for.empty()) {
@@ -433,16 +436,18 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   }
   std::optional<PgId> freed_pg;
   std::vector<std::string> preempted;
+  double ready_in = 0.0;
   for (const Victim& victim : *victims) {
     Task& task = tasks_.at(victim.task->id);
     if (const Agent* agent = agents_.agent(task.agent_id); agent != nullptr && frees_fitting_pg(task, spec)) {
       freed_pg = agent->placement_group;
     }
     preempted.push_back(task.id);
-    (void)preempt(task, victim.reason, spec.task_id, "");
+    ready_in = std::max(ready_in, preempt(task, victim.reason, spec.task_id, "").stops_in);
   }
   out = start_on_new_agent(spec, freed_pg);
   out.preempted = std::move(preempted);
+  if (out.result.success) out.ready_in = ready_in;
   return out;
 }
 
@@ -473,9 +478,10 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   }
   Task& victim = tasks_.at(victims->front().task->id);
   const PgId freed_pg = agents_.agent(victim.agent_id)->placement_group;
-  (void)preempt(victim, victims->front().reason, spec.task_id, "");
+  const double ready_in = preempt(victim, victims->front().reason, spec.task_id, "").stops_in;
   out = start_on_new_agent(spec, freed_pg);
   out.preempted = {victim.id};
+  if (out.result.success) out.ready_in = ready_in;
   return out;
 }
 

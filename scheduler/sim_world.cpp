@@ -1,7 +1,5 @@
 #include "scheduler/sim_world.hpp"
 
-#include <cmath>
-
 #include "sim/engine/check.hpp"
 
 namespace meshsim::scheduler {
@@ -10,15 +8,27 @@ TimerId SimWorld::call_after(double seconds, std::function<void()> callback) {
   MESHSIM_CHECK(seconds >= 0 && seconds <= engine::SimTime::kMaxSeconds, "call_after: a delay out of range");
   const TimerId id = next_timer_++;
   callbacks_.emplace(id, std::move(callback));
-  const auto delay = engine::SimTime::from_us(static_cast<std::int64_t>(std::ceil(seconds * 1e6)));
-  sim_.schedule_after(delay, *this, engine::EventPayload{id, 0});
+  sim_.schedule_after(engine::SimTime::from_seconds_up(seconds), *this, engine::EventPayload{id, 0});
   return id;
 }
 
-CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, double /*timeout_s*/) {
+CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) {
   ++cancels_;
-  if (on_cancel_) on_cancel_(agent, task_id);
-  return CancelReply{true, 0.0};
+  const std::optional<double> answer_in = agents_.answer_in ? agents_.answer_in(agent, task_id) : 0.0;
+  MESHSIM_CHECK(!answer_in || *answer_in >= 0, "an agent answers a cancel no earlier than it is asked");
+  CancelReply reply;
+  reply.answered = answer_in && *answer_in <= timeout_s;
+  reply.waited_s = reply.answered ? *answer_in : timeout_s;
+  reply.wait_ahead = true;
+  if (!agents_.stopped) return reply;
+  if (reply.waited_s <= 0) {
+    agents_.stopped(agent, task_id, reply.answered);
+  } else {
+    call_after(reply.waited_s, [this, agent, task_id, answered = reply.answered] {
+      agents_.stopped(agent, task_id, answered);
+    });
+  }
+  return reply;
 }
 
 void SimWorld::on_event(const engine::EventPayload& payload) {

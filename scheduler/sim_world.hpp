@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -13,9 +14,13 @@ namespace meshsim::scheduler {
 // The scheduling core on a simulation's clock: now() is the simulation's time in seconds,
 // timers are engine events (FIFO among equal times, so a hold expiring at the same
 // microsecond as another event runs in the order it was armed), and agents are simulated
-// processes that answer a cancel at once. Hung agents (a cancel waited out until
-// cancel_timeout) need the two-phase preemption an event handler requires, since it
-// cannot move the clock forward as ManualWorld does: until then this world has none.
+// processes whose owner says how each answers a cancel.
+//
+// A cancel is two-phase, on the simulated clock: asked now, it completes when the agent
+// answers or, for a hung agent, at cancel_timeout when it is killed. The core hands the
+// victim's room to its preemptor at once (nothing else can take it) and tells it when
+// the victim will have stopped (SubmitResult::ready_in); the agents' owner hears of the
+// stop then. Room the preemptor does not need is free from the ask, not from the stop.
 class SimWorld final : public Clock, public TimerService, public Actuator, private engine::EventHandler {
  public:
   explicit SimWorld(engine::Simulation& sim) : sim_(sim) {}
@@ -25,10 +30,18 @@ class SimWorld final : public Clock, public TimerService, public Actuator, priva
   TimerId call_after(double seconds, std::function<void()> callback) override;
   void cancel(TimerId id) override { callbacks_.erase(id); }
   CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
-  // Who runs the simulated processes: told of every cancel (from inside the core's call,
-  // so it may only record and schedule, never call back into the core).
-  using CancelListener = std::function<void(const std::string& agent, const std::string& task_id)>;
-  void set_cancel_listener(CancelListener listener) { on_cancel_ = std::move(listener); }
+
+  // Who runs the simulated agents. Both are called from inside a core call (stopped too,
+  // when the agent stops at once), so they may only record and schedule, never call back
+  // into the core.
+  struct Agents {
+    // Seconds until `agent` answers a cancel of `task_id`; nullopt: never (it hangs).
+    // Unset: every agent answers at once.
+    std::function<std::optional<double>(const std::string& agent, const std::string& task_id)> answer_in;
+    // The agent stopped: it answered (true), or was killed at cancel_timeout (false).
+    std::function<void(const std::string& agent, const std::string& task_id, bool answered)> stopped;
+  };
+  void set_agents(Agents agents) { agents_ = std::move(agents); }
 
   std::uint64_t cancels_asked() const { return cancels_; }
   std::size_t armed_timers() const { return callbacks_.size(); }
@@ -40,7 +53,7 @@ class SimWorld final : public Clock, public TimerService, public Actuator, priva
   std::unordered_map<TimerId, std::function<void()>> callbacks_;  // armed, not cancelled
   TimerId next_timer_ = 1;
   std::uint64_t cancels_ = 0;
-  CancelListener on_cancel_;
+  Agents agents_;
 };
 
 }  // namespace meshsim::scheduler

@@ -31,14 +31,18 @@ class TimerService {
 // What an agent answered when asked to cancel a task.
 struct CancelReply {
   bool answered = true;   // false: no answer within the timeout (the agent is force-killed)
-  double waited_s = 0.0;  // how long the core waited, at most the timeout
+  double waited_s = 0.0;  // how long the agent took to stop, at most the timeout
+  // Where that wait is: false, it passed inside the call (ManualWorld moves its clock);
+  // true, it lies ahead on a simulated clock (SimWorld: the agent stops waited_s from now).
+  bool wait_ahead = false;
 };
 
 // Acts on the agents (the Ray actors of the seeds).
 class Actuator {
  public:
   virtual ~Actuator() = default;
-  // Asks `agent` to stop `task_id`, waiting at most `timeout_s`.
+  // Asks `agent` to stop `task_id`, waiting at most `timeout_s` (in the call, or ahead
+  // on the clock: see CancelReply::wait_ahead).
   virtual CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) = 0;
 };
 

@@ -152,9 +152,9 @@ void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   resources_freed(job.node);
 }
 
-bool BatchRunner::on_cancelled(const std::string& task_id) {
+std::optional<double> BatchRunner::cancel(const std::string& task_id) {
   const auto it = by_task_.find(task_id);
-  if (it == by_task_.end()) return false;
+  MESHSIM_CHECK(it != by_task_.end(), "the core preempted '" + task_id + "', which is not a batch job");
   Job& job = jobs_[it->second];
   MESHSIM_CHECK(job.state == State::kRunning, "the core cancelled batch job '" + job.record.name +
                                                   "', which is not running");
@@ -168,14 +168,29 @@ bool BatchRunner::on_cancelled(const std::string& task_id) {
   leave_node(it->second);
   counts_.useful_gpu_s += saved * job.need.gpu();
   counts_.lost_gpu_s += (elapsed - saved) * job.need.gpu();
+  job.state = State::kStopping;
   --counts_.running;
+  ++counts_.stopping;
   counts_.gpu_milli_running -= job.need.gpu_milli();
   held_.set(static_cast<double>(counts_.gpu_milli_running) / 1000.0, sim_.now());
   ++counts_.preemptions;
+  // Only classes with hung agents draw, so runs without them keep their random streams.
+  const bool hangs = job.cls->hung_share > 0 && sim_.rng("batch.hung_agents").uniform() < job.cls->hung_share;
+  // Room the preemptor does not take is free now, before the agent stops.
+  if (hangs || job.cls->cancel_answer_s > 0) resources_freed(job.node);
+  if (hangs) return std::nullopt;
+  return job.cls->cancel_answer_s;
+}
+
+void BatchRunner::stopped(const std::string& task_id, bool answered) {
+  const std::size_t index = by_task_.at(task_id);
+  Job& job = jobs_[index];
+  MESHSIM_CHECK(job.state == State::kStopping, "batch job '" + job.record.name + "' stopped twice");
+  --counts_.stopping;
+  if (!answered) ++counts_.hung_agents;
   ++counts_.requeues;
-  enqueue(it->second);
+  enqueue(index);
   resources_freed(job.node);
-  return true;
 }
 
 void BatchRunner::resources_freed(std::optional<std::uint32_t> node) {
@@ -281,7 +296,7 @@ double BatchRunner::running_gpu_s(SimTime now) const {
 
 std::vector<std::string> BatchRunner::check_invariants() const {
   std::vector<std::string> problems;
-  std::uint64_t by_state[5] = {};
+  std::uint64_t by_state[6] = {};
   for (const Job& job : jobs_) {
     ++by_state[static_cast<int>(job.state)];
     const scheduler::Task* task = core_.task(task_id(job.record.name));
@@ -297,11 +312,11 @@ std::vector<std::string> BatchRunner::check_invariants() const {
                        std::to_string(count(State::kQueued)) + " are queued, counted " +
                        std::to_string(counts_.queued));
   }
-  if (count(State::kRunning) != counts_.running || count(State::kCompleted) != counts_.completed ||
-      count(State::kFailed) != counts_.failed) {
+  if (count(State::kRunning) != counts_.running || count(State::kStopping) != counts_.stopping ||
+      count(State::kCompleted) != counts_.completed || count(State::kFailed) != counts_.failed) {
     problems.push_back("batch counts disagree with the jobs' states");
   }
-  if (!counts_.adds_up()) problems.push_back("batch jobs arrived != completed + running + queued + failed");
+  if (!counts_.adds_up()) problems.push_back("batch jobs arrived != completed + running + stopping + queued + failed");
   return problems;
 }
 

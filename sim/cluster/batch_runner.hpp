@@ -25,20 +25,27 @@ struct BatchClass {
   double priority = 1.0;
   scheduler::Labels labels;
   double checkpoint_interval_s = 0.0;  // 0: no checkpoints (a preemption loses all work)
+  // How its jobs' agents answer a preemption's cancel: after cancel_answer_s seconds
+  // (flushing, cleaning up), except a hung_share of them that never answer and are killed
+  // at the policy's cancel_timeout. Until its agent stops, a job holds its room for the
+  // preemptor, which starts only then.
+  double cancel_answer_s = 0.0;
+  double hung_share = 0.0;
 };
 
 // Where the batch jobs of a run are, at any moment: every arrived job is in exactly one
-// of completed / running / queued / failed.
+// of completed / running / stopping (preempted, its agent not yet stopped) / queued / failed.
 struct BatchCounts {
-  std::uint64_t arrived = 0, completed = 0, running = 0, queued = 0, failed = 0;
+  std::uint64_t arrived = 0, completed = 0, running = 0, stopping = 0, queued = 0, failed = 0;
   std::uint64_t starts = 0;       // a job starting or resuming
   std::uint64_t preemptions = 0;  // by serving or by higher-priority batch work
-  std::uint64_t requeues = 0;     // preempted jobs put back in the queue
+  std::uint64_t requeues = 0;     // preempted jobs put back in the queue (once their agent stopped)
+  std::uint64_t hung_agents = 0;  // preemptions whose agent never answered and was killed
   // GPU-seconds of ended run segments: work kept (finished, or saved by a checkpoint) and
   // work lost to preemption (since the last checkpoint).
   double useful_gpu_s = 0.0, lost_gpu_s = 0.0;
   std::int64_t gpu_milli_running = 0;  // thousandths of GPUs held by running jobs now
-  bool adds_up() const { return arrived == completed + running + queued + failed; }
+  bool adds_up() const { return arrived == completed + running + stopping + queued + failed; }
 };
 
 // Batch jobs sharing the cluster with serving, run through the scheduling core: each
@@ -58,9 +65,14 @@ class BatchRunner final : private engine::EventHandler {
 
   // Arms the first arrival (at its time).
   void start();
-  // The core cancelled task `task_id` (a preemption): true when it was one of these jobs.
-  // Called from inside a core call, so it only records and schedules.
-  bool on_cancelled(const std::string& task_id);
+  // A preemption: the core asks the agent of job `task_id` to stop. The job's run ends
+  // now (the work since its last checkpoint is lost); it waits, stopping, until its agent
+  // stops (stopped()). Returns when the agent answers (nullopt: never, it hangs), drawn
+  // from the job's class. Called from inside a core call, so it only records and schedules.
+  std::optional<double> cancel(const std::string& task_id);
+  // The job's agent stopped (answered, or killed at cancel_timeout): the job goes back to
+  // the queue. Called from inside a core call when the agent stops at once.
+  void stopped(const std::string& task_id, bool answered);
   // Resources came free (on `node`; none: anywhere): queued jobs are tried (once per
   // instant, however many calls).
   void resources_freed(std::optional<std::uint32_t> node);
@@ -79,7 +91,7 @@ class BatchRunner final : private engine::EventHandler {
 
  private:
   enum EventKind : std::uint64_t { kArrival, kComplete, kDispatch };
-  enum class State { kPending, kQueued, kRunning, kCompleted, kFailed };
+  enum class State { kPending, kQueued, kRunning, kStopping, kCompleted, kFailed };
   struct Job {
     traces::BatchJobRecord record;
     const BatchClass* cls = nullptr;

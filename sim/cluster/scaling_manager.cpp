@@ -35,14 +35,27 @@ Error ScalingManager::blocked(std::string why) {
   return Error{std::move(why)};
 }
 
-Expected<std::uint32_t> ScalingManager::take_server(std::uint32_t instance, InstanceTag tag) {
+Expected<PlacedInstance> ScalingManager::take_server(std::uint32_t instance, InstanceTag tag) {
   if (placement_ != nullptr) {
     auto placed = placement_->place(instance, tag);
     if (!placed) return blocked(placed.error().message);
     return placed;
   }
-  if (const auto server = cluster_.server_with_room(tag)) return *server;
-  return cluster_.add_server(tag);
+  if (const auto server = cluster_.server_with_room(tag)) return PlacedInstance{*server, {}};
+  return PlacedInstance{cluster_.add_server(tag), {}};
+}
+
+void ScalingManager::arm_activation(std::uint32_t instance, InstanceTag tag, SimTime wait_for_room) {
+  const SimTime after = wait_for_room + config_.scale_up_delay;
+  starting_[static_cast<std::size_t>(tag)].emplace(instance, sim_.now() + after);
+  ++counts_.scale_ups;
+  if (log_ && wait_for_room > SimTime::zero()) {
+    char wait[32];
+    std::snprintf(wait, sizeof wait, "%.2f", wait_for_room.seconds());
+    log("[ScalingManager] Instance " + std::to_string(instance) + " waits " + wait +
+        " s for the agents it preempted to stop");
+  }
+  sim_.schedule_after(after, *this, engine::EventPayload{kActivate, instance});
 }
 
 Status ScalingManager::room_for_one_more(InstanceTag tag) {
@@ -61,16 +74,14 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
   const std::uint32_t instance = cluster_.next_instance_id();
-  auto server = take_server(instance, tag);
-  if (!server) return server.error();
+  const auto placed = take_server(instance, tag);
+  if (!placed) return placed.error();
   ScaleUp added;
-  added.server = *server;
+  added.server = placed->server;
   added.instance = cluster_.add_instance(tag, added.server);
-  starting_[static_cast<std::size_t>(tag)].emplace(added.instance, sim_.now() + config_.scale_up_delay);
-  ++counts_.scale_ups;
   if (log_) log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
       std::to_string(added.instance));
-  sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, added.instance});
+  arm_activation(added.instance, tag, placed->wait_for_room);
   return added;
 }
 
@@ -158,17 +169,14 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
   if (auto room = room_for_one_more(cluster_.tag_of(instance)); !room) return room;
-  const auto taken = take_server(instance, cluster_.tag_of(instance));
-  if (!taken) return taken.error();
-  const std::uint32_t server = *taken;
-  cluster_.restart(instance, server);
-  starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].emplace(instance, sim_.now() + config_.scale_up_delay);
-  ++counts_.scale_ups;
+  const auto placed = take_server(instance, cluster_.tag_of(instance));
+  if (!placed) return placed.error();
+  cluster_.restart(instance, placed->server);
   if (log_) {
     log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " +
-        std::to_string(server) + " at " + at_now());
+        std::to_string(placed->server) + " at " + at_now());
   }
-  sim_.schedule_after(config_.scale_up_delay, *this, engine::EventPayload{kActivate, instance});
+  arm_activation(instance, cluster_.tag_of(instance), placed->wait_for_room);
   return Ok{};
 }
 

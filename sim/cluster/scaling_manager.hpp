@@ -51,11 +51,17 @@ struct ScalingCounts {
 // elastic cluster (a server with room, else a new server, removed once idle); a shared
 // cluster (sim/cluster/shared_cluster) claims GPUs on fixed nodes through the
 // scheduling core instead, preempting batch work for them.
+struct PlacedInstance {
+  std::uint32_t server = 0;
+  // How long the instance waits for its room before it starts loading: the agents of the
+  // work preempted for it stopping (a hung one is killed at the policy's cancel_timeout).
+  SimTime wait_for_room;
+};
 class InstancePlacement {
  public:
   virtual ~InstancePlacement() = default;
-  // The server `instance` (about to start, of `tag`) goes on, or why there is none.
-  virtual Expected<std::uint32_t> place(std::uint32_t instance, InstanceTag tag) = 0;
+  // Where `instance` (about to start, of `tag`) goes, or why there is nowhere.
+  virtual Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag) = 0;
   // `instance` left `server` (drained to INACTIVE, or a scale-up taken back).
   virtual void release(std::uint32_t instance, std::uint32_t server) = 0;
 };
@@ -63,7 +69,8 @@ class InstancePlacement {
 // The actuator of seed 004 over an elastic cluster (or a placement's nodes). scale_up_full places a STARTING
 // instance on a server with room for it, or creates a server (one instance per server
 // when an instance fills one, as in the seed; smaller ones are packed, so no half-empty
-// server is paid for); it becomes ACTIVE after scale_up_delay. scale_down_full drains an
+// server is paid for); it becomes ACTIVE after scale_up_delay (and after any wait for its
+// room, see PlacedInstance). scale_down_full drains an
 // instance, checks it every drain_check_interval, removes it once empty and then its
 // server when idle. Instances get the start state's configuration (the cluster has one
 // model, parallelism and SKU). Limits are enforced here: an action that would break
@@ -142,7 +149,9 @@ class ScalingManager final : private engine::EventHandler {
   Status room_for_one_more(InstanceTag tag);
   // The placement's choice; elastic: room on an existing server (lowest id first), else
   // a new server.
-  Expected<std::uint32_t> take_server(std::uint32_t instance, InstanceTag tag);
+  Expected<PlacedInstance> take_server(std::uint32_t instance, InstanceTag tag);
+  // The instance, STARTING on its server, becomes ACTIVE after the wait and scale_up_delay.
+  void arm_activation(std::uint32_t instance, InstanceTag tag, SimTime wait_for_room);
   // The placement's release; elastic: the server goes once idle.
   void release(std::uint32_t instance, std::uint32_t server);
   void check_draining();

@@ -57,9 +57,12 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   MESHSIM_CHECK(updated.result.success, updated.result.error);
   core_.set_scheduling_strategy(std::make_unique<ServingStays>(config_.serving_pool));
   batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
-  world_.set_cancel_listener([this](const std::string& /*agent*/, const std::string& task) {
-    MESHSIM_CHECK(batch_->on_cancelled(task), "the core preempted '" + task + "', which is not a batch job");
-  });
+  scheduler::SimWorld::Agents agents;
+  agents.answer_in = [this](const std::string& /*agent*/, const std::string& task) { return batch_->cancel(task); };
+  agents.stopped = [this](const std::string& /*agent*/, const std::string& task, bool answered) {
+    batch_->stopped(task, answered);
+  };
+  world_.set_agents(std::move(agents));
 }
 
 Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulation& sim, LlmCluster& serving,
@@ -77,19 +80,19 @@ Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulatio
   for (const auto& group : start_state) {
     for (std::uint32_t i = 0; i < group.count; ++i) {
       const std::uint32_t instance = serving.next_instance_id();
-      auto server = shared->place(instance, group.tag);
-      if (!server) {
+      auto where = shared->place(instance, group.tag);
+      if (!where) {
         return Error{"the serving start state does not fit the cluster's nodes: " + std::to_string(placed) +
-                     " instances placed, then " + server.error().message};
+                     " instances placed, then " + where.error().message};
       }
-      serving.activate(serving.add_instance(group.tag, *server));
+      serving.activate(serving.add_instance(group.tag, where->server));
       ++placed;
     }
   }
   return shared;
 }
 
-Expected<std::uint32_t> SharedCluster::place(std::uint32_t instance, InstanceTag tag) {
+Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTag tag) {
   scheduler::TaskSpec spec;
   spec.task_id = task_id(instance);
   spec.pool = config_.serving_pool;
@@ -109,7 +112,7 @@ Expected<std::uint32_t> SharedCluster::place(std::uint32_t instance, InstanceTag
     node_of_server_[it->second] = node;
   }
   serving_gpu_milli_ += config_.instance_resources.gpu_milli();
-  return it->second;
+  return PlacedInstance{it->second, SimTime::from_seconds_up(submitted.ready_in)};
 }
 
 void SharedCluster::release(std::uint32_t instance, std::uint32_t server) {

@@ -32,7 +32,8 @@ struct SharedClusterConfig {
 // serving instance is an agent of the serving pool with its own placement group (a
 // scale-up on a full cluster preempts batch work through the core, under the
 // preemption policy), and batch jobs are tasks of lower-priority pools run by a
-// BatchRunner. The serving model's servers are the nodes that host instances (created
+// BatchRunner. A scale-up waits for the agents of the work it preempted to stop (two-phase
+// preemption on the simulated clock: see SimWorld and BatchClass). The serving model's servers are the nodes that host instances (created
 // when a node takes its first instance, removed when it loses its last).
 class SharedCluster final : public InstancePlacement {
  public:
@@ -46,7 +47,7 @@ class SharedCluster final : public InstancePlacement {
   // Arms the batch arrivals.
   void start() { batch_->start(); }
 
-  Expected<std::uint32_t> place(std::uint32_t instance, InstanceTag tag) override;
+  Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag) override;
   void release(std::uint32_t instance, std::uint32_t server) override;
 
   const scheduler::Scheduler& core() const { return core_; }

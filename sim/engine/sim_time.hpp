@@ -21,6 +21,8 @@ class SimTime {
     const double us = seconds * 1e6;
     return SimTime(static_cast<std::int64_t>(us >= 0 ? us + 0.5 : us - 0.5));
   }
+  // The first microsecond at or after `seconds` (a delay that must never fire early).
+  static SimTime from_seconds_up(double seconds) { return SimTime(static_cast<std::int64_t>(std::ceil(seconds * 1e6))); }
   // The longest span a simulation represents (about 31,700 years): far below where
   // microseconds overflow, so sums of in-range times cannot. Inputs beyond it are refused.
   static constexpr double kMaxSeconds = 1e12;

@@ -272,6 +272,7 @@ TEST_F(PreemptionScenarioTest, P12ACancelThatNeverAnswersTimesOutButStillFrees) 
   EXPECT_TRUE(outcome.result.success);
   EXPECT_FALSE(outcome.cancel_success);
   EXPECT_DOUBLE_EQ(outcome.cancel_wait, 0.5);
+  EXPECT_DOUBLE_EQ(outcome.stops_in, 0.0);  // ManualWorld waited inside the call: nothing lies ahead
   ASSERT_TRUE(outcome.saved_state);
   EXPECT_EQ(outcome.saved_state->payload, "s");
   EXPECT_TRUE(scheduler.agents().pool("compute-pool")->ledger.used().is_zero());

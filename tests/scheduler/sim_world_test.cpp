@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "scheduler/scheduler.hpp"
@@ -46,6 +48,60 @@ TEST(SimWorldTest, TheCoreRunsOnSimulatedTimeAndItsHoldsExpireAsEvents) {
   EXPECT_FALSE(scheduler.submit_task_with_preemption(other).result.success);
   sim.run_until(SimTime::from_seconds(130));  // hold_timeout (30 s) of simulated time
   EXPECT_TRUE(scheduler.submit_task_with_preemption(other).result.success);
+  EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});
+}
+
+// Two-phase preemption: the cancel is asked now and completes when the agent answers, or
+// at cancel_timeout for one that hangs (or answers too late). The preemptor holds the
+// victims' room from now and learns when the last of them stops (ready_in); the agents'
+// owner hears of each stop at its time.
+TEST(SimWorldTest, ACancelCompletesWhenTheAgentAnswersOrAtCancelTimeout) {
+  engine::Simulation sim(1);
+  SimWorld world(sim);
+  Scheduler scheduler(world, &world, &world);
+  scheduler.cluster().add_node({"node-0", ResourceVector::of(64, 262'144, 8), {}, "h100-80gb"});
+  ASSERT_TRUE(scheduler.ensure_pool({"pool", {}, ResourceVector::of(64, 262'144, 8), 0, PlacementStrategy::kStrictPack}));
+  std::vector<std::string> stops;
+  SimWorld::Agents agents;
+  agents.answer_in = [](const std::string& agent, const std::string&) -> std::optional<double> {
+    if (agent == "hung") return std::nullopt;
+    return agent == "slow" ? 45.0 : 2.0;
+  };
+  agents.stopped = [&](const std::string& agent, const std::string& task, bool answered) {
+    stops.push_back(agent + "/" + task + (answered ? " answered at " : " killed at ") + std::to_string(world.now()));
+  };
+  world.set_agents(std::move(agents));
+  PolicyUpdate timeout;
+  timeout.cancel_timeout = 30.0;
+  ASSERT_TRUE(scheduler.update_preemption_policy(timeout).result.success);
+  sim.run_until(SimTime::from_seconds(10));
+  for (const char* name : {"quick", "hung"}) {
+    TaskSpec low{name, "pool", "w", ResourceVector::of(1, 1024, 4), 1.0, {}, 0.0, "", 0.0, name};
+    ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
+  }
+  TaskSpec high{"high", "pool", "w", ResourceVector::of(1, 1024, 8), 5.0, {}, 0.0, "", 0.0, ""};
+  const auto placed = scheduler.submit_task_with_preemption(high);
+  ASSERT_TRUE(placed.result.success) << placed.result.error;
+  EXPECT_EQ(placed.preempted.size(), 2u);
+  EXPECT_DOUBLE_EQ(placed.ready_in, 30.0);  // the hung agent, killed at the timeout
+  EXPECT_TRUE(stops.empty());               // nobody has stopped yet
+  // The room is the preemptor's from now: nothing else takes it meanwhile.
+  TaskSpec other{"other", "pool", "w", ResourceVector::of(1, 1024, 1), 1.0, {}, 0.0, "", 0.0, ""};
+  EXPECT_FALSE(scheduler.submit_task_with_preemption(other).result.success);
+  sim.run_until(SimTime::from_seconds(100));
+  EXPECT_EQ(stops, (std::vector<std::string>{"quick/quick answered at 12.000000", "hung/hung killed at 40.000000"}));
+
+  // execute_preemption says the same: an agent answering after the timeout is killed at it.
+  TaskSpec slow{"slow-task", "pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "", 0.0, "slow"};
+  ASSERT_TRUE(scheduler.complete("high").success);
+  ASSERT_TRUE(scheduler.submit_task_with_preemption(slow).result.success);
+  const auto outcome = scheduler.execute_preemption("slow-task", "slow");
+  ASSERT_TRUE(outcome.result.success);
+  EXPECT_FALSE(outcome.cancel_success);
+  EXPECT_DOUBLE_EQ(outcome.cancel_wait, 30.0);
+  EXPECT_DOUBLE_EQ(outcome.stops_in, 30.0);
+  sim.run_until(SimTime::from_seconds(200));
+  EXPECT_EQ(stops.back(), "slow/slow-task killed at 130.000000");
   EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});
 }
 

@@ -111,6 +111,45 @@ TEST(SharedClusterTest, ScaleUpPreemptsBatchWorkWhichLosesWorkSinceItsCheckpoint
   w.expect_sound();
 }
 
+// Two-phase preemption on the simulated clock: the scale-up takes the job's room at once,
+// but the instance starts loading only when the job's agent has stopped, and the job is
+// requeued only then. A hung agent stops when killed at cancel_timeout; one that answers
+// late, when it answers.
+TEST(SharedClusterTest, AScaleUpWaitsForThePreemptedJobsAgentToStop) {
+  for (const auto& [hung_share, answer_s, stops_after] :
+       {std::tuple{1.0, 0.0, 20.0}, std::tuple{0.0, 5.0, 5.0}, std::tuple{0.0, 45.0, 20.0}}) {
+    auto config = shared_config(1);
+    config.policy.cancel_timeout = 20;
+    config.classes["BE"].hung_share = hung_share;
+    config.classes["BE"].cancel_answer_s = answer_s;
+    World w(1, {job("a", 0, 100, 4, "BE")}, {{InstanceTag::kMixed, 1}}, config);
+    w.run_until(50);
+    const auto up = w.manager->scale_up_full(InstanceTag::kMixed);
+    ASSERT_TRUE(up) << up.error().message;
+    const auto& counts = w.shared->batch().counts();
+    EXPECT_EQ(counts.preemptions, 1u);
+    EXPECT_EQ(counts.stopping, 1u);
+    EXPECT_EQ(counts.queued, 0u);
+    EXPECT_DOUBLE_EQ(counts.lost_gpu_s, 80.0);  // the run ends at the ask: 20 s since the checkpoint
+    w.expect_sound();
+    // Activation: the wait, then the scale-up delay (10 s).
+    const double active_at = 50 + stops_after + 10;
+    w.run_until(50 + stops_after - 1e-6);
+    EXPECT_EQ(counts.stopping, 1u) << hung_share << " " << answer_s;
+    w.run_until(50 + stops_after);
+    EXPECT_EQ(counts.stopping, 0u);
+    EXPECT_EQ(counts.queued, 1u);
+    EXPECT_EQ(counts.hung_agents, stops_after < answer_s || hung_share > 0 ? 1u : 0u) << answer_s;
+    w.expect_sound();
+    w.run_until(active_at - 1e-6);
+    EXPECT_EQ(w.manager->count(InstanceTag::kMixed, InstanceState::kStarting), 1u);
+    w.run_until(active_at);
+    EXPECT_EQ(w.manager->count(InstanceTag::kMixed, InstanceState::kActive), 2u);
+    EXPECT_TRUE(counts.adds_up());
+    w.expect_sound();
+  }
+}
+
 TEST(SharedClusterTest, AScaleUpThatFindsNoRoomEvenAfterPreemptionIsBlocked) {
   auto config = shared_config(1);
   config.policy.enable_cross_pool_preemption = false;
@@ -212,8 +251,13 @@ TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
     }
     auto config = shared_config(nodes);
     config.classes["BE"].checkpoint_interval_s = std::vector<double>{0, 10, 45}[rng() % 3];
+    // Agents that hang or answer late (stopping jobs must add up too).
+    config.classes["BE"].hung_share = std::vector<double>{0, 0.5, 1}[rng() % 3];
+    config.classes["LS"].cancel_answer_s = std::vector<double>{0, 3, 60}[rng() % 3];
+    const double cancel_timeout = std::vector<double>{0, 15, 30}[rng() % 3];
     scheduler::PolicyUpdate update;
     update.preemption_aggressiveness = std::string(std::vector<const char*>{"HIGH", "MEDIUM", "LOW"}[rng() % 3]);
+    update.cancel_timeout = cancel_timeout;
     ASSERT_TRUE(scheduler::update_policy(config.policy, update).result.success);
     World w(nodes, jobs, {{InstanceTag::kMixed, 1}}, config);
     for (double now = 0; now < 600; now += pick(1, 30)) {
@@ -240,6 +284,8 @@ TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
     const auto& counts = w.shared->batch().counts();
     ASSERT_TRUE(counts.adds_up()) << "seed " << seed;
     EXPECT_EQ(counts.arrived, jobs.size()) << "seed " << seed;
+    EXPECT_EQ(counts.stopping, 0u) << "seed " << seed;
+    EXPECT_EQ(counts.preemptions, counts.requeues) << "seed " << seed;
     // A job of more GPUs than the one serving instance leaves free waits (queued, counted).
     const double room = nodes == 1 ? 4 : 8;
     double stuck_work = 0;
@@ -274,6 +320,8 @@ TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
       jobs.push_back(job("j" + std::to_string(i), t, pick(1, 150), gpu, classes[rng() % 2]));
     }
     auto config = shared_config(nodes);
+    config.classes["BE"].hung_share = std::vector<double>{0, 0.5}[rng() % 2];
+    config.classes["LS"].cancel_answer_s = std::vector<double>{0, 4}[rng() % 2];
     scheduler::PolicyUpdate update;
     update.preemption_aggressiveness = std::string(std::vector<const char*>{"HIGH", "MEDIUM", "LOW"}[rng() % 3]);
     ASSERT_TRUE(scheduler::update_policy(config.policy, update).result.success);
@@ -294,11 +342,67 @@ TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
       }
       const auto& ca = a.shared->batch().counts();
       const auto& cb = b.shared->batch().counts();
-      ASSERT_EQ(std::tie(ca.arrived, ca.completed, ca.running, ca.queued, ca.failed, ca.starts, ca.preemptions),
-                std::tie(cb.arrived, cb.completed, cb.running, cb.queued, cb.failed, cb.starts, cb.preemptions))
+      ASSERT_EQ(std::tie(ca.arrived, ca.completed, ca.running, ca.stopping, ca.queued, ca.failed, ca.starts,
+                         ca.preemptions, ca.hung_agents),
+                std::tie(cb.arrived, cb.completed, cb.running, cb.stopping, cb.queued, cb.failed, cb.starts,
+                         cb.preemptions, cb.hung_agents))
           << "seed " << seed << " at " << now;
       ASSERT_EQ(ca.useful_gpu_s, cb.useful_gpu_s) << "seed " << seed << " at " << now;
       ASSERT_EQ(ca.lost_gpu_s, cb.lost_gpu_s) << "seed " << seed << " at " << now;
+      ASSERT_EQ(a.manager->get_status_summary(), b.manager->get_status_summary()) << "seed " << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::cluster
+
+namespace meshsim::cluster {
+namespace {
+
+// A hung agent killed at a cancel_timeout of 0 stops at the ask, as one that answers at
+// once: random worlds run both ways agree on everything but the count of hung agents
+// (the unfolded twin of two-phase preemption: a zero wait must add no event that moves
+// an outcome).
+TEST(SharedClusterPropertyTest, HungAgentsKilledAtATimeoutOfZeroChangeNothingButTheirCount) {
+  const auto cases = static_cast<std::uint32_t>(testing::case_count(100));
+  for (std::uint32_t seed = 1; seed <= cases; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto pick = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    const std::uint32_t nodes = 1 + rng() % 3;
+    std::vector<traces::BatchJobRecord> jobs;
+    double t = 0;
+    for (int i = 0, n = static_cast<int>(rng() % 50); i < n; ++i) {
+      t += pick(0, 8);
+      const double gpu = std::vector<double>{0.5, 1, 2, 4, 8}[rng() % 5];
+      jobs.push_back(job("j" + std::to_string(i), t, pick(1, 150), gpu, rng() % 2 ? "BE" : "LS"));
+    }
+    auto answering = shared_config(nodes);
+    answering.policy.cancel_timeout = 0;
+    auto hung = answering;
+    for (auto& [name, cls] : hung.classes) cls.hung_share = 1;
+    World a(nodes, jobs, {{InstanceTag::kMixed, 1}}, answering);
+    World b(nodes, jobs, {{InstanceTag::kMixed, 1}}, hung);
+    for (double now = pick(1, 30); now < 500; now += pick(1, 30)) {
+      const bool up = rng() % 2 == 0;
+      for (World* w : {&a, &b}) {
+        w->run_until(now);
+        if (up) {
+          (void)w->manager->scale_up_full(InstanceTag::kMixed);
+        } else {
+          (void)w->manager->scale_down(InstanceTag::kMixed);
+        }
+      }
+      const auto& ca = a.shared->batch().counts();
+      const auto& cb = b.shared->batch().counts();
+      ASSERT_EQ(std::tie(ca.arrived, ca.completed, ca.running, ca.stopping, ca.queued, ca.failed, ca.starts,
+                         ca.preemptions, ca.requeues),
+                std::tie(cb.arrived, cb.completed, cb.running, cb.stopping, cb.queued, cb.failed, cb.starts,
+                         cb.preemptions, cb.requeues))
+          << "seed " << seed << " at " << now;
+      ASSERT_EQ(ca.useful_gpu_s, cb.useful_gpu_s) << "seed " << seed;
+      ASSERT_EQ(ca.hung_agents, 0u);
+      ASSERT_EQ(cb.hung_agents, cb.preemptions) << "seed " << seed;
       ASSERT_EQ(a.manager->get_status_summary(), b.manager->get_status_summary()) << "seed " << seed;
     }
   }

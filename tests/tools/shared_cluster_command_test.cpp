@@ -31,8 +31,10 @@ struct Replayed {
   nlohmann::json timeline;  // --trace-events, when asked for
 };
 
-Replayed replay(const std::string& config_path, const std::string& name, bool timeline = false) {
+Replayed replay(const std::string& config_path, const std::string& name, bool timeline = false,
+                bool scaling_log = false) {
   ReplayCommandOptions options;
+  options.scaling_log = scaling_log;
   options.config_path = config_path;
   options.out_dir = fresh_dir(name).string();
   if (timeline) options.trace_events = fresh_dir(name + "_timeline").string() + ".json";
@@ -55,12 +57,14 @@ void expect_batch_adds_up(const nlohmann::json& batch) {
   const auto& jobs = batch["jobs"];
   EXPECT_EQ(jobs["arrived"].get<std::uint64_t>(),
             jobs["completed"].get<std::uint64_t>() + jobs["running"].get<std::uint64_t>() +
-                jobs["queued"].get<std::uint64_t>() + jobs["failed"].get<std::uint64_t>());
+                jobs["stopping"].get<std::uint64_t>() + jobs["queued"].get<std::uint64_t>() +
+                jobs["failed"].get<std::uint64_t>());
   const auto& g = batch["gpu_hours"];
   EXPECT_NEAR(g["held"].get<double>(),
               g["useful"].get<double>() + g["lost"].get<double>() + g["in_progress"].get<double>(), 1e-9);
   EXPECT_GE(g["in_progress"].get<double>(), -1e-9);
-  EXPECT_EQ(batch["preemptions"], batch["requeues"]);
+  EXPECT_EQ(batch["preemptions"].get<std::uint64_t>(),
+            batch["requeues"].get<std::uint64_t>() + jobs["stopping"].get<std::uint64_t>());
 }
 
 TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreemptsBatchWork) {
@@ -102,6 +106,26 @@ TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreempts
   int preempted = 0;
   for (const auto& event : r.timeline["traceEvents"]) preempted += event["name"] == "preempted";
   EXPECT_EQ(preempted, batch["preemptions"].get<int>());
+}
+
+// The hung-agent scenario: scale-ups wait for their victims' agents (5 s of clean-up, or
+// the 30 s cancel_timeout for the one in five that hangs), and every job still adds up.
+TEST(SharedClusterCommandTest, HungBatchAgentsDelayScaleUpsAndLoseNoJob) {
+  const Replayed r = replay(std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-hung-agents.json",
+                            "shared_hung", /*timeline=*/false, /*scaling_log=*/true);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto& batch = r.summary["batch"];
+  expect_batch_adds_up(batch);
+  const auto preemptions = batch["preemptions"].get<std::uint64_t>();
+  const auto hung = batch["hung_agents"].get<std::uint64_t>();
+  ASSERT_GT(preemptions, 20u);
+  // One in five hangs: the count is a binomial draw around a fifth.
+  EXPECT_GT(hung, preemptions / 10);
+  EXPECT_LT(hung, preemptions * 3 / 10);
+  EXPECT_EQ(r.summary["requests"]["dropped"], 0);
+  EXPECT_NE(r.prometheus.find("meshsim_batch_hung_agents_total " + std::to_string(hung) + "\n"), std::string::npos);
+  EXPECT_NE(r.err.find("waits 30.00 s for the agents it preempted to stop"), std::string::npos);
+  EXPECT_NE(r.err.find("waits 5.00 s for the agents it preempted to stop"), std::string::npos);
 }
 
 TEST(SharedClusterCommandTest, TheRealTracesShareOneClusterAndEveryJobIsAccountedFor) {
@@ -152,6 +176,13 @@ TEST(SharedClusterCommandTest, ABadClusterObjectIsRefusedNamingItsKey) {
   r = with("shared_serving_pool", [](auto& c) { c["cluster"]["batch"]["classes"]["LS"]["pool"] = "serving"; });
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("cluster.batch.classes.LS.pool: 'serving' is the serving instances' pool"), std::string::npos)
+      << r.err;
+  r = with("shared_bad_hung_share", [](auto& c) { c["cluster"]["batch"]["classes"]["BE"]["hung_share"] = 1.5; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.batch.classes.BE.hung_share: expected a share in [0, 1]"), std::string::npos) << r.err;
+  r = with("shared_bad_answer", [](auto& c) { c["cluster"]["batch"]["cancel_answer_s"] = -1; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.batch.cancel_answer_s: expected a non-negative number of seconds"), std::string::npos)
       << r.err;
   r = with("shared_elastic_nodes", [](auto& c) { c["cluster"]["mode"] = "elastic"; });
   EXPECT_EQ(r.code, kExitBadInput);
