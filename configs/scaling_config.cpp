@@ -1,7 +1,5 @@
 #include "configs/scaling_config.hpp"
 
-#include <algorithm>
-
 namespace meshsim::configs {
 namespace {
 
@@ -146,39 +144,6 @@ json autoscaler_to_json(const AutoscalerSpec& spec) {
                {{"window_s", spec.oracle.window.seconds()},
                 {"target_utilisation", spec.oracle.target_utilisation},
                 {"max_instances", spec.oracle.max_instances}}}};
-}
-
-std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spec,
-                                                       const std::vector<cluster::InstanceGroup>& start_state,
-                                                       SimTime tbt_target,
-                                                       std::unique_ptr<traces::RequestSource> lookahead) {
-  std::vector<cluster::InstanceTag> pools;
-  for (const auto& group : start_state) {
-    if (std::find(pools.begin(), pools.end(), group.tag) == pools.end()) pools.push_back(group.tag);
-  }
-  switch (spec.policy) {
-    case AutoscalerPolicy::kNone: return nullptr;
-    case AutoscalerPolicy::kStatic: {
-      auto sizes = spec.static_sizes;
-      for (const auto tag : pools) {
-        const bool named = std::any_of(sizes.begin(), sizes.end(), [&](const auto& s) { return s.first == tag; });
-        if (named) continue;
-        std::uint32_t size = 0;
-        for (const auto& group : start_state) size += group.tag == tag ? group.count : 0;
-        sizes.emplace_back(tag, size);
-      }
-      return std::make_unique<autoscale::StaticAutoscaler>(std::move(sizes), spec.static_interval);
-    }
-    case AutoscalerPolicy::kElastic: return std::make_unique<autoscale::ElasticAutoscaler>(spec.elastic, pools);
-    case AutoscalerPolicy::kTargetTracking:
-      return std::make_unique<autoscale::TargetTrackingAutoscaler>(spec.target_tracking, pools);
-    case AutoscalerPolicy::kOracle: {
-      autoscale::OracleConfig oracle = spec.oracle;
-      oracle.tbt_target = tbt_target;
-      return std::make_unique<autoscale::OracleAutoscaler>(oracle, pools, std::move(lookahead));
-    }
-  }
-  return nullptr;
 }
 
 cluster::ScalingConfig manager_config(const ScalingSpec& scaling, const AutoscalerSpec& autoscaler) {

@@ -48,13 +48,6 @@ void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec);
 nlohmann::json scaling_to_json(const ScalingSpec& spec);
 nlohmann::json autoscaler_to_json(const AutoscalerSpec& spec);
 
-// The policy `spec` names for a cluster with these pools (start-state tags); nullptr for
-// none. The oracle reads `lookahead` (its own copy of the workload) and sizes for
-// `tbt_target`; other policies ignore both.
-std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const AutoscalerSpec& spec,
-                                                       const std::vector<cluster::InstanceGroup>& start_state,
-                                                       SimTime tbt_target,
-                                                       std::unique_ptr<traces::RequestSource> lookahead);
 // The manager's config as the policy needs it: the elastic policy's drain_timeout is the
 // manager's; the oracle scales instantly (scale_up_delay 0).
 cluster::ScalingConfig manager_config(const ScalingSpec& scaling, const AutoscalerSpec& autoscaler);

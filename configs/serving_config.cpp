@@ -243,14 +243,8 @@ json serving_to_json(const ServingSpec& spec) {
   return llm_to_json(std::get<LlmServingSpec>(spec));
 }
 
-Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, const Catalog& catalog,
-                                                      bool place_start_state) {
-  if (const auto* fixed = std::get_if<cluster::FixedLatencyConfig>(&spec)) {
-    return replay::ServingFactory([config = *fixed](engine::Simulation& sim, cluster::RequestSink& sink) {
-      return std::unique_ptr<cluster::ServingSystem>(std::make_unique<cluster::FixedLatencyCluster>(sim, config, sink));
-    });
-  }
-  const auto& llm = std::get<LlmServingSpec>(spec);
+Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& llm, const Catalog& catalog,
+                                                        bool place_start_state) {
   const cluster::ModelSpec* model = catalog.find_model(llm.model);
   if (model == nullptr) {
     return Error{"serving.model: no model '" + llm.model + "' in models.json or the catalog's hf/ folder"};
@@ -308,7 +302,7 @@ Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, c
   if (!has_serving) return Error{"serving.start_state: expected at least one prompt or mixed instance"};
   if (has_prompt && !has_token) return Error{"serving.start_state: prompt instances need token instances"};
   if (!place_start_state) config.start_state.clear();
-  return replay::ServingFactory(cluster::llm_cluster_factory(config));
+  return config;
 }
 
 nlohmann::json borrowed_roofline_factors(const ServingSpec& spec, const Catalog& catalog) {

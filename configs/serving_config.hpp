@@ -12,12 +12,11 @@
 #include "configs/object_reader.hpp"
 #include "sim/cluster/fixed_latency_cluster.hpp"
 #include "sim/cluster/llm_cluster.hpp"
-#include "sim/replay/replay.hpp"
 
 namespace meshsim::configs {
 
 // The LLM serving model as a scenario names it; resolved against the Catalog (and a
-// profile CSV for the table backend) by make_serving_factory.
+// profile CSV for the table backend) by resolve_llm_cluster.
 struct LlmServingSpec {
   std::string model = "llama2-70b";
   std::string sku = "h100-80gb";
@@ -66,11 +65,12 @@ nlohmann::json serving_to_json(const ServingSpec& spec);
 // has its own fit or another performance model.
 nlohmann::json borrowed_roofline_factors(const ServingSpec& spec, const Catalog& catalog);
 
-// Builds what a Replay needs to construct the serving system; errors name the missing
-// model, SKU or profile.
-// With `place_start_state` false the cluster starts empty: its owner places the start
-// state (a shared cluster does, through the scheduling core).
-Expected<replay::ServingFactory> make_serving_factory(const ServingSpec& spec, const Catalog& catalog,
-                                                      bool place_start_state = true);
+// The LLM cluster's configuration, resolved against the catalog (model, SKUs, performance
+// model) and checked as a whole; errors name the missing model, SKU or profile, or the
+// key of a combination that cannot run. With `place_start_state` false the cluster
+// starts empty: its owner places the start state (a shared cluster does, through the
+// scheduling core).
+Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& spec, const Catalog& catalog,
+                                                        bool place_start_state = true);
 
 }  // namespace meshsim::configs

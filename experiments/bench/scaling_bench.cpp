@@ -61,11 +61,12 @@ double replay_once(const cluster::LlmClusterConfig& config, const traces::Genera
   engine::Simulation sim(1);
   traces::GeneratedSource source(spec, 1);
   NullObserver observer;
-  replay::Replay replay(sim, source, cluster::llm_cluster_factory(config), replay::ReplayOptions{}, observer);
+  cluster::LlmCluster* llm = nullptr;
+  replay::Replay replay(sim, source, cluster::llm_cluster_factory(config, &llm), replay::ReplayOptions{}, observer);
   std::unique_ptr<autoscale::ScalingHarness> scaling;
   if (autoscaled) {
     scaling = std::make_unique<autoscale::ScalingHarness>(
-        sim, replay, cluster::ScalingConfig{},
+        sim, replay, *llm, cluster::ScalingConfig{},
         std::make_unique<autoscale::TargetTrackingAutoscaler>(autoscale::TargetTrackingConfig{},
                                                               std::vector{cluster::InstanceTag::kMixed}));
   }

@@ -32,7 +32,7 @@
 #include "configs/catalog.hpp"
 #include "configs/overrides.hpp"
 #include "configs/scenario_config.hpp"
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/replay/replay.hpp"
 #include "traces/generated_source.hpp"
@@ -167,7 +167,7 @@ void replay_scenario(benchmark::State& state, const configs::ScenarioConfig& con
   std::uint64_t requests = 0;
   for (auto _ : state) {
     NullObserver observer;
-    auto run = configs::ScenarioRun::create(config, "bench", catalog, observer);
+    auto run = run::ScenarioRun::create(config, "bench", catalog, observer);
     if (!run) throw std::runtime_error(run.error().message);
     (*run)->start();
     (*run)->advance_until(engine::SimTime::max());

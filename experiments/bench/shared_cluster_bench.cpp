@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ const configs::Catalog& catalog() {
 double replay_once(const configs::ScenarioConfig& config, std::uint64_t& requests) {
   const auto start = Clock::now();
   NullObserver observer;
-  auto run = configs::ScenarioRun::create(config, "bench", catalog(), observer);
+  auto run = run::ScenarioRun::create(config, "bench", catalog(), observer);
   if (!run) throw std::runtime_error(run.error().message);
   (*run)->start();
   (*run)->advance_until(config.replay.until.value_or(engine::SimTime::max()));
@@ -97,9 +97,10 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
   struct Sink final : cluster::RequestSink {
     void on_request_finished(const cluster::RequestRecord&) override {}
   } sink;
-  auto factory = *configs::make_serving_factory(config.serving, catalog(), /*place_start_state=*/false);
-  auto system = factory(sim, sink);
-  auto& serving = dynamic_cast<cluster::LlmCluster&>(*system);
+  cluster::LlmCluster serving(sim,
+                              *configs::resolve_llm_cluster(std::get<configs::LlmServingSpec>(config.serving), catalog(),
+                                                            /*place_start_state=*/false),
+                              sink);
   auto shared = std::move(*cluster::SharedCluster::create(sim, serving, shared_config, jobs, {{cluster::InstanceTag::kMixed, 1}}));
   cluster::ScalingConfig scaling;
   scaling.scale_up_delay = engine::SimTime::from_seconds(1);

@@ -17,7 +17,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "rl/ppo/trainer.hpp"
 #include "traces/episode_workload.hpp"
 #include "traces/workload_source.hpp"
@@ -53,7 +53,7 @@ class NullObserver final : public replay::ReplayObserver {};
 double replay_requests_per_s(configs::ScenarioConfig config) {
   config.rl.reset();
   NullObserver observer;
-  auto run = std::move(*configs::ScenarioRun::create(config, config.name, catalog(), observer));
+  auto run = std::move(*run::ScenarioRun::create(config, config.name, catalog(), observer));
   const auto start = Clock::now();
   run->start();
   run->advance_until(engine::SimTime::max());

@@ -89,7 +89,7 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
     }
     set_start_size(largest, size);
   }
-  auto trial = configs::ScenarioRun::create(largest, config.name, catalog, *env, env->episode_hooks(SimTime::zero(), 1.0));
+  auto trial = run::ScenarioRun::create(largest, config.name, catalog, *env, env->episode_hooks(SimTime::zero(), 1.0));
   if (!trial) return trial.error();
   return env;
 }
@@ -119,7 +119,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
     set_start_size(episode, spec_.start_instances[rng_.uniform_int(spec_.start_instances.size())]);
   }
   episode.seed = rng_.next_u64();
-  auto run = configs::ScenarioRun::create(episode, config_.name, catalog_, *this,
+  auto run = run::ScenarioRun::create(episode, config_.name, catalog_, *this,
                                           episode_hooks(SimTime::from_seconds(window_start_s_), rate_scale_));
   MESHSIM_CHECK(run.has_value(), "reset: " + (run ? std::string() : run.error().message));
   run_ = std::move(*run);
@@ -212,9 +212,9 @@ IntervalStats ScalingEnv::measure_interval(SimTime end) {
   return stats;
 }
 
-configs::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) const {
+run::RunHooks ScalingEnv::episode_hooks(SimTime start, double rate_scale) const {
   const SimTime length = *config_.replay.until;
-  configs::RunHooks hooks;
+  run::RunHooks hooks;
   hooks.source = workload_->window(start, length, rate_scale);
   // The agent drives the ScalingManager unless the config's autoscaler does.
   hooks.driver_scales = config_.autoscaler.policy == configs::AutoscalerPolicy::kNone;

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "rl/env/observation.hpp"
 #include "rl/env/reward.hpp"
 #include "sim/engine/rng.hpp"
@@ -119,13 +119,13 @@ class ScalingEnv final : private replay::ReplayObserver {
   void restore(const EnvCursor& cursor, std::span<float> obs);
 
   // The run under way (for evaluation tools and tests).
-  const configs::ScenarioRun& run() const { return *run_; }
+  const run::ScenarioRun& run() const { return *run_; }
 
  private:
   ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& catalog, traces::SharedWorkload workload,
              bool config_autoscaler);
   // The hooks of an episode's run over the window [start, start + length x scale).
-  configs::RunHooks episode_hooks(SimTime start, double rate_scale) const;
+  run::RunHooks episode_hooks(SimTime start, double rate_scale) const;
   void on_request(const metrics::RequestRecord& record) override;
   // Pool size changes asked by `action` from the pools' sizes now, then the instances to
   // migrate (when migrates_).
@@ -150,7 +150,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   double reference_requests_ = 1.0;  // the reward's R
   std::uint32_t steps_per_episode_ = 0;
   engine::Rng rng_;
-  std::unique_ptr<configs::ScenarioRun> run_;
+  std::unique_ptr<run::ScenarioRun> run_;
   EnvCursor cursor_;
 
   // The episode.

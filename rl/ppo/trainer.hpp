@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "rl/env/vector_env.hpp"
 #include "rl/ppo/rank_group.hpp"
 #include "sim/engine/expected.hpp"

@@ -12,10 +12,12 @@ namespace meshsim::autoscale {
 // events stop once the workload is served, so the run ends).
 class ScalingHarness {
  public:
-  // The replay must serve with an LlmCluster (the only serving model that scales).
-  // `placement`: where instances' GPUs come from (a shared cluster); none: elastic servers.
-  ScalingHarness(engine::Simulation& sim, replay::Replay& replay, cluster::ScalingConfig config,
-                 std::unique_ptr<Autoscaler> policy, cluster::InstancePlacement* placement = nullptr);
+  // `cluster`: the LlmCluster `replay` serves with (the only serving model that scales;
+  // llm_cluster_factory hands it back). `placement`: where instances' GPUs come from (a
+  // shared cluster); none: elastic servers.
+  ScalingHarness(engine::Simulation& sim, const replay::Replay& replay, cluster::LlmCluster& cluster,
+                 cluster::ScalingConfig config, std::unique_ptr<Autoscaler> policy,
+                 cluster::InstancePlacement* placement = nullptr);
   // Arms the first decision (at the current time): call after Replay::start().
   void start();
 

@@ -112,9 +112,11 @@ const LlmCluster::Hardware& LlmCluster::hardware_of(const Instance& in) const { 
 std::uint64_t LlmCluster::kv_capacity(const Instance& in) const { return hardware_of(in).kv_capacity_tokens; }
 
 std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
-    LlmClusterConfig config) {
-  return [config = std::move(config)](engine::Simulation& sim, RequestSink& sink) {
-    return std::unique_ptr<ServingSystem>(std::make_unique<LlmCluster>(sim, config, sink));
+    LlmClusterConfig config, LlmCluster** built) {
+  return [config = std::move(config), built](engine::Simulation& sim, RequestSink& sink) {
+    auto cluster = std::make_unique<LlmCluster>(sim, config, sink);
+    if (built != nullptr) *built = cluster.get();
+    return std::unique_ptr<ServingSystem>(std::move(cluster));
   };
 }
 

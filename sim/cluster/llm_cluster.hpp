@@ -424,8 +424,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 };
 
 // What a Replay builds its serving system with (replay::ServingFactory): an LlmCluster
-// with `config`.
+// with `config`. `built`, when given, receives the cluster it builds: the typed handle
+// for whoever scales or shares it (the replay owns it).
 std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
-    LlmClusterConfig config);
+    LlmClusterConfig config, LlmCluster** built = nullptr);
 
 }  // namespace meshsim::cluster

@@ -213,20 +213,20 @@ TEST(ScenarioConfigTest, VllmLimitsAndTimeoutsAreChecked) {
   serving.request_timeout = SimTime::from_seconds(30);
   auto catalog = load_catalog(default_catalog_folder());
   ASSERT_TRUE(catalog);
-  const auto factory = make_serving_factory(config->serving, *catalog);
+  const auto factory = resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog);
   ASSERT_FALSE(factory);
   EXPECT_NE(factory.error().message.find("request timeouts need serving.scheduler vllm"), std::string::npos);
   // prefix_affinity reads vLLM's prefix cache, and routes prompts only.
   serving.request_timeout.reset();
   serving.prompt_routing = cluster::RoutePolicy::kPrefixAffinity;
-  const auto no_cache = make_serving_factory(config->serving, *catalog);
+  const auto no_cache = resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog);
   ASSERT_FALSE(no_cache);
   EXPECT_NE(no_cache.error().message.find("serving.routing.prompt: prefix_affinity needs serving.scheduler vllm"),
             std::string::npos);
   serving.scheduler = cluster::BatchScheduler::kVllm;
-  EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
+  EXPECT_TRUE(resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog));
   serving.token_routing = cluster::RoutePolicy::kPrefixAffinity;
-  const auto token = make_serving_factory(config->serving, *catalog);
+  const auto token = resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog);
   ASSERT_FALSE(token);
   EXPECT_NE(token.error().message.find("serving.routing.token: prefix_affinity routes prompts"), std::string::npos);
 }
@@ -253,7 +253,7 @@ TEST(ScenarioConfigTest, SharedPrefixStagesAndTheStepModelRoundTrip) {
   // Model by Hugging Face id, SKU by alias.
   auto catalog = load_catalog(default_catalog_folder());
   ASSERT_TRUE(catalog);
-  EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
+  EXPECT_TRUE(resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog));
 }
 
 TEST(ScenarioConfigTest, AStartStateGroupNamesItsPoolsOwnSkuAndTp) {
@@ -273,7 +273,7 @@ TEST(ScenarioConfigTest, AStartStateGroupNamesItsPoolsOwnSkuAndTp) {
   EXPECT_EQ(to_json(*again), to_json(*config));
   auto catalog = load_catalog(default_catalog_folder());
   ASSERT_TRUE(catalog);
-  EXPECT_TRUE(make_serving_factory(config->serving, *catalog));
+  EXPECT_TRUE(resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog));
 
   // One pool, one hardware: the second naming is an error at its key.
   tree["serving"]["start_state"][2]["tensor_parallel"] = 8u;
@@ -288,20 +288,20 @@ TEST(ScenarioConfigTest, AStartStateGroupNamesItsPoolsOwnSkuAndTp) {
   tree["serving"]["start_state"][0]["sku"] = "tpu-v5";
   auto unknown = parse_scenario(tree, default_scenario_path());
   ASSERT_TRUE(unknown) << unknown.error().message;
-  const auto no_sku = make_serving_factory(unknown->serving, *catalog);
+  const auto no_sku = resolve_llm_cluster(std::get<LlmServingSpec>(unknown->serving), *catalog);
   ASSERT_FALSE(no_sku);
   EXPECT_EQ(no_sku.error().message, "serving.start_state[0].sku: no SKU 'tpu-v5' in hardware.json");
   tree["serving"]["start_state"][0]["sku"] = "a100-80gb";
   tree["serving"]["start_state"][0]["tensor_parallel"] = 3u;
   auto odd = parse_scenario(tree, default_scenario_path());
   ASSERT_TRUE(odd) << odd.error().message;
-  const auto no_tp = make_serving_factory(odd->serving, *catalog);
+  const auto no_tp = resolve_llm_cluster(std::get<LlmServingSpec>(odd->serving), *catalog);
   ASSERT_FALSE(no_tp);
   EXPECT_NE(no_tp.error().message.find("serving.start_state[0].tensor_parallel: 3 does not divide"), std::string::npos);
   tree["serving"]["start_state"][0]["tensor_parallel"] = 1u;
   auto small = parse_scenario(tree, default_scenario_path());
   ASSERT_TRUE(small) << small.error().message;
-  const auto no_fit = make_serving_factory(small->serving, *catalog);
+  const auto no_fit = resolve_llm_cluster(std::get<LlmServingSpec>(small->serving), *catalog);
   ASSERT_FALSE(no_fit);
   EXPECT_NE(no_fit.error().message.find("serving.start_state[0]: llama2-70b does not fit on 1 x a100-80gb"),
             std::string::npos);

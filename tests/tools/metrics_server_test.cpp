@@ -84,7 +84,7 @@ TEST(LiveReplayMetricsTest, AReplayPublishesProgressGaugesAndTheSchedulingCore) 
   CountingObserver inner;
   LiveReplayMetrics live(**server, inner);
   auto finished = replay_to_end(*config, path, *catalog, live, {},
-                                [&](const configs::ScenarioRun& run) { live.watch(run); });
+                                [&](const run::ScenarioRun& run) { live.watch(run); });
   ASSERT_TRUE(finished) << finished.error().message;
 
   // What the run's last progress call published (always, whatever the throttle).

@@ -12,7 +12,7 @@
 
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "sim/cluster/perf_profile.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
@@ -157,7 +157,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
       return fail(err, status.error().message, kExitOutputError);
     }
   }
-  configs::RunHooks hooks;
+  run::RunHooks hooks;
   hooks.timeline = timeline.get();
   if (config.scaling.log) {
     // Bare lines on the command's error stream, no wall-clock stamp: the simulated time
@@ -177,7 +177,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   }
   replay::ReplayObserver& observer = live ? static_cast<replay::ReplayObserver&>(*live) : writer;
   auto finished = replay_to_end(config, config_path, *catalog, observer, std::move(hooks),
-                                [&live](const configs::ScenarioRun& run) {
+                                [&live](const run::ScenarioRun& run) {
                                   if (live) live->watch(run);
                                 });
   if (!finished) {

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "configs/config_file.hpp"
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "configs/scheduler_args.hpp"
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/atomic_file.hpp"
@@ -54,7 +54,7 @@ Outcome run_one(const configs::ScenarioConfig& base, const std::string& config_p
     return o;
   }
   NullObserver observer;
-  auto run = configs::ScenarioRun::create(config, config_path, catalog, observer);
+  auto run = run::ScenarioRun::create(config, config_path, catalog, observer);
   if (!run) {
     o.error = run.error().message;
     return o;

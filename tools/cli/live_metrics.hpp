@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/cli/metrics_server.hpp"
 
@@ -23,7 +23,7 @@ class LiveReplayMetrics final : public replay::ReplayObserver {
  public:
   LiveReplayMetrics(MetricsServer& server, replay::ReplayObserver& inner);
   // The run whose scheduling core to publish (once created).
-  void watch(const configs::ScenarioRun& run) { run_ = &run; }
+  void watch(const run::ScenarioRun& run) { run_ = &run; }
   // The progress figures and the finished run's metrics.prom text, last.
   void publish_final(const std::string& finished_metrics);
 
@@ -37,7 +37,7 @@ class LiveReplayMetrics final : public replay::ReplayObserver {
 
   MetricsServer& server_;
   replay::ReplayObserver& inner_;
-  const configs::ScenarioRun* run_ = nullptr;
+  const run::ScenarioRun* run_ = nullptr;
   std::chrono::steady_clock::time_point start_, last_publish_;
   double fraction_ = 0.0;
   engine::SimTime now_;

@@ -9,12 +9,12 @@ namespace meshsim::cli {
 
 Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, const std::string& config_path,
                                        const configs::Catalog& catalog, replay::ReplayObserver& observer,
-                                       configs::RunHooks hooks,
-                                       const std::function<void(const configs::ScenarioRun&)>& on_created) {
+                                       run::RunHooks hooks,
+                                       const std::function<void(const run::ScenarioRun&)>& on_created) {
   const auto wall_start = std::chrono::steady_clock::now();
   const nlohmann::json borrowed = configs::borrowed_roofline_factors(config.serving, catalog);
   if (!borrowed.is_null()) observer.on_warning(borrowed["note"].get<std::string>());
-  auto run = configs::ScenarioRun::create(config, config_path, catalog, observer, std::move(hooks));
+  auto run = run::ScenarioRun::create(config, config_path, catalog, observer, std::move(hooks));
   if (!run) return run.error();
   FinishedReplay out;
   out.run = std::move(*run);
@@ -31,8 +31,8 @@ Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, co
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const replay::Replay& replay = out.run->replay();
   out.summary = make_summary(configs::to_json(config), config.seed, out.run->workload_description(), out.result,
-                             replay.metrics(), out.run->scaling_summary(out.result),
-                             out.run->batch_summary(out.result), borrowed);
+                             replay.metrics(), scaling_summary(*out.run, out.result),
+                             batch_summary(*out.run, out.result), borrowed);
   return out;
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "configs/catalog.hpp"
-#include "configs/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 
 namespace meshsim::cli {
 
@@ -14,7 +14,7 @@ namespace meshsim::cli {
 // intervals streamed to an observer on the way: what `meshsim replay`, `meshsim sweep`
 // and meshsim.replay (Python) share.
 struct FinishedReplay {
-  std::unique_ptr<configs::ScenarioRun> run;  // kept for what the caller prints or exports
+  std::unique_ptr<run::ScenarioRun> run;  // kept for what the caller prints or exports
   replay::ReplayResult result;
   nlohmann::ordered_json summary;  // summary.json
   double wall_s = 0;
@@ -24,7 +24,7 @@ struct FinishedReplay {
 // `config_path`. `on_created` sees the run before it starts (what live metrics read).
 Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, const std::string& config_path,
                                        const configs::Catalog& catalog, replay::ReplayObserver& observer,
-                                       configs::RunHooks hooks = {},
-                                       const std::function<void(const configs::ScenarioRun&)>& on_created = {});
+                                       run::RunHooks hooks = {},
+                                       const std::function<void(const run::ScenarioRun&)>& on_created = {});
 
 }  // namespace meshsim::cli

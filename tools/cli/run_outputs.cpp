@@ -1,9 +1,9 @@
 #include "tools/cli/run_outputs.hpp"
 
-#include "tools/cli/run_columns.hpp"
-
 #include <cinttypes>
 #include <cstdio>
+
+#include "tools/cli/run_columns.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -186,6 +186,58 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
     out += line;
   }
   return out;
+}
+
+json scaling_summary(const run::ScenarioRun& run, const replay::ReplayResult& result) {
+  const autoscale::ScalingHarness* scaling = run.scaling();
+  if (scaling == nullptr) return nullptr;
+  const auto& counts = scaling->manager().counts();
+  const double hours = result.end_time.seconds() / 3600.0;
+  return json{{"autoscaler", scaling->policy()->name()},
+              {"decisions", scaling->decisions()},
+              {"mean_instances", hours > 0 ? result.instance_hours / hours : 0.0},
+              {"scale_ups", counts.scale_ups},
+              {"scale_downs", counts.scale_downs},
+              {"blocked", counts.blocked},
+              {"instances_removed", counts.instances_removed},
+              {"servers_removed", counts.servers_removed},
+              {"evacuations", counts.evacuations},
+              {"instance_migrations", counts.migrations},
+              {"migrations", run.replay().metrics().migrations()}};
+}
+
+json batch_summary(const run::ScenarioRun& run, const replay::ReplayResult& result) {
+  const cluster::SharedCluster* shared = run.shared();
+  if (shared == nullptr) return nullptr;
+  const auto& batch = shared->batch();
+  const auto& c = batch.counts();
+  const auto stats = shared->core().get_preemption_stats();
+  const double held = batch.held_gpu_s(result.end_time) / 3600.0;
+  const double useful = c.useful_gpu_s / 3600.0;
+  const double lost = c.lost_gpu_s / 3600.0;
+  json reasons = json::object();
+  for (const auto& [key, count] : shared->core().metrics().preemption_count) {
+    reasons[key.second] = reasons.value(key.second, std::uint64_t{0}) + count;
+  }
+  return json{{"jobs",
+               {{"arrived", c.arrived},
+                {"completed", c.completed},
+                {"running", c.running},
+                {"stopping", c.stopping},
+                {"queued", c.queued},
+                {"failed", c.failed}}},
+              {"starts", c.starts},
+              {"preemptions", c.preemptions},
+              {"requeues", c.requeues},
+              {"hung_agents", c.hung_agents},
+              {"preemptions_by_reason", reasons},
+              {"core_preemptions", stats.total_preemptions},
+              {"gpu_hours",
+               {{"held", held}, {"useful", useful}, {"lost", lost}, {"in_progress", held - useful - lost}}},
+              // Of the batch work that ended (finished, checkpointed or preempted), the
+              // share lost to preemption.
+              {"lost_share", useful + lost > 0 ? lost / (useful + lost) : 0.0},
+              {"nodes", shared->config().nodes.size()}};
 }
 
 }  // namespace meshsim::cli

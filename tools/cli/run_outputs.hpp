@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/replay/replay.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/progress_bar.hpp"
 
@@ -40,6 +41,12 @@ class RunFolderWriter final : public replay::ReplayObserver {
   ProgressBar progress_;
   std::ostream& warnings_;
 };
+
+// summary.json's sections (null when the run has no such part): what scaling did, and
+// the batch jobs of a shared cluster (counts that add up, GPU-hours useful and lost,
+// preemptions by reason).
+nlohmann::json scaling_summary(const run::ScenarioRun& run, const replay::ReplayResult& result);
+nlohmann::json batch_summary(const run::ScenarioRun& run, const replay::ReplayResult& result);
 
 // The summary.json document of a finished replay: headline figures, then the resolved
 // config. `scaling` and `batch` (null when nothing scaled, or no batch jobs shared the

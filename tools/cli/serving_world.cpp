@@ -54,11 +54,11 @@ Expected<std::unique_ptr<ServingWorld>> ServingWorld::create(const json& script,
   if (llm == nullptr) return Error{file + ": serving.kind: scripts scale the llm serving model only"};
   auto catalog = configs::load_catalog(configs::default_catalog_folder());
   if (!catalog) return catalog.error();
-  auto factory = configs::make_serving_factory(serving, *catalog);
-  if (!factory) return Error{file + ": " + factory.error().message};
+  auto resolved = configs::resolve_llm_cluster(*llm, *catalog);
+  if (!resolved) return Error{file + ": " + resolved.error().message};
   std::unique_ptr<ServingWorld> world(new ServingWorld());
-  world->serving_ = (*factory)(world->sim_, *world);
-  world->cluster_ = dynamic_cast<cluster::LlmCluster*>(world->serving_.get());
+  cluster::RequestSink& sink = *world;  // a private base: converted here, where it is accessible
+  world->cluster_ = std::make_unique<cluster::LlmCluster>(world->sim_, *resolved, sink);
   world->manager_ = std::make_unique<cluster::ScalingManager>(world->sim_, *world->cluster_, scaling.manager);
   world->sku_name_ = llm->sku;
   return world;

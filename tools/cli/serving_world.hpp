@@ -47,8 +47,7 @@ class ServingWorld final : private cluster::RequestSink {
   autoscale::ElasticAutoscaler* elastic(cluster::InstanceTag pool) const;
 
   engine::Simulation sim_;
-  std::unique_ptr<cluster::ServingSystem> serving_;
-  cluster::LlmCluster* cluster_ = nullptr;
+  std::unique_ptr<cluster::LlmCluster> cluster_;
   std::unique_ptr<cluster::ScalingManager> manager_;
   std::string sku_name_;
   struct ElasticPool {

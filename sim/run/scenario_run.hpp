@@ -1,16 +1,16 @@
 #pragma once
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
+#include "sim/cluster/llm_cluster.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 #include "sim/replay/replay.hpp"
 
-namespace meshsim::configs {
+namespace meshsim::run {
 
 // What a driver may attach to a run (all optional).
 struct RunHooks {
@@ -36,9 +36,9 @@ class ScenarioRun {
  public:
   // Errors in the deployment or the cluster name `config_file`; the workload's name its
   // trace file.
-  static Expected<std::unique_ptr<ScenarioRun>> create(const ScenarioConfig& config, const std::string& config_file,
-                                                       const Catalog& catalog, replay::ReplayObserver& observer,
-                                                       RunHooks hooks = {});
+  static Expected<std::unique_ptr<ScenarioRun>> create(const configs::ScenarioConfig& config,
+                                                       const std::string& config_file, const configs::Catalog& catalog,
+                                                       replay::ReplayObserver& observer, RunHooks hooks = {});
 
   void start();
   void advance_until(engine::SimTime time) { replay_->advance_until(time); }
@@ -53,21 +53,16 @@ class ScenarioRun {
   const cluster::SharedCluster* shared() const { return shared_.get(); }
   const std::string& workload_description() const { return workload_; }
 
-  // summary.json's sections (null when the run has no such part): what scaling did, and
-  // the batch jobs of a shared cluster (counts that add up, GPU-hours useful and lost,
-  // preemptions by reason).
-  nlohmann::json scaling_summary(const replay::ReplayResult& result) const;
-  nlohmann::json batch_summary(const replay::ReplayResult& result) const;
-
  private:
   explicit ScenarioRun(std::uint64_t seed) : sim_(seed) {}
 
   engine::Simulation sim_;
   std::unique_ptr<traces::RequestSource> source_;
   std::unique_ptr<replay::Replay> replay_;
+  cluster::LlmCluster* llm_ = nullptr;  // the replay's serving system, when it is the llm model
   std::unique_ptr<cluster::SharedCluster> shared_;
   std::unique_ptr<autoscale::ScalingHarness> scaling_;
   std::string workload_;
 };
 
-}  // namespace meshsim::configs
+}  // namespace meshsim::run
