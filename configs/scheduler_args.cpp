@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 namespace meshsim::configs {
 
@@ -73,57 +74,57 @@ std::vector<std::string> read_strings(ObjectReader& args, std::string_view key) 
   return out;
 }
 
+namespace {
+
+// {label key: {value: [values it may preempt]}}; nullopt when absent (or wrong, reported).
+std::optional<sch::LabelRules> read_label_rules(ObjectReader& args, const char* name) {
+  const json* rules = args.raw(name);
+  if (rules == nullptr || rules->is_null()) return std::nullopt;
+  sch::LabelRules parsed;
+  bool ok = rules->is_object();
+  for (auto key = rules->begin(); ok && key != rules->end(); ++key) {
+    ok = key->is_object();
+    for (auto value = key->begin(); ok && value != key->end(); ++value) {
+      ok = value->is_array() && std::all_of(value->begin(), value->end(), [](const json& v) { return v.is_string(); });
+      if (ok) parsed[key.key()][value.key()] = value->get<std::vector<std::string>>();
+    }
+  }
+  if (ok) return parsed;
+  args.fail(name, "expected {label key: {value: [values it may preempt]}}");
+  return std::nullopt;
+}
+
+}  // namespace
+
 sch::PolicyUpdate read_policy_update(ObjectReader& args) {
   sch::PolicyUpdate update;
-  args.read_optional("same_pool_priority_threshold", update.same_pool_priority_threshold);
-  args.read_optional("cross_pool_priority_threshold", update.cross_pool_priority_threshold);
-  args.read_optional("remaining_time_weight", update.remaining_time_weight);
-  args.read_optional("min_preempt_score", update.min_preempt_score);
-  args.read_optional("enable_cross_pool_preemption", update.enable_cross_pool_preemption);
-  if (args.has("protected_pools")) update.protected_pools = read_strings(args, "protected_pools");
-  args.read_optional("label_priority_threshold", update.label_priority_threshold);
-  args.read_optional("enable_label_preemption", update.enable_label_preemption);
-  args.read_optional("label_max_priority_deficit", update.label_max_priority_deficit);
-  args.read_optional("cancel_timeout", update.cancel_timeout);
-  args.read_optional("min_runtime_before_preemption", update.min_runtime_before_preemption);
-  args.read_optional("hold_timeout", update.hold_timeout);
+  sch::for_each_policy_field([&](const char* name, auto, auto update_field) {
+    auto& value = update.*update_field;
+    using Value = std::remove_cvref_t<decltype(*value)>;
+    if constexpr (std::is_same_v<Value, std::vector<std::string>>) {
+      if (args.has(name)) value = read_strings(args, name);
+    } else if constexpr (std::is_same_v<Value, sch::LabelRules>) {
+      value = read_label_rules(args, name);
+    } else {
+      args.read_optional(name, value);
+    }
+  });
   std::optional<std::string> preset;
   args.read_optional("preemption_aggressiveness", preset);
   if (preset) update.preemption_aggressiveness = preset_argument(*preset);
-  if (const json* rules = args.raw("label_preemption_rules"); rules != nullptr && !rules->is_null()) {
-    sch::LabelRules parsed;
-    bool ok = rules->is_object();
-    for (auto key = rules->begin(); ok && key != rules->end(); ++key) {
-      ok = key->is_object();
-      for (auto value = key->begin(); ok && value != key->end(); ++value) {
-        ok = value->is_array() && std::all_of(value->begin(), value->end(), [](const json& v) { return v.is_string(); });
-        if (ok) parsed[key.key()][value.key()] = value->get<std::vector<std::string>>();
-      }
-    }
-    if (ok) {
-      update.label_preemption_rules = std::move(parsed);
-    } else {
-      args.fail("label_preemption_rules", "expected {label key: {value: [values it may preempt]}}");
-    }
-  }
   return update;
 }
 
 json to_json(const sch::PreemptionPolicy& p) {
-  json out = {{"same_pool_priority_threshold", p.same_pool_priority_threshold},
-              {"cross_pool_priority_threshold", p.cross_pool_priority_threshold},
-              {"remaining_time_weight", p.remaining_time_weight},
-              {"min_preempt_score", p.min_preempt_score},
-              {"enable_cross_pool_preemption", p.enable_cross_pool_preemption},
-              {"protected_pools", p.protected_pools},
-              {"label_preemption_rules", p.label_preemption_rules},
-              {"label_priority_threshold", p.label_priority_threshold},
-              {"enable_label_preemption", p.enable_label_preemption},
-              {"label_max_priority_deficit", nullptr},
-              {"cancel_timeout", p.cancel_timeout},
-              {"min_runtime_before_preemption", p.min_runtime_before_preemption},
-              {"hold_timeout", p.hold_timeout}};
-  if (p.label_max_priority_deficit) out["label_max_priority_deficit"] = *p.label_max_priority_deficit;
+  json out = json::object();
+  sch::for_each_policy_field([&](const char* name, auto field, auto) {
+    const auto& value = p.*field;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, std::optional<double>>) {
+      out[name] = value ? json(*value) : json(nullptr);
+    } else {
+      out[name] = value;
+    }
+  });
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <type_traits>
 
 namespace meshsim::scheduler {
 namespace {
@@ -123,19 +124,7 @@ std::optional<std::string> find_label_rule_cycle(const LabelRules& rules) {
 
 PolicyUpdate as_update(const PreemptionPolicy& p) {
   PolicyUpdate u;
-  u.same_pool_priority_threshold = p.same_pool_priority_threshold;
-  u.cross_pool_priority_threshold = p.cross_pool_priority_threshold;
-  u.remaining_time_weight = p.remaining_time_weight;
-  u.min_preempt_score = p.min_preempt_score;
-  u.enable_cross_pool_preemption = p.enable_cross_pool_preemption;
-  u.protected_pools = p.protected_pools;
-  u.label_preemption_rules = p.label_preemption_rules;
-  u.label_priority_threshold = p.label_priority_threshold;
-  u.enable_label_preemption = p.enable_label_preemption;
-  u.label_max_priority_deficit = p.label_max_priority_deficit;
-  u.cancel_timeout = p.cancel_timeout;
-  u.min_runtime_before_preemption = p.min_runtime_before_preemption;
-  u.hold_timeout = p.hold_timeout;
+  for_each_policy_field([&](const char*, auto field, auto update_field) { u.*update_field = p.*field; });
   return u;
 }
 
@@ -174,44 +163,27 @@ PolicyUpdateResult update_policy(PreemptionPolicy& policy, const PolicyUpdate& u
     }
   }
 
-  struct NonNegative {
-    const char* name;
-    const std::optional<double>& value;
-    double& field;
-  };
-  const NonNegative numbers[] = {
-      {"same_pool_priority_threshold", update.same_pool_priority_threshold, next.same_pool_priority_threshold},
-      {"cross_pool_priority_threshold", update.cross_pool_priority_threshold, next.cross_pool_priority_threshold},
-      {"remaining_time_weight", update.remaining_time_weight, next.remaining_time_weight},
-      {"min_preempt_score", update.min_preempt_score, next.min_preempt_score},
-      {"label_priority_threshold", update.label_priority_threshold, next.label_priority_threshold},
-      {"cancel_timeout", update.cancel_timeout, next.cancel_timeout},
-      {"min_runtime_before_preemption", update.min_runtime_before_preemption, next.min_runtime_before_preemption},
-      {"hold_timeout", update.hold_timeout, next.hold_timeout},
-  };
-  for (const auto& number : numbers) {
-    if (!number.value) continue;
-    if (!std::isfinite(*number.value) || *number.value < 0) {
-      return fail(std::string(number.name) + " must be a finite number >= 0, got " + std::to_string(*number.value));
+  // Each field given: checked, then set (numbers finite and >= 0, label rules acyclic).
+  std::optional<std::string> refused;
+  for_each_policy_field([&](const char* name, auto field, auto update_field) {
+    const auto& value = update.*update_field;
+    if (!value || refused) return;
+    using Value = std::remove_cvref_t<decltype(*value)>;
+    if constexpr (std::is_same_v<Value, double>) {
+      if (!std::isfinite(*value) || *value < 0) {
+        refused = std::string(name) + " must be a finite number >= 0, got " + std::to_string(*value);
+        return;
+      }
+    } else if constexpr (std::is_same_v<Value, LabelRules>) {
+      if (auto cycle = find_label_rule_cycle(*value)) {
+        refused = std::string(name) + " must not form a cycle (it would let tasks preempt each other in a loop): " +
+                  *cycle;
+        return;
+      }
     }
-    number.field = *number.value;
-  }
-  if (update.label_max_priority_deficit) {
-    if (!std::isfinite(*update.label_max_priority_deficit) || *update.label_max_priority_deficit < 0) {
-      return fail("label_max_priority_deficit must be a finite number >= 0");
-    }
-    next.label_max_priority_deficit = update.label_max_priority_deficit;
-  }
-  if (update.enable_cross_pool_preemption) next.enable_cross_pool_preemption = *update.enable_cross_pool_preemption;
-  if (update.enable_label_preemption) next.enable_label_preemption = *update.enable_label_preemption;
-  if (update.protected_pools) next.protected_pools = *update.protected_pools;
-  if (update.label_preemption_rules) {
-    if (auto cycle = find_label_rule_cycle(*update.label_preemption_rules)) {
-      return fail("label_preemption_rules must not form a cycle (it would let tasks preempt each other in a loop): " +
-                  *cycle);
-    }
-    next.label_preemption_rules = *update.label_preemption_rules;
-  }
+    next.*field = *value;
+  });
+  if (refused) return fail(*refused);
   policy = std::move(next);
   return out;
 }

@@ -49,6 +49,7 @@ struct PreemptionPolicy {
   // How long capacity freed for a named preemptor stays held for it.
   double hold_timeout = 30.0;
 
+  bool operator==(const PreemptionPolicy&) const = default;
   bool is_protected(const std::string& pool) const;
   // The rule for `key` lets `incoming_value` preempt `victim_value`.
   bool label_dominates(const std::string& key, const std::string& incoming_value,
@@ -82,6 +83,33 @@ struct PolicyUpdate {
   // since many simulations with their own settings share one process.
   std::optional<std::variant<std::string, PresetFromEnvironment>> preemption_aggressiveness;
 };
+
+// Every field of PreemptionPolicy once, with its name in files and scripts and its twin
+// in PolicyUpdate: as_update, update_policy, the config reader, the state file and the
+// stats writers walk this list, so a new field is added here and to the two structs
+// only. Calls visit(name, &PreemptionPolicy::field, &PolicyUpdate::field) in this order.
+template <typename Visit>
+void for_each_policy_field(Visit&& visit) {
+  visit("same_pool_priority_threshold", &PreemptionPolicy::same_pool_priority_threshold,
+        &PolicyUpdate::same_pool_priority_threshold);
+  visit("cross_pool_priority_threshold", &PreemptionPolicy::cross_pool_priority_threshold,
+        &PolicyUpdate::cross_pool_priority_threshold);
+  visit("remaining_time_weight", &PreemptionPolicy::remaining_time_weight, &PolicyUpdate::remaining_time_weight);
+  visit("min_preempt_score", &PreemptionPolicy::min_preempt_score, &PolicyUpdate::min_preempt_score);
+  visit("enable_cross_pool_preemption", &PreemptionPolicy::enable_cross_pool_preemption,
+        &PolicyUpdate::enable_cross_pool_preemption);
+  visit("protected_pools", &PreemptionPolicy::protected_pools, &PolicyUpdate::protected_pools);
+  visit("label_preemption_rules", &PreemptionPolicy::label_preemption_rules, &PolicyUpdate::label_preemption_rules);
+  visit("label_priority_threshold", &PreemptionPolicy::label_priority_threshold,
+        &PolicyUpdate::label_priority_threshold);
+  visit("enable_label_preemption", &PreemptionPolicy::enable_label_preemption, &PolicyUpdate::enable_label_preemption);
+  visit("label_max_priority_deficit", &PreemptionPolicy::label_max_priority_deficit,
+        &PolicyUpdate::label_max_priority_deficit);
+  visit("cancel_timeout", &PreemptionPolicy::cancel_timeout, &PolicyUpdate::cancel_timeout);
+  visit("min_runtime_before_preemption", &PreemptionPolicy::min_runtime_before_preemption,
+        &PolicyUpdate::min_runtime_before_preemption);
+  visit("hold_timeout", &PreemptionPolicy::hold_timeout, &PolicyUpdate::hold_timeout);
+}
 
 struct PolicyUpdateResult {
   OpResult result;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/scenario_args.hpp"
@@ -188,19 +189,15 @@ void from_json(const json& j, Task& t) {
 
 void to_json(json& j, const PreemptionPolicy& p) { j = cli::to_json(p); }
 void from_json(const json& j, PreemptionPolicy& p) {
-  p.same_pool_priority_threshold = j.at("same_pool_priority_threshold");
-  p.cross_pool_priority_threshold = j.at("cross_pool_priority_threshold");
-  p.remaining_time_weight = j.at("remaining_time_weight");
-  p.min_preempt_score = j.at("min_preempt_score");
-  p.enable_cross_pool_preemption = j.at("enable_cross_pool_preemption");
-  p.protected_pools = j.at("protected_pools").get<std::vector<std::string>>();
-  p.label_preemption_rules = j.at("label_preemption_rules").get<LabelRules>();
-  p.label_priority_threshold = j.at("label_priority_threshold");
-  p.enable_label_preemption = j.at("enable_label_preemption");
-  if (!j.at("label_max_priority_deficit").is_null()) p.label_max_priority_deficit = j.at("label_max_priority_deficit").get<double>();
-  p.cancel_timeout = j.at("cancel_timeout");
-  p.min_runtime_before_preemption = j.at("min_runtime_before_preemption");
-  p.hold_timeout = j.at("hold_timeout");
+  for_each_policy_field([&](const char* name, auto field, auto) {
+    auto& value = p.*field;
+    using Value = std::remove_cvref_t<decltype(value)>;
+    if constexpr (std::is_same_v<Value, std::optional<double>>) {
+      value = j.at(name).is_null() ? std::nullopt : std::optional(j.at(name).get<double>());
+    } else {
+      value = j.at(name).get<Value>();
+    }
+  });
 }
 
 void from_json(const json& j, PreemptionRecord& r) {
