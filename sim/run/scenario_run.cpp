@@ -51,6 +51,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
     return system;
   };
   run->replay_ = std::make_unique<replay::Replay>(run->sim_, *run->source_, with_timeline, config.replay, observer);
+  MESHSIM_CHECK((llm != nullptr) == (run->llm_ != nullptr), "the replay builds its serving system when constructed");
 
   cluster::InstancePlacement* placement = nullptr;
   if (fixed) {
