@@ -85,9 +85,9 @@ struct PolicyUpdate {
 };
 
 // Every field of PreemptionPolicy once, with its name in files and scripts and its twin
-// in PolicyUpdate: as_update, update_policy, the config reader, the state file and the
-// stats writers walk this list, so a new field is added here and to the two structs
-// only. Calls visit(name, &PreemptionPolicy::field, &PolicyUpdate::field) in this order.
+// in PolicyUpdate: as_update, update_policy, the config reader and writer (which the
+// state file and scripts use too) and the state file's reader walk this list, so a new
+// field is added here and to the two structs only. Calls visit(name, &PreemptionPolicy::field, &PolicyUpdate::field) in this order.
 template <typename Visit>
 void for_each_policy_field(Visit&& visit) {
   visit("same_pool_priority_threshold", &PreemptionPolicy::same_pool_priority_threshold,

@@ -122,7 +122,7 @@ bool BatchRunner::try_start(std::size_t index) {
   counts_.gpu_milli_running += job.need.gpu_milli();
   held_.set(static_cast<double>(counts_.gpu_milli_running) / 1000.0, sim_.now());
   const double remaining = job.record.duration_s - job.done_s;
-  sim_.schedule_after(SimTime::from_us(static_cast<std::int64_t>(std::ceil(remaining * 1e6))), *this,
+  sim_.schedule_after(SimTime::from_seconds_up(remaining), *this,
                       engine::EventPayload{kComplete, (std::uint64_t{job.segment} << 32) | index});
   return true;
 }

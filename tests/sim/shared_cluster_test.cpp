@@ -66,6 +66,15 @@ struct World {
     return config;
   }
   void run_until(double seconds) { sim.run_until(SimTime::from_seconds(seconds)); }
+  // Runs to `seconds`, then scales up or down by one instance (refusals are fine).
+  void act(double seconds, bool up) {
+    run_until(seconds);
+    if (up) {
+      (void)manager->scale_up_full(InstanceTag::kMixed);
+    } else {
+      (void)manager->scale_down(InstanceTag::kMixed);
+    }
+  }
   void expect_sound() const {
     const auto problems = shared->check_invariants();
     EXPECT_TRUE(problems.empty()) << problems.front();
@@ -261,12 +270,7 @@ TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
     ASSERT_TRUE(scheduler::update_policy(config.policy, update).result.success);
     World w(nodes, jobs, {{InstanceTag::kMixed, 1}}, config);
     for (double now = 0; now < 600; now += pick(1, 30)) {
-      w.run_until(now);
-      if (rng() % 2 == 0) {
-        (void)w.manager->scale_up_full(InstanceTag::kMixed);
-      } else {
-        (void)w.manager->scale_down(InstanceTag::kMixed);
-      }
+      w.act(now, rng() % 2 == 0);
       const auto problems = w.shared->check_invariants();
       ASSERT_TRUE(problems.empty()) << "seed " << seed << " at " << now << ": " << problems.front();
       // Every GPU-second held is useful, lost, or in a run still going.
@@ -332,14 +336,8 @@ TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
     World a(nodes, jobs, {{InstanceTag::kMixed, 1}}, pruned);
     World b(nodes, jobs, {{InstanceTag::kMixed, 1}}, exhaustive);
     for (const auto& [now, up] : actions) {
-      for (World* w : {&a, &b}) {
-        w->run_until(now);
-        if (up) {
-          (void)w->manager->scale_up_full(InstanceTag::kMixed);
-        } else {
-          (void)w->manager->scale_down(InstanceTag::kMixed);
-        }
-      }
+      a.act(now, up);
+      b.act(now, up);
       const auto& ca = a.shared->batch().counts();
       const auto& cb = b.shared->batch().counts();
       ASSERT_EQ(std::tie(ca.arrived, ca.completed, ca.running, ca.stopping, ca.queued, ca.failed, ca.starts,
@@ -353,12 +351,6 @@ TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
     }
   }
 }
-
-}  // namespace
-}  // namespace meshsim::cluster
-
-namespace meshsim::cluster {
-namespace {
 
 // A hung agent killed at a cancel_timeout of 0 stops at the ask, as one that answers at
 // once: random worlds run both ways agree on everything but the count of hung agents
@@ -385,14 +377,8 @@ TEST(SharedClusterPropertyTest, HungAgentsKilledAtATimeoutOfZeroChangeNothingBut
     World b(nodes, jobs, {{InstanceTag::kMixed, 1}}, hung);
     for (double now = pick(1, 30); now < 500; now += pick(1, 30)) {
       const bool up = rng() % 2 == 0;
-      for (World* w : {&a, &b}) {
-        w->run_until(now);
-        if (up) {
-          (void)w->manager->scale_up_full(InstanceTag::kMixed);
-        } else {
-          (void)w->manager->scale_down(InstanceTag::kMixed);
-        }
-      }
+      a.act(now, up);
+      b.act(now, up);
       const auto& ca = a.shared->batch().counts();
       const auto& cb = b.shared->batch().counts();
       ASSERT_EQ(std::tie(ca.arrived, ca.completed, ca.running, ca.stopping, ca.queued, ca.failed, ca.starts,
