@@ -63,16 +63,17 @@ Agent& AgentManager::insert(Agent agent) {
 }
 
 OpResult AgentManager::create_agent(AgentSpec spec) {
-  const std::string where = "create_agent '" + spec.name + "': ";
+  // Built only on failure: agents are created on every batch task's start.
+  const auto where = [&spec] { return "create_agent '" + spec.name + "': "; };
   if (spec.name.empty()) return OpResult::fail("create_agent: the agent needs a name");
-  if (ids_.count(spec.name) != 0) return OpResult::fail(where + "an agent of that name exists");
+  if (ids_.count(spec.name) != 0) return OpResult::fail(where() + "an agent of that name exists");
   const auto pool_it = pools_.find(spec.pool);
-  if (pool_it == pools_.end()) return OpResult::fail(where + "no pool '" + spec.pool + "'");
+  if (pool_it == pools_.end()) return OpResult::fail(where() + "no pool '" + spec.pool + "'");
   Pool& pool = pool_it->second;
 
   // 1. Reserve the agent's slot in the pool quota.
   if (auto reserved = pool.ledger.reserve(spec.resources); !reserved) {
-    return OpResult::fail(where + "pool '" + spec.pool + "' quota: " + reserved.error().message);
+    return OpResult::fail(where() + "pool '" + spec.pool + "' quota: " + reserved.error().message);
   }
   // 2. Place it: in the given placement group's bundle, or in a new one.
   Agent agent;
@@ -90,7 +91,7 @@ OpResult AgentManager::create_agent(AgentSpec spec) {
     }
     if (!problem.empty()) {
       pool.ledger.rollback(spec.resources);
-      return OpResult::fail(where + problem);
+      return OpResult::fail(where() + problem);
     }
     agent.placement_group = pg->id;
     agent.node = pg->nodes[spec.bundle_index];
@@ -99,7 +100,7 @@ OpResult AgentManager::create_agent(AgentSpec spec) {
                                               /*pend_if_unplaceable=*/false);
     if (!pg.result.success) {
       pool.ledger.rollback(spec.resources);
-      return OpResult::fail(where + pg.result.error);
+      return OpResult::fail(where() + pg.result.error);
     }
     agent.placement_group = *pg.id;
     agent.owns_placement_group = true;

@@ -62,7 +62,7 @@ bool ClusterState::can_place(const std::vector<ResourceVector>& bundles, Placeme
     }
     return std::any_of(freed.begin(), freed.end(), [&](const auto& entry) {
       const Node& node = nodes_[entry.first];
-      return node.state == NodeState::kUp && bundles.front().fits_in(node.ledger.available() + entry.second);
+      return node.state == NodeState::kUp && bundles.front().fits_in_sum(node.ledger.available(), entry.second);
     });
   }
   std::vector<ResourceVector> free = free_resources();
@@ -75,11 +75,19 @@ bool ClusterState::can_place(const std::vector<ResourceVector>& bundles, Placeme
 }
 
 void ClusterState::reindex(std::uint32_t node, bool was_indexed) {
-  if (was_indexed) free_index_.erase(indexed_as_[node]);
+  // The node's entry is moved to its new key, not freed and allocated again: a
+  // placement or release touches its nodes' entries on every call.
+  decltype(free_index_)::node_type entry;
+  if (was_indexed) entry = free_index_.extract(indexed_as_[node]);
   if (nodes_[node].state != NodeState::kUp) return;
   const ResourceVector free = nodes_[node].ledger.available();
   indexed_as_[node] = FreeKey{free.gpu_milli(), free.cpu_milli(), free.memory_milli(), node};
-  free_index_.insert(indexed_as_[node]);
+  if (entry.empty()) {
+    free_index_.insert(indexed_as_[node]);
+  } else {
+    entry.value() = indexed_as_[node];
+    free_index_.insert(std::move(entry));
+  }
 }
 
 void ClusterState::set_node_order(NodeOrder order, NodeScore score) {

@@ -103,6 +103,21 @@ bool ResourceVector::fits_in(const ResourceVector& capacity) const {
   return true;
 }
 
+bool ResourceVector::fits_in_sum(const ResourceVector& a, const ResourceVector& b) const {
+  if (cpu_milli_ > a.cpu_milli_ + b.cpu_milli_ || memory_milli_ > a.memory_milli_ + b.memory_milli_ ||
+      gpu_milli_ > a.gpu_milli_ + b.gpu_milli_) {
+    return false;
+  }
+  // As fits_in: every custom resource named on either side, absent ones zero. The lists
+  // are short (a SKU or two), so lookups beat a three-way merge in clarity at no cost.
+  const auto short_of = [&](const std::string& name) {
+    return custom_milli(name) > a.custom_milli(name) + b.custom_milli(name);
+  };
+  return std::none_of(custom_.begin(), custom_.end(), [&](const auto& entry) { return short_of(entry.first); }) &&
+         std::none_of(a.custom_.begin(), a.custom_.end(), [&](const auto& entry) { return short_of(entry.first); }) &&
+         std::none_of(b.custom_.begin(), b.custom_.end(), [&](const auto& entry) { return short_of(entry.first); });
+}
+
 bool ResourceVector::is_non_negative() const {
   if (cpu_milli_ < 0 || memory_milli_ < 0 || gpu_milli_ < 0) return false;
   return std::all_of(custom_.begin(), custom_.end(), [](const auto& entry) { return entry.second >= 0; });
@@ -128,11 +143,11 @@ std::string ResourceVector::to_string() const {
 
 Status ResourceLedger::reserve(const ResourceVector& amount) {
   MESHSIM_CHECK(amount.is_non_negative(), "reserve: negative amount " + amount.to_string());
-  const ResourceVector free = available();
-  if (!amount.fits_in(free)) {
-    return Error{"insufficient resources: requested " + amount.to_string() + ", available " + free.to_string()};
+  if (!amount.fits_in(available_)) {
+    return Error{"insufficient resources: requested " + amount.to_string() + ", available " + available_.to_string()};
   }
   reserved_ += amount;
+  available_ -= amount;
   return Ok{};
 }
 
@@ -145,11 +160,13 @@ void ResourceLedger::commit(const ResourceVector& amount) {
 void ResourceLedger::rollback(const ResourceVector& amount) {
   MESHSIM_CHECK(amount.fits_in(reserved_), "rollback: more than reserved: " + amount.to_string());
   reserved_ -= amount;
+  available_ += amount;
 }
 
 void ResourceLedger::release(const ResourceVector& amount) {
   MESHSIM_CHECK(amount.fits_in(used_), "release: more than used: " + amount.to_string());
   used_ -= amount;
+  available_ += amount;
 }
 
 Status ResourceLedger::resize(const ResourceVector& capacity) {
@@ -157,6 +174,7 @@ Status ResourceLedger::resize(const ResourceVector& capacity) {
     return Error{"cannot shrink below what is reserved and used: " + (reserved_ + used_).to_string()};
   }
   capacity_ = capacity;
+  available_ = capacity_ - reserved_ - used_;
   return Ok{};
 }
 

@@ -43,6 +43,8 @@ class ResourceVector {
 
   // Every component of *this is <= the same component of `capacity`.
   bool fits_in(const ResourceVector& capacity) const;
+  // fits_in(a + b) without building the sum (what-if checks add freed room to a node's).
+  bool fits_in_sum(const ResourceVector& a, const ResourceVector& b) const;
   bool is_non_negative() const;
   bool is_zero() const { return *this == ResourceVector(); }
   // "cpu=2 memory_mb=1024 gpu=0.5 accelerator=1": for messages and logs.
@@ -63,12 +65,15 @@ class ResourceVector {
 // goes below zero.
 class ResourceLedger {
  public:
-  explicit ResourceLedger(ResourceVector capacity) : capacity_(std::move(capacity)) {}
+  explicit ResourceLedger(ResourceVector capacity) : capacity_(std::move(capacity)), available_(capacity_) {}
 
   const ResourceVector& capacity() const { return capacity_; }
   const ResourceVector& reserved() const { return reserved_; }
   const ResourceVector& used() const { return used_; }
-  ResourceVector available() const { return capacity_ - reserved_ - used_; }
+  // capacity - reserved - used, kept up to date by every change: placement asks it of
+  // many nodes per decision, and building it each time allocated (node capacities carry
+  // a custom SKU resource).
+  const ResourceVector& available() const { return available_; }
 
   // Fails, changing nothing, when `amount` does not fit in what is available.
   Status reserve(const ResourceVector& amount);
@@ -85,6 +90,7 @@ class ResourceLedger {
   ResourceVector capacity_;
   ResourceVector reserved_;
   ResourceVector used_;
+  ResourceVector available_;
 };
 
 }  // namespace meshsim::scheduler

@@ -73,18 +73,17 @@ OpResult Scheduler::create_agent(AgentSpec spec) {
 }
 
 void Scheduler::remove_agent(Agent& agent, PgFate fate) {
-  const std::string name = agent.spec.name;
-  const std::string agent_pool = agent.spec.pool;
   const PgId pg = agent.placement_group;
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
-  idle_agents_[agent.spec.pool].erase(name);
+  if (const auto idle = idle_agents_.find(agent.spec.pool); idle != idle_agents_.end()) idle->second.erase(agent.spec.name);
   PgPool* pool = nullptr;
   if (const auto it = pg_pools_.find(agent.spec.pool); it != pg_pools_.end() && it->second->holds(pg)) {
     pool = it->second.get();
   }
+  const bool keep = pool == nullptr && fate == PgFate::kKeep && cluster().placement_group(pg) != nullptr;
+  if (keep) kept_pgs_[pg] = agent.spec.pool;
   // A pooled PG is the PG pool's to keep or destroy, not the agent's.
   (void)agents_.delete_agent(agent.id, /*force=*/true, pool == nullptr && fate != PgFate::kKeep);
-  if (pool == nullptr && fate == PgFate::kKeep && cluster().placement_group(pg) != nullptr) kept_pgs_[pg] = agent_pool;
   if (pool != nullptr && fate == PgFate::kDestroy) pool->destroy(cluster(), pg);
   if (pool != nullptr && fate == PgFate::kRelease) pool->release(cluster(), pg);
 }
@@ -161,7 +160,7 @@ void Scheduler::start_task(Task task, Agent& agent) {
   task.saved_state.reset();
   task.lost_work = 0.0;
   agent.task = task.id;
-  idle_agents_[agent.spec.pool].erase(agent.spec.name);
+  if (const auto idle = idle_agents_.find(agent.spec.pool); idle != idle_agents_.end()) idle->second.erase(agent.spec.name);
   agent.held_for.clear();
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
   agent.hold_timer = 0;
@@ -218,8 +217,12 @@ void Scheduler::end_task(Task& task, TaskState state, bool keep_agent) {
   task.agent_id = kNoAgent;
   if (agent == nullptr) return;
   agent->task.reset();
+  // A dedicated agent goes with its task; listing it idle first would be undone at once.
+  if (!keep_agent && agent->dedicated && agent->held_for.empty()) {
+    remove_agent(*agent, PgFate::kRelease);
+    return;
+  }
   idle_agents_[agent->spec.pool].insert(agent->spec.name);
-  if (!keep_agent && agent->dedicated && agent->held_for.empty()) remove_agent(*agent, PgFate::kRelease);
 }
 
 OpResult Scheduler::complete(const std::string& task_id) {

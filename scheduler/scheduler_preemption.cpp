@@ -184,12 +184,14 @@ SubmitResult Scheduler::start_on_new_agent(const TaskSpec& spec, std::optional<P
     agent_spec.placement_group = pg;
     out.pg_reused = pool->stats().reuse_hits > before.reuse_hits;
   }
-  if (auto created = create_agent(agent_spec); !created) {
+  // Not through create_agent: the agent takes its task at once, never listed idle.
+  if (auto created = agents_.create_agent(agent_spec); !created) {
     if (pool != nullptr) pool->release(cluster(), *agent_spec.placement_group);
     out.result = OpResult::fail("submit '" + spec.task_id + "': " + created.error);
     return out;
   }
   Agent& agent = *agents_.agent(name);
+  agent.last_heartbeat = now();
   agent.dedicated = true;
   SubmitResult started = run_on_idle_agent(spec, agent);
   started.pg_reused = out.pg_reused;
@@ -283,7 +285,7 @@ class Scheduler::FreedRoom {
   }
   bool node_fits(std::uint32_t index, const ResourceVector& freed) const {
     const Node& node = core_.cluster().nodes()[index];
-    return node.state == NodeState::kUp && spec_.resources.fits_in(node.ledger.available() + freed);
+    return node.state == NodeState::kUp && spec_.resources.fits_in_sum(node.ledger.available(), freed);
   }
 
   const Scheduler& core_;
@@ -438,7 +440,7 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   std::vector<std::string> preempted;
   double ready_in = 0.0;
   for (const Victim& victim : *victims) {
-    Task& task = tasks_.at(victim.task->id);
+    Task& task = *task_by_seq_.at(victim.task->seq);
     if (const Agent* agent = agents_.agent(task.agent_id); agent != nullptr && frees_fitting_pg(task, spec)) {
       freed_pg = agent->placement_group;
     }

@@ -48,12 +48,13 @@ std::uint32_t VictimIndex::class_for(const TaskInfo& info) {
   for (const auto& key : rule_keys_) {
     if (const auto it = info.labels.find(key); it != info.labels.end()) labels.emplace(key, it->second);
   }
-  auto key = std::make_tuple(info.pool, labels, !info.freed.is_zero());
-  const auto it = class_ids_.find(key);
+  const bool gives_back = !info.freed.is_zero();
+  // Looked up by reference: every task's start asks, and copying the key allocated.
+  const auto it = class_ids_.find(std::tie(info.pool, labels, gives_back));
   if (it != class_ids_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(classes_.size());
-  classes_.push_back(std::make_unique<Class>(Class{info.pool, std::move(labels), !info.freed.is_zero(), 0, {}, {}, 0}));
-  class_ids_.emplace(std::move(key), id);
+  class_ids_.emplace(std::make_tuple(info.pool, labels, gives_back), id);
+  classes_.push_back(std::make_unique<Class>(Class{info.pool, std::move(labels), gives_back, 0, {}, {}, 0}));
   return id;
 }
 
@@ -157,7 +158,10 @@ const std::vector<std::optional<VictimRule>>& VictimIndex::rules_for(const Incom
     if (const auto it = incoming.labels.find(key); it != incoming.labels.end()) rule_labels.emplace(key, it->second);
   }
   if (rules_cache_.size() > 4096) rules_cache_.clear();  // bounded: distinct incoming kinds are few
-  auto& rules = rules_cache_[{incoming.pool, rule_labels}];
+  // Looked up by reference: every victim search asks, and copying the key allocated.
+  auto cached = rules_cache_.find(std::tie(incoming.pool, rule_labels));
+  if (cached == rules_cache_.end()) cached = rules_cache_.emplace(std::make_tuple(incoming.pool, rule_labels), std::vector<std::optional<VictimRule>>{}).first;
+  auto& rules = cached->second;
   const IncomingTask projected{incoming.priority, incoming.pool, std::move(rule_labels)};
   while (rules.size() < classes_.size()) {
     const Class& c = *classes_[rules.size()];

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -159,9 +160,9 @@ class VictimIndex {
 
   PreemptionPolicy policy_;
   std::set<std::string> rule_keys_;
-  std::map<std::pair<std::string, Labels>, std::vector<std::optional<VictimRule>>> rules_cache_;
+  std::map<std::tuple<std::string, Labels>, std::vector<std::optional<VictimRule>>, std::less<>> rules_cache_;
   std::vector<std::unique_ptr<Class>> classes_;
-  std::map<std::tuple<std::string, Labels, bool>, std::uint32_t> class_ids_;
+  std::map<std::tuple<std::string, Labels, bool>, std::uint32_t, std::less<>> class_ids_;
   std::unordered_map<std::uint64_t, Slot> slots_;
   std::multimap<double, std::uint64_t> young_;      // start time -> task
   std::multimap<double, std::uint64_t> deadlines_;  // deadline -> task, for tasks still ahead

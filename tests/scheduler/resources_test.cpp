@@ -5,6 +5,7 @@
 
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 namespace meshsim::scheduler {
 namespace {
@@ -26,29 +27,43 @@ TEST(ResourceVectorTest, FitsComparesEveryComponentIncludingCustom) {
   EXPECT_FALSE(ResourceVector::of(0, 0, 0).with_custom("tpu", 1).fits_in(capacity));
 }
 
-// fits_in walks the two vectors without building their difference: it must agree with
-// the definition (capacity - need has no negative component) for any amounts, including
-// negative ones (a ledger's running differences) and custom names on one side only.
-TEST(ResourceVectorTest, FitsInAgreesWithTheDifferenceOnRandomVectors) {
-  std::mt19937_64 rng(7);
+// Small amounts, negative ones too (a ledger's running differences), and custom names
+// present on one side only.
+ResourceVector random_vector(std::mt19937_64& rng) {
   std::uniform_int_distribution<int> amount(-2, 3);
   std::uniform_int_distribution<int> coin(0, 2);
   const char* names[] = {"a", "accelerator", "b", "tpu"};
-  const auto random_vector = [&] {
-    auto v = ResourceVector::of(amount(rng), amount(rng), amount(rng));
-    // of() takes non-negative amounts; negatives come from subtraction.
-    v -= ResourceVector::of(amount(rng) > 1 ? 1 : 0, 0, amount(rng) > 1 ? 1 : 0);
-    for (const char* name : names) {
-      if (coin(rng) == 0) v += ResourceVector().with_custom(name, amount(rng) + 2);
-      if (coin(rng) == 0) v -= ResourceVector().with_custom(name, amount(rng) + 2);
-    }
-    return v;
-  };
+  auto v = ResourceVector::of(amount(rng), amount(rng), amount(rng));
+  // of() takes non-negative amounts; negatives come from subtraction.
+  v -= ResourceVector::of(amount(rng) > 1 ? 1 : 0, 0, amount(rng) > 1 ? 1 : 0);
+  for (const char* name : names) {
+    if (coin(rng) == 0) v += ResourceVector().with_custom(name, amount(rng) + 2);
+    if (coin(rng) == 0) v -= ResourceVector().with_custom(name, amount(rng) + 2);
+  }
+  return v;
+}
+
+// fits_in walks the two vectors without building their difference: it must agree with
+// the definition (capacity - need has no negative component) for any amounts.
+TEST(ResourceVectorTest, FitsInAgreesWithTheDifferenceOnRandomVectors) {
+  std::mt19937_64 rng(7);
   for (int i = 0; i < 20000; ++i) {
-    const ResourceVector need = random_vector();
-    const ResourceVector capacity = random_vector();
+    const ResourceVector need = random_vector(rng);
+    const ResourceVector capacity = random_vector(rng);
     ASSERT_EQ(need.fits_in(capacity), (capacity - need).is_non_negative())
         << need.to_string() << " in " << capacity.to_string();
+  }
+}
+
+// fits_in_sum (what-if room on a node) must agree with building the sum.
+TEST(ResourceVectorTest, FitsInSumAgreesWithFitsInOfTheSumOnRandomVectors) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const ResourceVector need = random_vector(rng);
+    const ResourceVector a = random_vector(rng);
+    const ResourceVector b = random_vector(rng);
+    ASSERT_EQ(need.fits_in_sum(a, b), need.fits_in(a + b))
+        << need.to_string() << " in " << a.to_string() << " + " << b.to_string();
   }
 }
 
@@ -88,6 +103,52 @@ TEST(ResourceLedgerTest, AFailedReserveChangesNothing) {
   EXPECT_EQ(ledger.reserved(), ResourceVector::of(2, 0, 0));
   ledger.rollback(ResourceVector::of(2, 0, 0));
   EXPECT_TRUE(ledger.reserved().is_zero());
+}
+
+// available() is kept up to date rather than computed: after any sequence of changes it
+// must equal its definition.
+TEST(ResourceLedgerTest, AvailableIsAlwaysCapacityLessReservedAndUsed) {
+  std::mt19937_64 rng(3);
+  const auto shape = [&] {
+    std::uniform_int_distribution<int> amount(0, 3);
+    auto v = ResourceVector::of(amount(rng), amount(rng) * 100, amount(rng) * 0.5);
+    if (amount(rng) == 0) v.with_custom("gpu_H100", amount(rng));
+    return v;
+  };
+  for (int run = 0; run < 200; ++run) {
+    ResourceLedger ledger(ResourceVector::of(8, 800, 4).with_custom("gpu_H100", 4));
+    std::vector<ResourceVector> reserved, used;
+    for (int step = 0; step < 60; ++step) {
+      switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
+        case 0:
+          if (auto amount = shape(); ledger.reserve(amount)) reserved.push_back(amount);
+          break;
+        case 1:
+          if (!reserved.empty()) {
+            ledger.commit(reserved.back());
+            used.push_back(reserved.back());
+            reserved.pop_back();
+          }
+          break;
+        case 2:
+          if (!reserved.empty()) {
+            ledger.rollback(reserved.back());
+            reserved.pop_back();
+          }
+          break;
+        case 3:
+          if (!used.empty()) {
+            ledger.release(used.back());
+            used.pop_back();
+          }
+          break;
+        default:
+          (void)ledger.resize(ResourceVector::of(8, 800, 4).with_custom("gpu_H100", 4) + shape());
+      }
+      ASSERT_EQ(ledger.available(), ledger.capacity() - ledger.reserved() - ledger.used())
+          << "run " << run << " step " << step;
+    }
+  }
 }
 
 TEST(ResourceLedgerTest, OverdrawingIsABrokenInvariant) {
