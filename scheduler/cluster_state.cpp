@@ -231,7 +231,7 @@ std::vector<PgId> ClusterState::take_newly_ready() {
 ClusterState::State ClusterState::state() const {
   State out;
   for (const auto& node : nodes_) out.nodes.emplace_back(node.spec, node.state);
-  out.placement_groups = pgs_;
+  out.placement_groups.insert(pgs_.begin(), pgs_.end());
   out.pending.assign(pending_.begin(), pending_.end());
   out.next_pg = next_pg_;
   return out;

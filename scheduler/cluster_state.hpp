@@ -6,8 +6,9 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/op_result.hpp"
@@ -91,7 +92,8 @@ class ClusterState {
   // Frees the PG's node resources (if it was ready) and places pending PGs that now fit.
   OpResult remove_placement_group(PgId id);
   const PlacementGroup* placement_group(PgId id) const;
-  const std::map<PgId, PlacementGroup>& placement_groups() const { return pgs_; }
+  // In no particular order (sort the ids where order shows).
+  const std::unordered_map<PgId, PlacementGroup>& placement_groups() const { return pgs_; }
   // PGs that became ready since the last call (placed from the pending queue).
   std::vector<PgId> take_newly_ready();
 
@@ -130,7 +132,8 @@ class ClusterState {
   NodeScore node_score_;
   std::vector<FreeKey> indexed_as_;
   std::map<std::string, std::uint32_t> node_index_;
-  std::map<PgId, PlacementGroup> pgs_;
+  // Hashed: victim selection looks a PG up for every candidate it weighs.
+  std::unordered_map<PgId, PlacementGroup> pgs_;
   std::deque<PgId> pending_;
   std::vector<PgId> newly_ready_;
   PgId next_pg_ = 1;

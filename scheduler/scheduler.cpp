@@ -500,9 +500,12 @@ std::vector<std::string> Scheduler::check_invariants() const {
       problems.push_back("kept placement group " + std::to_string(id) + " does not exist");
     }
   }
-  for (const auto& [id, pg] : cluster().placement_groups()) {
+  std::vector<PgId> pg_ids;
+  for (const auto& [id, pg] : cluster().placement_groups()) pg_ids.push_back(id);
+  std::sort(pg_ids.begin(), pg_ids.end());  // problems in id order
+  for (const PgId id : pg_ids) {
     const bool pooled = std::any_of(pg_pools_.begin(), pg_pools_.end(),
-                                    [id = id](const auto& entry) { return entry.second->holds(id); });
+                                    [id](const auto& entry) { return entry.second->holds(id); });
     if (!pooled && owned.count(id) == 0) {
       problems.push_back("placement group " + std::to_string(id) + " belongs to no agent, PG pool or kept set");
     }

@@ -4,8 +4,9 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <string>
-#include <utility>
+#include <string_view>
 
 namespace meshsim::scheduler {
 
@@ -50,9 +51,19 @@ struct LatencyHistogram {
 // are real time, not simulated time, so unlike every other output they differ from run
 // to run; that is what benchmarking scheduling latency measures.
 struct SchedulerMetrics {
-  std::map<std::pair<std::string, std::string>, std::uint64_t> preemption_count;  // (pool, reason)
+  // Preemptions by pool, then reason; looked up without building keys (one is counted
+  // on every preemption).
+  std::map<std::string, std::map<std::string, std::uint64_t, std::less<>>, std::less<>> preemption_count;
   LatencyHistogram preemption_execution_latency_ms;
   LatencyHistogram task_schedule_latency_ms;
+
+  void count_preemption(std::string_view pool, std::string_view reason) {
+    auto by_pool = preemption_count.find(pool);
+    if (by_pool == preemption_count.end()) by_pool = preemption_count.emplace(std::string(pool), std::map<std::string, std::uint64_t, std::less<>>{}).first;
+    auto by_reason = by_pool->second.find(reason);
+    if (by_reason == by_pool->second.end()) by_reason = by_pool->second.emplace(std::string(reason), 0).first;
+    ++by_reason->second;
+  }
 };
 
 // Measures the wall-clock time of a scope into a histogram.

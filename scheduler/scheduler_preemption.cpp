@@ -32,8 +32,8 @@ PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming
 PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> why, const std::string& preemptor,
                                      const std::string& hold_for) {
   ScopedLatency latency(metrics_.preemption_execution_latency_ms);
-  const std::string reason = why ? std::string(kPreemptReasonNames.name(*why)) : "manual_preemption";
-  ++metrics_.preemption_count[{victim.pool, reason}];
+  const std::string_view reason = why ? kPreemptReasonNames.name(*why) : "manual_preemption";
+  metrics_.count_preemption(victim.pool, reason);
   PreemptionOutcome out;
   const double at = now();
   // 1. Save the state: the pool's preserver, else the snapshot itself. It is kept on the
@@ -65,7 +65,11 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
     arm_hold(*agent, at + policy_.hold_timeout);
   }
   end_task(victim, saved ? TaskState::kPreempted : TaskState::kLost);
-  victim.saved_state = saved ? std::optional(std::move(snapshot)) : std::nullopt;
+  if (saved) {
+    victim.saved_state.emplace(std::move(snapshot));
+  } else {
+    victim.saved_state.reset();
+  }
   // 4. Count it.
   ++stats_.total_preemptions;
   if (!why) {
@@ -78,7 +82,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
     ++stats_.label_preemptions;
   }
   stats_.recent_preemptions.push_front(
-      PreemptionRecord{at, victim.id, victim.pool, victim.priority, reason, victim.lost_work, preemptor});
+      PreemptionRecord{at, victim.id, victim.pool, victim.priority, std::string(reason), victim.lost_work, preemptor});
   if (stats_.recent_preemptions.size() > kRecentPreemptions) stats_.recent_preemptions.pop_back();
   return out;
 }

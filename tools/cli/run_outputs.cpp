@@ -216,8 +216,8 @@ json batch_summary(const run::ScenarioRun& run, const replay::ReplayResult& resu
   const double useful = c.useful_gpu_s / 3600.0;
   const double lost = c.lost_gpu_s / 3600.0;
   json reasons = json::object();
-  for (const auto& [key, count] : shared->core().metrics().preemption_count) {
-    reasons[key.second] = reasons.value(key.second, std::uint64_t{0}) + count;
+  for (const auto& [pool, by_reason] : shared->core().metrics().preemption_count) {
+    for (const auto& [reason, count] : by_reason) reasons[reason] = reasons.value(reason, std::uint64_t{0}) + count;
   }
   return json{{"jobs",
                {{"arrived", c.arrived},

@@ -68,9 +68,11 @@ void pool_gauge(std::ostream& out, const std::string& name, const std::string& h
 void write_scheduler_metrics(std::ostream& out, const sch::Scheduler& scheduler) {
   const auto& metrics = scheduler.metrics();
   header(out, "schedulemesh_preemption_count", "counter", "Preemptions executed, by victim pool and reason.");
-  for (const auto& [key, count] : metrics.preemption_count) {
-    out << "schedulemesh_preemption_count{pool=\"" << escaped(key.first) << "\",reason=\"" << escaped(key.second)
-        << "\"} " << count << '\n';
+  for (const auto& [pool, by_reason] : metrics.preemption_count) {
+    for (const auto& [reason, count] : by_reason) {
+      out << "schedulemesh_preemption_count{pool=\"" << escaped(pool) << "\",reason=\"" << escaped(reason) << "\"} "
+          << count << '\n';
+    }
   }
   histogram(out, "schedulemesh_preemption_execution_latency_ms",
             "Wall-clock time spent in the core executing one preemption (state save, cancel, release).",
