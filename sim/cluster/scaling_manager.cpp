@@ -12,7 +12,8 @@ ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, Sca
     : sim_(sim),
       cluster_(cluster),
       config_(config),
-      placement_(placement),
+      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(cluster, config.max_servers) : nullptr),
+      placement_(placement == nullptr ? elastic_.get() : placement),
       drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
   MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
   MESHSIM_CHECK(config_.scale_up_delay >= SimTime::zero(), "scale_up_delay must not be negative");
@@ -36,13 +37,9 @@ Error ScalingManager::blocked(std::string why) {
 }
 
 Expected<PlacedInstance> ScalingManager::take_server(std::uint32_t instance, InstanceTag tag) {
-  if (placement_ != nullptr) {
-    auto placed = placement_->place(instance, tag);
-    if (!placed) return blocked(placed.error().message);
-    return placed;
-  }
-  if (const auto server = cluster_.server_with_room(tag)) return PlacedInstance{*server, {}};
-  return PlacedInstance{cluster_.add_server(tag), {}};
+  auto placed = placement_->place(instance, tag);
+  if (!placed) return blocked(placed.error().message);
+  return placed;
 }
 
 void ScalingManager::arm_activation(std::uint32_t instance, InstanceTag tag, SimTime wait_for_room) {
@@ -62,9 +59,7 @@ Status ScalingManager::room_for_one_more(InstanceTag tag) {
   if (cluster_.attached_instances() >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
-  if (placement_ == nullptr && config_.max_servers && !cluster_.server_with_room(tag) && cluster_.servers() >= *config_.max_servers) {
-    return blocked("Max servers reached (" + std::to_string(*config_.max_servers) + ")");
-  }
+  if (auto room = placement_->room_for_one_more(tag); !room) return blocked(room.error().message);
   return Ok{};
 }
 
@@ -216,12 +211,7 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
 }
 
 void ScalingManager::release(std::uint32_t instance, std::uint32_t server) {
-  if (placement_ != nullptr) {
-    placement_->release(instance, server);
-    return;
-  }
-  if (cluster_.server_instances(server) != 0) return;
-  cluster_.remove_server(server);
+  if (!placement_->release(instance, server)) return;
   ++counts_.servers_removed;
   if (log_) log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
 }

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/cluster/instance_placement.hpp"
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
@@ -47,25 +49,6 @@ struct ScalingCounts {
   std::uint64_t migrations = 0;  // instances moved between the prompt and token pools
 };
 
-// Where an instance's GPUs come from. Without one, the ScalingManager runs seed 004's
-// elastic cluster (a server with room, else a new server, removed once idle); a shared
-// cluster (sim/cluster/shared_cluster) claims GPUs on fixed nodes through the
-// scheduling core instead, preempting batch work for them.
-struct PlacedInstance {
-  std::uint32_t server = 0;
-  // How long the instance waits for its room before it starts loading: the agents of the
-  // work preempted for it stopping (a hung one is killed at the policy's cancel_timeout).
-  SimTime wait_for_room;
-};
-class InstancePlacement {
- public:
-  virtual ~InstancePlacement() = default;
-  // Where `instance` (about to start, of `tag`) goes, or why there is nowhere.
-  virtual Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag) = 0;
-  // `instance` left `server` (drained to INACTIVE, or a scale-up taken back).
-  virtual void release(std::uint32_t instance, std::uint32_t server) = 0;
-};
-
 // The actuator of seed 004 over an elastic cluster (or a placement's nodes). scale_up_full places a STARTING
 // instance on a server with room for it, or creates a server (one instance per server
 // when an instance fills one, as in the seed; smaller ones are packed, so no half-empty
@@ -80,6 +63,8 @@ class ScalingManager final : private engine::EventHandler {
  public:
   using LogSink = std::function<void(std::string_view line)>;
 
+  // Without a placement, instances go on seed 004's elastic servers (ElasticServers,
+  // capped by config.max_servers).
   ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config,
                  InstancePlacement* placement = nullptr);
 
@@ -152,7 +137,7 @@ class ScalingManager final : private engine::EventHandler {
   Expected<PlacedInstance> take_server(std::uint32_t instance, InstanceTag tag);
   // The instance, STARTING on its server, becomes ACTIVE after the wait and scale_up_delay.
   void arm_activation(std::uint32_t instance, InstanceTag tag, SimTime wait_for_room);
-  // The placement's release; elastic: the server goes once idle.
+  // The placement's release, counting and logging a server that went with the instance.
   void release(std::uint32_t instance, std::uint32_t server);
   void check_draining();
   Error blocked(std::string why);
@@ -162,6 +147,7 @@ class ScalingManager final : private engine::EventHandler {
   engine::Simulation& sim_;
   LlmCluster& cluster_;
   ScalingConfig config_;
+  std::unique_ptr<ElasticServers> elastic_;  // the placement when none was given
   InstancePlacement* placement_;
   LogSink log_;
   std::map<std::uint32_t, Draining> draining_;  // by instance id

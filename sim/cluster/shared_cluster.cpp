@@ -115,17 +115,19 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
   return PlacedInstance{it->second, SimTime::from_seconds_up(submitted.ready_in)};
 }
 
-void SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
+bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
   const auto done = core_.complete(task_id(instance));
   MESHSIM_CHECK(done.success, done.error);
   serving_gpu_milli_ -= config_.instance_resources.gpu_milli();
   const std::uint32_t node = node_of_server_.at(server);
-  if (serving_.server_instances(server) == 0) {
+  const bool emptied = serving_.server_instances(server) == 0;
+  if (emptied) {
     serving_.remove_server(server);
     server_of_node_.erase(node);
     node_of_server_.erase(server);
   }
   batch_->resources_freed(node);
+  return emptied;
 }
 
 std::vector<std::string> SharedCluster::check_invariants() const {

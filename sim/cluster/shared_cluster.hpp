@@ -48,7 +48,7 @@ class SharedCluster final : public InstancePlacement {
   void start() { batch_->start(); }
 
   Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag) override;
-  void release(std::uint32_t instance, std::uint32_t server) override;
+  bool release(std::uint32_t instance, std::uint32_t server) override;
 
   const scheduler::Scheduler& core() const { return core_; }
   const BatchRunner& batch() const { return *batch_; }

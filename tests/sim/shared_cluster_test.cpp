@@ -6,8 +6,12 @@
 // after every action).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "sim/cluster/shared_cluster.hpp"
 #include "tests/sim/llm_test_support.hpp"
@@ -117,6 +121,30 @@ TEST(SharedClusterTest, ScaleUpPreemptsBatchWorkWhichLosesWorkSinceItsCheckpoint
   EXPECT_DOUBLE_EQ(counts.useful_gpu_s, 400.0);
   EXPECT_DOUBLE_EQ(counts.lost_gpu_s, 80.0);
   EXPECT_TRUE(counts.adds_up());
+  w.expect_sound();
+}
+
+// The shared cluster and the elastic servers are both InstancePlacements: a node's last
+// serving instance leaving takes its server with it, counted and logged alike.
+TEST(SharedClusterTest, ANodesLastInstanceLeavingRemovesItsServerCountedAndLogged) {
+  World w(2, {}, {{InstanceTag::kMixed, 2}}, shared_config(2));
+  std::vector<std::string> log;
+  w.manager->set_log([&](std::string_view line) { log.emplace_back(line); });
+  const auto a = w.manager->scale_up_full(InstanceTag::kMixed);
+  const auto b = w.manager->scale_up_full(InstanceTag::kMixed);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->server, b->server);  // the second node: the first is full
+  EXPECT_EQ(w.cluster.servers(), 2u);
+  w.run_until(100);
+  ASSERT_TRUE(w.manager->scale_down_full(a->instance));
+  w.run_until(200);
+  EXPECT_EQ(w.manager->counts().servers_removed, 0u);  // b still serves there
+  ASSERT_TRUE(w.manager->scale_down_full(b->instance));
+  w.run_until(300);
+  EXPECT_EQ(w.manager->counts().servers_removed, 1u);
+  EXPECT_EQ(w.cluster.servers(), 1u);
+  const std::string removed = "[ScalingManager] Auto scale-down server " + std::to_string(b->server) + " after instance removal";
+  EXPECT_NE(std::find(log.begin(), log.end(), removed), log.end());
   w.expect_sound();
 }
 
