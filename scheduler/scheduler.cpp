@@ -75,7 +75,9 @@ OpResult Scheduler::create_agent(AgentSpec spec) {
 void Scheduler::remove_agent(Agent& agent, PgFate fate) {
   const PgId pg = agent.placement_group;
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
-  if (const auto idle = idle_agents_.find(agent.spec.pool); idle != idle_agents_.end()) idle->second.erase(agent.spec.name);
+  if (const auto idle = idle_agents_.find(agent.spec.pool); idle != idle_agents_.end()) {
+    idle->second.erase(agent.spec.name);
+  }
   PgPool* pool = nullptr;
   if (const auto it = pg_pools_.find(agent.spec.pool); it != pg_pools_.end() && it->second->holds(pg)) {
     pool = it->second.get();
@@ -160,7 +162,9 @@ void Scheduler::start_task(Task task, Agent& agent) {
   task.saved_state.reset();
   task.lost_work = 0.0;
   agent.task = task.id;
-  if (const auto idle = idle_agents_.find(agent.spec.pool); idle != idle_agents_.end()) idle->second.erase(agent.spec.name);
+  if (const auto idle = idle_agents_.find(agent.spec.pool); idle != idle_agents_.end()) {
+    idle->second.erase(agent.spec.name);
+  }
   agent.held_for.clear();
   if (agent.hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent.hold_timer);
   agent.hold_timer = 0;

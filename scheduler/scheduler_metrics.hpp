@@ -53,13 +53,14 @@ struct LatencyHistogram {
 struct SchedulerMetrics {
   // Preemptions by pool, then reason; looked up without building keys (one is counted
   // on every preemption).
-  std::map<std::string, std::map<std::string, std::uint64_t, std::less<>>, std::less<>> preemption_count;
+  using CountByReason = std::map<std::string, std::uint64_t, std::less<>>;
+  std::map<std::string, CountByReason, std::less<>> preemption_count;
   LatencyHistogram preemption_execution_latency_ms;
   LatencyHistogram task_schedule_latency_ms;
 
   void count_preemption(std::string_view pool, std::string_view reason) {
     auto by_pool = preemption_count.find(pool);
-    if (by_pool == preemption_count.end()) by_pool = preemption_count.emplace(std::string(pool), std::map<std::string, std::uint64_t, std::less<>>{}).first;
+    if (by_pool == preemption_count.end()) by_pool = preemption_count.emplace(std::string(pool), CountByReason{}).first;
     auto by_reason = by_pool->second.find(reason);
     if (by_reason == by_pool->second.end()) by_reason = by_pool->second.emplace(std::string(reason), 0).first;
     ++by_reason->second;

@@ -160,7 +160,9 @@ const std::vector<std::optional<VictimRule>>& VictimIndex::rules_for(const Incom
   if (rules_cache_.size() > 4096) rules_cache_.clear();  // bounded: distinct incoming kinds are few
   // Looked up by reference: every victim search asks, and copying the key allocated.
   auto cached = rules_cache_.find(std::tie(incoming.pool, rule_labels));
-  if (cached == rules_cache_.end()) cached = rules_cache_.emplace(std::make_tuple(incoming.pool, rule_labels), std::vector<std::optional<VictimRule>>{}).first;
+  if (cached == rules_cache_.end()) {
+    cached = rules_cache_.emplace(std::make_tuple(incoming.pool, rule_labels), std::vector<std::optional<VictimRule>>{}).first;
+  }
   auto& rules = cached->second;
   const IncomingTask projected{incoming.priority, incoming.pool, std::move(rule_labels)};
   while (rules.size() < classes_.size()) {
