@@ -101,7 +101,10 @@ void ObjectReader::read(std::string_view key, std::uint64_t& out, std::string_vi
                         const std::function<bool(std::uint64_t)>& ok) {
   const json* value = raw(key);
   if (value == nullptr) return;
-  if (!value->is_number_unsigned()) return wrong_type(key, what, *value);
+  // A non-negative signed integer is one too (JSON built in code, not parsed from text).
+  if (!value->is_number_integer() || (!value->is_number_unsigned() && value->get<std::int64_t>() < 0)) {
+    return wrong_type(key, what, *value);
+  }
   const auto number = value->get<std::uint64_t>();
   if (ok && !ok(number)) return wrong_type(key, what, *value);
   out = number;

@@ -12,9 +12,10 @@
 
 namespace meshsim::scheduler {
 
-// A world moved by hand, for scenario scripts and unit tests: a clock that advances when
-// told (firing timers in time order on the way), and agents that answer a cancel at once
-// unless hung, in which case the core waits out the timeout and the clock moves by it.
+// A world moved by hand, for unit tests and as the reference sim/script's ScriptClock is
+// tested against: a clock that advances when told (firing timers in time order on the
+// way), and agents that answer a cancel at once unless hung, in which case the core waits
+// out the timeout and the clock moves by it.
 class ManualWorld : public Clock, public TimerService, public Actuator {
  public:
   double now() const override { return now_; }

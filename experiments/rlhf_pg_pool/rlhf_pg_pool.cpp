@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "scheduler/scheduler.hpp"
-#include "tools/cli/scenario_args.hpp"
+#include "sim/script/script_args.hpp"
 
 namespace {
 
@@ -87,9 +87,9 @@ int main() {
   std::cout << "=== Cleanup: complete, shutdown ===\n";
   for (const char* id : {"rollout-00", "train-00", "rollout-extra-00"}) (void)scheduler.complete(id);
   scheduler.shutdown();
-  std::cout << "stats() = " << meshsim::cli::to_json(scheduler.stats()).dump(1) << "\n";
-  std::cout << "get_preemption_stats() = " << meshsim::cli::to_json(scheduler.get_preemption_stats()).dump(1) << "\n";
-  std::cout << "pg_pool_stats() = " << meshsim::cli::to_json(scheduler.pg_pool_stats().at("rlhf-pg-pool")).dump(1)
+  std::cout << "stats() = " << meshsim::script::to_json(scheduler.stats()).dump(1) << "\n";
+  std::cout << "get_preemption_stats() = " << meshsim::script::to_json(scheduler.get_preemption_stats()).dump(1) << "\n";
+  std::cout << "pg_pool_stats() = " << meshsim::script::to_json(scheduler.pg_pool_stats().at("rlhf-pg-pool")).dump(1)
             << "\n";
   const auto problems = scheduler.check_invariants();
   std::cout << "node and pool ledgers after shutdown: "

@@ -60,3 +60,12 @@ def test_serving_calls_need_a_serving_setup(repo):
     sched.submit_requests(count=10, prompt_tokens=500, output_tokens=50)
     sched.advance(seconds=120)
     assert sched.get_request_counts()["completed"] == 10
+
+
+def test_every_call_is_a_method_with_its_summary():
+    sched = meshsim.Scheduler()
+    assert "advance" in meshsim.Scheduler.calls and "submit_requests" in meshsim.Scheduler.calls
+    for name in meshsim.Scheduler.calls:
+        doc = getattr(sched, name).__doc__
+        assert doc.startswith(f"{name}(**args): ") and len(doc) > len(name) + 20, doc
+    assert "clock" in sched.advance.__doc__

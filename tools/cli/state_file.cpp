@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "tools/cli/atomic_file.hpp"
-#include "tools/cli/scenario_args.hpp"
+#include "sim/script/script_args.hpp"
 #include "traces/json_text.hpp"
 
 namespace meshsim::scheduler {
@@ -143,7 +143,7 @@ void from_json(const json& j, PgPool::State& s) {
 }
 
 // Saved states, the policy and the stats keep the names the scenario output uses.
-void to_json(json& j, const SavedState& s) { j = cli::to_json(s); }
+void to_json(json& j, const SavedState& s) { j = script::to_json(s); }
 void from_json(const json& j, SavedState& s) {
   s.task_id = j.at("task_id");
   s.pool_name = j.at("pool_name");
@@ -187,7 +187,7 @@ void from_json(const json& j, Task& t) {
   t.lost_work = j.at("lost_work");
 }
 
-void to_json(json& j, const PreemptionPolicy& p) { j = cli::to_json(p); }
+void to_json(json& j, const PreemptionPolicy& p) { j = script::to_json(p); }
 void from_json(const json& j, PreemptionPolicy& p) {
   for_each_policy_field([&](const char* name, auto field, auto) {
     auto& value = p.*field;
@@ -205,7 +205,7 @@ void from_json(const json& j, PreemptionRecord& r) {
        j.at("reason"),    j.at("lost_work"), j.at("preemptor")};
 }
 
-void to_json(json& j, const PreemptionStats& s) { j = cli::to_json(s); }
+void to_json(json& j, const PreemptionStats& s) { j = script::to_json(s); }
 void from_json(const json& j, PreemptionStats& s) {
   s.total_preemptions = j.at("total_preemptions");
   s.same_pool_preemptions = j.at("same_pool_preemptions");

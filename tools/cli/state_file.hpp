@@ -4,6 +4,7 @@
 
 #include "scheduler/scheduler.hpp"
 #include "sim/engine/expected.hpp"
+#include "sim/script/script_world.hpp"
 
 namespace meshsim::cli {
 
@@ -12,5 +13,14 @@ namespace meshsim::cli {
 // one that saved it. Written atomically (temporary file, then rename).
 Status write_state_file(const std::string& path, const scheduler::SchedulerState& state);
 Expected<scheduler::SchedulerState> read_state_file(const std::string& path);
+
+// A scenario script's save_state and load_state on these files.
+class StateFiles final : public script::StateStore {
+ public:
+  Status save(const std::string& path, const scheduler::SchedulerState& state) override {
+    return write_state_file(path, state);
+  }
+  Expected<scheduler::SchedulerState> load(const std::string& path) override { return read_state_file(path); }
+};
 
 }  // namespace meshsim::cli

@@ -1,9 +1,13 @@
-// meshsim.Scheduler's native half: a scenario session (tools/cli/scenario_command), so
-// each call has the scenario script's name, arguments and result.
+// meshsim.Scheduler's native half: the scenario-script interpreter (sim/script), so each
+// call has the scenario script's name, arguments and result.
 #include <pybind11/stl.h>
 
+#include <sstream>
+
 #include "configs/config_file.hpp"
-#include "tools/cli/scenario_command.hpp"
+#include "sim/script/script_session.hpp"
+#include "tools/cli/scheduler_prometheus.hpp"
+#include "tools/cli/state_file.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/common.hpp"
 
@@ -24,7 +28,7 @@ class PyScheduler {
     } else if (!setup.is_none()) {
       document = to_json(setup, "setup");
     }
-    session_ = value_or_raise(cli::ScenarioSession::create(document, name, allow_files));
+    session_ = value_or_raise(script::ScriptSession::create(document, name, allow_files ? &files_ : nullptr));
   }
 
   py::object call(const std::string& name, const py::dict& args) {
@@ -33,10 +37,15 @@ class PyScheduler {
 
   double now() const { return session_->now(); }
   std::vector<std::string> check_invariants() const { return session_->check_invariants(); }
-  std::string prometheus_text() const { return session_->prometheus_text(); }
+  std::string prometheus_text() const {
+    std::ostringstream out;
+    cli::write_scheduler_metrics(out, session_->scheduler());
+    return out.str();
+  }
 
  private:
-  std::unique_ptr<cli::ScenarioSession> session_;
+  cli::StateFiles files_;
+  std::unique_ptr<script::ScriptSession> session_;
 };
 
 }  // namespace
@@ -48,7 +57,14 @@ void bind_scheduler(py::module_& m) {
       .def_property_readonly("time", &PyScheduler::now)
       .def("check_invariants", &PyScheduler::check_invariants)
       .def("prometheus_text", &PyScheduler::prometheus_text);
-  m.def("scheduler_calls", &cli::ScenarioSession::call_names, "The calls a scenario script (and meshsim.Scheduler) knows");
+  m.def(
+      "scheduler_calls",
+      [] {
+        std::vector<std::pair<std::string, std::string>> calls;
+        for (const auto& call : script::script_calls()) calls.emplace_back(call.name, call.summary);
+        return calls;
+      },
+      "The calls a scenario script (and meshsim.Scheduler) knows: (name, summary) pairs");
 }
 
 }  // namespace meshsim::python

@@ -19,7 +19,9 @@ class Scheduler:
     allow_files=False makes save_state / load_state fail (sandboxed runs).
     """
 
-    calls = tuple(_core.scheduler_calls())
+    # Every call's name and one-line summary, from the interpreter's call table.
+    _summaries = dict(_core.scheduler_calls())
+    calls = tuple(_summaries)
 
     def __init__(self, setup=None, allow_files=True):
         self._core = _core._Scheduler(setup, bool(allow_files))
@@ -43,7 +45,9 @@ class Scheduler:
 
     def __getattr__(self, name):
         if name in Scheduler.calls:
-            return functools.partial(self.call, name)
+            method = functools.partial(self.call, name)
+            method.__doc__ = f"{name}(**args): {Scheduler._summaries[name]}"
+            return method
         raise AttributeError(f"Scheduler has no call '{name}' (calls: {', '.join(Scheduler.calls)})")
 
     def __dir__(self):

@@ -12,7 +12,7 @@
 #include "configs/scheduler_args.hpp"
 #include "scheduler/scheduler.hpp"
 
-namespace meshsim::cli {
+namespace meshsim::script {
 
 using configs::preset_argument;
 using configs::read_labels;
@@ -35,4 +35,4 @@ nlohmann::json to_json(const scheduler::Agent& agent);
 // {"success": true} or {"success": false, "error": ...}.
 nlohmann::json to_json(const scheduler::OpResult& result);
 
-}  // namespace meshsim::cli
+}  // namespace meshsim::script

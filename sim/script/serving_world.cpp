@@ -1,4 +1,4 @@
-#include "tools/cli/serving_world.hpp"
+#include "sim/script/serving_world.hpp"
 
 #include <filesystem>
 
@@ -6,7 +6,7 @@
 #include "configs/object_reader.hpp"
 #include "configs/serving_config.hpp"
 
-namespace meshsim::cli {
+namespace meshsim::script {
 
 using nlohmann::json;
 using cluster::InstanceTag;
@@ -36,7 +36,8 @@ json view_json(const cluster::LlmCluster::InstanceView& v) {
 
 }  // namespace
 
-Expected<std::unique_ptr<ServingWorld>> ServingWorld::create(const json& script, const std::string& file) {
+Expected<std::unique_ptr<ServingWorld>> ServingWorld::create(const json& script, const std::string& file,
+                                                             engine::Simulation& sim) {
   configs::ConfigErrors errors(file);
   configs::ServingSpec serving;
   configs::ScalingSpec scaling;
@@ -56,7 +57,7 @@ Expected<std::unique_ptr<ServingWorld>> ServingWorld::create(const json& script,
   if (!catalog) return catalog.error();
   auto resolved = configs::resolve_llm_cluster(*llm, *catalog);
   if (!resolved) return Error{file + ": " + resolved.error().message};
-  std::unique_ptr<ServingWorld> world(new ServingWorld());
+  std::unique_ptr<ServingWorld> world(new ServingWorld(sim));
   cluster::RequestSink& sink = *world;  // a private base: converted here, where it is accessible
   world->cluster_ = std::make_unique<cluster::LlmCluster>(world->sim_, *resolved, sink);
   world->manager_ = std::make_unique<cluster::ScalingManager>(world->sim_, *world->cluster_, scaling.manager);
@@ -71,11 +72,6 @@ void ServingWorld::on_request_finished(const metrics::RequestRecord& record) {
     ++completed_;
   }
   migrations_ += record.migrations;
-}
-
-void ServingWorld::advance_to(double seconds) {
-  const auto target = engine::SimTime::from_seconds(seconds);
-  if (target >= sim_.now()) sim_.run_until(target);  // events due now run too
 }
 
 json ServingWorld::submit(std::uint32_t count, std::uint32_t prompt_tokens, std::uint32_t output_tokens) {
@@ -199,4 +195,4 @@ json ServingWorld::resume_elastic_scheduling(InstanceTag pool) {
   return json{{"success", true}};
 }
 
-}  // namespace meshsim::cli
+}  // namespace meshsim::script

@@ -1,8 +1,8 @@
-#include "tools/cli/scenario_args.hpp"
+#include "sim/script/script_args.hpp"
 
 #include <cstdlib>
 
-namespace meshsim::cli {
+namespace meshsim::script {
 
 using configs::ObjectReader;
 using nlohmann::json;
@@ -160,4 +160,4 @@ json to_json(const sch::OpResult& result) {
   return out;
 }
 
-}  // namespace meshsim::cli
+}  // namespace meshsim::script

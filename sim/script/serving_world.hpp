@@ -9,19 +9,18 @@
 #include "sim/autoscale/elastic_scheduler.hpp"
 #include "sim/cluster/scaling_manager.hpp"
 
-namespace meshsim::cli {
+namespace meshsim::script {
 
 // The serving side of a scenario script (its "serving" and "scaling" objects, in the
-// scenario config's format): an LlmCluster on its own simulation, kept at the script's
-// clock, the ScalingManager over it, and an ElasticScheduler per configured pool checking
-// every monitoring interval. The calls of seeds 003 and 004 act on it.
+// scenario config's format): an LlmCluster on the script's simulation (its one clock),
+// the ScalingManager over it, and an ElasticScheduler per configured pool checking every
+// monitoring interval. The calls of seeds 003 and 004 act on it.
 class ServingWorld final : private cluster::RequestSink {
  public:
   // Errors name the script file and key.
-  static Expected<std::unique_ptr<ServingWorld>> create(const nlohmann::json& script, const std::string& file);
+  static Expected<std::unique_ptr<ServingWorld>> create(const nlohmann::json& script, const std::string& file,
+                                                        engine::Simulation& sim);
 
-  // Runs the simulation up to `seconds` (the script's clock).
-  void advance_to(double seconds);
   // `count` requests arriving now.
   nlohmann::json submit(std::uint32_t count, std::uint32_t prompt_tokens, std::uint32_t output_tokens);
   nlohmann::json scale_up_full(cluster::InstanceTag tag, std::optional<std::uint32_t> parallelism,
@@ -42,11 +41,11 @@ class ServingWorld final : private cluster::RequestSink {
   std::vector<std::string> check_invariants() const { return cluster_->check_invariants(); }
 
  private:
-  ServingWorld() : sim_(1) {}
+  explicit ServingWorld(engine::Simulation& sim) : sim_(sim) {}
   void on_request_finished(const metrics::RequestRecord& record) override;
   autoscale::ElasticAutoscaler* elastic(cluster::InstanceTag pool) const;
 
-  engine::Simulation sim_;
+  engine::Simulation& sim_;
   std::unique_ptr<cluster::LlmCluster> cluster_;
   std::unique_ptr<cluster::ScalingManager> manager_;
   std::string sku_name_;
@@ -59,4 +58,4 @@ class ServingWorld final : private cluster::RequestSink {
   std::uint64_t next_id_ = 0, completed_ = 0, dropped_ = 0, migrations_ = 0;
 };
 
-}  // namespace meshsim::cli
+}  // namespace meshsim::script

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/world.hpp"
+#include "sim/engine/expected.hpp"
+#include "sim/engine/simulation.hpp"
+
+namespace meshsim::script {
+
+// A scenario script's one clock: the scheduling core's clock, timers and agents on the
+// simulation that also runs the script's serving instances, so the core and the serving
+// side never disagree on the time (requests submitted after a hung agent's wait arrive
+// after it; a serving instance's timers fire in an `advance` with the core's).
+//
+// Agents answer a cancel at once unless hung. A hung agent's cancel makes the caller wait
+// out the timeout inside its call, as the seeds' synchronous cancel does: the simulation
+// runs on through the wait (serving instances with it), while the core's own timers that
+// fall in it fire late, at the next `advance`, since the core is mid-call.
+class ScriptClock final : public scheduler::Clock,
+                          public scheduler::TimerService,
+                          public scheduler::Actuator,
+                          private engine::EventHandler {
+ public:
+  explicit ScriptClock(engine::Simulation& sim) : sim_(sim) {}
+  ScriptClock(const ScriptClock&) = delete;
+  ScriptClock& operator=(const ScriptClock&) = delete;
+
+  // Seconds, to the microsecond: the simulation's time, shifted by a state file's rewind.
+  double now() const override;
+  // Moves the clock `seconds` ahead, running what falls due on the way; refused, changing
+  // nothing, when that passes the simulated clock's limit.
+  Status advance(double seconds);
+  // Where load_state puts the clock: `seconds` (back or ahead), the core's timers of the
+  // abandoned timeline dropped (it re-arms its own). Only when nothing else runs on the
+  // simulation: serving instances cannot follow the clock back.
+  void rewind(double seconds);
+
+  scheduler::TimerId call_after(double seconds, std::function<void()> callback) override;
+  void cancel(scheduler::TimerId id) override { timers_.erase(id); }
+  scheduler::CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
+
+  std::set<std::string> hanging;  // agents that never answer
+
+ private:
+  void on_event(const engine::EventPayload& payload) override;
+  void fire(scheduler::TimerId id);
+
+  engine::Simulation& sim_;
+  std::int64_t offset_us_ = 0;  // now() less the simulation's time
+  std::unordered_map<scheduler::TimerId, std::function<void()>> timers_;  // armed, not cancelled
+  std::vector<scheduler::TimerId> late_;  // fell due inside a core call, in order
+  bool in_core_call_ = false;
+  scheduler::TimerId next_timer_ = 1;
+};
+
+}  // namespace meshsim::script

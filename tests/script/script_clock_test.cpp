@@ -1,0 +1,119 @@
+// ScriptClock, a scenario script's one clock, against ManualWorld (the world moved by
+// hand that scripts ran on before): the same timers fire in the same order at the same
+// times, whatever the script does, while the simulation under it runs its own events
+// through a hung agent's wait.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "scheduler/manual_world.hpp"
+#include "sim/script/script_clock.hpp"
+
+namespace meshsim::script {
+namespace {
+
+using engine::SimTime;
+
+// An event of the simulation's own (a serving instance's, in a script).
+struct Recorder final : engine::EventHandler {
+  explicit Recorder(engine::Simulation& s) : sim(s) {}
+  void on_event(const engine::EventPayload& payload) override { fired.push_back({payload.a, sim.now().seconds()}); }
+  engine::Simulation& sim;
+  std::vector<std::pair<std::uint64_t, double>> fired;
+};
+
+TEST(ScriptClockTest, FiresTheTimersManualWorldFiresInItsOrderAndAtItsTimes) {
+  // Random scripts of arming, cancelling, advancing and waiting on hung agents: every
+  // timer fires at the same clock reading, in the same order, and the clocks agree after
+  // every operation. Times are in 64ths of a second, exact in doubles and microseconds.
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    std::mt19937_64 rng(seed);
+    engine::Simulation sim(1);
+    ScriptClock clock(sim);
+    scheduler::ManualWorld manual;
+    clock.hanging.insert("hung");
+    manual.hanging.insert("hung");
+    std::vector<std::string> fired_clock, fired_manual;
+    std::vector<std::pair<scheduler::TimerId, scheduler::TimerId>> armed;
+    const auto ticks = [&rng](int most) { return std::uniform_int_distribution<int>(0, most)(rng) / 64.0; };
+    for (int op = 0; op < 60; ++op) {
+      const int what = std::uniform_int_distribution<int>(0, 9)(rng);
+      if (what < 4) {
+        const double after = ticks(200);
+        const std::string name = std::to_string(op);
+        armed.emplace_back(clock.call_after(after, [&, name] { fired_clock.push_back(name + "@" + std::to_string(clock.now())); }),
+                           manual.call_after(after, [&, name] { fired_manual.push_back(name + "@" + std::to_string(manual.now())); }));
+      } else if (what < 5 && !armed.empty()) {
+        const auto pick = std::uniform_int_distribution<std::size_t>(0, armed.size() - 1)(rng);
+        clock.cancel(armed[pick].first);
+        manual.cancel(armed[pick].second);
+      } else if (what < 8) {
+        const double seconds = ticks(120);
+        ASSERT_TRUE(clock.advance(seconds));
+        manual.advance(seconds);
+      } else {
+        const double timeout = ticks(100);
+        const auto a = clock.cancel_task(what == 8 ? "hung" : "fine", "t", timeout);
+        const auto b = manual.cancel_task(what == 8 ? "hung" : "fine", "t", timeout);
+        EXPECT_EQ(a.answered, b.answered);
+        EXPECT_EQ(a.waited_s, b.waited_s);
+      }
+      ASSERT_NEAR(clock.now(), manual.now(), 1e-9) << "seed " << seed << ", operation " << op;
+      ASSERT_EQ(fired_clock, fired_manual) << "seed " << seed << ", operation " << op;
+    }
+  }
+}
+
+TEST(ScriptClockTest, AHungAgentsWaitRunsTheSimulationButHoldsTheCoresTimersToTheNextAdvance) {
+  engine::Simulation sim(1);
+  ScriptClock clock(sim);
+  Recorder serving(sim);
+  clock.hanging.insert("hung");
+  bool core_timer = false;
+  clock.call_after(1.0, [&] { core_timer = true; });
+  sim.schedule_at(SimTime::from_seconds(2.0), serving, {7, 0});
+  const auto reply = clock.cancel_task("hung", "t", 5.0);
+  EXPECT_FALSE(reply.answered);
+  EXPECT_DOUBLE_EQ(clock.now(), 5.0);
+  // The serving side ran through the wait, at its own times; the core, mid-call, did not.
+  ASSERT_EQ(serving.fired.size(), 1u);
+  EXPECT_DOUBLE_EQ(serving.fired[0].second, 2.0);
+  EXPECT_FALSE(core_timer);
+  ASSERT_TRUE(clock.advance(0));
+  EXPECT_TRUE(core_timer);
+}
+
+TEST(ScriptClockTest, AnAdvancePastTheClocksLimitIsRefusedAndChangesNothing) {
+  engine::Simulation sim(1);
+  ScriptClock clock(sim);
+  ASSERT_TRUE(clock.advance(10));
+  const auto refused = clock.advance(SimTime::kMaxSeconds);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("limit"), std::string::npos) << refused.error().message;
+  EXPECT_DOUBLE_EQ(clock.now(), 10);
+  EXPECT_FALSE(clock.advance(1e13));
+  EXPECT_FALSE(clock.advance(std::numeric_limits<double>::infinity()));
+  EXPECT_TRUE(clock.advance(SimTime::kMaxSeconds - 10));
+}
+
+TEST(ScriptClockTest, ARewindMovesTheClockAndDropsTheAbandonedTimelinesTimers) {
+  engine::Simulation sim(1);
+  ScriptClock clock(sim);
+  int old_fired = 0, new_fired = 0;
+  clock.call_after(5, [&] { ++old_fired; });
+  ASSERT_TRUE(clock.advance(3));
+  clock.rewind(1);
+  EXPECT_DOUBLE_EQ(clock.now(), 1);
+  clock.call_after(2, [&] { new_fired = static_cast<int>(clock.now()); });
+  ASSERT_TRUE(clock.advance(10));
+  EXPECT_EQ(old_fired, 0);
+  EXPECT_EQ(new_fired, 3);
+  EXPECT_DOUBLE_EQ(clock.now(), 11);
+  clock.rewind(100);  // ahead, too
+  EXPECT_DOUBLE_EQ(clock.now(), 100);
+}
+
+}  // namespace
+}  // namespace meshsim::script
