@@ -191,13 +191,9 @@ OpResult Scheduler::register_running_task(const RunningTaskSpec& spec) {
     return OpResult::fail(where + "agent '" + spec.agent_name + "' is held for '" + agent->held_for + "'");
   }
   Task task;
+  static_cast<TaskTraits&>(task) = spec;
   task.id = spec.task_id;
   task.pool = agent->spec.pool;
-  task.priority = spec.priority;
-  task.labels = spec.labels;
-  task.estimated_duration = spec.estimated_duration;
-  task.payload = spec.payload;
-  task.checkpoint_interval = spec.checkpoint_interval;
   start_task(std::move(task), *agent);
   return OpResult::ok();
 }

@@ -38,8 +38,12 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   const double at = now();
   // 1. Save the state: the pool's preserver, else the snapshot itself. It is kept on the
   //    task; execute_preemption hands a copy to its caller.
-  SavedState snapshot{victim.id,       victim.pool, victim.agent, victim.priority, victim.labels,
-                      victim.estimated_duration, std::max(0.0, at - victim.start_time), victim.payload, std::nullopt};
+  SavedState snapshot;
+  static_cast<TaskTraits&>(snapshot) = victim;
+  snapshot.task_id = victim.id;
+  snapshot.pool_name = victim.pool;
+  snapshot.agent_name = victim.agent;
+  snapshot.elapsed = std::max(0.0, at - victim.start_time);
   bool saved = true;
   if (const auto h = handlers_.find(victim.pool); h != handlers_.end() && h->second.preserver) {
     auto preserved = h->second.preserver(snapshot);
@@ -155,13 +159,9 @@ Agent* Scheduler::find_idle_agent(const std::string& pool, const ResourceVector&
 
 SubmitResult Scheduler::run_on_idle_agent(const TaskSpec& spec, Agent& agent) {
   Task task;
+  static_cast<TaskTraits&>(task) = spec;
   task.id = spec.task_id;
   task.pool = spec.pool;
-  task.priority = spec.priority;
-  task.labels = spec.labels;
-  task.estimated_duration = spec.estimated_duration;
-  task.payload = spec.payload;
-  task.checkpoint_interval = spec.checkpoint_interval;
   start_task(std::move(task), agent);
   SubmitResult out;
   out.agent_name = agent.spec.name;

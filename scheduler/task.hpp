@@ -20,58 +20,51 @@ inline constexpr EnumNames kTaskStateNames{std::array{std::pair{TaskState::kRunn
                                                       std::pair{TaskState::kRequeued, std::string_view("requeued")},
                                                       std::pair{TaskState::kLost, std::string_view("lost")}}};
 
+// What a task is, whichever door it comes through: submissions, the registration of a
+// task already running, the core's own record and the state saved at a preemption all
+// carry these fields, from this one list.
+struct TaskTraits {
+  double priority = 0.0;
+  Labels labels;
+  double estimated_duration = 0.0;  // seconds; 0 = unknown
+  std::string payload;              // opaque to the core
+  double checkpoint_interval = 0.0;  // seconds; 0 = none (a preemption loses all work)
+  bool operator==(const TaskTraits&) const = default;
+};
+
 // A task's snapshot taken when it is preempted: the default saved state, and what a
 // pool's preserver receives. `custom` is what the preserver returned (opaque text).
-struct SavedState {
+struct SavedState : TaskTraits {
   std::string task_id;
   std::string pool_name;
   std::string agent_name;
-  double priority = 0.0;
-  Labels labels;
-  double estimated_duration = 0.0;
   double elapsed = 0.0;  // seconds run before the preemption
-  std::string payload;
   std::optional<std::string> custom;
   bool operator==(const SavedState&) const = default;
 };
 
 // What submit_task_with_preemption and submit_with_pg_preemption take.
-struct TaskSpec {
+struct TaskSpec : TaskTraits {
   std::string task_id;
   std::string pool;
   std::string actor_class = "worker";
   ResourceVector resources;
-  double priority = 0.0;
-  Labels labels;
-  double estimated_duration = 0.0;  // seconds; 0 = unknown
-  std::string payload;
-  double checkpoint_interval = 0.0;  // seconds; 0 = none (a preemption loses all work)
-  std::string agent_name;            // empty: the task id
+  std::string agent_name;  // empty: the task id
 };
 
 // What register_running_task takes: a task already running on an existing agent.
-struct RunningTaskSpec {
+struct RunningTaskSpec : TaskTraits {
   std::string task_id;
   std::string agent_name;
-  std::string pool_name;
-  double priority = 0.0;
-  Labels labels;
-  double estimated_duration = 0.0;
-  std::string payload;
-  double checkpoint_interval = 0.0;
+  std::string pool_name;  // empty: the agent's
 };
 
-struct Task {
+struct Task : TaskTraits {
   std::string id;
   std::string pool;
   std::string agent;
   AgentId agent_id = kNoAgent;  // while running: its agent, as the core reaches it
-  double priority = 0.0;
-  Labels labels;
-  double estimated_duration = 0.0;
   double start_time = 0.0;
-  std::string payload;
-  double checkpoint_interval = 0.0;
   std::uint64_t seq = 0;  // registration order
   TaskState state = TaskState::kRunning;
   std::optional<SavedState> saved_state;

@@ -136,6 +136,18 @@ void BM_SelectVictimsLinear(benchmark::State& state) {
 
 // submit_task_with_preemption end to end at 100k running tasks: a high-priority task
 // preempts the best victim, completes, and the victim is submitted again.
+// A task of one CPU in "pool".
+TaskSpec one_cpu_task(std::string id, double priority, double estimated_duration) {
+  TaskSpec spec;
+  spec.task_id = std::move(id);
+  spec.pool = "pool";
+  spec.actor_class = "w";
+  spec.resources = ResourceVector::of(1, 1024, 0);
+  spec.priority = priority;
+  spec.estimated_duration = estimated_duration;
+  return spec;
+}
+
 void BM_SubmitWithPreemptionCycle(benchmark::State& state) {
   struct FixedClock : Clock {
     double now() const override { return 10.0; }
@@ -147,18 +159,17 @@ void BM_SubmitWithPreemptionCycle(benchmark::State& state) {
                                PlacementStrategy::kStrictPack});
   std::mt19937_64 rng(3);
   for (std::size_t i = 0; i < n; ++i) {
-    (void)scheduler.submit_task_with_preemption(TaskSpec{"t" + std::to_string(i), "pool", "w", ResourceVector::of(1, 1024, 0),
-                                                         static_cast<double>(rng() % 5), {}, 600.0, "", 0.0, ""});
+    (void)scheduler.submit_task_with_preemption(one_cpu_task("t" + std::to_string(i), static_cast<double>(rng() % 5), 600.0));
   }
   std::size_t i = 0;
   timed_loop(state, [&](std::size_t) {
     const auto result = scheduler.submit_task_with_preemption(
-        TaskSpec{"urgent-" + std::to_string(i++), "pool", "w", ResourceVector::of(1, 1024, 0), 9.0, {}, 0.0, "", 0.0, ""});
+        one_cpu_task("urgent-" + std::to_string(i++), 9.0, 0.0));
     const std::string victim = result.preempted.at(0);
     (void)scheduler.complete("urgent-" + std::to_string(i - 1));
     const Task& task = *scheduler.task(victim);
     (void)scheduler.submit_task_with_preemption(
-        TaskSpec{victim, "pool", "w", ResourceVector::of(1, 1024, 0), task.priority, {}, 600.0, "", 0.0, ""});
+        one_cpu_task(victim, task.priority, 600.0));
   });
 }
 

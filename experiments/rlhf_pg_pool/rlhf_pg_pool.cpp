@@ -18,8 +18,8 @@ struct DemoClock : Clock {
 };
 
 TaskSpec role(const std::string& id, const std::string& name, double priority, double cpu, double memory) {
-  return TaskSpec{id, "rlhf-pg-pool", "RLHFWorker", ResourceVector::of(cpu, memory, 0), priority, {{"role", name}},
-                  25.0, "", 0.0, ""};
+  return TaskSpec{{priority, {{"role", name}}, 25.0, "", 0.0}, id, "rlhf-pg-pool", "RLHFWorker",
+                  ResourceVector::of(cpu, memory, 0), ""};
 }
 
 void report(const std::string& what, const SubmitResult& result) {

@@ -33,13 +33,7 @@ sch::TaskSpec read_task(ObjectReader& args) {
   }
   args.read("actor_class", spec.actor_class);
   spec.resources = read_resources(args, "resources");
-  spec.priority = require_number(args, "priority");
-  spec.labels = read_labels(args, "labels");
-  args.read("estimated_duration", spec.estimated_duration, "seconds >= 0", configs::kNonNegative);
-  if (const json* payload = args.raw("payload"); payload != nullptr && !payload->is_null()) {
-    spec.payload = payload->is_string() ? payload->get<std::string>() : payload->dump();
-  }
-  args.read("checkpoint_interval", spec.checkpoint_interval, "seconds >= 0", configs::kNonNegative);
+  read_task_traits(args, spec, /*priority_required=*/true);
   args.read("agent_name", spec.agent_name);
   (void)args.raw("ray_options");  // accepted for the seeds' scripts; nothing to do in a simulation
   (void)args.raw("options");
@@ -129,13 +123,7 @@ std::vector<CallSpec> core_calls() {
          spec.task_id = require_string(a, "task_id");
          spec.agent_name = require_string(a, "agent_name");
          a.read("pool_name", spec.pool_name);
-         spec.priority = require_number(a, "priority");
-         spec.labels = read_labels(a, "labels");
-         a.read("estimated_duration", spec.estimated_duration, "seconds >= 0", configs::kNonNegative);
-         if (const json* payload = a.raw("payload"); payload != nullptr && !payload->is_null()) {
-           spec.payload = payload->is_string() ? payload->get<std::string>() : payload->dump();
-         }
-         a.read("checkpoint_interval", spec.checkpoint_interval, "seconds >= 0", configs::kNonNegative);
+         read_task_traits(a, spec, /*priority_required=*/true);
          return [&w, spec] { return to_json(w.scheduler.register_running_task(spec)); };
        }},
       {"complete", "Ends a running task", false,

@@ -70,13 +70,24 @@ sch::SavedState read_saved_state(ObjectReader& args, std::string_view key) {
   state.task_id = require_string(r, "task_id");
   r.read("pool_name", state.pool_name);
   r.read("agent_name", state.agent_name);
-  r.read("priority", state.priority);
-  state.labels = read_labels(r, "labels");
-  r.read("estimated_duration", state.estimated_duration);
+  read_task_traits(r, state, /*priority_required=*/false);
   r.read("elapsed", state.elapsed);
-  r.read("payload", state.payload);
   r.read_optional("custom", state.custom);
   return state;
+}
+
+void read_task_traits(ObjectReader& args, sch::TaskTraits& traits, bool priority_required) {
+  if (priority_required) {
+    traits.priority = require_number(args, "priority");
+  } else {
+    args.read("priority", traits.priority);
+  }
+  traits.labels = read_labels(args, "labels");
+  args.read("estimated_duration", traits.estimated_duration, "seconds >= 0", configs::kNonNegative);
+  if (const json* payload = args.raw("payload"); payload != nullptr && !payload->is_null()) {
+    traits.payload = payload->is_string() ? payload->get<std::string>() : payload->dump();
+  }
+  args.read("checkpoint_interval", traits.checkpoint_interval, "seconds >= 0", configs::kNonNegative);
 }
 
 json to_json(const sch::ResourceVector& resources) {
@@ -87,10 +98,20 @@ json to_json(const sch::ResourceVector& resources) {
   return out;
 }
 
+json to_json(const sch::TaskTraits& traits) {
+  return {{"priority", traits.priority},
+          {"labels", traits.labels},
+          {"estimated_duration", traits.estimated_duration},
+          {"payload", traits.payload},
+          {"checkpoint_interval", traits.checkpoint_interval}};
+}
+
 json to_json(const sch::SavedState& state) {
-  json out = {{"task_id", state.task_id},   {"pool_name", state.pool_name}, {"agent_name", state.agent_name},
-              {"priority", state.priority}, {"labels", state.labels},       {"estimated_duration", state.estimated_duration},
-              {"elapsed", state.elapsed},   {"payload", state.payload}};
+  json out = to_json(static_cast<const sch::TaskTraits&>(state));
+  out["task_id"] = state.task_id;
+  out["pool_name"] = state.pool_name;
+  out["agent_name"] = state.agent_name;
+  out["elapsed"] = state.elapsed;
   if (state.custom) out["custom"] = *state.custom;
   return out;
 }

@@ -22,11 +22,16 @@ using configs::read_strings;
 using configs::to_json;
 std::optional<scheduler::PgPoolConfig> read_pg_pool_config(configs::ObjectReader& args, std::string_view key);
 scheduler::SavedState read_saved_state(configs::ObjectReader& args, std::string_view key);
+// A task's traits (priority, labels, estimated_duration, payload, checkpoint_interval),
+// the same keys for every call that takes a task. `payload` is a string, or any JSON kept
+// as its text.
+void read_task_traits(configs::ObjectReader& args, scheduler::TaskTraits& traits, bool priority_required);
 // A required string or number: reports "required" when absent.
 std::string require_string(configs::ObjectReader& args, std::string_view key);
 double require_number(configs::ObjectReader& args, std::string_view key);
 
 nlohmann::json to_json(const scheduler::ResourceVector& resources);
+nlohmann::json to_json(const scheduler::TaskTraits& traits);
 nlohmann::json to_json(const scheduler::SavedState& state);
 nlohmann::json to_json(const scheduler::PreemptionStats& stats);
 nlohmann::json to_json(const scheduler::PgPoolStats& stats);

@@ -32,8 +32,8 @@ class PgPoolRlhfTest : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{}); }
 
   static TaskSpec role(const std::string& id, const std::string& role_name, double priority, double cpu, double memory) {
-    return TaskSpec{id, "rlhf-pg-pool", "RLHFWorker", ResourceVector::of(cpu, memory, 0), priority,
-                    {{"role", role_name}}, 25.0, "", 0.0, ""};
+    return TaskSpec{{priority, {{"role", role_name}}, 25.0, "", 0.0}, id, "rlhf-pg-pool", "RLHFWorker",
+                    ResourceVector::of(cpu, memory, 0), ""};
   }
   PgPoolStats pg_stats() const { return scheduler.pg_pool_stats().at("rlhf-pg-pool"); }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <random>
 
 #include "scheduler/scheduler.hpp"
 #include "scheduler/manual_world.hpp"
@@ -26,7 +27,7 @@ class PreemptionScenarioTest : public ::testing::Test {
     const std::string agent = "agent-" + task;
     ASSERT_TRUE(scheduler.create_agent({agent, pool_name, "worker", ResourceVector::of(1, 1024, 0), {}, 0}));
     ASSERT_TRUE(scheduler.register_running_task(
-        {task, agent, pool_name, priority, std::move(labels), estimated_duration, "payload of " + task, 0.0}));
+        {{priority, std::move(labels), estimated_duration, "payload of " + task, 0.0}, task, agent, pool_name}));
     EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});
   }
   PreemptionEvaluation evaluate(double priority, const std::string& pool_name, Labels labels = {}) {
@@ -174,12 +175,10 @@ TEST_F(PreemptionScenarioTest, P9TrainingStagesSubmitPreemptsThePretrainingJob) 
       {"training_stage", {{"rlhf", {"pretraining", "sft"}}, {"dpo", {"pretraining"}}, {"sft", {"pretraining"}}}}};
   rules.preemption_aggressiveness = "medium";
   update(rules);
-  TaskSpec pretrain{"llama-70b-pretrain", "pretrain-pool", "TrainingAgentActor", ResourceVector::of(2, 4096, 0), 5.0,
-                    {{"training_stage", "pretraining"}}, 0.0, "step=0", 0.0, ""};
+  TaskSpec pretrain{{5.0, {{"training_stage", "pretraining"}}, 0.0, "step=0", 0.0}, "llama-70b-pretrain", "pretrain-pool", "TrainingAgentActor", ResourceVector::of(2, 4096, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(pretrain).result.success);
   world.advance(30.0);
-  TaskSpec rlhf{"llama-7b-rlhf", "pretrain-pool", "TrainingAgentActor", ResourceVector::of(1, 2048, 0), 5.0,
-                {{"training_stage", "rlhf"}}, 0.0, "", 0.0, ""};
+  TaskSpec rlhf{{5.0, {{"training_stage", "rlhf"}}, 0.0, "", 0.0}, "llama-7b-rlhf", "pretrain-pool", "TrainingAgentActor", ResourceVector::of(1, 2048, 0), ""};
   const auto result = scheduler.submit_task_with_preemption(rlhf);
   ASSERT_TRUE(result.result.success) << result.result.error;
   EXPECT_EQ(result.preempted, std::vector<std::string>{"llama-70b-pretrain"});
@@ -199,9 +198,9 @@ TEST_F(PreemptionScenarioTest, P9TrainingStagesSubmitPreemptsThePretrainingJob) 
 
 TEST_F(PreemptionScenarioTest, P9bASubmitThatNoVictimCanMakeRoomForChangesNothing) {
   pool("pretrain-pool", 2, 4096);
-  TaskSpec pretrain{"pretrain", "pretrain-pool", "w", ResourceVector::of(2, 4096, 0), 5.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec pretrain{{5.0, {}, 0.0, "", 0.0}, "pretrain", "pretrain-pool", "w", ResourceVector::of(2, 4096, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(pretrain).result.success);
-  TaskSpec peer{"peer", "pretrain-pool", "w", ResourceVector::of(1, 1024, 0), 5.5, {}, 0.0, "", 0.0, ""};
+  TaskSpec peer{{5.5, {}, 0.0, "", 0.0}, "peer", "pretrain-pool", "w", ResourceVector::of(1, 1024, 0), ""};
   const auto result = scheduler.submit_task_with_preemption(peer);  // delta 0.5 < 1.0
   EXPECT_FALSE(result.result.success);
   EXPECT_NE(result.result.error.find("the 0 tasks the policy lets it preempt do not free enough"), std::string::npos)
@@ -265,7 +264,7 @@ TEST_F(PreemptionScenarioTest, P12ACancelThatNeverAnswersTimesOutButStillFrees) 
   PolicyUpdate timeout;
   timeout.cancel_timeout = 0.5;
   update(timeout);
-  TaskSpec stuck{"stuck", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "s", 0.0, ""};
+  TaskSpec stuck{{1.0, {}, 0.0, "s", 0.0}, "stuck", "compute-pool", "w", ResourceVector::of(1, 1024, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(stuck).result.success);
   world.hanging.insert("stuck");
   const auto outcome = scheduler.execute_preemption("stuck", "stuck");
@@ -277,6 +276,42 @@ TEST_F(PreemptionScenarioTest, P12ACancelThatNeverAnswersTimesOutButStillFrees) 
   EXPECT_EQ(outcome.saved_state->payload, "s");
   EXPECT_TRUE(scheduler.agents().pool("compute-pool")->ledger.used().is_zero());
   EXPECT_TRUE(scheduler.cluster().placement_groups().empty());
+}
+
+// Task traits have one home (TaskTraits): whichever door a task comes in by, the core's
+// record and the state saved at its preemption carry every trait it came with.
+TEST_F(PreemptionScenarioTest, EveryTraitATaskComesWithReachesItsRecordAndItsSavedState) {
+  pool("compute-pool", 64, 65536);
+  std::mt19937_64 rng(7);
+  const auto number = [&rng] { return static_cast<double>(rng() % 1000) / 8; };
+  for (int i = 0; i < 40; ++i) {
+    TaskTraits traits;
+    traits.priority = number();
+    traits.labels = {{"k" + std::to_string(rng() % 3), "v" + std::to_string(rng() % 5)}};
+    traits.estimated_duration = number();
+    traits.payload = "payload-" + std::to_string(rng());
+    traits.checkpoint_interval = number();
+    const std::string id = "task-" + std::to_string(i);
+    if (i % 2 == 0) {
+      TaskSpec spec;
+      static_cast<TaskTraits&>(spec) = traits;
+      spec.task_id = id;
+      spec.pool = "compute-pool";
+      spec.resources = ResourceVector::of(1, 1024, 0);
+      ASSERT_TRUE(scheduler.submit_task_with_preemption(spec).result.success);
+    } else {
+      ASSERT_TRUE(scheduler.create_agent({"agent-" + id, "compute-pool", "worker", ResourceVector::of(1, 1024, 0), {}, 0}));
+      RunningTaskSpec spec;
+      static_cast<TaskTraits&>(spec) = traits;
+      spec.task_id = id;
+      spec.agent_name = "agent-" + id;
+      ASSERT_TRUE(scheduler.register_running_task(spec));
+    }
+    EXPECT_EQ(static_cast<const TaskTraits&>(*scheduler.task(id)), traits) << id;
+    const auto outcome = scheduler.execute_preemption(id, scheduler.task(id)->agent);
+    ASSERT_TRUE(outcome.saved_state) << id;
+    EXPECT_EQ(static_cast<const TaskTraits&>(*outcome.saved_state), traits) << id;
+  }
 }
 
 TEST_F(PreemptionScenarioTest, P13StatsAgreeWithWhatHappened) {
@@ -335,13 +370,13 @@ TEST_F(PreemptionScenarioTest, YoungVictimsAreProtectedByTheMinimumRuntime) {
 
 TEST_F(PreemptionScenarioTest, FreedCapacityIsHeldForThePreemptorUntilTheHoldTimesOut) {
   pool("compute-pool", 1, 1024);
-  TaskSpec low{"low", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec low{{1.0, {}, 0.0, "", 0.0}, "low", "compute-pool", "w", ResourceVector::of(1, 1024, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
   ASSERT_TRUE(scheduler.execute_preemption("low", "low", /*hold_for=*/"high").result.success);
   // A third task of even higher priority cannot take the held capacity.
-  TaskSpec third{"third", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 9.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec third{{9.0, {}, 0.0, "", 0.0}, "third", "compute-pool", "w", ResourceVector::of(1, 1024, 0), ""};
   EXPECT_FALSE(scheduler.submit_task_with_preemption(third).result.success);
-  TaskSpec high{"high", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 5.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec high{{5.0, {}, 0.0, "", 0.0}, "high", "compute-pool", "w", ResourceVector::of(1, 1024, 0), ""};
   const auto placed = scheduler.submit_task_with_preemption(high);
   ASSERT_TRUE(placed.result.success) << placed.result.error;
   EXPECT_EQ(placed.agent_name, "low");  // the held agent
@@ -381,7 +416,7 @@ TEST_F(PreemptionScenarioTest, AgentsWithoutARecentHeartbeatAreRecreatedAndTheir
   EXPECT_DOUBLE_EQ(fresh->last_heartbeat, 130.0);
   EXPECT_EQ(scheduler.get_preemption_stats().requeued_tasks, 1u);
   // The requeued task runs again on the fresh agent.
-  TaskSpec again{"silent", "compute-pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec again{{1.0, {}, 0.0, "", 0.0}, "silent", "compute-pool", "w", ResourceVector::of(1, 1024, 0), ""};
   const auto resubmitted = scheduler.submit_task_with_preemption(again);
   ASSERT_TRUE(resubmitted.result.success) << resubmitted.result.error;
   EXPECT_EQ(resubmitted.agent_name, "agent-silent");

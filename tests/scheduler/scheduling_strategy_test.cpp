@@ -22,7 +22,13 @@ class SchedulingStrategyTest : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{}); }
 
   static TaskSpec task(const std::string& id, double gpus, double priority) {
-    return TaskSpec{id, "pool", "w", ResourceVector::of(8 * gpus, 32'768 * gpus, gpus), priority, {}, 0.0, "", 0.0, ""};
+    TaskSpec spec;
+    spec.task_id = id;
+    spec.pool = "pool";
+    spec.actor_class = "w";
+    spec.resources = ResourceVector::of(8 * gpus, 32'768 * gpus, gpus);
+    spec.priority = priority;
+    return spec;
   }
   std::string node_of(const std::string& agent) const {
     return scheduler.cluster().nodes()[scheduler.agents().agent(agent)->node].spec.name;

@@ -35,14 +35,14 @@ TEST(SimWorldTest, TheCoreRunsOnSimulatedTimeAndItsHoldsExpireAsEvents) {
   scheduler.cluster().add_node({"node-0", ResourceVector::of(64, 262'144, 8), {}, "h100-80gb"});
   ASSERT_TRUE(scheduler.ensure_pool({"pool", {}, ResourceVector::of(1, 1024, 0), 0, PlacementStrategy::kStrictPack}));
   sim.run_until(SimTime::from_seconds(100));
-  TaskSpec low{"low", "pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec low{{1.0, {}, 0.0, "", 0.0}, "low", "pool", "w", ResourceVector::of(1, 1024, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
   EXPECT_EQ(scheduler.task("low")->start_time, 100.0);
   const auto outcome = scheduler.execute_preemption("low", scheduler.task("low")->agent, "never-comes");
   ASSERT_TRUE(outcome.result.success);
   EXPECT_TRUE(outcome.cancel_success);
   EXPECT_EQ(world.cancels_asked(), 1u);
-  TaskSpec other{"other", "pool", "w", ResourceVector::of(1, 1024, 0), 9.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec other{{9.0, {}, 0.0, "", 0.0}, "other", "pool", "w", ResourceVector::of(1, 1024, 0), ""};
   EXPECT_FALSE(scheduler.submit_task_with_preemption(other).result.success) << "held for the preemptor";
   sim.run_until(SimTime::from_seconds(129.999));
   EXPECT_FALSE(scheduler.submit_task_with_preemption(other).result.success);
@@ -76,23 +76,23 @@ TEST(SimWorldTest, ACancelCompletesWhenTheAgentAnswersOrAtCancelTimeout) {
   ASSERT_TRUE(scheduler.update_preemption_policy(timeout).result.success);
   sim.run_until(SimTime::from_seconds(10));
   for (const char* name : {"quick", "hung"}) {
-    TaskSpec low{name, "pool", "w", ResourceVector::of(1, 1024, 4), 1.0, {}, 0.0, "", 0.0, name};
+    TaskSpec low{{1.0, {}, 0.0, "", 0.0}, name, "pool", "w", ResourceVector::of(1, 1024, 4), name};
     ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
   }
-  TaskSpec high{"high", "pool", "w", ResourceVector::of(1, 1024, 8), 5.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec high{{5.0, {}, 0.0, "", 0.0}, "high", "pool", "w", ResourceVector::of(1, 1024, 8), ""};
   const auto placed = scheduler.submit_task_with_preemption(high);
   ASSERT_TRUE(placed.result.success) << placed.result.error;
   EXPECT_EQ(placed.preempted.size(), 2u);
   EXPECT_DOUBLE_EQ(placed.ready_in, 30.0);  // the hung agent, killed at the timeout
   EXPECT_TRUE(stops.empty());               // nobody has stopped yet
   // The room is the preemptor's from now: nothing else takes it meanwhile.
-  TaskSpec other{"other", "pool", "w", ResourceVector::of(1, 1024, 1), 1.0, {}, 0.0, "", 0.0, ""};
+  TaskSpec other{{1.0, {}, 0.0, "", 0.0}, "other", "pool", "w", ResourceVector::of(1, 1024, 1), ""};
   EXPECT_FALSE(scheduler.submit_task_with_preemption(other).result.success);
   sim.run_until(SimTime::from_seconds(100));
   EXPECT_EQ(stops, (std::vector<std::string>{"quick/quick answered at 12.000000", "hung/hung killed at 40.000000"}));
 
   // execute_preemption says the same: an agent answering after the timeout is killed at it.
-  TaskSpec slow{"slow-task", "pool", "w", ResourceVector::of(1, 1024, 0), 1.0, {}, 0.0, "", 0.0, "slow"};
+  TaskSpec slow{{1.0, {}, 0.0, "", 0.0}, "slow-task", "pool", "w", ResourceVector::of(1, 1024, 0), "slow"};
   ASSERT_TRUE(scheduler.complete("high").success);
   ASSERT_TRUE(scheduler.submit_task_with_preemption(slow).result.success);
   const auto outcome = scheduler.execute_preemption("slow-task", "slow");

@@ -10,14 +10,25 @@
 namespace meshsim::scheduler {
 namespace {
 
+// A priority-1 task of "pool".
+TaskSpec worker(const std::string& id, const ResourceVector& resources, double estimated_duration) {
+  TaskSpec spec;
+  spec.task_id = id;
+  spec.pool = "pool";
+  spec.actor_class = "Worker";
+  spec.resources = resources;
+  spec.priority = 1.0;
+  spec.estimated_duration = estimated_duration;
+  return spec;
+}
+
 class StateLoadTest : public ::testing::Test {
  protected:
   void SetUp() override {
     scheduler.cluster().add_node({"node-0", ResourceVector::of(16, 65536, 4), {}, "cpu"});
     ASSERT_TRUE(scheduler.create_pool({"pool", {}, ResourceVector::of(16, 65536, 4), 0, PlacementStrategy::kStrictPack}));
     for (const char* id : {"task-a", "task-b"}) {
-      ASSERT_TRUE(scheduler.submit_task_with_preemption(TaskSpec{id, "pool", "Worker", ResourceVector::of(2, 1024, 1),
-                                                                 1.0, {}, 10.0, "", 0.0, ""})
+      ASSERT_TRUE(scheduler.submit_task_with_preemption(worker(id, ResourceVector::of(2, 1024, 1), 10.0))
                       .result.success);
     }
     saved = scheduler.save_state();
@@ -107,7 +118,7 @@ TEST_F(StateLoadTest, CompletedTasksLeaveTheTablesAndAreCounted) {
   for (int i = 0; i < 10'000; ++i) {
     const std::string id = "churn-" + std::to_string(i % 3);  // ids may come back once done
     ASSERT_TRUE(scheduler.submit_task_with_preemption(
-                            TaskSpec{id, "pool", "Worker", ResourceVector::of(1, 512, 1), 1.0, {}, 1.0, "", 0.0, ""})
+                            worker(id, ResourceVector::of(1, 512, 1), 1.0))
                     .result.success);
     ASSERT_TRUE(scheduler.complete(id).success);
   }

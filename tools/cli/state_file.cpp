@@ -144,43 +144,42 @@ void from_json(const json& j, PgPool::State& s) {
 
 // Saved states, the policy and the stats keep the names the scenario output uses.
 void to_json(json& j, const SavedState& s) { j = script::to_json(s); }
+// A task's traits under the keys script::to_json(TaskTraits) writes. A saved state of a
+// file from before saved states carried checkpoint_interval reads 0 (none).
+void from_json(const json& j, TaskTraits& t) {
+  t.priority = j.at("priority");
+  t.labels = j.at("labels");
+  t.estimated_duration = j.at("estimated_duration");
+  t.payload = j.at("payload");
+  t.checkpoint_interval = j.value("checkpoint_interval", 0.0);
+}
+
 void from_json(const json& j, SavedState& s) {
+  from_json(j, static_cast<TaskTraits&>(s));
   s.task_id = j.at("task_id");
   s.pool_name = j.at("pool_name");
   s.agent_name = j.at("agent_name");
-  s.priority = j.at("priority");
-  s.labels = j.at("labels");
-  s.estimated_duration = j.at("estimated_duration");
   s.elapsed = j.at("elapsed");
-  s.payload = j.at("payload");
   if (j.contains("custom")) s.custom = j.at("custom").get<std::string>();
 }
 
 void to_json(json& j, const Task& t) {
-  j = {{"id", t.id},
-       {"pool", t.pool},
-       {"agent", t.agent},
-       {"priority", t.priority},
-       {"labels", t.labels},
-       {"estimated_duration", t.estimated_duration},
-       {"start_time", t.start_time},
-       {"payload", t.payload},
-       {"checkpoint_interval", t.checkpoint_interval},
-       {"seq", t.seq},
-       {"state", kTaskStateNames.name(t.state)},
-       {"saved_state", t.saved_state ? json(*t.saved_state) : json(nullptr)},
-       {"lost_work", t.lost_work}};
+  j = script::to_json(static_cast<const TaskTraits&>(t));
+  j["id"] = t.id;
+  j["pool"] = t.pool;
+  j["agent"] = t.agent;
+  j["start_time"] = t.start_time;
+  j["seq"] = t.seq;
+  j["state"] = kTaskStateNames.name(t.state);
+  j["saved_state"] = t.saved_state ? json(*t.saved_state) : json(nullptr);
+  j["lost_work"] = t.lost_work;
 }
 void from_json(const json& j, Task& t) {
+  from_json(j, static_cast<TaskTraits&>(t));
   t.id = j.at("id");
   t.pool = j.at("pool");
   t.agent = j.at("agent");
-  t.priority = j.at("priority");
-  t.labels = j.at("labels");
-  t.estimated_duration = j.at("estimated_duration");
   t.start_time = j.at("start_time");
-  t.payload = j.at("payload");
-  t.checkpoint_interval = j.at("checkpoint_interval");
   t.seq = j.at("seq");
   t.state = enum_from(j.at("state"), kTaskStateNames);
   if (!j.at("saved_state").is_null()) t.saved_state = j.at("saved_state").get<SavedState>();
