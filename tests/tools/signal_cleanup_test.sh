@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `meshsim replay` stopped by SIGINT or SIGTERM while writing leaves no temporary files
-# (*.tmp) behind, and dies by that signal.
+# (*.tmp) behind, nor its folder's lock file, and dies by that signal.
 #   signal_cleanup_test.sh MESHSIM WORK_DIR
 set -u
 set -m  # job control: the background run gets SIGINT as a foreground one would
@@ -18,7 +18,7 @@ JSON
   "$meshsim" replay --quiet --config "$dir/long.json" --out "$dir/out" --trace-events "$dir/timeline.json" &
   pid=$!
   for _ in $(seq 200); do
-    [ -e "$dir/out/requests.csv.tmp" ] && [ -e "$dir/timeline.json.tmp" ] && break
+    [ -e "$dir/out/requests.csv.tmp" ] && [ -e "$dir/timeline.json.tmp" ] && [ -e "$dir/out/.meshsim.lock" ] && break
     sleep 0.05
   done
   if [ ! -e "$dir/out/requests.csv.tmp" ]; then
@@ -38,7 +38,7 @@ JSON
   fi
   wait "$pid"
   code=$?
-  left=$(find "$dir" -name '*.tmp')
+  left=$(find "$dir" -name '*.tmp' -o -name '.meshsim.lock')
   if [ -n "$left" ]; then
     echo "FAIL: SIG$sig left $left"
     exit 1
@@ -48,5 +48,5 @@ JSON
     echo "FAIL: SIG$sig: exit status $code, expected $expected"
     exit 1
   fi
-  echo "SIG$sig: exit status $code, no temporary left"
+  echo "SIG$sig: exit status $code, no temporary or lock file left"
 done

@@ -1,59 +1,14 @@
 #include "tools/cli/atomic_file.hpp"
 
-#include <unistd.h>
-
-#include <array>
-#include <atomic>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
+
+#include "tools/cli/signal_cleanup.hpp"
 
 namespace meshsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Temporary files being written, for the signal handler: fixed storage, since a handler
-// may only touch what needs no allocation or lock. A slot is claimed (by one thread),
-// filled, then marked ready; the handler reads ready slots only.
-constexpr std::size_t kSlots = 32;
-constexpr std::size_t kPathBytes = 4096;
-enum SlotState : int { kFree, kFilling, kReady };
-std::array<std::atomic<int>, kSlots> slot_state{};
-std::array<std::array<char, kPathBytes>, kSlots> slot_path{};
-
-extern "C" void remove_temporaries_and_reraise(int signal_number) {
-  for (std::size_t i = 0; i < kSlots; ++i) {
-    if (slot_state[i].load() == kReady) ::unlink(slot_path[i].data());
-  }
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
-}
-
-int register_temporary(const std::string& path) {
-  static const bool installed = [] {
-    for (const int signal_number : {SIGINT, SIGTERM}) {
-      // A signal ignored on entry (SIGINT for a background job) stays ignored.
-      if (std::signal(signal_number, remove_temporaries_and_reraise) == SIG_IGN) std::signal(signal_number, SIG_IGN);
-    }
-    return true;
-  }();
-  (void)installed;
-  if (path.size() >= kPathBytes) return -1;
-  for (std::size_t i = 0; i < kSlots; ++i) {
-    int expected = kFree;
-    if (!slot_state[i].compare_exchange_strong(expected, kFilling)) continue;
-    std::memcpy(slot_path[i].data(), path.c_str(), path.size() + 1);
-    slot_state[i].store(kReady);
-    return static_cast<int>(i);
-  }
-  return -1;  // more files than slots: this one is not cleaned up on a signal
-}
-
-void unregister_temporary(int slot) {
-  if (slot >= 0) slot_state[static_cast<std::size_t>(slot)].store(kFree);
-}
 
 // Where a write to `path` should go: through symlinks to what they name.
 fs::path resolved(const std::string& path) {
@@ -77,7 +32,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   }
   temporary_ = target.string() + ".tmp";
   out_.open(temporary_, std::ios::binary | std::ios::trunc);
-  if (out_.is_open()) slot_ = register_temporary(temporary_);
+  if (out_.is_open()) slot_ = remove_on_signal(temporary_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -85,7 +40,7 @@ AtomicFile::~AtomicFile() {
   out_.close();
   std::error_code ignored;
   fs::remove(temporary_, ignored);
-  unregister_temporary(slot_);
+  keep_on_signal(slot_);
 }
 
 Status AtomicFile::commit() {
@@ -101,7 +56,7 @@ Status AtomicFile::commit() {
     std::error_code ignored;
     fs::remove(temporary_, ignored);
   }
-  unregister_temporary(slot_);
+  keep_on_signal(slot_);
   if (error) return Error{path_ + ": cannot move the finished file into place: " + error.message()};
   return Ok{};
 }

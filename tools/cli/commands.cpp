@@ -17,6 +17,7 @@
 #include "sim/engine/number_text.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/cli/folder_lock.hpp"
 #include "tools/cli/live_metrics.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
@@ -140,11 +141,8 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
       }
     }
   }
-  std::error_code mkdir_error;
-  std::filesystem::create_directories(options.out_dir, mkdir_error);
-  if (mkdir_error) {
-    return fail(err, options.out_dir + ": cannot create the output folder: " + mkdir_error.message(), kExitOutputError);
-  }
+  auto lock = FolderLock::acquire(options.out_dir, "meshsim replay");  // held to the end
+  if (!lock) return fail(err, lock.error().message, kExitOutputError);
   RunFolderWriter writer(options.out_dir, config.replay.slo.tbt_definition, err);
   if (auto status = writer.open_status(); !status) {
     return fail(err, status.error().message, kExitOutputError);

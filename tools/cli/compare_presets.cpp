@@ -16,6 +16,7 @@
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/folder_lock.hpp"
 #include "tools/cli/plot_script.hpp"
 
 namespace meshsim::cli {
@@ -165,6 +166,9 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   if (candidates.empty()) return fail("nothing to compare: give --presets or --policy", kExitBadInput);
   auto catalog = configs::load_scenario_catalog(config);  // with the config's own catalog
   if (!catalog) return fail(catalog.error().message, kExitBadInput);
+  // Taken before the runs, so a second command on this folder is refused at once.
+  auto lock = FolderLock::acquire(options.out_dir, "meshsim compare-presets");
+  if (!lock) return fail(lock.error().message, kExitOutputError);
 
   // Each run is its own simulation; threads take the next candidate as they finish.
   std::vector<Outcome> outcomes(candidates.size());
@@ -187,11 +191,6 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
     if (!o.error.empty()) return fail(o.name + ": " + o.error, kExitBadInput);
   }
 
-  std::error_code mkdir_error;
-  std::filesystem::create_directories(options.out_dir, mkdir_error);
-  if (mkdir_error) {
-    return fail(options.out_dir + ": cannot create the output folder: " + mkdir_error.message(), kExitOutputError);
-  }
   const std::string csv_path = options.out_dir + "/presets.csv";
   AtomicFile csv(csv_path);
   csv.stream() << "policy,slo_attainment,ttft_p99_s,scale_ups,scale_ups_blocked,jobs_completed,jobs_queued,"

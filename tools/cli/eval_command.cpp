@@ -16,6 +16,7 @@
 #include "sim/engine/thread_pool.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/folder_lock.hpp"
 #include "tools/cli/plot_script.hpp"
 
 namespace meshsim::cli {
@@ -251,9 +252,8 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   }
   const std::vector<EvalWindow> tuning = rl::tuning_windows(rl_spec, (*recipe_workload)->span_s());
 
-  std::error_code mkdir_error;
-  fs::create_directories(options.out_dir, mkdir_error);
-  if (mkdir_error) return fail(err, options.out_dir + ": " + mkdir_error.message(), kExitOutputError);
+  auto lock = FolderLock::acquire(options.out_dir, "meshsim eval");  // held to the end
+  if (!lock) return fail(err, lock.error().message, kExitOutputError);
   if (!policies.empty()) {  // the policies must fit the scenario's pools
     configs::ScenarioConfig probe = base;  // any window: only the sizes matter here
     probe.rl->windows_from_s = 0;

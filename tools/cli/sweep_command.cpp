@@ -15,6 +15,7 @@
 #include "configs/catalog.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/folder_lock.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
@@ -241,7 +242,8 @@ Status prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
     }
     return Ok{};
   }
-  if (fs::exists(out) && !fs::is_empty(out, error)) {
+  for (const auto& entry : fs::directory_iterator(out, error)) {
+    if (entry.path().filename() == FolderLock::kFileName) continue;  // ours
     return Error{options.out_dir + ": exists and is not empty: a sweep writes into a new folder"};
   }
   fs::create_directories(out / "runs", error);
@@ -285,20 +287,26 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   auto catalogs = plan ? load_catalogs(*plan, options.catalog) : Expected<Catalogs>(Catalogs{});
   int code = kExitOk;
   std::unique_ptr<MetricsServer> server;  // rank 0's
+  std::optional<FolderLock> lock;         // rank 0 holds the folder for the whole sweep
   if (leader) {
     if (!plan) {
       code = fail(err, plan.error().message, kExitBadInput);
     } else if (!catalogs) {
       code = fail(err, catalogs.error().message, kExitBadInput);
-    } else if (auto ready = prepare(*plan, options); !ready) {
-      code = fail(err, ready.error().message, kExitOutputError);
-    } else if (options.metrics_listen) {
-      auto started = MetricsServer::start(*options.metrics_listen);
-      if (started) {
-        server = std::move(*started);
-        err << "metrics at " << server->url() << '\n';
-      } else {
-        code = fail(err, started.error().message, kExitBadInput);
+    } else if (auto locked = FolderLock::acquire(options.out_dir, "meshsim sweep"); !locked) {
+      code = fail(err, locked.error().message, kExitOutputError);
+    } else {
+      lock.emplace(std::move(*locked));
+      if (auto ready = prepare(*plan, options); !ready) {
+        code = fail(err, ready.error().message, kExitOutputError);
+      } else if (options.metrics_listen) {
+        auto started = MetricsServer::start(*options.metrics_listen);
+        if (started) {
+          server = std::move(*started);
+          err << "metrics at " << server->url() << '\n';
+        } else {
+          code = fail(err, started.error().message, kExitBadInput);
+        }
       }
     }
   }

@@ -15,6 +15,7 @@
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/checkpoint_selection.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/folder_lock.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/plot_script.hpp"
 
@@ -175,10 +176,20 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   const fs::path dir(options.out_dir);
   const fs::path csv = dir / "learning_curve.csv", checkpoint = dir / "checkpoint";
   StepFailure refused;
-  if (lead && !options.resume && (fs::exists(csv) || fs::exists(checkpoint))) {
-    refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
-               kExitBadInput};
-  } else if (options.resume && !fs::exists(checkpoint / "state.json")) {  // every rank reads it
+  std::optional<FolderLock> lock;  // rank 0 holds the folder for the whole run
+  if (lead) {
+    auto locked = FolderLock::acquire(options.out_dir, "meshsim train");
+    if (!locked) {
+      refused = {locked.error().message, kExitOutputError};
+    } else {
+      lock.emplace(std::move(*locked));
+      if (!options.resume && (fs::exists(csv) || fs::exists(checkpoint))) {
+        refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
+                   kExitBadInput};
+      }
+    }
+  }
+  if (refused.code == kExitOk && options.resume && !fs::exists(checkpoint / "state.json")) {  // every rank reads it
     refused = {"--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput};
   }
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;

@@ -1,0 +1,69 @@
+// FolderLock: one writer per output folder (the cross-process case is
+// tests/tools/one_writer_test.sh, which holds a folder from another process).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/folder_lock.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("meshsim_lock_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+TEST(FolderLockTest, ASecondWriterIsRefusedNamingTheFirstUntilItIsDone) {
+  const fs::path dir = fresh_dir("two");
+  {
+    auto first = FolderLock::acquire(dir.string(), "meshsim sweep");
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_TRUE(fs::exists(dir / FolderLock::kFileName));
+    auto second = FolderLock::acquire(dir.string(), "meshsim replay");
+    ASSERT_FALSE(second);
+    const std::string& message = second.error().message;
+    EXPECT_NE(message.find(dir.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("pid " + std::to_string(::getpid()) + ", meshsim sweep"), std::string::npos) << message;
+    // Moved, it still holds.
+    FolderLock moved = std::move(*first);
+    EXPECT_FALSE(FolderLock::acquire(dir.string(), "meshsim replay"));
+  }
+  EXPECT_FALSE(fs::exists(dir / FolderLock::kFileName)) << "the lock file outlived its holder";
+  EXPECT_TRUE(FolderLock::acquire(dir.string(), "meshsim replay"));
+}
+
+TEST(FolderLockTest, AStaleLockFileOfAHolderThatDiedDoesNotBlock) {
+  const fs::path dir = fresh_dir("stale");
+  fs::create_directories(dir);
+  std::ofstream(dir / FolderLock::kFileName) << "pid 1, meshsim replay\n";  // killed with -9: no flock held
+  auto lock = FolderLock::acquire(dir.string(), "meshsim replay");
+  EXPECT_TRUE(lock) << lock.error().message;
+}
+
+TEST(FolderLockTest, AReplayIntoAHeldFolderExitsThreeAndWritesNothing) {
+  const fs::path dir = fresh_dir("replay");
+  auto held = FolderLock::acquire(dir.string(), "meshsim train");
+  ASSERT_TRUE(held);
+  ReplayCommandOptions options;
+  options.out_dir = dir.string();
+  options.quiet = true;
+  options.until_s = 30;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_replay_command(options, out, err), kExitOutputError);
+  EXPECT_NE(err.str().find("another command is writing this folder"), std::string::npos) << err.str();
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) files += entry.path().filename() != FolderLock::kFileName;
+  EXPECT_EQ(files, 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::cli

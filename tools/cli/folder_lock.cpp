@@ -1,0 +1,96 @@
+#include "tools/cli/folder_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "tools/cli/signal_cleanup.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+// What the holder wrote into the lock file ("pid 123, meshsim sweep"), or a placeholder.
+std::string holder_of(int fd) {
+  char text[256] = {};
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  if (n <= 0) return "another process";
+  std::string out(text, static_cast<std::size_t>(n));
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\0')) out.pop_back();
+  return out.empty() ? "another process" : out;
+}
+
+}  // namespace
+
+Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_view command) {
+  std::error_code error;
+  const bool created = !std::filesystem::exists(folder, error);
+  std::filesystem::create_directories(folder, error);
+  if (error) return Error{folder + ": cannot create the output folder: " + error.message()};
+  const std::string path = (std::filesystem::path(folder) / kFileName).string();
+  // A holder removes the file as it finishes: a lock taken on the file it removed would
+  // lock nothing, so the lock counts only while the path still names the locked file.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Error{folder + ": cannot lock the output folder: " + std::strerror(errno)};
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int why = errno;
+      const std::string holder = why == EWOULDBLOCK ? holder_of(fd) : std::string();
+      ::close(fd);
+      if (why != EWOULDBLOCK) return Error{folder + ": cannot lock the output folder: " + std::strerror(why)};
+      return Error{folder + ": another command is writing this folder (" + holder +
+                   "): wait for it to finish, or give another folder"};
+    }
+    struct stat locked {}, named {};
+    if (::fstat(fd, &locked) == 0 && ::stat(path.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
+        locked.st_ino == named.st_ino) {
+      const std::string holder = "pid " + std::to_string(::getpid()) + ", " + std::string(command) + "\n";
+      if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.data(), holder.size(), 0) < 0) {
+        // Only the holder's name is lost: the lock holds.
+      }
+      FolderLock lock(fd, path, created ? folder : std::string());
+      lock.signal_slot_ = remove_on_signal(path);
+      return lock;
+    }
+    ::close(fd);  // removed (or replaced) while we waited for it: try the new one
+  }
+  return Error{folder + ": cannot lock the output folder: its lock file keeps changing"};
+}
+
+FolderLock::FolderLock(FolderLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      created_(std::move(other.created_)),
+      signal_slot_(std::exchange(other.signal_slot_, -1)) {}
+
+FolderLock& FolderLock::operator=(FolderLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    created_ = std::move(other.created_);
+    signal_slot_ = std::exchange(other.signal_slot_, -1);
+  }
+  return *this;
+}
+
+FolderLock::~FolderLock() { release(); }
+
+void FolderLock::release() {
+  if (fd_ < 0) return;
+  keep_on_signal(std::exchange(signal_slot_, -1));
+  ::unlink(path_.c_str());  // while still locked: a waiter that opened it sees it gone
+  ::close(fd_);
+  fd_ = -1;
+  if (!created_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(created_, ignored);  // only if the command wrote nothing into it
+  }
+}
+
+}  // namespace meshsim::cli
