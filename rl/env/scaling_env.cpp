@@ -94,7 +94,37 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
   return env;
 }
 
+Status ScalingEnv::check(const ResetOptions& options) const {
+  const auto in = [](const std::optional<double>& value, double low, double high) {
+    return !value || (std::isfinite(*value) && *value >= low && *value <= high);
+  };
+  if (!in(options.window_start_s, 0, SimTime::kMaxSeconds)) {
+    return Error{"reset option window_start_s: expected a number of seconds in [0, 1e12], got " +
+                 std::to_string(*options.window_start_s)};
+  }
+  if (!in(options.rate_scale, 1e-6, 1e6)) {
+    return Error{"reset option rate_scale: expected a number in [1e-6, 1e6], got " + std::to_string(*options.rate_scale)};
+  }
+  if (!in(options.scale_up_delay_s, 0, SimTime::kMaxSeconds)) {
+    return Error{"reset option scale_up_delay_s: expected a number of seconds in [0, 1e12], got " +
+                 std::to_string(*options.scale_up_delay_s)};
+  }
+  if (options.start_instances) {
+    const std::uint64_t groups = std::get<configs::LlmServingSpec>(config_.serving).start_state.size();
+    const std::uint64_t most = config_.scaling.manager.max_total_instances / std::max<std::uint64_t>(groups, 1);
+    if (*options.start_instances < 1 || *options.start_instances > most) {
+      return Error{"reset option start_instances: expected an integer in [1, " + std::to_string(most) +
+                   "] (instances in each of the " + std::to_string(groups) +
+                   " start-state groups, within scaling.max_total_instances " +
+                   std::to_string(config_.scaling.manager.max_total_instances) + "), got " +
+                   std::to_string(*options.start_instances)};
+    }
+  }
+  return Ok();
+}
+
 EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> obs, const ResetOptions& options) {
+  MESHSIM_CHECK(check(options).has_value(), "reset: options that check() refuses");
   if (seed) rng_ = engine::Rng(engine::derive_seed(*seed, "rl/env"));
   cursor_ = EnvCursor{rng_.state(), options, {}};
   rate_scale_ = options.rate_scale.value_or(spec_.rate_scales[rng_.uniform_int(spec_.rate_scales.size())]);

@@ -107,8 +107,14 @@ class ScalingEnv final : private replay::ReplayObserver {
   std::span<const cluster::InstanceTag> pools() const { return pools_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }
 
+  // Whether reset may take `options`: each value finite and within what a config accepts
+  // for it (window_start_s and scale_up_delay_s in [0, 1e12] s, rate_scale in [1e-6, 1e6],
+  // start_instances at least 1 and, in every start-state group, within
+  // scaling.max_total_instances). The error names the option and its range.
+  Status check(const ResetOptions& options) const;
   // Starts an episode. With a seed, the environment's generator is reseeded from it
   // (Gymnasium's rule); without, it continues. Writes the first observation to `obs`.
+  // `options` must pass check().
   EnvInfo reset(std::optional<std::uint64_t> seed, std::span<float> obs, const ResetOptions& options = {});
   // One decision interval. `obs` receives the next observation.
   StepResult step(std::span<const float> action, std::span<float> obs);

@@ -91,3 +91,71 @@ def test_bad_input_names_what_was_expected():
     envs.reset(seed=1)
     with pytest.raises(ValueError, match=r"expected actions of shape \(2, 1\), got \(3, 1\)"):
         envs.step(np.zeros((3, 1)))
+
+
+def test_reset_options_are_checked_like_config_values():
+    envs = meshsim.VectorEnv(num_envs=1, overrides=SHORT)
+    for options, error, match in [
+        ({"start_instances": 10**9}, ValueError, r"start_instances: expected an integer in \[1, \d+\]"),
+        ({"start_instances": 0}, ValueError, "start_instances"),
+        ({"start_instances": -1}, ValueError, "start_instances"),
+        ({"start_instances": 2.0}, TypeError, "start_instances: expected an integer, got float"),
+        ({"start_instances": True}, TypeError, "start_instances: expected an integer, got bool"),
+        ({"rate_scale": "fast"}, TypeError, "rate_scale: expected a number, got str"),
+        ({"rate_scale": float("nan")}, ValueError, "rate_scale"),
+        ({"rate_scale": 0.0}, ValueError, r"rate_scale: expected a number in \[1e-6, 1e6\]"),
+        ({"window_start_s": float("inf")}, ValueError, "window_start_s"),
+        ({"scale_up_delay_s": -1}, ValueError, "scale_up_delay_s"),
+        ({"scale_up_delay_s": np.bool_(True)}, TypeError, "scale_up_delay_s"),
+    ]:
+        with pytest.raises(error, match=match):
+            envs.reset(seed=1, options=options)
+    # numpy's numbers are numbers, and its integers integers.
+    _, infos = envs.reset(seed=1, options={"start_instances": np.int64(2), "rate_scale": np.float32(1.0),
+                                           "window_start_s": np.int32(600)})
+    assert infos["window_start_s"][0] == 600
+
+
+def test_threads_sharing_one_vector_env_take_turns():
+    # Two threads stepping, and one resetting while another steps: their calls run one
+    # at a time (this crashed or deadlocked before), and every call returns whole results.
+    import threading
+
+    envs = meshsim.VectorEnv(num_envs=2, threads=2, overrides=SHORT)
+    envs.reset(seed=3)
+    failures = []
+
+    def stepping():
+        try:
+            for _ in range(40):
+                obs, rewards, *_ = envs.step(np.ones((2, 1), dtype=np.int64))
+                assert obs.shape == (2, envs.single_observation_space.shape[0]) and rewards.shape == (2,)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    def resetting():
+        try:
+            for i in range(10):
+                envs.reset(seed=i)
+        except Exception as error:  # noqa: BLE001
+            failures.append(error)
+
+    workers = [threading.Thread(target=stepping), threading.Thread(target=stepping), threading.Thread(target=resetting)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert not any(worker.is_alive() for worker in workers), "a thread is stuck"
+    assert failures == []
+
+
+def test_a_closed_vector_env_refuses_calls():
+    envs = meshsim.VectorEnv(num_envs=1, overrides=SHORT)
+    envs.reset(seed=1)
+    envs.close()
+    assert envs.closed and envs.num_envs == 1
+    with pytest.raises(ValueError, match="closed"):
+        envs.step(np.ones((1, 1), dtype=np.int64))
+    with pytest.raises(ValueError, match="closed"):
+        envs.reset(seed=1)
+    envs.close()  # twice is fine

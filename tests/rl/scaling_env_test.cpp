@@ -71,6 +71,28 @@ TEST(ScalingEnvTest, EpisodesTruncateAtTheWindowEndAndNeverTerminate) {
   EXPECT_NO_THROW(env->step({&hold, 1}, obs));
 }
 
+TEST(ScalingEnvTest, ResetOptionsOutsideWhatAConfigAcceptsAreRefusedNamingTheOption) {
+  auto f = make_fixture(/*episode_s=*/120, /*interval_s=*/15);
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto refused = [&](ResetOptions options, const std::string& key) {
+    const Status checked = env->check(options);
+    ASSERT_FALSE(checked) << key;
+    EXPECT_NE(checked.error().message.find("reset option " + key + ": expected"), std::string::npos)
+        << checked.error().message;
+  };
+  refused({nan, std::nullopt, std::nullopt, std::nullopt}, "window_start_s");
+  refused({-1.0, std::nullopt, std::nullopt, std::nullopt}, "window_start_s");
+  refused({std::nullopt, 0.0, std::nullopt, std::nullopt}, "rate_scale");
+  refused({std::nullopt, 1e7, std::nullopt, std::nullopt}, "rate_scale");
+  refused({std::nullopt, std::nullopt, 2e12, std::nullopt}, "scale_up_delay_s");
+  refused({std::nullopt, std::nullopt, std::nullopt, 0u}, "start_instances");
+  // Past scaling.max_total_instances: refused, not built (a billion instances took 24 GB).
+  refused({std::nullopt, std::nullopt, std::nullopt, f.config.scaling.manager.max_total_instances + 1}, "start_instances");
+  EXPECT_TRUE(env->check({0.0, 1.0, 0.0, 1u}));
+  EXPECT_TRUE(env->check({}));
+}
+
 TEST(ScalingEnvTest, TheSameSeedGivesTheSameEpisode) {
   auto f = make_fixture();
   auto a = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));

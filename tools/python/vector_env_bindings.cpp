@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
+#include <mutex>
 
 #include "rl/env/vector_env.hpp"
 #include "tools/cli/commands.hpp"
@@ -59,6 +61,37 @@ py::dict infos_of(std::span<const rl::EnvInfo> infos) {
   return out;
 }
 
+// Python's bool, and numpy's (which is no int subclass): never taken for a number.
+bool is_bool(const py::handle& value) {
+  if (PyBool_Check(value.ptr())) return true;
+  const std::string type = py::str(py::type::of(value).attr("__name__"));
+  return type == "bool_" || type == "bool";
+}
+
+// A number option: an int or a float, numpy's too. Wrong types are a TypeError naming the
+// key (the ranges are ScalingEnv::check's, a ValueError).
+double number_option(const std::string& key, const py::handle& value) {
+  if (is_bool(value) || !(PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()) || py::hasattr(value, "__float__")) ||
+      PyUnicode_Check(value.ptr())) {
+    throw py::type_error("reset option " + key + ": expected a number, got " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  return py::float_(value.cast<py::object>()).cast<double>();
+}
+
+// An integer option: an int, numpy's too (not a float, even a whole one).
+std::uint32_t count_option(const std::string& key, const py::handle& value) {
+  if (is_bool(value) || !PyIndex_Check(value.ptr())) {
+    throw py::type_error("reset option " + key + ": expected an integer, got " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  const py::int_ number(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr())));
+  if (number < py::int_(0) || number > py::int_(std::numeric_limits<std::uint32_t>::max())) {
+    throw py::value_error("reset option " + key + ": expected an integer in [1, 2^32), got " + py::repr(number).cast<std::string>());
+  }
+  return number.cast<std::uint32_t>();
+}
+
 class PyVectorEnv {
  public:
   PyVectorEnv(std::size_t num_envs, const py::object& config, const py::object& trace, unsigned threads,
@@ -72,6 +105,10 @@ class PyVectorEnv {
     catalog_ = catalog_for(scenario);
     envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(loaded), options));
     discrete_choices_ = configs::chooses(scenario.rl->action) ? envs_->env(0).discrete_choices() : 0;
+    num_envs_ = envs_->num_envs();
+    observation_size_ = envs_->observation_size();
+    action_size_ = envs_->action_size();
+    threads_ = envs_->threads();
   }
 
   py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
@@ -79,18 +116,20 @@ class PyVectorEnv {
     for (const auto& [key, value] : options) {
       const std::string name = py::str(key);
       if (name == "window_start_s") {
-        reset_options.window_start_s = value.cast<double>();
+        reset_options.window_start_s = number_option(name, value);
       } else if (name == "rate_scale") {
-        reset_options.rate_scale = value.cast<double>();
+        reset_options.rate_scale = number_option(name, value);
       } else if (name == "scale_up_delay_s") {
-        reset_options.scale_up_delay_s = value.cast<double>();
+        reset_options.scale_up_delay_s = number_option(name, value);
       } else if (name == "start_instances") {
-        reset_options.start_instances = value.cast<std::uint32_t>();
+        reset_options.start_instances = count_option(name, value);
       } else {
         throw py::value_error("reset options: unknown key '" + name +
                               "' (expected window_start_s, rate_scale, scale_up_delay_s, start_instances)");
       }
     }
+    const auto lock = exclusive();
+    if (auto checked = envs_->env(0).check(reset_options); !checked) throw py::value_error(checked.error().message);
     {
       const py::gil_scoped_release unlocked;
       envs_->reset(seed, reset_options);
@@ -99,6 +138,7 @@ class PyVectorEnv {
   }
 
   py::tuple step(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions) {
+    const auto lock = exclusive();
     const std::size_t n = envs_->num_envs(), a = envs_->action_size();
     if (static_cast<std::size_t>(actions.size()) != n * a || (actions.ndim() != 2 && !(actions.ndim() == 1 && a == 1))) {
       throw py::value_error("step: expected actions of shape (" + std::to_string(n) + ", " + std::to_string(a) +
@@ -133,6 +173,7 @@ class PyVectorEnv {
   // `steps` steps with `actions` from C++ alone, no Python between them; wall seconds.
   double time_native_steps(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions,
                            std::size_t steps) {
+    const auto lock = exclusive();
     if (static_cast<std::size_t>(actions.size()) != envs_->num_envs() * envs_->action_size()) {
       throw py::value_error("time_native_steps: expected num_envs x action_size actions");
     }
@@ -143,13 +184,34 @@ class PyVectorEnv {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
-  std::size_t num_envs() const { return envs_->num_envs(); }
-  std::size_t observation_size() const { return envs_->observation_size(); }
-  std::size_t action_size() const { return envs_->action_size(); }
+  // Frees the environments; every later call but close raises.
+  void close() {
+    const auto lock = exclusive(/*open=*/false);
+    envs_.reset();
+  }
+
+  // Fixed at construction, so they still answer once closed.
+  std::size_t num_envs() const { return num_envs_; }
+  std::size_t observation_size() const { return observation_size_; }
+  std::size_t action_size() const { return action_size_; }
   std::uint32_t discrete_choices() const { return discrete_choices_; }
-  unsigned threads() const { return envs_->threads(); }
+  unsigned threads() const { return threads_; }
 
  private:
+  // One caller at a time: the environments and their result buffers are shared, so a
+  // second Python thread waits for the first to finish (two threads stepping one
+  // VectorEnv crashed before). It waits with the GIL released, so the thread inside can
+  // take the GIL back to build its results. `open`: the environments must not be closed.
+  std::unique_lock<std::mutex> exclusive(bool open = true) {
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      const py::gil_scoped_release waiting;
+      lock.lock();
+    }
+    if (open && !envs_) throw py::value_error("VectorEnv is closed");
+    return lock;
+  }
+
   py::array_t<float> observations(std::span<const float> buffer) const {
     return copy_of(buffer, {static_cast<py::ssize_t>(envs_->num_envs()), static_cast<py::ssize_t>(envs_->observation_size())});
   }
@@ -160,8 +222,11 @@ class PyVectorEnv {
   }
 
   configs::Catalog catalog_;  // the environments build their worlds from it at every reset
-  std::unique_ptr<rl::VectorEnv> envs_;
+  std::unique_ptr<rl::VectorEnv> envs_;  // null once closed
   std::uint32_t discrete_choices_ = 0;
+  std::size_t num_envs_ = 0, observation_size_ = 0, action_size_ = 0;
+  unsigned threads_ = 0;
+  std::mutex mutex_;
 };
 
 }  // namespace
@@ -173,6 +238,7 @@ void bind_vector_env(py::module_& m) {
       .def("reset", &PyVectorEnv::reset, py::arg("seed"), py::arg("options"))
       .def("step", &PyVectorEnv::step, py::arg("actions"))
       .def("time_native_steps", &PyVectorEnv::time_native_steps, py::arg("actions"), py::arg("steps"))
+      .def("close", &PyVectorEnv::close)
       .def_property_readonly("num_envs", &PyVectorEnv::num_envs)
       .def_property_readonly("observation_size", &PyVectorEnv::observation_size)
       .def_property_readonly("action_size", &PyVectorEnv::action_size)

@@ -22,6 +22,11 @@ class VectorEnv:
     hold its last observation and info (masks "_final_obs" / "_final_info") and obs is
     already the next episode's first. Environment i is seeded with seed + i. infos maps
     each field of the environment's info (rl/env/scaling_env.hpp) to an array of num_envs.
+    reset options: window_start_s, rate_scale, scale_up_delay_s (numbers) and
+    start_instances (an integer), checked as config values are: a wrong type is a
+    TypeError naming the option, a value out of range (or NaN) a ValueError.
+
+    One VectorEnv may be shared by threads: their calls run one at a time.
     """
 
     metadata = {"autoreset_mode": "SameStep"}
@@ -56,6 +61,9 @@ class VectorEnv:
         return self._envs.step(np.asarray(actions))
 
     def close(self):
+        """Frees the environments; later reset and step calls raise ValueError."""
+        if not self.closed:
+            self._envs.close()
         self.closed = True
 
     def __enter__(self):
