@@ -3,8 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "traces/json_text.hpp"
 
@@ -122,12 +122,31 @@ Expected<json> parse_yaml(const std::string& text, const std::string& name) {
   }
 }
 
-Expected<json> read_config_file(const std::string& path) {
+Expected<std::string> read_config_text(const std::string& path, std::string_view what) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error || !std::filesystem::exists(status)) return Error{path + ": cannot open the " + std::string(what)};
+  if (!std::filesystem::is_regular_file(status)) {
+    return Error{path + ": not a regular file (a " + std::string(what) + " is read whole: not a device, pipe or folder)"};
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return Error{path + ": cannot open the " + std::string(what) + ": " + error.message()};
+  if (size > kMaxConfigFileBytes) {
+    return Error{path + ": " + std::to_string(size) + " bytes; a " + std::string(what) + " holds at most " +
+                 std::to_string(kMaxConfigFileBytes >> 20) + " MiB"};
+  }
   std::ifstream file(path, std::ios::binary);
-  if (!file) return Error{path + ": cannot open the config file"};
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  const std::string text = buffer.str();
+  if (!file) return Error{path + ": cannot open the " + std::string(what)};
+  std::string text(static_cast<std::size_t>(size), '\0');
+  file.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(file.gcount()));  // it may have shrunk since
+  return text;
+}
+
+Expected<json> read_config_file(const std::string& path) {
+  auto read = read_config_text(path);
+  if (!read) return read.error();
+  const std::string& text = *read;
   if (ends_with(path, ".yaml") || ends_with(path, ".yml")) return parse_yaml(text, path);
   try {
     return traces::parse_json_text(text);

@@ -1,11 +1,22 @@
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "sim/engine/expected.hpp"
 
 namespace meshsim::configs {
+
+// The most a config-like file (config, grid, script, catalog entry, scheduler state) may
+// hold: far beyond any real one, and a bound on what a wrong path can cost.
+inline constexpr std::uintmax_t kMaxConfigFileBytes = std::uintmax_t{256} << 20;
+
+// The text of a config-like file. Refused, naming the path and what it is (`what`: "config
+// file", "state file"), when it is not a regular file (a device such as /dev/zero, a pipe,
+// a folder: each would read forever or fail late) or holds more than kMaxConfigFileBytes.
+Expected<std::string> read_config_text(const std::string& path, std::string_view what = "config file");
 
 // Reads a config file into a JSON tree: JSON, or YAML when the name ends in .yaml/.yml
 // (converted to the same tree, so one validator serves both). Syntax errors name the

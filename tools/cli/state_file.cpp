@@ -1,10 +1,9 @@
 #include "tools/cli/state_file.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <type_traits>
 
+#include "configs/config_file.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "sim/script/script_args.hpp"
 #include "traces/json_text.hpp"
@@ -259,12 +258,10 @@ Status write_state_file(const std::string& path, const sch::SchedulerState& stat
 }
 
 Expected<sch::SchedulerState> read_state_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path + ": cannot open the state file"};
-  std::stringstream text;
-  text << in.rdbuf();
+  const auto text = configs::read_config_text(path, "state file");
+  if (!text) return text.error();
   try {
-    const json j = traces::parse_json_text(text.str());
+    const json j = traces::parse_json_text(*text);
     if (j.at("format") != kStateFormat) {
       return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }
