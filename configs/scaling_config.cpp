@@ -57,6 +57,16 @@ void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig
 
 }  // namespace
 
+void check_start_state(const std::vector<cluster::InstanceGroup>& start_state, const ScalingSpec& scaling,
+                       ConfigErrors& errors) {
+  std::uint64_t total = 0;
+  for (const auto& group : start_state) total += group.count;
+  if (total > scaling.manager.max_total_instances) {
+    errors.add("serving.start_state", std::to_string(total) + " instances in all exceed scaling.max_total_instances (" +
+                                          std::to_string(scaling.manager.max_total_instances) + ")");
+  }
+}
+
 void parse_scaling(ObjectReader& parent, ScalingSpec& spec) {
   ObjectReader reader(parent.raw("scaling"), parent.path_of("scaling"), parent.errors());
   auto& m = spec.manager;

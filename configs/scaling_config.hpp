@@ -42,6 +42,11 @@ struct AutoscalerSpec {
 };
 
 void parse_scaling(ObjectReader& parent, ScalingSpec& spec);
+// A start state within the scaling limits: its instances in all at most
+// scaling.max_total_instances (so a count of 10^7 is refused, not built), reported at
+// serving.start_state.
+void check_start_state(const std::vector<cluster::InstanceGroup>& start_state, const ScalingSpec& scaling,
+                       ConfigErrors& errors);
 // The fields of seed 003's ElasticConfig from `reader` (also a scenario step's arguments).
 void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& config);
 void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec);

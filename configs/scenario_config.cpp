@@ -225,6 +225,7 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
       errors.add("cluster.mode", "a fixed cluster needs the llm serving model (serving.kind: llm)");
     }
     if (const auto* llm = std::get_if<LlmServingSpec>(&config.serving)) {
+      check_start_state(llm->start_state, config.scaling, errors);
       for (const auto& sized : config.autoscaler.static_sizes) {
         const cluster::InstanceTag tag = sized.first;
         const bool present = std::any_of(llm->start_state.begin(), llm->start_state.end(),

@@ -49,6 +49,9 @@ Expected<std::unique_ptr<ServingWorld>> ServingWorld::create(const json& script,
     configs::ObjectReader reader(&part, "", errors);
     configs::parse_serving(reader, std::filesystem::path(file).parent_path().string(), serving);
     configs::parse_scaling(reader, scaling);
+    if (const auto* llm = std::get_if<configs::LlmServingSpec>(&serving)) {
+      configs::check_start_state(llm->start_state, scaling, errors);
+    }
   }
   if (!errors.empty()) return Error{errors.to_string()};
   const auto* llm = std::get_if<configs::LlmServingSpec>(&serving);

@@ -81,6 +81,17 @@ TEST(ScenarioConfigTest, WrongTypesAndRangesNameTheKeyAndWhatWasExpected) {
   EXPECT_NE(parse_error(R"({"serving": 3})").find("s.json: serving: expected an object, got 3"), std::string::npos);
 }
 
+TEST(ScenarioConfigTest, AStartStateBeyondTheScalingLimitIsRefusedNotBuilt) {
+  // A count of 10^7 exited 70 (bad_alloc) building the instances.
+  EXPECT_NE(parse_error(R"({"serving": {"start_state": [{"tag": "mixed", "count": 10000000}]}})")
+                .find("serving.start_state: 10000000 instances in all exceed scaling.max_total_instances (100)"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"start_state": [{"tag": "prompt", "count": 3}, {"tag": "token", "count": 3}]},
+                            "scaling": {"max_total_instances": 5}})")
+                .find("serving.start_state: 6 instances in all exceed scaling.max_total_instances (5)"),
+            std::string::npos);
+}
+
 TEST(ScenarioConfigTest, AllProblemsAreReportedAtOnce) {
   const auto error = parse_error(R"({"seed": -1, "slo": {"ttft_ms": "x"}, "bogus": 1})");
   EXPECT_NE(error.find("seed:"), std::string::npos);

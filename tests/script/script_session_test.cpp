@@ -117,6 +117,15 @@ TEST(ScriptSessionTest, WithServingInstancesAStateSavedAtAnotherTimeIsRefused) {
   EXPECT_DOUBLE_EQ(core_only->now(), 0);
 }
 
+TEST(ScriptSessionTest, AStartStateBeyondTheScalingLimitIsRefused) {
+  json setup = serving_setup();
+  setup["serving"]["start_state"][0]["count"] = 10'000'000;
+  const auto made = ScriptSession::create(setup, "big", nullptr);
+  ASSERT_FALSE(made);
+  EXPECT_NE(made.error().message.find("serving.start_state: 10000001 instances in all exceed"), std::string::npos)
+      << made.error().message;
+}
+
 TEST(ScriptSessionTest, AnAdvancePastTheClocksLimitFailsAndLeavesTheClock) {
   auto s = session(serving_setup());
   call(*s, "submit_requests", {{"count", 1}, {"prompt_tokens", 100}, {"output_tokens", 1}});
