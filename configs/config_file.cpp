@@ -127,7 +127,8 @@ Expected<std::string> read_config_text(const std::string& path, std::string_view
   const auto status = std::filesystem::status(path, error);
   if (error || !std::filesystem::exists(status)) return Error{path + ": cannot open the " + std::string(what)};
   if (!std::filesystem::is_regular_file(status)) {
-    return Error{path + ": not a regular file (a " + std::string(what) + " is read whole: not a device, pipe or folder)"};
+    return Error{path + ": not a regular file (a " + std::string(what) +
+                 " is read whole: not a device, pipe or folder)"};
   }
   const std::uintmax_t size = std::filesystem::file_size(path, error);
   if (error) return Error{path + ": cannot open the " + std::string(what) + ": " + error.message()};

@@ -159,7 +159,8 @@ void BM_SubmitWithPreemptionCycle(benchmark::State& state) {
                                PlacementStrategy::kStrictPack});
   std::mt19937_64 rng(3);
   for (std::size_t i = 0; i < n; ++i) {
-    (void)scheduler.submit_task_with_preemption(one_cpu_task("t" + std::to_string(i), static_cast<double>(rng() % 5), 600.0));
+    const auto priority = static_cast<double>(rng() % 5);
+    (void)scheduler.submit_task_with_preemption(one_cpu_task("t" + std::to_string(i), priority, 600.0));
   }
   std::size_t i = 0;
   timed_loop(state, [&](std::size_t) {

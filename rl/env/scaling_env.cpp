@@ -103,7 +103,8 @@ Status ScalingEnv::check(const ResetOptions& options) const {
                  std::to_string(*options.window_start_s)};
   }
   if (!in(options.rate_scale, 1e-6, 1e6)) {
-    return Error{"reset option rate_scale: expected a number in [1e-6, 1e6], got " + std::to_string(*options.rate_scale)};
+    return Error{"reset option rate_scale: expected a number in [1e-6, 1e6], got " +
+                 std::to_string(*options.rate_scale)};
   }
   if (!in(options.scale_up_delay_s, 0, SimTime::kMaxSeconds)) {
     return Error{"reset option scale_up_delay_s: expected a number of seconds in [0, 1e12], got " +

@@ -22,7 +22,8 @@ Status ScriptSession::check_keys(const json& script, const std::string& name, bo
   const std::string expected = std::string("nodes, serving, scaling") + (steps ? ", steps" : "") + ", comment";
   if (!script.is_object()) return Error{name + ": expected an object with " + expected};
   for (const auto& [key, value] : script.items()) {
-    if ((key == "steps" && steps) || key == "nodes" || key == "comment" || key == "serving" || key == "scaling") continue;
+    const bool known = key == "nodes" || key == "comment" || key == "serving" || key == "scaling";
+    if (known || (key == "steps" && steps)) continue;
     return Error{name + ": " + key + ": unknown key (expected " + expected + ")"};
   }
   return Ok();

@@ -71,8 +71,8 @@ bool is_bool(const py::handle& value) {
 // A number option: an int or a float, numpy's too. Wrong types are a TypeError naming the
 // key (the ranges are ScalingEnv::check's, a ValueError).
 double number_option(const std::string& key, const py::handle& value) {
-  if (is_bool(value) || !(PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()) || py::hasattr(value, "__float__")) ||
-      PyUnicode_Check(value.ptr())) {
+  const bool number = PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()) || py::hasattr(value, "__float__");
+  if (is_bool(value) || !number || PyUnicode_Check(value.ptr())) {
     throw py::type_error("reset option " + key + ": expected a number, got " +
                          std::string(py::str(py::type::of(value).attr("__name__"))));
   }
@@ -87,7 +87,8 @@ std::uint32_t count_option(const std::string& key, const py::handle& value) {
   }
   const py::int_ number(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr())));
   if (number < py::int_(0) || number > py::int_(std::numeric_limits<std::uint32_t>::max())) {
-    throw py::value_error("reset option " + key + ": expected an integer in [1, 2^32), got " + py::repr(number).cast<std::string>());
+    throw py::value_error("reset option " + key + ": expected an integer in [1, 2^32), got " +
+                          py::repr(number).cast<std::string>());
   }
   return number.cast<std::uint32_t>();
 }
