@@ -36,7 +36,7 @@ PolicyUpdateResult set_from_environment(PreemptionPolicy& policy, std::optional<
   return update_policy(policy, update);
 }
 
-// The caller reads the variable (tools/cli/scenario_args: preset_argument); the core
+// The caller reads the variable (sim/script/script_args: preset_argument); the core
 // takes what it found.
 TEST(PreemptionPolicyTest, P10APresetFromTheEnvironmentSelectsThePreset) {
   PreemptionPolicy policy;
