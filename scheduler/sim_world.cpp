@@ -4,14 +4,6 @@
 
 namespace meshsim::scheduler {
 
-TimerId SimWorld::call_after(double seconds, std::function<void()> callback) {
-  MESHSIM_CHECK(seconds >= 0 && seconds <= engine::SimTime::kMaxSeconds, "call_after: a delay out of range");
-  const TimerId id = next_timer_++;
-  callbacks_.emplace(id, std::move(callback));
-  sim_.schedule_after(engine::SimTime::from_seconds_up(seconds), *this, engine::EventPayload{id, 0});
-  return id;
-}
-
 CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) {
   ++cancels_;
   const std::optional<double> answer_in = agents_.answer_in ? agents_.answer_in(agent, task_id) : 0.0;
@@ -29,14 +21,6 @@ CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& t
     });
   }
   return reply;
-}
-
-void SimWorld::on_event(const engine::EventPayload& payload) {
-  const auto it = callbacks_.find(payload.a);
-  if (it == callbacks_.end()) return;  // cancelled
-  auto callback = std::move(it->second);
-  callbacks_.erase(it);
-  callback();
 }
 
 }  // namespace meshsim::scheduler

@@ -4,8 +4,8 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
+#include "scheduler/sim_timers.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -21,14 +21,16 @@ namespace meshsim::scheduler {
 // victim's room to its preemptor at once (nothing else can take it) and tells it when
 // the victim will have stopped (SubmitResult::ready_in); the agents' owner hears of the
 // stop then. Room the preemptor does not need is free from the ask, not from the stop.
-class SimWorld final : public Clock, public TimerService, public Actuator, private engine::EventHandler {
+class SimWorld final : public Clock, public TimerService, public Actuator {
  public:
-  explicit SimWorld(engine::Simulation& sim) : sim_(sim) {}
+  explicit SimWorld(engine::Simulation& sim) : sim_(sim), timers_(sim) {}
 
   double now() const override { return sim_.now().seconds(); }
   // Fires at the first microsecond at or after now + seconds (never early).
-  TimerId call_after(double seconds, std::function<void()> callback) override;
-  void cancel(TimerId id) override { callbacks_.erase(id); }
+  TimerId call_after(double seconds, std::function<void()> callback) override {
+    return timers_.call_after(seconds, std::move(callback));
+  }
+  void cancel(TimerId id) override { timers_.cancel(id); }
   CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
 
   // Who runs the simulated agents. Both are called from inside a core call (stopped too,
@@ -44,14 +46,11 @@ class SimWorld final : public Clock, public TimerService, public Actuator, priva
   void set_agents(Agents agents) { agents_ = std::move(agents); }
 
   std::uint64_t cancels_asked() const { return cancels_; }
-  std::size_t armed_timers() const { return callbacks_.size(); }
+  std::size_t armed_timers() const { return timers_.armed(); }
 
  private:
-  void on_event(const engine::EventPayload& payload) override;
-
   engine::Simulation& sim_;
-  std::unordered_map<TimerId, std::function<void()>> callbacks_;  // armed, not cancelled
-  TimerId next_timer_ = 1;
+  SimTimers timers_;
   std::uint64_t cancels_ = 0;
   Agents agents_;
 };

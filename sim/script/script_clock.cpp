@@ -23,23 +23,14 @@ Status ScriptClock::advance(double seconds) {
                  " s passes the simulated clock's limit of " + std::to_string(SimTime::kMaxSeconds) + " s"};
   }
   // Timers a hung agent's wait overtook fire first, now: the clock never goes back.
-  for (const scheduler::TimerId id : std::exchange(late_, {})) fire(id);
+  timers_.release();
   sim_.run_until(sim_.now() + *delay);
   return Ok();
 }
 
 void ScriptClock::rewind(double seconds) {
-  timers_.clear();  // their events still in the simulation find nothing to run
-  late_.clear();
+  timers_.clear();
   offset_us_ = SimTime::from_seconds(seconds).us() - sim_.now().us();
-}
-
-scheduler::TimerId ScriptClock::call_after(double seconds, std::function<void()> callback) {
-  MESHSIM_CHECK(seconds >= 0 && seconds <= SimTime::kMaxSeconds, "call_after: a delay out of range");
-  const scheduler::TimerId id = next_timer_++;
-  timers_.emplace(id, std::move(callback));
-  sim_.schedule_after(SimTime::from_seconds_up(seconds), *this, engine::EventPayload{id, 0});
-  return id;
 }
 
 scheduler::CancelReply ScriptClock::cancel_task(const std::string& agent, const std::string&, double timeout_s) {
@@ -47,26 +38,9 @@ scheduler::CancelReply ScriptClock::cancel_task(const std::string& agent, const 
   // The core's timers only release holds, which never cancel a task: a wait always starts
   // from a script's call, never from inside the simulation's run.
   MESHSIM_CHECK(sim_.state() != engine::RunState::kRunning, "a hung agent's wait from inside an event");
-  in_core_call_ = true;
+  timers_.hold();  // released by the next advance
   sim_.run_until(sim_.now() + SimTime::from_seconds_up(timeout_s));
-  in_core_call_ = false;
   return scheduler::CancelReply{false, timeout_s};
-}
-
-void ScriptClock::on_event(const engine::EventPayload& payload) {
-  if (in_core_call_) {
-    late_.push_back(payload.a);
-  } else {
-    fire(payload.a);
-  }
-}
-
-void ScriptClock::fire(scheduler::TimerId id) {
-  const auto it = timers_.find(id);
-  if (it == timers_.end()) return;  // cancelled
-  auto callback = std::move(it->second);
-  timers_.erase(it);
-  callback();
 }
 
 }  // namespace meshsim::script

@@ -4,9 +4,9 @@
 #include <functional>
 #include <set>
 #include <string>
-#include <unordered_map>
-#include <vector>
+#include <utility>
 
+#include "scheduler/sim_timers.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
@@ -22,12 +22,9 @@ namespace meshsim::script {
 // out the timeout inside its call, as the seeds' synchronous cancel does: the simulation
 // runs on through the wait (serving instances with it), while the core's own timers that
 // fall in it fire late, at the next `advance`, since the core is mid-call.
-class ScriptClock final : public scheduler::Clock,
-                          public scheduler::TimerService,
-                          public scheduler::Actuator,
-                          private engine::EventHandler {
+class ScriptClock final : public scheduler::Clock, public scheduler::TimerService, public scheduler::Actuator {
  public:
-  explicit ScriptClock(engine::Simulation& sim) : sim_(sim) {}
+  explicit ScriptClock(engine::Simulation& sim) : sim_(sim), timers_(sim) {}
   ScriptClock(const ScriptClock&) = delete;
   ScriptClock& operator=(const ScriptClock&) = delete;
 
@@ -41,22 +38,18 @@ class ScriptClock final : public scheduler::Clock,
   // simulation: serving instances cannot follow the clock back.
   void rewind(double seconds);
 
-  scheduler::TimerId call_after(double seconds, std::function<void()> callback) override;
-  void cancel(scheduler::TimerId id) override { timers_.erase(id); }
+  scheduler::TimerId call_after(double seconds, std::function<void()> callback) override {
+    return timers_.call_after(seconds, std::move(callback));
+  }
+  void cancel(scheduler::TimerId id) override { timers_.cancel(id); }
   scheduler::CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
 
   std::set<std::string> hanging;  // agents that never answer
 
  private:
-  void on_event(const engine::EventPayload& payload) override;
-  void fire(scheduler::TimerId id);
-
   engine::Simulation& sim_;
   std::int64_t offset_us_ = 0;  // now() less the simulation's time
-  std::unordered_map<scheduler::TimerId, std::function<void()>> timers_;  // armed, not cancelled
-  std::vector<scheduler::TimerId> late_;  // fell due inside a core call, in order
-  bool in_core_call_ = false;
-  scheduler::TimerId next_timer_ = 1;
+  scheduler::SimTimers timers_;  // held from a hung agent's wait to the next advance
 };
 
 }  // namespace meshsim::script
