@@ -250,6 +250,16 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
   return catalog;
 }
 
+std::vector<std::string> catalog_files(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const char* name : {"hardware.json", "models.json", "perf_fits.json", "step_model.json"}) {
+    if (fs::is_regular_file(fs::path(folder) / name)) files.push_back((fs::path(folder) / name).string());
+  }
+  for (const fs::path& hf : hf_config_files(folder)) files.push_back(hf.string());
+  return files;
+}
+
 std::string default_catalog_folder() { return MESHSIM_CONFIG_DIR; }
 
 json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits, const std::string& comment) {

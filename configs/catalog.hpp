@@ -63,6 +63,9 @@ Expected<Catalog> load_catalog(const std::string& folder);
 // false leaves the user's perf_fits.json out (`meshsim calibrate` is what writes it,
 // perhaps into that folder).
 Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder, bool user_fits = true);
+// The files of `folder` that load_catalog reads (those present), in a fixed order: what a
+// digest of a catalog's contents covers.
+std::vector<std::string> catalog_files(const std::string& folder);
 // The project's own configs/ folder.
 std::string default_catalog_folder();
 

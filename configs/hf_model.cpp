@@ -91,12 +91,11 @@ Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const
   return m;
 }
 
-Expected<std::vector<cluster::ModelSpec>> read_hf_models(const std::string& folder) {
+std::vector<std::filesystem::path> hf_config_files(const std::string& folder) {
   namespace fs = std::filesystem;
-  std::vector<cluster::ModelSpec> models;
-  const fs::path root = fs::path(folder) / "hf";
-  if (!fs::is_directory(root)) return models;
   std::vector<fs::path> configs;
+  const fs::path root = fs::path(folder) / "hf";
+  if (!fs::is_directory(root)) return configs;
   for (const auto& org : fs::directory_iterator(root)) {
     if (!org.is_directory()) continue;
     for (const auto& name : fs::directory_iterator(org.path())) {
@@ -104,6 +103,13 @@ Expected<std::vector<cluster::ModelSpec>> read_hf_models(const std::string& fold
     }
   }
   std::sort(configs.begin(), configs.end());
+  return configs;
+}
+
+Expected<std::vector<cluster::ModelSpec>> read_hf_models(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::vector<cluster::ModelSpec> models;
+  const std::vector<fs::path> configs = hf_config_files(folder);
   for (const auto& config : configs) {
     const fs::path dir = config.parent_path();
     const std::string hf_id = dir.parent_path().filename().string() + "/" + dir.filename().string();

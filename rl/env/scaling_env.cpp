@@ -124,6 +124,16 @@ Status ScalingEnv::check(const ResetOptions& options) const {
   return Ok();
 }
 
+Status ScalingEnv::check_cursor(const EnvCursor& cursor) const {
+  if (const Status options = check(cursor.options); !options) return options;
+  if (cursor.actions.size() % action_size() != 0 || cursor.actions.size() / action_size() > steps_per_episode_) {
+    return Error{"actions: expected whole steps of " + std::to_string(action_size()) + " entries, at most " +
+                 std::to_string(steps_per_episode_) + " steps (an episode), got " +
+                 std::to_string(cursor.actions.size()) + " entries"};
+  }
+  return Ok();
+}
+
 EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> obs, const ResetOptions& options) {
   MESHSIM_CHECK(check(options).has_value(), "reset: options that check() refuses");
   if (seed) rng_ = engine::Rng(engine::derive_seed(*seed, "rl/env"));

@@ -112,6 +112,9 @@ class ScalingEnv final : private replay::ReplayObserver {
   // start_instances at least 1 and, in every start-state group, within
   // scaling.max_total_instances). The error names the option and its range.
   Status check(const ResetOptions& options) const;
+  // Ok when restore() can replay `cursor` here: its options pass check(), its actions are
+  // whole steps, at most an episode's.
+  Status check_cursor(const EnvCursor& cursor) const;
   // Starts an episode. With a seed, the environment's generator is reseeded from it
   // (Gymnasium's rule); without, it continues. Writes the first observation to `obs`.
   // `options` must pass check().

@@ -14,6 +14,11 @@ constexpr double kEpsilon = 1e-8;
 
 RunningMeanStd::RunningMeanStd(std::size_t size) : mean_(size, 0.0), var_(size, 1.0) {}
 
+RunningMeanStd::RunningMeanStd(std::vector<double> mean, std::vector<double> var, double count)
+    : mean_(std::move(mean)), var_(std::move(var)), count_(count) {
+  MESHSIM_CHECK(mean_.size() == var_.size(), "RunningMeanStd: mean and var sizes differ");
+}
+
 void RunningMeanStd::update(std::span<const float> batch) { update_rows(batch); }
 void RunningMeanStd::update(std::span<const double> batch) { update_rows(batch); }
 
@@ -41,17 +46,6 @@ void RunningMeanStd::update_rows(std::span<const T> batch) {
   count_ = total;
 }
 
-nlohmann::json RunningMeanStd::to_json() const { return {{"mean", mean_}, {"var", var_}, {"count", count_}}; }
-
-RunningMeanStd RunningMeanStd::from_json(const nlohmann::json& j) {
-  RunningMeanStd out;
-  out.mean_ = j.at("mean").get<std::vector<double>>();
-  out.var_ = j.at("var").get<std::vector<double>>();
-  out.count_ = j.at("count").get<double>();
-  MESHSIM_CHECK(out.mean_.size() == out.var_.size(), "RunningMeanStd: mean and var sizes differ");
-  return out;
-}
-
 void ObservationNormalizer::normalize(std::span<const float> in, std::span<float> out) const {
   const std::size_t n = stats_.size();
   MESHSIM_CHECK(in.size() == out.size() && in.size() % n == 0, "ObservationNormalizer: sizes differ");
@@ -76,14 +70,13 @@ void RewardScaler::scale(std::span<double> rewards, std::span<const std::uint8_t
   }
 }
 
-nlohmann::json RewardScaler::to_json() const { return {{"returns", returns_}, {"stats", stats_.to_json()}}; }
-
-void RewardScaler::load_json(const nlohmann::json& j) {
-  auto returns = j.at("returns").get<std::vector<double>>();
-  MESHSIM_CHECK(returns.size() == returns_.size(), "RewardScaler: the checkpoint has " + std::to_string(returns.size()) +
-                                                       " environments, this run " + std::to_string(returns_.size()));
+void RewardScaler::restore(std::vector<double> returns, RunningMeanStd stats) {
+  MESHSIM_CHECK(returns.size() == returns_.size() && stats.size() == 1, "RewardScaler: saved returns of " +
+                                                                            std::to_string(returns.size()) +
+                                                                            " environments, this run has " +
+                                                                            std::to_string(returns_.size()));
   returns_ = std::move(returns);
-  stats_ = RunningMeanStd::from_json(j.at("stats"));
+  stats_ = std::move(stats);
 }
 
 }  // namespace meshsim::rl

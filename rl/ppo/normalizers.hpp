@@ -5,8 +5,6 @@
 #include <span>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace meshsim::rl {
 
 // Running mean and variance of a vector of features, merged batch by batch (Chan et al.'s
@@ -15,6 +13,8 @@ namespace meshsim::rl {
 class RunningMeanStd {
  public:
   explicit RunningMeanStd(std::size_t size = 0);
+  // Saved statistics (a checkpoint's, checked by its reader).
+  RunningMeanStd(std::vector<double> mean, std::vector<double> var, double count);
   std::size_t size() const { return mean_.size(); }
   // `batch` is rows of size() values.
   void update(std::span<const float> batch);
@@ -22,9 +22,6 @@ class RunningMeanStd {
   const std::vector<double>& mean() const { return mean_; }
   const std::vector<double>& var() const { return var_; }
   double count() const { return count_; }
-
-  nlohmann::json to_json() const;
-  static RunningMeanStd from_json(const nlohmann::json& j);
 
  private:
   template <typename T>
@@ -59,8 +56,9 @@ class RewardScaler {
   // environments whose episode ended with this step.
   void scale(std::span<double> rewards, std::span<const std::uint8_t> ended);
   const std::vector<double>& returns() const { return returns_; }
-  nlohmann::json to_json() const;
-  void load_json(const nlohmann::json& j);
+  const RunningMeanStd& stats() const { return stats_; }
+  // Continues from saved returns (one per environment) and statistics.
+  void restore(std::vector<double> returns, RunningMeanStd stats);
 
  private:
   std::vector<double> returns_;

@@ -7,15 +7,9 @@
 #include <vector>
 
 #include "rl/ppo/eigen_policy.hpp"
+#include "rl/ppo/policy_shape.hpp"
 
 namespace meshsim::rl {
-
-struct PolicyShape {
-  std::int64_t observations = 0;
-  std::int64_t actions = 0;     // action entries (one per pool)
-  std::int64_t choices = 0;     // discrete: choices per entry; 0: continuous (Gaussian)
-  std::vector<std::uint32_t> hidden = {64, 64};
-};
 
 // What the policy makes of a batch of states and the actions taken in them.
 struct PolicyEval {

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <fstream>
 
+#include "rl/ppo/checkpoint_folder.hpp"
+#include "rl/ppo/checkpoint_state.hpp"
 #include "rl/ppo/eigen_policy.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
-#include "rl/ppo/trainer.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::rl {
@@ -26,32 +27,19 @@ PolicyRunner::PolicyRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 PolicyRunner::~PolicyRunner() = default;
 
 Expected<std::unique_ptr<PolicyRunner>> PolicyRunner::load(const std::filesystem::path& checkpoint) {
-  const auto state_path = checkpoint / "state.json";
-  std::ifstream in(state_path);
-  if (!in) return Error{state_path.string() + ": cannot read (is " + checkpoint.string() + " a checkpoint folder of meshsim train?)"};
+  auto state = read_checkpoint_state(checkpoint / kCheckpointStateFile);
+  if (!state) return state.error();
   auto impl = std::make_unique<Impl>();
+  impl->spec = state->rl;
   try {
-    const auto state = nlohmann::json::parse(in);
-    if (state.at("format").get<int>() != kCheckpointFormat) {
-      return Error{state_path.string() + ": checkpoint format " + state.at("format").dump() + ", this build reads " +
-                   std::to_string(kCheckpointFormat) + " (train it again with this build)"};
-    }
-    const auto& shape = state.at("policy");
-    PolicyShape policy_shape{shape.at("observations").get<std::int64_t>(), shape.at("actions").get<std::int64_t>(),
-                             shape.at("choices").get<std::int64_t>(),
-                             shape.at("hidden").get<std::vector<std::uint32_t>>()};
-    auto spec = configs::rl_from_json(state.at("rl"), state_path.string() + " (rl)");
-    if (!spec) return spec.error();
-    impl->spec = *spec;
-    impl->policy = ActorCritic(policy_shape);
+    impl->policy = ActorCritic(state->policy);
     torch::load(impl->policy, (checkpoint / "policy.pt").string());
-    if (state.at("normalize_observations").get<bool>()) {
-      impl->normalizer.emplace(static_cast<std::size_t>(policy_shape.observations),
-                               state.at("observation_clip").get<double>());
-      impl->normalizer->stats() = RunningMeanStd::from_json(state.at("observation_stats"));
-    }
-  } catch (const std::exception& e) {  // nlohmann's and LibTorch's errors alike
+  } catch (const std::exception& e) {  // LibTorch's errors
     return Error{checkpoint.string() + ": not a readable policy checkpoint: " + e.what()};
+  }
+  if (state->normalize_observations) {
+    impl->normalizer.emplace(static_cast<std::size_t>(state->policy.observations), state->observation_clip);
+    impl->normalizer->stats() = std::move(state->observation_stats);
   }
   impl->normalized.resize(static_cast<std::size_t>(impl->policy->shape().observations));
   impl->eigen = impl->policy->to_eigen();

@@ -8,8 +8,12 @@
 #include <fstream>
 #include <mutex>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
+#include "configs/json_difference.hpp"
+#include "rl/ppo/checkpoint_folder.hpp"
+#include "rl/ppo/checkpoint_state.hpp"
 #include "rl/ppo/gae.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
@@ -31,30 +35,6 @@ double seconds_since(Clock::time_point start) {
 // A tensor viewing `data` (no copy; `data` must outlive it).
 torch::Tensor view(std::vector<float>& data, std::vector<std::int64_t> sizes) {
   return torch::from_blob(data.data(), sizes, torch::kFloat);
-}
-
-nlohmann::json cursor_to_json(const EnvCursor& c) {
-  nlohmann::json options = nlohmann::json::object();
-  if (c.options.window_start_s) options["window_start_s"] = *c.options.window_start_s;
-  if (c.options.rate_scale) options["rate_scale"] = *c.options.rate_scale;
-  if (c.options.scale_up_delay_s) options["scale_up_delay_s"] = *c.options.scale_up_delay_s;
-  if (c.options.start_instances) options["start_instances"] = *c.options.start_instances;
-  return {{"rng", c.rng_before_reset}, {"options", options}, {"actions", c.actions}};
-}
-
-EnvCursor cursor_from_json(const nlohmann::json& j) {
-  EnvCursor c;
-  c.rng_before_reset = j.at("rng").get<engine::Rng::State>();
-  const auto& options = j.at("options");
-  const auto read = [&](const char* key, auto& field) {
-    if (options.contains(key)) field = options.at(key).get<typename std::decay_t<decltype(field)>::value_type>();
-  };
-  read("window_start_s", c.options.window_start_s);
-  read("rate_scale", c.options.rate_scale);
-  read("scale_up_delay_s", c.options.scale_up_delay_s);
-  read("start_instances", c.options.start_instances);
-  c.actions = j.at("actions").get<std::vector<float>>();
-  return c;
 }
 
 }  // namespace
@@ -490,86 +470,140 @@ IterationStats PpoTrainer::iterate() {
   return stats;
 }
 
-void PpoTrainer::save(const fs::path& dir) const {
+Status PpoTrainer::save(const fs::path& dir) const {
   const Impl& m = *impl_;
   // Each environment's cursor, action generator and episode return, gathered from the ranks
   // in environment order.
   nlohmann::json mine = nlohmann::json::array();
   const std::vector<EnvCursor> cursors = m.envs->cursors();
   for (std::size_t i = 0; i < m.n; ++i) {
-    nlohmann::json env = cursor_to_json(cursors[i]);
-    env["action_rng"] = m.action_rngs[i].state();
-    env["episode_return"] = m.episode_returns[i];
-    mine.push_back(std::move(env));
+    mine.push_back(to_json(CheckpointEnv{cursors[i], m.action_rngs[i].state(), m.episode_returns[i]}));
   }
   const std::vector<std::string> ranks = m.group->all_gather(mine.dump());
-  if (m.group->rank() != 0) return;
-  nlohmann::json envs = nlohmann::json::array();
+  if (m.group->rank() != 0) return Ok{};
+  CheckpointState state;
+  state.seed = m.seed;
+  state.iteration = m.iteration;
+  state.iterations = m.iterations;
+  state.decisions = m.decisions;
+  state.policy = m.policy->shape();
+  state.rl = m.envs->env(0).spec();
+  state.normalize_observations = m.opt.normalize_observations;
+  state.observation_clip = m.opt.observation_clip;
+  state.observation_stats = m.obs_norm.stats();
+  state.reward_returns = m.reward_scaler.returns();
+  state.reward_stats = m.reward_scaler.stats();
+  state.shuffle_rng = m.shuffle_rng.state();
+  nlohmann::json document = to_json(state);  // its envs are the ranks' gathered ones
   for (const std::string& rank : ranks) {
-    for (auto& env : nlohmann::json::parse(rank)) envs.push_back(std::move(env));
+    for (auto& env : nlohmann::json::parse(rank)) document["envs"].push_back(std::move(env));
   }
 
-  const fs::path tmp = dir.string() + ".tmp";
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  torch::save(m.policy, (tmp / "policy.pt").string());
-  torch::save(*m.adam, (tmp / "optimizer.pt").string());
-  const nlohmann::json state{{"format", kCheckpointFormat},
-                             {"seed", m.seed},
-                             {"iteration", m.iteration},
-                             {"iterations", m.iterations},
-                             {"decisions", m.decisions},
-                             {"policy",
-                              {{"observations", m.obs_size},
-                               {"actions", m.act_size},
-                               {"choices", m.choices},
-                               {"hidden", m.opt.hidden}}},
-                             {"rl", configs::rl_to_json(m.envs->env(0).spec())},  // how the policy acts and is rewarded
-                             {"normalize_observations", m.opt.normalize_observations},
-                             {"observation_clip", m.opt.observation_clip},
-                             {"observation_stats", m.obs_norm.stats().to_json()},
-                             {"reward_scaler", m.reward_scaler.to_json()},
-                             {"shuffle_rng", m.shuffle_rng.state()},
-                             {"envs", envs}};
-  std::ofstream(tmp / "state.json") << state.dump(1) << '\n';
-  fs::remove_all(dir);
-  fs::rename(tmp, dir);
+  const fs::path fresh = fresh_checkpoint(dir);
+  const auto give_up = [&](const std::string& why) -> Status {
+    std::error_code ignored;
+    fs::remove_all(fresh, ignored);  // a failed checkpoint leaves the previous one alone
+    return Error{fresh.string() + ": cannot write the checkpoint: " + why};
+  };
+  try {  // LibTorch's archive writer throws on a full disk
+    std::error_code error;
+    fs::remove_all(fresh, error);
+    if (!error) fs::create_directories(fresh, error);
+    if (error) return give_up(error.message());
+    // LibTorch's archives are made in memory: its file writer reports a failed write from
+    // a destructor, which ends the process. Written here, a full disk is an error.
+    std::ostringstream policy, optimizer;
+    torch::save(m.policy, policy);
+    torch::save(*m.adam, optimizer);
+    const auto write = [&](const fs::path& file, const std::string& bytes) {
+      std::ofstream out(file, std::ios::binary);
+      out << bytes;
+      out.close();
+      return static_cast<bool>(out);
+    };
+    const fs::path part = fresh / (std::string(kCheckpointStateFile) + ".part");
+    for (const auto& [file, bytes] : {std::pair{fresh / "policy.pt", policy.str()},
+                                      std::pair{fresh / "optimizer.pt", optimizer.str()},
+                                      std::pair{part, document.dump(1) + '\n'}}) {
+      if (!write(file, bytes)) return give_up(file.string() + ": write failed (disk full?)");
+    }
+    // state.json last, renamed into place whole: the folder is complete once it is there.
+    fs::rename(part, fresh / kCheckpointStateFile, error);
+    if (error) return give_up(error.message());
+  } catch (const std::exception& e) {
+    return give_up(e.what());
+  }
+  return swap_in_checkpoint(dir);
 }
 
 Status PpoTrainer::load(const fs::path& dir) {
   Impl& m = *impl_;
-  std::ifstream in(dir / "state.json");
-  if (!in) return Error{(dir / "state.json").string() + ": cannot read the checkpoint's state"};
-  nlohmann::json state;
+  const std::string file = (dir / kCheckpointStateFile).string();
+  auto read = read_checkpoint_state(dir / kCheckpointStateFile);
+  if (!read) return read.error();
+  CheckpointState& state = *read;
+  // What this run's config, trace and seed fix must be what the checkpoint was made with.
+  const std::uint64_t per_iteration = static_cast<std::uint64_t>(m.steps) * m.n_all;
+  const auto refuse = [&](const std::string& key, const std::string& saved, const std::string& here) {
+    return Error{file + ": " + key + ": the checkpoint has " + saved + ", this run " + here +
+                 "; resume with the run's own config and seed"};
+  };
+  if (state.seed != m.seed) return refuse("seed", std::to_string(state.seed), std::to_string(m.seed));
+  if (state.iterations != m.iterations) {
+    return refuse("iterations", std::to_string(state.iterations), std::to_string(m.iterations));
+  }
+  if (state.envs.size() != m.n_all) {
+    return refuse("envs", std::to_string(state.envs.size()) + " environments", std::to_string(m.n_all));
+  }
+  if (!(state.policy == m.policy->shape())) {
+    const auto shape = [](const PolicyShape& p) {
+      return std::to_string(p.observations) + " observations, " + std::to_string(p.actions) + " actions, " +
+             std::to_string(p.choices) + " choices, hidden " + nlohmann::json(p.hidden).dump();
+    };
+    return refuse("policy", shape(state.policy), shape(m.policy->shape()));
+  }
+  configs::RlSpec saved_spec = state.rl;
+  saved_spec.ppo.threads = m.opt.threads;  // the speed alone
+  const nlohmann::json saved_rl = configs::rl_to_json(saved_spec), rl = configs::rl_to_json(m.envs->env(0).spec());
+  if (saved_rl != rl) {
+    return Error{file + ": rl." + *configs::first_difference(saved_rl, rl) +
+                 ": the checkpoint was trained with other settings; resume with the run's own config"};
+  }
+  if (state.normalize_observations != m.opt.normalize_observations) {
+    return refuse("normalize_observations", state.normalize_observations ? "true" : "false",
+                  m.opt.normalize_observations ? "true" : "false");
+  }
+  if (state.observation_clip != m.opt.observation_clip) {
+    return refuse("observation_clip", number_text(state.observation_clip), number_text(m.opt.observation_clip));
+  }
+  if (state.decisions != per_iteration * state.iteration) {
+    return Error{file + ": decisions: expected " + std::to_string(per_iteration * state.iteration) + " after " +
+                 std::to_string(state.iteration) + " iterations, got " + std::to_string(state.decisions)};
+  }
+  std::vector<EnvCursor> cursors;
+  for (std::size_t i = 0; i < m.n; ++i) {  // this rank's environments
+    const CheckpointEnv& env = state.envs[m.first + i];
+    if (const Status fits = m.envs->env(i).check_cursor(env.cursor); !fits) {
+      return Error{file + ": envs[" + std::to_string(m.first + i) + "]: " + fits.error().message};
+    }
+    cursors.push_back(env.cursor);
+  }
   try {
-    state = nlohmann::json::parse(in);
-    if (state.at("format").get<int>() != kCheckpointFormat) {
-      return Error{(dir / "state.json").string() + ": checkpoint format " + state.at("format").dump() +
-                   ", this build reads " + std::to_string(kCheckpointFormat)};
-    }
-    if (state.at("seed").get<std::uint64_t>() != m.seed || state.at("iterations").get<std::uint32_t>() != m.iterations ||
-        state.at("envs").size() != m.n_all) {
-      return Error{(dir / "state.json").string() + ": the checkpoint was made with another seed (" +
-                   state.at("seed").dump() + "), total or number of environments; resume with the same config and seed"};
-    }
     torch::load(m.policy, (dir / "policy.pt").string());
     torch::load(*m.adam, (dir / "optimizer.pt").string());
-    m.iteration = state.at("iteration").get<std::uint32_t>();
-    m.decisions = state.at("decisions").get<std::uint64_t>();
-    m.obs_norm.stats() = RunningMeanStd::from_json(state.at("observation_stats"));
-    m.reward_scaler.load_json(state.at("reward_scaler"));
-    m.shuffle_rng = engine::Rng::from_state(state.at("shuffle_rng").get<engine::Rng::State>());
-    std::vector<EnvCursor> cursors;
-    for (std::size_t i = 0; i < m.n; ++i) {  // this rank's environments
-      const nlohmann::json& env = state.at("envs").at(m.first + i);
-      cursors.push_back(cursor_from_json(env));
-      m.action_rngs[i] = engine::Rng::from_state(env.at("action_rng").get<engine::Rng::State>());
-      m.episode_returns[i] = env.at("episode_return").get<double>();
-    }
-    m.envs->restore(cursors);
-  } catch (const std::exception& e) {  // nlohmann's and LibTorch's errors alike
+  } catch (const std::exception& e) {  // LibTorch's errors
     return Error{dir.string() + ": not a readable checkpoint: " + e.what()};
   }
+  m.iteration = state.iteration;
+  m.decisions = state.decisions;
+  m.obs_norm.stats() = std::move(state.observation_stats);
+  m.reward_scaler.restore(std::move(state.reward_returns), std::move(state.reward_stats));
+  m.shuffle_rng = engine::Rng::from_state(state.shuffle_rng);
+  for (std::size_t i = 0; i < m.n; ++i) {
+    m.action_rngs[i] = engine::Rng::from_state(state.envs[m.first + i].action_rng);
+    m.episode_returns[i] = state.envs[m.first + i].episode_return;
+  }
+  m.envs->restore(cursors);
   m.observe(false);  // the saved statistics already include the current observations
   return Ok{};
 }

@@ -11,9 +11,6 @@
 
 namespace meshsim::rl {
 
-// The layout of a checkpoint folder's state.json; older ones are refused with both numbers.
-inline constexpr int kCheckpointFormat = 3;
-
 // One PPO iteration's figures (a row of the learning curve), over all ranks' environments.
 // Everything but the timings is determined by the config, trace and seed.
 struct IterationStats {
@@ -68,13 +65,16 @@ class PpoTrainer {
   IterationStats iterate();
 
   // A checkpoint folder: policy and optimiser (LibTorch archives), normalisers, generator
-  // states and environment cursors (state.json). Written to a temporary folder first, so
-  // an interrupted save never leaves a half checkpoint in `dir`. Every rank calls it (the
-  // ranks' environments are gathered); rank 0 writes.
-  void save(const std::filesystem::path& dir) const;
+  // states and environment cursors (state.json, rl/ppo/checkpoint_state.hpp). Written
+  // whole beside `dir`, then swapped in (rl/ppo/checkpoint_folder.hpp), so an interrupted
+  // or failed save (a full disk: an error, never an exception) leaves the previous
+  // checkpoint whole. Every rank calls it (the ranks' environments are gathered); rank 0
+  // writes.
+  Status save(const std::filesystem::path& dir) const;
   // Continues from a checkpoint saved by a trainer created with the same config, trace and
   // seed, on any number of ranks: the following iterations equal those of an uninterrupted
-  // run. Every rank reads `dir` (one machine or a shared file system).
+  // run. Every rank reads `dir` (one machine or a shared file system). A checkpoint of
+  // another run, or one whose state.json is damaged, is refused naming the key.
   Status load(const std::filesystem::path& dir);
 
   const RankGroup& group() const;

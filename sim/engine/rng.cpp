@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/digest.hpp"
 
 namespace meshsim::engine {
 namespace {
@@ -82,12 +83,7 @@ double Rng::gamma(double shape, double scale) {
 }
 
 std::uint64_t derive_seed(std::uint64_t root_seed, std::string_view name) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (const char ch : name) {
-    hash ^= static_cast<unsigned char>(ch);
-    hash *= 0x100000001b3ULL;
-  }
-  std::uint64_t mixed = root_seed ^ hash;
+  std::uint64_t mixed = root_seed ^ Digest().add(name).value();
   return splitmix64(mixed);
 }
 

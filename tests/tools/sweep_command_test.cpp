@@ -4,9 +4,11 @@
 // refused naming the file, run and key.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "configs/scenario_config.hpp"
 #include "tests/local_http.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
@@ -133,6 +135,60 @@ TEST(SweepCommandTest, AnExistingSweepIsNeverOverwrittenAndResumeKeepsFinishedRu
   EXPECT_EQ(busy_run.code, kExitOutputError);
   EXPECT_NE(busy_run.err.find("not empty"), std::string::npos) << busy_run.err;
   EXPECT_EQ(slurp(busy / "notes.txt"), "mine");
+}
+
+TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailedRun) {
+  nlohmann::json scenario = nlohmann::json::parse(slurp(configs::default_scenario_path()));
+  scenario["run"]["until_s"] = 60;
+  const fs::path bundled = fs::path(configs::default_scenario_path()).parent_path();
+  scenario["workload"]["generator"] = (bundled / scenario["workload"]["generator"].get<std::string>()).string();
+  const auto grid = scenario_in_fresh_dir("sweep_inputs_grid", "grid.json",
+                                          R"({"config": "scenario.json", "seeds": [1, 2]})");
+  const fs::path scenario_file = grid.parent_path() / "scenario.json";
+  std::ofstream(scenario_file) << scenario.dump();
+  const auto out = fresh_dir("sweep_inputs");
+  const auto first = sweep(grid, out, 1);
+  ASSERT_EQ(first.code, kExitOk) << first.err;
+  const std::string csv = slurp(out / "sweep.csv");
+
+  scenario["run"]["until_s"] = 61;  // the grid's scenario edited after the sweep started
+  std::ofstream(scenario_file) << scenario.dump();
+  const auto refused = sweep(grid, out, 1, true);
+  EXPECT_EQ(refused.code, kExitOutputError);
+  EXPECT_NE(refused.err.find("--resume with other inputs than the run was started with "
+                             "(scenario.run.until_s: was 60, now 61)"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(slurp(out / "sweep.csv"), csv);
+
+  scenario["run"]["until_s"] = 60;
+  std::ofstream(scenario_file) << scenario.dump();
+  std::ofstream(out / "runs/0001/summary.json") << "{}";
+  const auto damaged = sweep(grid, out, 1, true);
+  EXPECT_EQ(damaged.code, kExitBadInput);
+  EXPECT_NE(damaged.err.find("runs/0001/summary.json: /requests/arrived: expected a number (remove the run's "
+                             "folder to run it again)"),
+            std::string::npos)
+      << damaged.err;
+  const auto rows = csv_rows(slurp(out / "sweep.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("status"), "ok");
+  EXPECT_EQ(rows[1].at("status").rfind("error: ", 0), 0u) << rows[1].at("status");
+}
+
+TEST(SweepCommandTest, ARunSummaryIsReadBackOnlyWhenItsCountsAddUp) {
+  nlohmann::json summary = {{"requests", {{"arrived", 10}, {"completed", 7}, {"dropped", 2}, {"in_flight", 1}}},
+                            {"slo", {{"attainment", 0.9}}},
+                            {"throughput", {{"completed_per_s", 1.5}}},
+                            {"cost", {{"gpu_hours", 2.0}, {"usd", 8.0}}}};
+  for (const char* metric : {"ttft", "tbt", "e2e"}) summary["latency_s"][metric] = {{"p50", 0.1}, {"p99", 0.2}};
+  EXPECT_TRUE(read_sweep_run_summary(summary.dump(), "s.json"));  // no scaling section: a fixed-size run
+  summary["requests"]["dropped"] = 3;
+  EXPECT_EQ(read_sweep_run_summary(summary.dump(), "s.json").error().message,
+            "s.json: /requests: expected arrived = completed + dropped + in_flight");
+  summary["requests"]["dropped"] = "2";
+  EXPECT_EQ(read_sweep_run_summary(summary.dump(), "s.json").error().message, "s.json: /requests/dropped: expected a number");
+  EXPECT_EQ(read_sweep_run_summary("[1]", "s.json").error().message, "s.json: expected a run's summary object");
 }
 
 TEST(SweepCommandTest, LiveMetricsCountTheRunsFinished) {

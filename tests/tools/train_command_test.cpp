@@ -3,6 +3,8 @@
 // an earlier run's folder is never overwritten; bad options are refused clearly.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -19,6 +21,7 @@
 namespace meshsim::cli {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::CommandRun;
 using testing::fresh_dir;
 using testing::run_command;
@@ -111,6 +114,80 @@ TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
             deterministic_columns(slurp(whole.out_dir + "/learning_curve.csv")));
   EXPECT_EQ(slurp(part.out_dir + "/validation.csv"), slurp(whole.out_dir + "/validation.csv"));
   EXPECT_EQ(slurp(part.out_dir + "/best/state.json"), slurp(whole.out_dir + "/best/state.json"));
+}
+
+TEST(TrainCommandTest, AResumeFedOtherInputsIsRefusedNamingWhatChanged) {
+  const std::string config = scenario_in_fresh_dir("train_inputs_cfg", "recipe.json", small_recipe()).string();
+  const fs::path catalog = fs::path(config).parent_path() / "catalog";
+  fs::create_directories(catalog);
+  std::ofstream(catalog / "models.json") << R"({"models": []})";
+  TrainCommandOptions options;
+  options.config_path = config;
+  options.catalog = catalog.string();
+  options.out_dir = fresh_dir("train_inputs").string();
+  options.max_iterations = 1;
+  const CommandRun first = train(options);
+  ASSERT_EQ(first.code, kExitOk) << first.err;
+  const std::string curve = slurp(options.out_dir + "/learning_curve.csv");
+  options.resume = true;
+
+  nlohmann::json other = nlohmann::json::parse(small_recipe());
+  other["rl"]["reward"]["cost_weight"] = 0.5;
+  std::ofstream(config) << other.dump();
+  CommandRun run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("--resume with other inputs than the run was started with (config.rl.reward.cost_weight: "
+                         "was 0.01, now 0.5)"),
+            std::string::npos)
+      << run.err;
+  std::ofstream(config) << small_recipe();
+  std::ofstream(catalog / "models.json") << R"({"models": [], "comment": "edited"})";
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("(inputs.catalogs." + catalog.string() + ": was"), std::string::npos) << run.err;
+  EXPECT_EQ(slurp(options.out_dir + "/learning_curve.csv"), curve);  // nothing trained
+
+  std::ofstream(catalog / "models.json") << R"({"models": []})";
+  options.threads = 2;  // the speed alone: the same run
+  run = train(options);
+  EXPECT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.out.find("resumed after 1"), std::string::npos) << run.out;
+}
+
+TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) {
+  TrainCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("train_damage_cfg", "recipe.json", small_recipe()).string();
+  options.out_dir = fresh_dir("train_damage").string();
+  options.max_iterations = 2;
+  ASSERT_EQ(train(options).code, kExitOk);
+  const fs::path checkpoint = fs::path(options.out_dir) / "checkpoint";
+  const std::string saved = slurp(checkpoint / "state.json");
+  options.resume = true;
+  options.max_iterations = 1;
+  for (const auto& [edit, expected] : std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>>{
+           {[](nlohmann::json& j) { j["iteration"] = -1; }, "state.json: iteration: expected an integer in [0, 4], got -1"},
+           {[](nlohmann::json& j) { j["decisions"] = 3; }, "state.json: decisions: expected 32 after 2 iterations, got 3"},
+           {[](nlohmann::json& j) { j["observation_stats"]["mean"] = {1, 2, 3}; },
+            "state.json: observation_stats.mean: expected a list of"},
+           {[](nlohmann::json& j) { j["envs"][1]["actions"] = std::vector<float>(100, 1.0f); }, "state.json: envs[1]: actions: expected whole steps"}}) {
+    nlohmann::json state = nlohmann::json::parse(saved);
+    edit(state);
+    std::ofstream(checkpoint / "state.json") << state.dump();
+    const CommandRun run = train(options);
+    EXPECT_EQ(run.code, kExitBadInput) << expected;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
+  }
+  // Interrupted while swapping in the next checkpoint: the previous one moved aside, the
+  // new one half written. The resume takes the previous one.
+  std::ofstream(checkpoint / "state.json") << saved;
+  fs::rename(checkpoint, checkpoint.string() + ".old");
+  fs::create_directories(checkpoint.string() + ".tmp");
+  std::ofstream(checkpoint.string() + ".tmp/policy.pt") << "half";
+  const CommandRun run = train(options);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.out.find("resumed after 2"), std::string::npos) << run.out;
+  EXPECT_FALSE(fs::exists(checkpoint.string() + ".tmp"));
+  EXPECT_FALSE(fs::exists(checkpoint.string() + ".old"));
 }
 
 // Runs `options` as ranks 0 and 1 of a world of two, concurrently (one thread each).

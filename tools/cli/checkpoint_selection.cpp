@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/policy_runner.hpp"
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/atomic_file.hpp"
@@ -94,13 +95,9 @@ Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, s
   if (best) {
     best_ = static_cast<int>(rows_.size() - 1);
     // Copied beside, then swapped in: an interruption leaves the previous best whole.
-    const fs::path fresh = dir_ / "best.tmp", kept = dir_ / "best";
-    std::error_code error;
-    fs::remove_all(fresh, error);
-    fs::copy(checkpoint, fresh, fs::copy_options::recursive, error);
-    if (!error) fs::remove_all(kept, error);
-    if (!error) fs::rename(fresh, kept, error);
-    if (error) return Error{kept.string() + ": cannot keep the best checkpoint: " + error.message()};
+    if (const Status kept = rl::copy_checkpoint(checkpoint, dir_ / "best"); !kept) {
+      return Error{"cannot keep the best checkpoint: " + kept.error().message};
+    }
   }
   if (const Status written = write_csv(); !written) return written.error();
   char line[200];

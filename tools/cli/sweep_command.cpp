@@ -13,11 +13,13 @@
 #include <thread>
 
 #include "configs/catalog.hpp"
+#include "configs/config_file.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
+#include "tools/cli/run_inputs.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/sweep_mpi.hpp"
 #include "tools/cli/sweep_plan.hpp"
@@ -68,6 +70,29 @@ std::string cell(const json& value) {
   return csv_field(value.dump());
 }
 
+}  // namespace
+
+Expected<json> read_sweep_run_summary(std::string_view text, const std::string& file) {
+  const json summary = json::parse(text, nullptr, false);
+  if (summary.is_discarded()) return Error{file + ": does not parse"};
+  if (!summary.is_object()) return Error{file + ": expected a run's summary object"};
+  for (const auto& [column, path] : kMetrics) {
+    const json::json_pointer pointer(path);
+    const bool optional = std::string_view(path).starts_with("/scaling/");  // a run without scaling has none
+    if (!summary.contains(pointer) ? !optional : !summary[pointer].is_number()) {
+      return Error{file + ": " + path + ": expected a number"};
+    }
+  }
+  const auto count = [&](const char* path) { return summary[json::json_pointer(path)].get<double>(); };
+  if (count("/requests/arrived") != count("/requests/completed") + count("/requests/dropped") +
+                                        count("/requests/in_flight")) {
+    return Error{file + ": /requests: expected arrived = completed + dropped + in_flight"};
+  }
+  return summary;
+}
+
+namespace {
+
 std::string run_folder(std::size_t index) {
   char name[32];
   std::snprintf(name, sizeof name, "runs/%04zu", index);
@@ -115,10 +140,16 @@ class SweepRunner {
     std::string status = "ok";
     char outcome = kRan;
     if (resume_ && fs::is_regular_file(folder + "/summary.json")) {
-      std::ifstream in(folder + "/summary.json");
-      summary = json::parse(in, nullptr, false);
       outcome = kResumed;
-      if (summary.is_discarded()) status = "error: " + folder + "/summary.json does not parse";
+      const std::string file = folder + "/summary.json";
+      auto text = configs::read_config_text(file, "run summary");
+      auto read = text ? read_sweep_run_summary(*text, file) : Expected<json>(text.error());
+      if (read) {
+        summary = std::move(*read);
+      } else {
+        status = "error: " + read.error().message + " (remove the run's folder to run it again)";
+        report(index, "", status);
+      }
     } else {
       std::ostringstream warnings;
       status = replay_into(run, folder, warnings, summary);
@@ -225,22 +256,40 @@ std::vector<std::string> run_on_threads(SweepRunner& runner, std::size_t count, 
   return rows;
 }
 
-// The output folder made ready: new, or (resuming) one holding a sweep of the same runs.
+// What the runs read besides the grid: the scenario file as written, the catalogs and the
+// traces (by content).
+Expected<json> sweep_inputs(const SweepPlan& plan) {
+  auto scenario = configs::read_config_file(plan.config_path);
+  if (!scenario) return scenario.error();
+  std::vector<const configs::ScenarioConfig*> configs;
+  for (const SweepRun& run : plan.runs) configs.push_back(&run.config);
+  auto digests = input_digests(configs);
+  if (!digests) return digests.error();
+  (*digests)["scenario"] = std::move(*scenario);
+  return digests;
+}
+
+// The output folder made ready: new, or (resuming) one holding a sweep of the same runs
+// and inputs.
 Status prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
   const fs::path out(options.out_dir);
   const fs::path record = out / "sweep.json";
+  auto inputs = sweep_inputs(plan);
+  if (!inputs) return inputs.error();
   std::error_code error;
   if (fs::exists(record)) {
     if (!options.resume) {
       return Error{options.out_dir + ": holds a sweep already: pass --resume to finish it, or another --out"};
     }
     std::ifstream in(record);
-    const json before = json::parse(in, nullptr, false);
+    json before = json::parse(in, nullptr, false);
+    const json recorded_inputs = before.is_object() ? before.value("inputs", json()) : json();
+    if (before.is_object()) before.erase("inputs");
     if (before != plan.document) {
       return Error{options.out_dir + ": holds a sweep of other runs than " + options.grid +
                    " (sweep.json differs): resume it with its own grid, or use another --out"};
     }
-    return Ok{};
+    return same_inputs(recorded_inputs, *inputs, options.out_dir);
   }
   for (const auto& entry : fs::directory_iterator(out, error)) {
     if (entry.path().filename() == FolderLock::kFileName) continue;  // ours
@@ -248,8 +297,10 @@ Status prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
   }
   fs::create_directories(out / "runs", error);
   if (error) return Error{options.out_dir + ": cannot create the output folder: " + error.message()};
+  json document = plan.document;
+  document["inputs"] = std::move(*inputs);
   AtomicFile file(record.string());
-  file.stream() << plan.document.dump(2) << '\n';
+  file.stream() << document.dump(2) << '\n';
   return file.commit();
 }
 

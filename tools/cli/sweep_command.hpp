@@ -1,8 +1,12 @@
 #pragma once
 
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "sim/engine/expected.hpp"
 
 namespace meshsim::cli {
 
@@ -10,8 +14,9 @@ namespace meshsim::cli {
 // its own folder OUT/runs/NNNN, with one row of headline metrics per run in OUT/sweep.csv,
 // in run order whatever ran where. Threads on one machine; under mpirun, the ranks share
 // the runs (rank 0 hands them out and writes the CSV). An OUT that holds another sweep, or
-// anything else, is refused; --resume finishes a sweep of the same grid, keeping the runs
-// it finished.
+// anything else, is refused; --resume finishes a sweep of the same grid and inputs (the
+// scenario file, catalogs and traces, by content: sweep.json records them), keeping the
+// runs it finished.
 struct SweepCommandOptions {
   std::string grid;
   std::string out_dir = "meshsim-sweep";
@@ -22,5 +27,10 @@ struct SweepCommandOptions {
   std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one, for every run
 };
 int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// A finished run's summary.json, as a resumed sweep reads it back: every headline metric a
+// number (the scaling ones may be absent), its request counts adding up. Errors name the
+// file and the key.
+Expected<nlohmann::json> read_sweep_run_summary(std::string_view text, const std::string& file);
 
 }  // namespace meshsim::cli

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "configs/scenario_config.hpp"
+#include "configs/config_file.hpp"
+#include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/trainer.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/checkpoint_selection.hpp"
@@ -18,6 +20,7 @@
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/plot_script.hpp"
+#include "tools/cli/run_inputs.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -126,18 +129,40 @@ int all_passed(rl::RankGroup& group, const StepFailure& mine, std::ostream& err)
   return fail(err, "rank " + std::to_string(failed) + " could not start (its own messages say why)", kExitBadInput);
 }
 
-// The output folder of a new run (config.json, the curve's header), or nothing to do on --resume.
+// The resolved config as it shapes results: without the threads, which change only speed.
+nlohmann::json results_config(nlohmann::json config) {
+  if (config.contains("rl") && config["rl"].contains("ppo")) config["rl"]["ppo"].erase("threads");
+  return config;
+}
+
+// The output folder of a new run (config.json, inputs.json, the curve's header); on
+// --resume, the check that it was started with the same inputs.
 StepFailure prepare_folder(const TrainCommandOptions& options, const configs::ScenarioConfig& config,
                            const fs::path& dir, const fs::path& csv) {
   std::error_code mkdir_error;
   fs::create_directories(dir, mkdir_error);
   if (mkdir_error) return {options.out_dir + ": " + mkdir_error.message(), kExitOutputError};
-  if (options.resume) return {};
+  auto digests = input_digests({&config});
+  if (!digests) return {digests.error().message, kExitBadInput};
+  if (options.resume) {  // config.json and inputs.json hold what the run was started with
+    auto recorded_config = configs::read_config_file((dir / "config.json").string());
+    if (!recorded_config) return {recorded_config.error().message, kExitBadInput};
+    auto recorded_digests = configs::read_config_file((dir / "inputs.json").string());
+    if (!recorded_digests) return {recorded_digests.error().message, kExitBadInput};
+    const nlohmann::json recorded{{"config", results_config(*recorded_config)}, {"inputs", *recorded_digests}};
+    const nlohmann::json now{{"config", results_config(configs::to_json(config))}, {"inputs", *digests}};
+    if (const Status same = same_inputs(recorded, now, options.out_dir); !same) {
+      return {same.error().message, kExitBadInput};
+    }
+    return {};
+  }
   AtomicFile resolved((dir / "config.json").string());
   resolved.stream() << configs::to_json(config).dump(2) << '\n';
+  AtomicFile inputs((dir / "inputs.json").string());
+  inputs.stream() << digests->dump(2) << '\n';
   AtomicFile header(csv.string());
   header.stream() << kCurveHeader << '\n';
-  for (AtomicFile* file : {&resolved, &header}) {
+  for (AtomicFile* file : {&resolved, &inputs, &header}) {
     if (const Status written = file->commit(); !written) return {written.error().message, kExitOutputError};
   }
   return {};
@@ -183,13 +208,21 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
       refused = {locked.error().message, kExitOutputError};
     } else {
       lock.emplace(std::move(*locked));
-      if (!options.resume && (fs::exists(csv) || fs::exists(checkpoint))) {
+      if (!options.resume && (fs::exists(csv) || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint)))) {
         refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
                    kExitBadInput};
       }
+      // An interrupted checkpoint's newest complete copy back in place.
+      for (const fs::path& folder : {checkpoint, dir / "best"}) {
+        if (!options.resume || refused.code) break;
+        if (const Status recovered = rl::recover_checkpoint(folder); !recovered) {
+          refused = {recovered.error().message, kExitOutputError};
+        }
+      }
     }
   }
-  if (refused.code == kExitOk && options.resume && !fs::exists(checkpoint / "state.json")) {  // every rank reads it
+  if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
+  if (options.resume && !rl::complete_checkpoint(checkpoint)) {  // every rank reads it
     refused = {"--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput};
   }
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
@@ -283,11 +316,11 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
         last_print = Clock::now();
       }
       if (every > 0 && stats.iteration % every == 0 && stats.iteration < stop) {
-        ppo.save(checkpoint);
+        if (const Status saved = ppo.save(checkpoint); !saved) return fail(err, saved.error().message, kExitOutputError);
         if (const int code = validate(stats.iteration); code != kExitOk) return code;
       }
     }
-    ppo.save(checkpoint);
+    if (const Status saved = ppo.save(checkpoint); !saved) return fail(err, saved.error().message, kExitOutputError);
     if (const int code = validate(stop); code != kExitOk) return code;
   } catch (const std::exception& e) {
     return fail(err, e.what(), kExitOutputError);
