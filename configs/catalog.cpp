@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "configs/config_file.hpp"
 #include "configs/hf_model.hpp"
@@ -116,6 +117,13 @@ const cluster::StepCoefficients* Catalog::step_fit(const std::string& sku) const
 
 namespace {
 
+// Fails each of `keys` that `r`'s entry lacks: `what` (a SKU, a model) has no default for it.
+void require(ObjectReader& r, std::initializer_list<const char*> keys, const std::string& what) {
+  for (const char* key : keys) {
+    if (!r.has(key)) r.fail(key, "missing: " + what + " needs its own");
+  }
+}
+
 // Reads `folder`'s catalog files into `catalog`, an entry replacing one of the same name
 // (a fit: of the same model, SKU and TP degree). A missing file is skipped unless
 // `all_required`; perf_fits.json is skipped unless `with_fits`.
@@ -125,7 +133,12 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
   };
   if (present("hardware.json")) {
     auto hardware = read_file(folder + "/hardware.json", [&](ObjectReader& top) {
+      std::set<std::string> named;  // in this file: a second entry of one name is a mistake, not a replacement
       read_array(top, "skus", [&](ObjectReader& r) {
+        // Every figure is the SKU's own: a default would be another GPU's (H100's).
+        require(r, {"gpus_per_node", "hbm_gib_per_gpu", "peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s",
+                    "network_gb_per_s", "power_kw", "cost_per_hour"},
+                "a SKU");
         cluster::SkuSpec s;
         r.read("name", s.name);
         r.read("gpus_per_node", s.gpus_per_node, "a positive integer", kAtLeastOne);
@@ -145,6 +158,7 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
           }
         }
         if (s.name.empty()) r.fail("name", "expected a SKU name");
+        if (!named.insert(s.name).second) r.fail("name", "'" + s.name + "' names an earlier SKU of this file too");
         catalog.skus[s.name] = s;
       });
     });
@@ -152,7 +166,9 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
   }
   if (present("models.json")) {
     auto models = read_file(folder + "/models.json", [&](ObjectReader& top) {
+      std::set<std::string> named;
       read_array(top, "models", [&](ObjectReader& r) {
+        require(r, {"parameters", "layers", "hidden", "heads", "kv_heads"}, "a model");
         cluster::ModelSpec m;
         r.read("name", m.name);
         r.read("parameters", m.parameters, "a positive number", kPositive);
@@ -172,6 +188,7 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
           r.fail("expert_parameters", "expected experts' weights (> 0, < parameters) exactly when experts > 0");
         }
         if (m.name.empty()) r.fail("name", "expected a model name");
+        if (!named.insert(m.name).second) r.fail("name", "'" + m.name + "' names an earlier model of this file too");
         if (m.heads && (m.hidden % m.heads != 0 || m.kv_heads > m.heads)) {
           r.fail("heads", "expected heads to divide hidden and kv_heads <= heads");
         }

@@ -35,7 +35,7 @@ void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& c) {
   reader.read_duration("scale_up_cooldown_s", c.scale_up_cooldown, 1.0);
   reader.read_duration("min_stable_period_s", c.min_stable_period, 1.0);
   reader.read("enable_elastic", c.enable_elastic);
-  for (const auto& problem : autoscale::check(c)) reader.fail("scale_up_threshold", problem);
+  for (const auto& problem : autoscale::check(c)) reader.fail(problem.key, problem.message);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 
 #include "sim/engine/rng.hpp"
 #include "traces/field_parsing.hpp"
@@ -63,12 +64,30 @@ Status for_each_csv_row(const std::string& path, const char* const (&columns)[N]
   return Ok{};
 }
 
+// The first column's names seen so far: the scheduler keys pods and nodes by name, so a
+// second row of one name is refused naming both rows.
+class UniqueNames {
+ public:
+  explicit UniqueNames(const char* what) : what_(what) {}
+  Status add(const std::string& name, const std::string& where) {
+    const auto [it, fresh] = rows_.emplace(name, where);
+    if (fresh) return Ok{};
+    return Error{where + ": " + what_ + " '" + name + "' is named by " + it->second + " too: names must be unique"};
+  }
+
+ private:
+  const char* what_;
+  std::unordered_map<std::string, std::string> rows_;  // name -> where it first appeared
+};
+
 }  // namespace
 
 Expected<std::vector<BatchJobRecord>> read_openb_pods(const std::string& path, const OpenbPodOptions& options) {
   std::vector<BatchJobRecord> jobs;
+  UniqueNames names("pod");
   const auto read = for_each_csv_row(path, kOpenbColumns, "openb pod list", [&](const std::vector<std::string>& fields,
                                                                             const std::string& where) -> Status {
+    if (auto unique = names.add(fields[0], where); !unique) return unique;
     std::int64_t value[11] = {};
     bool present[11] = {};
     for (const std::size_t column : {1, 2, 3, 4, 8, 9, 10}) {
@@ -184,8 +203,10 @@ std::vector<BatchJobRecord> generate_batch_jobs(const BatchGeneratorSpec& spec, 
 
 Expected<std::vector<NodeRecord>> read_openb_nodes(const std::string& path) {
   std::vector<NodeRecord> nodes;
+  UniqueNames names("node");
   const auto read = for_each_csv_row(path, kNodeColumns, "openb node list", [&](const std::vector<std::string>& fields,
                                                                            const std::string& where) -> Status {
+    if (auto unique = names.add(fields[0], where); !unique) return unique;
     std::int64_t value[4] = {};
     for (const std::size_t column : {1, 2, 3}) {
       auto parsed = count_field(fields, column, kNodeColumns[column], where);

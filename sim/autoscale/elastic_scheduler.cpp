@@ -7,16 +7,18 @@
 
 namespace meshsim::autoscale {
 
-std::vector<std::string> check(const ElasticConfig& c) {
-  std::vector<std::string> problems;
+std::vector<ElasticConfigProblem> check(const ElasticConfig& c) {
+  std::vector<ElasticConfigProblem> problems;
   if (!(c.scale_down_threshold >= 0 && c.scale_down_threshold < c.scale_up_threshold)) {
-    problems.push_back("scale_down_threshold must be at least 0 and below scale_up_threshold (leave a gap "
-                       "between them, or workers oscillate)");
+    problems.push_back({"scale_down_threshold", "must be at least 0 and below scale_up_threshold (leave a gap "
+                                                "between them, or workers oscillate)"});
   }
-  if (c.min_workers < 1) problems.push_back("min_workers must be at least 1");
-  if (c.min_workers > c.max_workers) problems.push_back("min_workers must not exceed max_workers");
-  if (!(c.requests_per_worker_capacity > 0)) problems.push_back("requests_per_worker_capacity must be positive");
-  if (c.monitoring_interval <= SimTime::zero()) problems.push_back("monitoring_interval must be positive");
+  if (c.min_workers < 1) problems.push_back({"min_workers", "must be at least 1"});
+  if (c.min_workers > c.max_workers) problems.push_back({"min_workers", "must not exceed max_workers"});
+  if (!(c.requests_per_worker_capacity > 0)) {
+    problems.push_back({"requests_per_worker_capacity", "must be positive"});
+  }
+  if (c.monitoring_interval <= SimTime::zero()) problems.push_back({"monitoring_interval_s", "must be positive"});
   return problems;
 }
 

@@ -25,8 +25,11 @@ struct ElasticConfig {
   bool enable_elastic = true;
 };
 // What is wrong with a config (thresholds out of order or without a gap, min > max, ...),
-// empty when it is usable.
-std::vector<std::string> check(const ElasticConfig& config);
+// each problem with the key to fix; empty when it is usable.
+struct ElasticConfigProblem {
+  std::string key, message;
+};
+std::vector<ElasticConfigProblem> check(const ElasticConfig& config);
 
 // Seed 003's ElasticScheduler over one pool of serving instances (its "workers"). Every
 // monitoring_interval: load ratio = requests on ACTIVE workers / (ACTIVE workers *

@@ -149,10 +149,20 @@ TEST(ElasticSchedulerTest, ConfigsWithoutAGapBetweenThresholdsAreRefused) {
   ElasticConfig c;
   EXPECT_TRUE(check(c).empty());
   c.scale_down_threshold = 0.8;
-  EXPECT_EQ(check(c).size(), 1u);
-  c = ElasticConfig{};
-  c.min_workers = 9;
-  EXPECT_EQ(check(c).size(), 1u);
+  ASSERT_EQ(check(c).size(), 1u);
+  EXPECT_EQ(check(c)[0].key, "scale_down_threshold");
+  // Each problem names the key a user fixes (a config's error path ends with it).
+  const std::pair<void (*)(ElasticConfig&), const char*> cases[] = {
+      {[](ElasticConfig& x) { x.min_workers = 9; }, "min_workers"},
+      {[](ElasticConfig& x) { x.min_workers = 0; }, "min_workers"},
+      {[](ElasticConfig& x) { x.requests_per_worker_capacity = 0; }, "requests_per_worker_capacity"},
+      {[](ElasticConfig& x) { x.monitoring_interval = SimTime::zero(); }, "monitoring_interval_s"}};
+  for (const auto& [edit, key] : cases) {
+    c = ElasticConfig{};
+    edit(c);
+    ASSERT_EQ(check(c).size(), 1u) << key;
+    EXPECT_EQ(check(c)[0].key, key);
+  }
 }
 
 // A pool of `active` ACTIVE instances at `kv_utilisation` of their KV, and what the

@@ -76,6 +76,35 @@ TEST(CatalogTest, BadOwnCatalogsAreRefusedNamingTheFolderOrFileAndKey) {
   EXPECT_NE(message.find("models[0].parameters"), std::string::npos) << message;
 }
 
+// An entry the reader would otherwise complete with another's figures (H100's, a cost of
+// 0, a model weighing nothing) or replace silently is refused naming the file, entry and key.
+TEST(CatalogTest, EntriesWithoutTheirOwnFiguresOrNamedTwiceAreRefused) {
+  const auto error = [](const std::string& file, const std::string& text) {
+    const fs::path dir = fresh_dir("catalog_gaps");
+    fs::create_directories(dir);
+    write(dir / file, text);
+    auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+    return catalog ? std::string() : catalog.error().message;
+  };
+  const std::string sku_only = error("hardware.json", R"({"skus": [{"name": "mine"}]})");
+  for (const char* key : {"gpus_per_node", "hbm_gib_per_gpu", "peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s",
+                          "network_gb_per_s", "power_kw", "cost_per_hour"}) {
+    EXPECT_NE(sku_only.find(std::string("skus[0].") + key + ": missing: a SKU needs its own"), std::string::npos)
+        << sku_only;
+  }
+  const std::string model = R"("parameters": 8e9, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8)";
+  for (const char* key : {"parameters", "layers", "hidden", "heads", "kv_heads"}) {
+    nlohmann::json entry = nlohmann::json::parse("{\"name\": \"m\", " + model + "}");
+    entry.erase(key);
+    const std::string message = error("models.json", nlohmann::json{{"models", {entry}}}.dump());
+    EXPECT_NE(message.find(std::string("models[0].") + key + ": missing: a model needs its own"), std::string::npos)
+        << message;
+  }
+  const std::string twice =
+      error("models.json", R"({"models": [{"name": "m", )" + model + R"(}, {"name": "m", )" + model + "}]}");
+  EXPECT_NE(twice.find("models[1].name: 'm' names an earlier model of this file too"), std::string::npos) << twice;
+}
+
 struct Replayed {
   int code = 0;
   std::string err;

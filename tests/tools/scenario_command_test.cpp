@@ -97,7 +97,7 @@ TEST(ScenarioCommandTest, ServingCallsNeedAServingObjectAndValidArguments) {
   run = run_script(write_script("bad_elastic", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
       "steps": [{"call": "configure_elastic", "args": {"pool": "mixed", "min_workers": 4, "max_workers": 2}}]})"));
   EXPECT_EQ(run.exit_code, kExitBadInput);
-  EXPECT_NE(run.err.find("min_workers must not exceed max_workers"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("steps[0].args.min_workers: must not exceed max_workers"), std::string::npos) << run.err;
   run = run_script(write_script("bad_instance", R"({"serving": {"start_state": [{"tag": "mixed", "count": 1}]},
       "steps": [{"call": "get_instance", "args": {"instance": -1}}]})"));
   EXPECT_EQ(run.exit_code, kExitBadInput);
@@ -171,6 +171,28 @@ TEST(ScenarioCommandTest, ABrokenStateFileIsAnErrorNamingIt) {
   EXPECT_EQ(run.exit_code, kExitOk);
   EXPECT_FALSE(result(run, 0)["success"]);
   EXPECT_NE(result(run, 0)["error"].get<std::string>().find("state.json: not a meshsim state file"), std::string::npos);
+}
+
+TEST(ScenarioCommandTest, AStateSavedAtATimeTheClockCannotShowIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / "meshsim_test_state_saved_at";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string saved = (dir / "saved.json").string(), edited = (dir / "edited.json").string();
+  const auto save = run_script(write_script("save_for_saved_at", R"({"steps": [{"call": "save_state", "args": {"path": ")" +
+                                                                 saved + R"("}}]})"));
+  ASSERT_TRUE(result(save, 0)["success"]) << save.err;
+  for (const json& when : {json(-5), json(1e13), json("soon")}) {
+    json state = json::parse(std::ifstream(saved));
+    state["saved_at"] = when;
+    std::ofstream(edited) << state.dump();
+    const auto load = run_script(write_script("load_saved_at", R"({"steps": [{"call": "load_state", "args": {"path": ")" +
+                                                                   edited + R"("}}]})"));
+    EXPECT_FALSE(result(load, 0)["success"]) << when;
+    EXPECT_NE(result(load, 0)["error"].get<std::string>().find("edited.json: saved_at: expected seconds in [0, 1e12], got " +
+                                                                when.dump()),
+              std::string::npos)
+        << result(load, 0);
+  }
 }
 
 TEST(ScenarioCommandTest, MetricsAreWrittenInThePrometheusTextFormatWithTheSeedsNames) {

@@ -58,6 +58,24 @@ TEST(OpenbPodsTest, MalformedLinesNameTheFileLineAndField) {
   const auto backwards = write("pods_backwards.csv", std::string(kHeader) + "p1,1,10,1,100,,LS,Running,0,10,20\n");
   EXPECT_NE(read_openb_pods(backwards, {}).error().message.find("deletion_time 10 is before"), std::string::npos);
   EXPECT_NE(read_openb_pods("/nonexistent/pods.csv", {}).error().message.find("cannot open"), std::string::npos);
+  // The scheduler keys pods by name: a second row of one name is refused, however far apart.
+  const auto twice = write("pods_twice.csv", std::string(kHeader) + "p1,1,10,1,100,,LS,Running,0,10,0\n" +
+                                                 "p2,1,10,1,100,,LS,Running,0,10,0\n" +
+                                                 "p1,1,10,1,100,,LS,Running,5,10,5\n");
+  EXPECT_NE(read_openb_pods(twice, {}).error().message.find("pods_twice.csv:4: pod 'p1' is named by "),
+            std::string::npos)
+      << read_openb_pods(twice, {}).error().message;
+  EXPECT_NE(read_openb_pods(twice, {}).error().message.find("pods_twice.csv:2 too"), std::string::npos);
+}
+
+TEST(OpenbPodsTest, ANodeListNamingOneNodeTwiceIsRefused) {
+  const auto twice = write("nodes_twice.csv", "sn,cpu_milli,memory_mib,gpu,model\n"
+                                              "n1,64000,262144,8,V100M32\n"
+                                              "n1,64000,262144,8,V100M32\n");
+  const auto nodes = read_openb_nodes(twice);
+  ASSERT_FALSE(nodes);
+  EXPECT_NE(nodes.error().message.find("nodes_twice.csv:3: node 'n1' is named by "), std::string::npos)
+      << nodes.error().message;
 }
 
 TEST(OpenbPodsTest, TheRealPodListReadsEveryPod) {

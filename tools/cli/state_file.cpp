@@ -266,7 +266,11 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
       return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }
     sch::SchedulerState state;
-    state.saved_at = j.at("saved_at");
+    const json& saved_at = j.at("saved_at");  // the clock goes back to it: never before 0 nor past its limit
+    if (!saved_at.is_number() || !(saved_at.get<double>() >= 0 && saved_at.get<double>() <= engine::SimTime::kMaxSeconds)) {
+      return Error{path + ": saved_at: expected seconds in [0, 1e12], got " + saved_at.dump()};
+    }
+    state.saved_at = saved_at;
     for (const auto& node : j.at("nodes")) {
       state.agents.cluster.nodes.emplace_back(node.at("spec").get<sch::NodeSpec>(),
                                               sch::enum_from(node.at("state"), sch::kNodeStateNames));
