@@ -4,6 +4,16 @@
 // are refused naming the option.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "configs/scenario_config.hpp"
 #include "tests/local_http.hpp"
 #include "tests/tools/tool_test_support.hpp"
@@ -41,6 +51,40 @@ TEST(MetricsServerTest, ServesWhatWasLastPublished) {
   EXPECT_EQ(scrape(port, "/nothing")->status, 404);
   server->reset();
   EXPECT_FALSE(scrape(port));  // stopped with its owner
+}
+
+// A client that sends a byte now and then and never ends its request (each byte within the
+// read timeout) is cut off when the server stops: it never holds the process after its run.
+TEST(MetricsServerTest, AClientThatNeverEndsItsRequestIsCutOffWhenTheServerStops) {
+  auto server = MetricsServer::start("0");
+  ASSERT_TRUE(server) << server.error().message;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>((*server)->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  std::atomic<bool> cut_off{false};
+  std::thread dripper([&] {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(200, 'a');
+    for (const char byte : request) {  // a byte every 100 ms: 20 s in all
+      if (::send(fd, &byte, 1, MSG_NOSIGNAL) != 1) {
+        cut_off = true;
+        return;
+      }
+      pollfd closed{fd, POLLIN, 0};
+      if (::poll(&closed, 1, 100) == 1) {  // the server hung up
+        cut_off = true;
+        return;
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  server->reset();  // the run ended
+  dripper.join();
+  ::close(fd);
+  EXPECT_TRUE(cut_off) << "the client outlasted the server's stop";
 }
 
 TEST(MetricsServerTest, BadAddressesAreRefusedNamingTheOption) {

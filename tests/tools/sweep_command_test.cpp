@@ -226,6 +226,14 @@ TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {
   expect_error(R"({"seeds": [-1]})", "seeds[0]: expected an integer");
   expect_error(R"({"traces": ["missing.csv"]})", "missing.csv: no such trace file");
   expect_error(R"({"config": "missing.json"})", "missing.json");
+  // Too many runs: refused at once, before a config is resolved (10^6 took 73 s and exited
+  // on bad_alloc).
+  nlohmann::json huge = {{"grid", {{"workload.rate_scale", std::vector<int>(1000, 1)},
+                                   {"serving.start_state.0.count", std::vector<int>(1000, 2)}}}};
+  expect_error(huge.dump(), "the grid makes more than 50000 runs: split it into several sweeps");
+  nlohmann::json many = {{"grid", {{"workload.rate_scale", std::vector<int>(200, 1)}}}};
+  many["seeds"] = std::vector<int>(300, 1);
+  expect_error(many.dump(), "the grid makes 60000 runs, more than 50000: split it into several sweeps");
 }
 
 }  // namespace

@@ -2,10 +2,16 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -23,8 +29,39 @@ struct MetricsServer::Impl {
 
 MetricsServer::MetricsServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+namespace {
+
+// Shuts down every connection accepted on `port` (the process's sockets whose local port
+// it is, but the listening one): cpp-httplib's stop() closes only the listening socket,
+// and waits for its workers, one of which a client dripping a byte a second keeps reading
+// for hours. Found through /proc/self/fd, so no worker's socket is missed.
+void shut_down_clients(int port) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    int fd = -1;
+    const std::string name = entry.path().filename().string();
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc{}) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t local_size = sizeof local, peer_size = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_size) != 0) continue;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0) continue;  // listening, or not a socket
+    in_port_t local_port = 0;
+    if (local.ss_family == AF_INET) local_port = reinterpret_cast<const sockaddr_in*>(&local)->sin_port;
+    if (local.ss_family == AF_INET6) local_port = reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port;
+    if (ntohs(local_port) == port) ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
+}  // namespace
+
 MetricsServer::~MetricsServer() {
   impl_->server.stop();
+  // Until the listening thread has joined its workers: a client still connected is cut
+  // off, so no client holds the process after its run.
+  while (!impl_->listening_ended) {
+    shut_down_clients(impl_->port);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
@@ -41,6 +78,10 @@ Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string&
     return Error{"--metrics-port " + listen + ": expected PORT or HOST:PORT with a port 0-65535 (0: any free one)"};
   }
   Impl* state = impl.get();
+  // A scrape is one small request: a client idle or slower than this is dropped.
+  impl->server.set_read_timeout(2, 0);
+  impl->server.set_write_timeout(2, 0);
+  impl->server.set_keep_alive_timeout(2);
   impl->server.Get("/metrics", [state](const httplib::Request&, httplib::Response& response) {
     const std::lock_guard lock(state->mutex);
     response.set_content(state->text, "text/plain; version=0.0.4; charset=utf-8");

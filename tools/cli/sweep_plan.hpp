@@ -15,6 +15,9 @@
 
 namespace meshsim::cli {
 
+// The most runs one grid may make (its plan is held in memory, every run checked first).
+inline constexpr std::size_t kMaxSweepRuns = 50'000;
+
 struct SweepRun {
   std::size_t index = 0;
   std::vector<configs::Override> overrides;  // the list entry's, then the grid's
@@ -38,7 +41,8 @@ struct SweepPlan {
 //    "seeds": [1, 2, 3],                             (default: the config's seed)
 //    "comment": "..."}
 // Paths are relative to the grid file. Runs are numbered list x grid x traces x seeds,
-// seeds varying fastest. Errors name the grid file, the key and the run.
+// seeds varying fastest; more than kMaxSweepRuns is refused before any is resolved. Errors
+// name the grid file, the key and the run.
 Expected<SweepPlan> read_sweep_plan(const std::string& grid_path);
 
 }  // namespace meshsim::cli
