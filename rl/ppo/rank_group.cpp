@@ -13,6 +13,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "sim/engine/number_text.hpp"
+
 namespace meshsim::rl {
 namespace {
 
@@ -72,7 +74,15 @@ Expected<std::shared_ptr<RankGroup>> RankGroup::connect(const RankGroupOptions& 
     return Error{"--rank: expected 0 to " + std::to_string(size - 1) + " for a world of " + std::to_string(size) +
                  ", got " + std::to_string(rank)};
   }
+  if (!(options.timeout_s > 0) || options.timeout_s > 86400) {
+    return Error{"--timeout: expected seconds in (0, 86400], got " + number_text(options.timeout_s)};
+  }
   if (size == 1) return single();
+  if (const auto scheme = options.store.find("://");
+      scheme != std::string::npos && !options.store.starts_with(kTcp) && !options.store.starts_with(kFile)) {
+    return Error{"--store " + options.store + ": unknown scheme '" + options.store.substr(0, scheme) +
+                 "' (expected tcp://HOST:PORT, file://PATH or a path)"};
+  }
   if (options.store.empty()) {
     return Error{"--store: a world of " + std::to_string(size) +
                  " ranks needs a store to meet at (tcp://HOST:PORT or file://PATH)"};

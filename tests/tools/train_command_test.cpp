@@ -3,6 +3,7 @@
 // an earlier run's folder is never overwritten; bad options are refused clearly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -300,6 +301,26 @@ TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {
   run = train(options);
   EXPECT_EQ(run.code, kExitBadInput);
   EXPECT_NE(run.err.find("/nonexistent/trace.csv"), std::string::npos) << run.err;
+  options.trace.reset();
+  // Start-up options refused before any rank waits for another.
+  options.world_size = 100000;
+  options.rank = 0;
+  options.store = "file:///tmp/meshsim-never";
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("--world-size 100000: more ranks than rl.ppo.num_envs (2)"), std::string::npos) << run.err;
+  options.world_size = 2;
+  options.store = "bogus://x";
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("--store bogus://x: unknown scheme 'bogus'"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists("bogus:"));
+  for (const double timeout : {0.0, -1.0, std::nan("")}) {
+    options.timeout_s = timeout;
+    run = train(options);
+    EXPECT_EQ(run.code, kExitBadInput);
+    EXPECT_NE(run.err.find("--timeout: expected seconds in (0, 86400]"), std::string::npos) << run.err;
+  }
   EXPECT_FALSE(std::filesystem::exists(options.out_dir));  // nothing written for a run that never started
 }
 

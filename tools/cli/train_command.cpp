@@ -192,7 +192,16 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   }
   if (options.threads) config.rl->ppo.threads = *options.threads;
 
-  auto connected = rl::RankGroup::connect(rank_group_options(options));
+  const rl::RankGroupOptions group_options = rank_group_options(options);
+  if (const std::uint32_t envs = config.rl->ppo.num_envs;
+      group_options.world_size > 1 && static_cast<std::uint32_t>(group_options.world_size) > envs) {
+    // Refused before meeting: every rank needs an environment, and waiting for ranks that
+    // cannot train would take the timeout once per rank.
+    return fail(err, "--world-size " + std::to_string(group_options.world_size) + ": more ranks than rl.ppo.num_envs (" +
+                         std::to_string(envs) + "); every rank steps at least one environment",
+                kExitBadInput);
+  }
+  auto connected = rl::RankGroup::connect(group_options);
   if (!connected) return fail(err, connected.error().message, kExitBadInput);
   rl::RankGroup& group = **connected;
   const bool lead = group.rank() == 0;  // rank 0 owns the output folder and the console
