@@ -8,6 +8,7 @@
 #include "rl/ppo/eigen_policy.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
+#include "rl/ppo/torch_message.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::rl {
@@ -35,7 +36,7 @@ Expected<std::unique_ptr<PolicyRunner>> PolicyRunner::load(const std::filesystem
     impl->policy = ActorCritic(state->policy);
     torch::load(impl->policy, (checkpoint / "policy.pt").string());
   } catch (const std::exception& e) {  // LibTorch's errors
-    return Error{checkpoint.string() + ": not a readable policy checkpoint: " + e.what()};
+    return Error{checkpoint.string() + ": not a readable policy checkpoint: " + torch_message(e)};
   }
   if (state->normalize_observations) {
     impl->normalizer.emplace(static_cast<std::size_t>(state->policy.observations), state->observation_clip);

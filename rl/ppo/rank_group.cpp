@@ -13,6 +13,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "rl/ppo/torch_message.hpp"
 #include "sim/engine/number_text.hpp"
 
 namespace meshsim::rl {
@@ -127,7 +128,7 @@ Expected<std::shared_ptr<RankGroup>> RankGroup::connect(const RankGroupOptions& 
     impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, rank, size, gloo);
   } catch (const std::exception& e) {
     return Error{"rank " + std::to_string(rank) + " of " + std::to_string(size) + ": could not meet the other ranks at " +
-                 options.store + ": " + e.what()};
+                 options.store + ": " + torch_message(e)};
   }
   return std::shared_ptr<RankGroup>(new RankGroup(rank, size, std::move(impl)));
 }

@@ -18,6 +18,7 @@
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
 #include "rl/ppo/ppo_loss.hpp"
+#include "rl/ppo/torch_message.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/engine/rng.hpp"
@@ -531,7 +532,7 @@ Status PpoTrainer::save(const fs::path& dir) const {
     fs::rename(part, fresh / kCheckpointStateFile, error);
     if (error) return give_up(error.message());
   } catch (const std::exception& e) {
-    return give_up(e.what());
+    return give_up(torch_message(e));
   }
   return swap_in_checkpoint(dir);
 }
@@ -592,7 +593,7 @@ Status PpoTrainer::load(const fs::path& dir) {
     torch::load(m.policy, (dir / "policy.pt").string());
     torch::load(*m.adam, (dir / "optimizer.pt").string());
   } catch (const std::exception& e) {  // LibTorch's errors
-    return Error{dir.string() + ": not a readable checkpoint: " + e.what()};
+    return Error{dir.string() + ": not a readable checkpoint: " + torch_message(e)};
   }
   m.iteration = state.iteration;
   m.decisions = state.decisions;

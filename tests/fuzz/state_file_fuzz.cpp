@@ -1,0 +1,22 @@
+// Feeds arbitrary bytes to the readers of what a resumed run reads back: a checkpoint's
+// state.json and a sweep run's summary.json. Either is refused with an error or read; a
+// checkpoint read is written back to the same document (nothing wrapped or rounded on the
+// way in), never a crash.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "rl/ppo/checkpoint_state.hpp"
+#include "tools/cli/sweep_command.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (auto state = meshsim::rl::parse_checkpoint_state(text, "state.json")) {
+    const std::string written = meshsim::rl::to_json(*state).dump();
+    auto again = meshsim::rl::parse_checkpoint_state(written, "state.json");
+    if (!again || meshsim::rl::to_json(*again).dump() != written) std::abort();
+  }
+  (void)meshsim::cli::read_sweep_run_summary(text, "summary.json");
+  return 0;
+}
