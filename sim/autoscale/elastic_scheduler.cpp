@@ -28,10 +28,8 @@ double ElasticScheduler::load_ratio(const PoolSnapshot& pool) const {
 }
 
 bool ElasticScheduler::add_worker(ScalingManager& manager) {
-  for (const auto& view : manager.cluster().instance_views()) {
-    if (view.tag == pool_ && view.state == InstanceState::kInactive) {
-      return static_cast<bool>(manager.reactivate(view.id));
-    }
+  if (const auto inactive = manager.cluster().first_inactive(pool_)) {
+    return static_cast<bool>(manager.reactivate(*inactive));
   }
   return static_cast<bool>(manager.scale_up_full(pool_));
 }

@@ -246,6 +246,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // lowest id. None when the pool has no ACTIVE instance. A walk over the ACTIVE
   // instances (scale-downs are rare; an index kept for them would cost every request).
   std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
+  // The INACTIVE instance of `tag` with the lowest id, the one a restart takes first; none
+  // when there is none. O(log instances): kept as states change, so an elastic scale-up
+  // costs the same in a pool of a thousand or a hundred thousand.
+  std::optional<std::uint32_t> first_inactive(InstanceTag tag) const;
   std::optional<InstanceView> instance(std::uint32_t id) const;
   // O(1) (instance() also walks the running segment for its KV use): the state and tag
   // of an instance that exists.
@@ -393,6 +397,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   PoolRouter prompt_router_;       // ACTIVE prompt and mixed instances
   PoolRouter token_router_;        // ACTIVE token instances
   std::array<PoolTotals, 3> pools_{};  // by InstanceTag
+  std::array<std::set<std::uint32_t>, 3> inactive_;  // INACTIVE instances' ids, by InstanceTag
   bool track_active_loads_ = false;
   std::array<ActiveLoad, 3> active_loads_{};  // by InstanceTag, when tracked
   std::deque<Live> live_;  // a deque: VllmScheduler keeps pointers to the requests' token streams

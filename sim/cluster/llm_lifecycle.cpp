@@ -49,8 +49,10 @@ void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
     in.counted_state = true;
   } else {
     --pool.by_state[static_cast<std::size_t>(in.state)];
+    if (in.state == InstanceState::kInactive) inactive_[index(in.tag)].erase(instance);
   }
   ++pool.by_state[static_cast<std::size_t>(state)];
+  if (state == InstanceState::kInactive) inactive_[index(in.tag)].insert(instance);
   in.state = state;
   if (track_active_loads_ && state == InstanceState::kActive) count_active_load(in);
   account_levels();
@@ -277,6 +279,12 @@ void LlmCluster::restart(std::uint32_t instance, std::uint32_t server) {
   set_state(instance, InstanceState::kStarting);
 }
 
+std::optional<std::uint32_t> LlmCluster::first_inactive(InstanceTag tag) const {
+  const auto& ids = inactive_[index(tag)];
+  if (ids.empty()) return std::nullopt;
+  return *ids.begin();
+}
+
 std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance) {
   Instance& in = existing(instance, "remove_instance");
   MESHSIM_CHECK(in.state == InstanceState::kInactive || in.state == InstanceState::kStarting,
@@ -285,6 +293,7 @@ std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance)
   if (in.state == InstanceState::kStarting) server = detach(in);
   in.removed = true;
   --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
+  inactive_[index(in.tag)].erase(instance);
   --existing_;
   if (in.tag == InstanceTag::kPrompt) --prompt_side_;
   account_levels();
@@ -304,10 +313,14 @@ std::vector<std::string> LlmCluster::check_invariants() const {
     const std::string name = "instance " + std::to_string(id);
     const bool active = !in.removed && in.state == InstanceState::kActive;
     if (router_for(in.tag).contains(id) != active) fail(name + ": routed to exactly when ACTIVE");
+    if (in.removed && inactive_[index(in.tag)].contains(id)) fail(name + ": removed, yet in an INACTIVE index");
     if (in.removed) continue;
     ++existing;
     PoolTotals& pool = totals[static_cast<std::size_t>(in.tag)];
     ++pool.by_state[static_cast<std::size_t>(in.state)];
+    if (inactive_[index(in.tag)].contains(id) != (in.state == InstanceState::kInactive)) {
+      fail(name + ": in its pool's INACTIVE index exactly when INACTIVE");
+    }
     const bool serves = in.state == InstanceState::kActive || in.state == InstanceState::kDraining;
     serving += serves;
     serving_kv += serves ? kv_capacity(in) : 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/cluster/scaling_manager.hpp"
+#include "sim/engine/rng.hpp"
 #include "tests/sim/llm_test_support.hpp"
 
 namespace meshsim::cluster {
@@ -197,6 +198,39 @@ TEST(ScalingManagerTest, ADeactivatedInstanceStaysInactiveAndPassesThroughStarti
   EXPECT_EQ(f.cluster.servers(), 2u);
   f.run_until(4);
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
+}
+
+// The cluster's INACTIVE index against a walk over every instance, through random
+// scale-ups, drains to INACTIVE, restarts and removals: first_inactive is always the
+// lowest-id INACTIVE instance of its pool (what an elastic scale-up restarts).
+TEST(ScalingManagerTest, TheFirstInactiveInstanceIsTheOneAWalkFinds) {
+  Fixture f({{InstanceTag::kMixed, 4}}, with_delay(2));
+  engine::Rng rng(7);
+  std::uint64_t request = 0;
+  std::size_t inactive_seen = 0;
+  for (int step = 0; step < 400; ++step) {
+    const auto views = f.cluster.instance_views();
+    const auto pick = [&] { return views[rng.uniform_int(views.size())].id; };
+    switch (rng.uniform_int(6)) {
+      case 0: (void)f.manager.scale_up_full(InstanceTag::kMixed); break;
+      case 1: (void)f.manager.deactivate(pick()); break;
+      case 2: (void)f.manager.reactivate(pick()); break;
+      case 3: (void)f.manager.scale_down_full(pick()); break;
+      case 4: f.submit(request++, 200, 50); break;
+      default: f.run_until(f.sim.now().seconds() + rng.uniform() * 3); break;
+    }
+    std::optional<std::uint32_t> walked;
+    for (const auto& view : f.cluster.instance_views()) {
+      if (view.tag == InstanceTag::kMixed && view.state == InstanceState::kInactive) {
+        walked = view.id;
+        ++inactive_seen;
+        break;
+      }
+    }
+    ASSERT_EQ(f.cluster.first_inactive(InstanceTag::kMixed), walked) << "step " << step;
+    ASSERT_EQ(f.cluster.check_invariants(), std::vector<std::string>{}) << "step " << step;
+  }
+  EXPECT_GT(inactive_seen, 50u);  // the walk did find INACTIVE instances, often
 }
 
 TEST(ScalingManagerTest, AMigratedInstanceDrainsThenServesTheOtherPoolOnItsOwnServer) {

@@ -91,6 +91,20 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
   EXPECT_EQ(slurp(options.out_dir + "/learning_curve.csv"), csv);  // untouched
 }
 
+TEST(TrainCommandTest, TheProgressLineSaysWhenNoEpisodeEnded) {
+  nlohmann::json recipe = nlohmann::json::parse(small_recipe());
+  recipe["rl"]["episode_s"] = 600;  // 40 decisions an episode, 8 a rollout
+  recipe["rl"]["windows_to_s"] = 1600;  // training windows end before the validation span
+  TrainCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("train_no_episode_cfg", "recipe.json", recipe.dump()).string();
+  options.out_dir = fresh_dir("train_no_episode").string();
+  options.max_iterations = 1;
+  const CommandRun run = train(options);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  EXPECT_NE(run.out.find("episode return - (no episode ended)"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("episode return 0.00"), std::string::npos) << run.out;
+}
+
 TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
   const std::string config = scenario_in_fresh_dir("train_resume_cfg", "recipe.json", small_recipe()).string();
   TrainCommandOptions whole;

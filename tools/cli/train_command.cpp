@@ -64,10 +64,17 @@ std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations)
   char line[256];
   std::snprintf(line, sizeof line,
                 "iteration %" PRIu32 "/%" PRIu32 "  decisions %" PRIu64 "  %.0f/s  reward %.4f  SLO %.2f%%  "
-                "instances %.2f  episode return %.2f",
+                "instances %.2f  ",
                 s.iteration, iterations, s.decisions, s.decisions_per_s, s.mean_reward, 100.0 * s.slo_attainment,
-                s.mean_instances, s.mean_episode_return);
-  return line;
+                s.mean_instances);
+  char episodes[96];
+  if (s.episodes == 0) {  // a return of 0 would read as a result
+    std::snprintf(episodes, sizeof episodes, "episode return - (no episode ended)");
+  } else {
+    std::snprintf(episodes, sizeof episodes, "episode return %.2f (%" PRIu32 " episodes)", s.mean_episode_return,
+                  s.episodes);
+  }
+  return std::string(line) + episodes;
 }
 
 // What --metrics-port publishes after each iteration: progress and the learning curve's
