@@ -62,7 +62,8 @@ Status copy_checkpoint(const fs::path& from, const fs::path& to) {
   for (const auto& entry : fs::directory_iterator(from, error)) files.push_back(entry.path());
   if (error) return failed(from, "cannot list", error);
   // state.json last: the copy is complete once it is there.
-  std::stable_partition(files.begin(), files.end(), [](const fs::path& f) { return f.filename() != kCheckpointStateFile; });
+  std::stable_partition(files.begin(), files.end(),
+                        [](const fs::path& f) { return f.filename() != kCheckpointStateFile; });
   for (const fs::path& file : files) {
     const bool state = file.filename() == kCheckpointStateFile;
     const fs::path copy = fresh / (state ? std::string(kCheckpointStateFile) + ".part" : file.filename().string());

@@ -107,7 +107,8 @@ TEST(AutoscalerCommandTest, BadPoliciesAndParametersAreBadInputNamingTheKey) {
   config["autoscaler"]["elastic"]["scale_down_threshold"] = 0.9;
   run = replay(config, "bad_thresholds", "elastic");
   EXPECT_EQ(run.code, kExitBadInput);
-  EXPECT_NE(run.err.find("autoscaler.elastic.scale_down_threshold: must be at least 0 and below scale_up_threshold"), std::string::npos)
+  EXPECT_NE(run.err.find("autoscaler.elastic.scale_down_threshold: must be at least 0 and below scale_up_threshold"),
+            std::string::npos)
       << run.err;
 
   config = default_config();

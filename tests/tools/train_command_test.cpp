@@ -184,7 +184,8 @@ TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) 
            {[](nlohmann::json& j) { j["decisions"] = 3; }, "state.json: decisions: expected 32 after 2 iterations, got 3"},
            {[](nlohmann::json& j) { j["observation_stats"]["mean"] = {1, 2, 3}; },
             "state.json: observation_stats.mean: expected a list of"},
-           {[](nlohmann::json& j) { j["envs"][1]["actions"] = std::vector<float>(100, 1.0f); }, "state.json: envs[1]: actions: expected whole steps"}}) {
+           {[](nlohmann::json& j) { j["envs"][1]["actions"] = std::vector<float>(100, 1.0f); },
+            "state.json: envs[1]: actions: expected whole steps"}}) {
     nlohmann::json state = nlohmann::json::parse(saved);
     edit(state);
     std::ofstream(checkpoint / "state.json") << state.dump();

@@ -267,7 +267,8 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
     }
     sch::SchedulerState state;
     const json& saved_at = j.at("saved_at");  // the clock goes back to it: never before 0 nor past its limit
-    if (!saved_at.is_number() || !(saved_at.get<double>() >= 0 && saved_at.get<double>() <= engine::SimTime::kMaxSeconds)) {
+    if (!saved_at.is_number() ||
+        !(saved_at.get<double>() >= 0 && saved_at.get<double>() <= engine::SimTime::kMaxSeconds)) {
       return Error{path + ": saved_at: expected seconds in [0, 1e12], got " + saved_at.dump()};
     }
     state.saved_at = saved_at;

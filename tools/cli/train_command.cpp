@@ -224,7 +224,8 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
       refused = {locked.error().message, kExitOutputError};
     } else {
       lock.emplace(std::move(*locked));
-      if (!options.resume && (fs::exists(csv) || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint)))) {
+      const bool earlier = fs::exists(csv) || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint));
+      if (!options.resume && earlier) {
         refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
                    kExitBadInput};
       }
