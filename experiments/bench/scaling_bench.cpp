@@ -36,6 +36,11 @@ using Clock = std::chrono::steady_clock;
 
 class NullObserver final : public replay::ReplayObserver {};
 
+// The decision benchmarks drive a cluster directly: its finished requests go nowhere.
+struct NullSink final : cluster::RequestSink {
+  void on_request_finished(const cluster::RequestRecord&) override {}
+};
+
 cluster::LlmClusterConfig llama_h100(std::uint32_t instances) {
   static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
   cluster::LlmClusterConfig config;
@@ -103,9 +108,7 @@ void BM_ScalingDecision(benchmark::State& state) {
   const auto instances = static_cast<std::uint32_t>(state.range(0));
   auto config = llama_h100(instances);
   engine::Simulation sim(1);
-  struct Sink final : cluster::RequestSink {
-    void on_request_finished(const cluster::RequestRecord&) override {}
-  } sink;
+  NullSink sink;
   cluster::LlmCluster llm(sim, config, sink);
   cluster::ScalingConfig scaling;
   scaling.max_total_instances = 4 * instances;
@@ -160,9 +163,7 @@ void BM_ElasticDecision(benchmark::State& state) {
   const auto instances = static_cast<std::uint32_t>(state.range(0));
   auto config = llama_h100(instances);
   engine::Simulation sim(1);
-  struct Sink final : cluster::RequestSink {
-    void on_request_finished(const cluster::RequestRecord&) override {}
-  } sink;
+  NullSink sink;
   cluster::LlmCluster llm(sim, config, sink);
   cluster::ScalingConfig scaling;
   scaling.max_total_instances = 2 * instances;
