@@ -10,6 +10,18 @@ namespace meshsim::rl {
 
 std::size_t observation_size(std::size_t pools) { return pools * kPoolFeatures + kGlobalFeatures; }
 
+std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools) {
+  std::vector<std::string> names;
+  names.reserve(observation_size(pools.size()));
+  for (const cluster::InstanceTag tag : pools) {
+    for (const std::string_view feature : kPoolFeatureNames) {
+      names.push_back(std::string(cluster::kInstanceTagNames.name(tag)) + "." + std::string(feature));
+    }
+  }
+  for (const std::string_view feature : kGlobalFeatureNames) names.emplace_back(feature);
+  return names;
+}
+
 void ArrivalAverages::start(double rate) {
   averages_.fill(rate);
   slopes_.fill(0.0);

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/autoscale/autoscaler.hpp"
@@ -49,8 +51,13 @@ namespace meshsim::rl {
 //  14 busy        share of the instances' compute in use over the interval
 //  15 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
 //                 to become capacity (rl.scale_up_delays_s varies it between episodes)
-inline constexpr std::size_t kPoolFeatures = 9;
-inline constexpr std::size_t kGlobalFeatures = 16;
+inline constexpr std::array<std::string_view, 9> kPoolFeatureNames = {
+    "active", "ready_soon", "ready_mid", "ready_late", "draining", "requests", "tokens", "kv", "waiting"};
+inline constexpr std::array<std::string_view, 16> kGlobalFeatureNames = {
+    "arrivals",  "rate_1m",    "rate_5m",  "rate_15m",  "slope_1m",  "slope_5m", "slope_15m", "ttft_p50",
+    "ttft_p99", "tbt_p99", "violations", "phase_sin", "phase_cos", "cost",      "busy",     "delay"};
+inline constexpr std::size_t kPoolFeatures = kPoolFeatureNames.size();
+inline constexpr std::size_t kGlobalFeatures = kGlobalFeatureNames.size();
 inline constexpr double kLatencyCap = 10.0;
 // STARTING instances are binned by decision intervals to ready: (0, 1], (1, 4], beyond.
 inline constexpr double kReadySoonIntervals = 1.0, kReadyMidIntervals = 4.0;
@@ -87,6 +94,9 @@ struct IntervalStats {
 };
 
 std::size_t observation_size(std::size_t pools);
+// Each feature's name, in observation order: "<pool>.<feature>" per pool ("token.kv"),
+// then the global features' names ("ttft_p99"), as listed above.
+std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools);
 // Writes the observation into `out` (observation_size(pools.size()) floats).
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -20,6 +21,14 @@ ResetOptions window_at(double start_s) {
   options.window_start_s = start_s;
   options.rate_scale = 1.0;
   return options;
+}
+
+// Where the feature named `name` sits in the environment's observation.
+std::size_t feature(const ScalingEnv& env, std::string_view name) {
+  const std::vector<std::string> names = observation_names(env.pools());
+  const auto at = std::find(names.begin(), names.end(), name);
+  EXPECT_NE(at, names.end()) << name;
+  return static_cast<std::size_t>(at - names.begin());
 }
 
 ResetOptions delay_of(double seconds) {
@@ -162,8 +171,21 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
   EXPECT_EQ(env->reset(3, obs, delay_of(25.0)).scale_up_delay_s, 25.0);
 }
 
-// Per pool: 0 active, 1-3 STARTING by time to ready, 4 draining, 5 requests and 6 tokens
-// per ACTIVE + STARTING, 7 KV, 8 waiting per ACTIVE.
+TEST(ScalingEnvTest, EveryFeatureHasOneNamePoolsFirst) {
+  auto f = make_fixture();
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+  const std::vector<std::string> names = observation_names(env->pools());
+  ASSERT_EQ(names.size(), env->observation_size());
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+  EXPECT_EQ(names.front(), "mixed.active");
+  EXPECT_EQ(names[kPoolFeatures - 1], "mixed.waiting");
+  EXPECT_EQ(names.back(), "delay");
+  const std::array<cluster::InstanceTag, 2> split = {cluster::InstanceTag::kPrompt, cluster::InstanceTag::kToken};
+  EXPECT_EQ(observation_names(split)[kPoolFeatures + 7], "token.kv");
+}
+
+// Per pool: active, STARTING by time to ready, draining, requests and tokens per ACTIVE +
+// STARTING, KV, waiting per ACTIVE.
 TEST(ScalingEnvTest, StartingInstancesAreBinnedByTimeToReadyAndCountInTheLoadPerInstance) {
   auto f = make_fixture();
   auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
@@ -177,19 +199,24 @@ TEST(ScalingEnvTest, StartingInstancesAreBinnedByTimeToReadyAndCountInTheLoadPer
       {4, 0, 0, 2}, {4, 0, 2, 0}, {4, 0, 2, 0}, {4, 0, 2, 0}, {4, 2, 0, 0}, {6, 0, 0, 0}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     env->step({i == 0 ? &up : &hold, 1}, obs);
-    EXPECT_EQ((std::array<float, 4>{obs[0], obs[1], obs[2], obs[3]}), expected[i]) << "step " << i;
+    const auto at = [&](std::string_view name) { return obs[feature(*env, name)]; };
+    EXPECT_EQ((std::array<float, 4>{at("mixed.active"), at("mixed.ready_soon"), at("mixed.ready_mid"),
+                                    at("mixed.ready_late")}),
+              expected[i])
+        << "step " << i;
     const auto pool = autoscale::snapshot(env->run().scaling()->manager(), cluster::InstanceTag::kMixed);
-    EXPECT_FLOAT_EQ(obs[5], static_cast<float>(std::log1p(static_cast<double>(pool.active_requests) / 6.0)));
-    EXPECT_FLOAT_EQ(obs[6], static_cast<float>(std::log1p(static_cast<double>(pool.pending_tokens) / 6.0 / 1000.0)));
+    EXPECT_FLOAT_EQ(at("mixed.requests"), static_cast<float>(std::log1p(static_cast<double>(pool.active_requests) / 6.0)));
+    EXPECT_FLOAT_EQ(at("mixed.tokens"),
+                    static_cast<float>(std::log1p(static_cast<double>(pool.pending_tokens) / 6.0 / 1000.0)));
   }
 }
 
 TEST(ScalingEnvTest, TheFirstObservationHoldsTheWarmUpsRatesAndLatencies) {
   auto f = make_fixture();
-  const std::size_t arrivals = kPoolFeatures + 0, rate_1m = kPoolFeatures + 1, slope_1m = kPoolFeatures + 4,
-                    ttft_p50 = kPoolFeatures + 7;
   f.config.rl->warmup = SimTime::from_seconds(60);
   auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+  const std::size_t arrivals = feature(*env, "arrivals"), rate_1m = feature(*env, "rate_1m"),
+                    slope_1m = feature(*env, "slope_1m"), ttft_p50 = feature(*env, "ttft_p50");
   std::vector<float> obs(env->observation_size());
   const EnvInfo info = env->reset(3, obs, window_at(600.0));
   std::uint64_t in_warmup = 0;
@@ -238,11 +265,11 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {
 
 TEST(ScalingEnvTest, PhaseFeaturesFollowTheWorkloadClockOverTheGivenPeriod) {
   auto f = make_fixture();
-  const std::size_t phase_sin = kPoolFeatures + 11, phase_cos = kPoolFeatures + 12;  // one pool
   f.config.rl->warmup = SimTime::from_seconds(15);
   for (const double period : {86'400.0, 7'200.0, 0.0}) {
     f.config.rl->phase_period_s = period;
     auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+    const std::size_t phase_sin = feature(*env, "phase_sin"), phase_cos = feature(*env, "phase_cos");
     std::vector<float> obs(env->observation_size());
     env->reset(2, obs, window_at(5400.0));  // the first decision comes after 15 s of warm-up
     const auto expect_at = [&](double workload_s) {

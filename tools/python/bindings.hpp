@@ -6,6 +6,7 @@
 namespace meshsim::python {
 
 void bind_vector_env(pybind11::module_& m);
+void bind_scaling_env(pybind11::module_& m);
 void bind_replay(pybind11::module_& m);
 void bind_scheduler(pybind11::module_& m);
 

@@ -9,6 +9,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("default_training_path", &meshsim::configs::default_training_path,
         "configs/scenarios/rl-train.json: the default RL training recipe");
   meshsim::python::bind_vector_env(m);
+  meshsim::python::bind_scaling_env(m);
   meshsim::python::bind_replay(m);
   meshsim::python::bind_scheduler(m);
 }

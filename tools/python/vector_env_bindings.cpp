@@ -7,13 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <limits>
-#include <mutex>
 
 #include "rl/env/vector_env.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/python/bindings.hpp"
-#include "tools/python/common.hpp"
+#include "tools/python/env_values.hpp"
 
 namespace meshsim::python {
 
@@ -26,86 +24,18 @@ py::array_t<T> copy_of(std::span<const T> from, std::vector<py::ssize_t> shape) 
   return out;
 }
 
-// One array per EnvInfo field, num_envs long.
-py::dict infos_of(std::span<const rl::EnvInfo> infos) {
-  const auto n = static_cast<py::ssize_t>(infos.size());
-  py::dict out;
-  const auto column = [&](const char* name, auto field) {
-    using T = std::decay_t<decltype(infos[0].*field)>;
-    py::array_t<T> values(n);
-    T* data = values.mutable_data();
-    for (py::ssize_t i = 0; i < n; ++i) data[i] = infos[static_cast<std::size_t>(i)].*field;
-    out[name] = values;
-  };
-  column("window_start_s", &rl::EnvInfo::window_start_s);
-  column("rate_scale", &rl::EnvInfo::rate_scale);
-  column("scale_up_delay_s", &rl::EnvInfo::scale_up_delay_s);
-  column("sim_seconds", &rl::EnvInfo::sim_seconds);
-  column("left", &rl::EnvInfo::left);
-  column("slo_met", &rl::EnvInfo::slo_met);
-  column("slo_attainment", &rl::EnvInfo::slo_attainment);
-  column("mean_instances", &rl::EnvInfo::mean_instances);
-  column("gpu_hours", &rl::EnvInfo::gpu_hours);
-  column("scale_ups", &rl::EnvInfo::scale_ups);
-  column("scale_downs", &rl::EnvInfo::scale_downs);
-  column("migrations", &rl::EnvInfo::migrations);
-  column("blocked", &rl::EnvInfo::blocked);
-  column("active", &rl::EnvInfo::active);
-  column("starting", &rl::EnvInfo::starting);
-  column("draining", &rl::EnvInfo::draining);
-  column("late_waiting", &rl::EnvInfo::late_waiting);
-  column("slo_penalty", &rl::EnvInfo::slo_penalty);
-  column("waiting_penalty", &rl::EnvInfo::waiting_penalty);
-  column("cost_penalty", &rl::EnvInfo::cost_penalty);
-  column("churn_penalty", &rl::EnvInfo::churn_penalty);
-  return out;
-}
-
-// Python's bool, and numpy's (which is no int subclass): never taken for a number.
-bool is_bool(const py::handle& value) {
-  if (PyBool_Check(value.ptr())) return true;
-  const std::string type = py::str(py::type::of(value).attr("__name__"));
-  return type == "bool_" || type == "bool";
-}
-
-// A number option: an int or a float, numpy's too. Wrong types are a TypeError naming the
-// key (the ranges are ScalingEnv::check's, a ValueError).
-double number_option(const std::string& key, const py::handle& value) {
-  const bool number = PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()) || py::hasattr(value, "__float__");
-  if (is_bool(value) || !number || PyUnicode_Check(value.ptr())) {
-    throw py::type_error("reset option " + key + ": expected a number, got " +
-                         std::string(py::str(py::type::of(value).attr("__name__"))));
-  }
-  return py::float_(value.cast<py::object>()).cast<double>();
-}
-
-// An integer option: an int, numpy's too (not a float, even a whole one).
-std::uint32_t count_option(const std::string& key, const py::handle& value) {
-  if (is_bool(value) || !PyIndex_Check(value.ptr())) {
-    throw py::type_error("reset option " + key + ": expected an integer, got " +
-                         std::string(py::str(py::type::of(value).attr("__name__"))));
-  }
-  const py::int_ number(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr())));
-  if (number < py::int_(0) || number > py::int_(std::numeric_limits<std::uint32_t>::max())) {
-    throw py::value_error("reset option " + key + ": expected an integer in [1, 2^32), got " +
-                          py::repr(number).cast<std::string>());
-  }
-  return number.cast<std::uint32_t>();
-}
-
 class PyVectorEnv {
  public:
   PyVectorEnv(std::size_t num_envs, const py::object& config, const py::object& trace, unsigned threads,
               const py::dict& overrides) {
-    auto scenario = load_config(config, configs::default_training_path(), trace, overrides);
-    if (!scenario.rl) scenario.rl = configs::RlSpec{};
-    auto loaded = value_or_raise(traces::open_episode_workload(scenario.workload, scenario.seed));
+    auto [scenario, workload] = env_inputs(config, trace, overrides);
     rl::VectorEnvOptions options;
     options.num_envs = num_envs;
     options.threads = threads;
     catalog_ = catalog_for(scenario);
-    envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(loaded), options));
+    envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(workload), options));
     discrete_choices_ = configs::chooses(scenario.rl->action) ? envs_->env(0).discrete_choices() : 0;
+    observation_names_ = observation_names_of(envs_->env(0));
     num_envs_ = envs_->num_envs();
     observation_size_ = envs_->observation_size();
     action_size_ = envs_->action_size();
@@ -113,24 +43,8 @@ class PyVectorEnv {
   }
 
   py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
-    rl::ResetOptions reset_options;
-    for (const auto& [key, value] : options) {
-      const std::string name = py::str(key);
-      if (name == "window_start_s") {
-        reset_options.window_start_s = number_option(name, value);
-      } else if (name == "rate_scale") {
-        reset_options.rate_scale = number_option(name, value);
-      } else if (name == "scale_up_delay_s") {
-        reset_options.scale_up_delay_s = number_option(name, value);
-      } else if (name == "start_instances") {
-        reset_options.start_instances = count_option(name, value);
-      } else {
-        throw py::value_error("reset options: unknown key '" + name +
-                              "' (expected window_start_s, rate_scale, scale_up_delay_s, start_instances)");
-      }
-    }
     const auto lock = exclusive();
-    if (auto checked = envs_->env(0).check(reset_options); !checked) throw py::value_error(checked.error().message);
+    const rl::ResetOptions reset_options = reset_options_of(options, envs_->env(0));
     {
       const py::gil_scoped_release unlocked;
       envs_->reset(seed, reset_options);
@@ -197,18 +111,12 @@ class PyVectorEnv {
   std::size_t action_size() const { return action_size_; }
   std::uint32_t discrete_choices() const { return discrete_choices_; }
   unsigned threads() const { return threads_; }
+  py::list observation_names() const { return observation_names_; }
 
  private:
-  // One caller at a time: the environments and their result buffers are shared, so a
-  // second Python thread waits for the first to finish (two threads stepping one
-  // VectorEnv crashed before). It waits with the GIL released, so the thread inside can
-  // take the GIL back to build its results. `open`: the environments must not be closed.
+  // One caller at a time (CallerGate). `open`: the environments must not be closed.
   std::unique_lock<std::mutex> exclusive(bool open = true) {
-    std::unique_lock lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock()) {
-      const py::gil_scoped_release waiting;
-      lock.lock();
-    }
+    auto lock = gate_.enter();
     if (open && !envs_) throw py::value_error("VectorEnv is closed");
     return lock;
   }
@@ -227,7 +135,8 @@ class PyVectorEnv {
   std::uint32_t discrete_choices_ = 0;
   std::size_t num_envs_ = 0, observation_size_ = 0, action_size_ = 0;
   unsigned threads_ = 0;
-  std::mutex mutex_;
+  py::list observation_names_;
+  CallerGate gate_;
 };
 
 }  // namespace
@@ -244,7 +153,8 @@ void bind_vector_env(py::module_& m) {
       .def_property_readonly("observation_size", &PyVectorEnv::observation_size)
       .def_property_readonly("action_size", &PyVectorEnv::action_size)
       .def_property_readonly("discrete_choices", &PyVectorEnv::discrete_choices)
-      .def_property_readonly("threads", &PyVectorEnv::threads);
+      .def_property_readonly("threads", &PyVectorEnv::threads)
+      .def_property_readonly("observation_names", &PyVectorEnv::observation_names);
 }
 
 }  // namespace meshsim::python

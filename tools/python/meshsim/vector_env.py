@@ -2,7 +2,7 @@
 import numpy as np
 
 from meshsim import _core
-from meshsim.spaces import Box, MultiDiscrete
+from meshsim.spaces import Box, MultiDiscrete, scaling_spaces
 
 
 class VectorEnv:
@@ -39,16 +39,16 @@ class VectorEnv:
         self._envs = _core._VectorEnv(int(num_envs), config, trace, int(threads), merged)
         self.num_envs = self._envs.num_envs
         obs_size, act_size = self._envs.observation_size, self._envs.action_size
-        self.single_observation_space = Box(-np.inf, np.inf, (obs_size,), np.float32)
+        self.single_observation_space, self.single_action_space = scaling_spaces(
+            obs_size, act_size, self._envs.discrete_choices)
         self.observation_space = Box(-np.inf, np.inf, (self.num_envs, obs_size), np.float32)
-        choices = self._envs.discrete_choices
-        if choices:
-            # Choice c means a change of c - k instances (k = rl.discrete_max_step).
-            self.single_action_space = MultiDiscrete([choices] * act_size)
-            self.action_space = MultiDiscrete(np.full((self.num_envs, act_size), choices))
+        if isinstance(self.single_action_space, MultiDiscrete):
+            self.action_space = MultiDiscrete(np.full((self.num_envs, act_size), self._envs.discrete_choices))
         else:
-            self.single_action_space = Box(-1.0, 1.0, (act_size,), np.float32)
             self.action_space = Box(-1.0, 1.0, (self.num_envs, act_size), np.float32)
+        # Feature i of an observation row: "<pool>.<feature>" ("mixed.kv"), then the
+        # global features ("ttft_p99"); rl/env/observation.hpp documents each.
+        self.observation_names = list(self._envs.observation_names)
         self.threads = self._envs.threads
         self.closed = False
 

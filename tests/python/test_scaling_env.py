@@ -1,0 +1,107 @@
+"""meshsim.ScalingEnv from Python: Gymnasium's single-environment meanings, the same
+episodes as a one-environment VectorEnv, named features, clear errors."""
+import threading
+
+import numpy as np
+import pytest
+
+import meshsim
+
+SHORT = {"rl.episode_s": 60, "rl.decision_interval_s": 15}  # 4 decisions an episode
+
+
+def test_spaces_names_and_shapes_follow_gymnasium():
+    env = meshsim.ScalingEnv(overrides=SHORT)
+    assert env.observation_space.shape == (25,) and env.observation_space.dtype == np.float32
+    assert isinstance(env.action_space, meshsim.MultiDiscrete) and list(env.action_space.nvec) == [5]
+    assert env.metadata["render_modes"] == [] and env.render_mode is None and env.unwrapped is env
+    names = env.observation_names
+    assert len(names) == 25 and len(set(names)) == 25
+    assert names[:2] == ["mixed.active", "mixed.ready_soon"] and names[-1] == "delay"
+    obs, info = env.reset(seed=2, options={"start_instances": 3})
+    assert obs.shape == (25,) and obs.dtype == np.float32
+    assert obs[names.index("mixed.active")] == info["active"] == 3
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    assert isinstance(reward, float) and reward <= 0
+    assert terminated is False and truncated is False
+    assert info["sim_seconds"] == 30
+    assert meshsim.VectorEnv(num_envs=1, overrides=SHORT).observation_names == names
+
+
+def test_an_episode_is_the_one_a_single_vector_env_plays():
+    env = meshsim.ScalingEnv(overrides=SHORT)
+    envs = meshsim.VectorEnv(num_envs=1, overrides=SHORT)
+    rng = np.random.default_rng(5)
+    obs, info = env.reset(seed=11)
+    vobs, vinfos = envs.reset(seed=11)
+    np.testing.assert_array_equal(obs, vobs[0])
+    assert info["window_start_s"] == vinfos["window_start_s"][0]
+    for step in range(4):
+        action = rng.integers(0, 5, size=(1,))
+        obs, reward, _, truncated, info = env.step(action)
+        vobs, vrewards, _, vtruncated, vinfos = envs.step(action[None, :])
+        assert reward == vrewards[0] and truncated == vtruncated[0] == (step == 3)
+        # At the truncation the VectorEnv has already reset: its episode's end is final_obs.
+        np.testing.assert_array_equal(obs, vinfos["final_obs"][0] if truncated else vobs[0])
+        assert info["gpu_hours"] == (vinfos["final_info"] if truncated else vinfos)["gpu_hours"][0]
+
+
+def test_a_truncated_episode_waits_for_reset():
+    env = meshsim.ScalingEnv(overrides=SHORT)
+    with pytest.raises(ValueError, match=r"call reset\(\) before the first step"):
+        env.step([2])
+    env.reset(seed=1)
+    for _ in range(4):
+        *_, truncated, info = env.step([2])
+    assert truncated and info["sim_seconds"] == 75
+    with pytest.raises(ValueError, match=r"episode ended .* call reset\(\)"):
+        env.step([2])
+    _, info = env.reset()  # no seed: the environment continues its draws
+    assert info["sim_seconds"] == 15
+    env.step([2])
+
+
+def test_bad_input_names_what_was_expected():
+    with pytest.raises(ValueError, match="rl.episode_s"):
+        meshsim.ScalingEnv(rl__episode_s=-5)
+    env = meshsim.ScalingEnv(overrides=SHORT)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match=r"expected an action of shape \(1,\)"):
+        env.step([1, 2])
+    with pytest.raises(TypeError, match="start_instances: expected an integer, got float"):
+        env.reset(options={"start_instances": 2.0})
+    with pytest.raises(ValueError, match="rate_scale"):
+        env.reset(options={"rate_scale": float("nan")})
+
+
+def test_threads_take_turns_and_a_closed_env_refuses_calls():
+    env = meshsim.ScalingEnv(overrides=SHORT)
+    failures = []
+
+    def play(seed):
+        try:
+            for _ in range(5):
+                env.reset(seed=seed)
+                for _ in range(4):
+                    env.step([3])
+        except ValueError as error:
+            # Another thread may reset or end the episode between two steps of this one.
+            if "episode ended" not in str(error):
+                failures.append(error)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    workers = [threading.Thread(target=play, args=(seed,)) for seed in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert not any(worker.is_alive() for worker in workers), "a thread is stuck"
+    assert failures == []
+    env.close()
+    assert env.closed and env.observation_space.shape == (25,)
+    with pytest.raises(ValueError, match="closed"):
+        env.reset(seed=1)
+    with pytest.raises(ValueError, match="closed"):
+        env.step([2])
+    env.close()
