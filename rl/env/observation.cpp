@@ -74,7 +74,7 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   put(stats.phase ? std::sin(phase) : 0.0);
   put(stats.phase ? std::cos(phase) : 0.0);
   put(stats.mean_instances);
-  put(stats.busy);
+  put(stats.roofline);
   put(std::log1p(stats.scale_up_delay_s / stats.decision_interval_s));
   MESHSIM_CHECK(at == out.size(), "collect_observation: the feature list and kPoolFeatures/kGlobalFeatures disagree");
 }

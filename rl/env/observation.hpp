@@ -48,14 +48,15 @@ namespace meshsim::rl {
 //  11 phase_sin   sin(2 pi * workload seconds / rl.phase_period_s): where the interval ends
 //  12 phase_cos   in the workload's cycle (a day by default); both 0 with period 0
 //  13 cost        instances that existed (any state), mean over the interval
-//  14 busy        share of the instances' compute in use over the interval
+//  14 roofline    roofline utilisation over the interval: the work done at the GPUs'
+//                 peak FLOPs or bandwidth over serving capacity (cluster::utilisation_between)
 //  15 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
 //                 to become capacity (rl.scale_up_delays_s varies it between episodes)
 inline constexpr std::array<std::string_view, 9> kPoolFeatureNames = {
     "active", "ready_soon", "ready_mid", "ready_late", "draining", "requests", "tokens", "kv", "waiting"};
 inline constexpr std::array<std::string_view, 16> kGlobalFeatureNames = {
     "arrivals",  "rate_1m",    "rate_5m",  "rate_15m",  "slope_1m",  "slope_5m", "slope_15m", "ttft_p50",
-    "ttft_p99", "tbt_p99", "violations", "phase_sin", "phase_cos", "cost",      "busy",     "delay"};
+    "ttft_p99", "tbt_p99", "violations", "phase_sin", "phase_cos", "cost",      "roofline", "delay"};
 inline constexpr std::size_t kPoolFeatures = kPoolFeatureNames.size();
 inline constexpr std::size_t kGlobalFeatures = kGlobalFeatureNames.size();
 inline constexpr double kLatencyCap = 10.0;
@@ -88,7 +89,7 @@ struct IntervalStats {
   // Where the interval ends in the workload's cycle, in [0, 1); unset: no phase features.
   std::optional<double> phase;
   double mean_instances = 0.0;
-  double busy = 0.0;
+  double roofline = 0.0;  // roofline utilisation (cluster::utilisation_between)
   double decision_interval_s = 15.0;
   double scale_up_delay_s = 0.0;
 };

@@ -227,9 +227,7 @@ IntervalStats ScalingEnv::base_stats() const {
 void ScalingEnv::begin_interval(SimTime at) {
   interval_start_ = at;
   const auto usage = run_->replay().serving().usage();
-  instance_us_at_start_ = usage.instance_us;
-  busy_at_start_ = usage.busy_unit_us;
-  capacity_at_start_ = usage.capacity_unit_us;
+  usage_at_start_ = usage;
   arrived_at_start_ = run_->replay().metrics().counts().arrived;
   left_ = met_ = 0;
   ttfts_.clear();
@@ -247,9 +245,8 @@ IntervalStats ScalingEnv::measure_interval(SimTime end) {
   stats.tbt_p99 = quantile(tbts_, 0.99);
   stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
   stats.phase = phase_at(end);
-  stats.mean_instances = (usage.instance_us - instance_us_at_start_) / (seconds * 1e6);
-  const double capacity = usage.capacity_unit_us - capacity_at_start_;
-  stats.busy = capacity > 0 ? (usage.busy_unit_us - busy_at_start_) / capacity : 0.0;
+  stats.mean_instances = (usage.instance_us - usage_at_start_.instance_us) / (seconds * 1e6);
+  stats.roofline = cluster::utilisation_between(usage_at_start_, usage).roofline;
   return stats;
 }
 

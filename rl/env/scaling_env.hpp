@@ -166,7 +166,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   double window_start_s_ = 0.0, rate_scale_ = 1.0, scale_up_delay_s_ = 0.0;
   std::uint32_t step_ = 0;
   SimTime interval_start_;
-  double instance_us_at_start_ = 0.0, busy_at_start_ = 0.0, capacity_at_start_ = 0.0;
+  cluster::ServingSystem::Usage usage_at_start_;  // at the interval's start
   std::uint64_t arrived_at_start_ = 0;
   double gpu_us_at_first_decision_ = 0.0;
   ArrivalAverages rates_;

@@ -16,7 +16,8 @@ FixedLatencyCluster::FixedLatencyCluster(engine::Simulation& sim, FixedLatencyCo
       instances_(config.instances),
       router_(config.routing),
       start_(sim.now()),
-      busy_(sim.now()) {
+      busy_(sim.now()),
+      busy_instances_(sim.now()) {
   MESHSIM_CHECK(config_.instances > 0 && config_.max_batch > 0,
                 "FixedLatencyCluster needs at least one instance and one batch slot");
   MESHSIM_CHECK(config_.routing == RoutePolicy::kRoundRobin || config_.routing == RoutePolicy::kFewestRequests,
@@ -32,10 +33,14 @@ void FixedLatencyCluster::update_load(std::uint32_t instance) {
 ServingSystem::Usage FixedLatencyCluster::usage() const {
   const SimTime now = sim_.now();
   const auto us = static_cast<double>((now - start_).us());
-  return Usage{busy_.total(now), static_cast<double>(config_.instances) * config_.max_batch * us,
-               static_cast<double>(config_.instances) * config_.gpus_per_instance * us,
-               config_.instances * config_.cost_per_instance_hour * us / 3.6e9,
-               static_cast<double>(config_.instances) * us};
+  const double instances = static_cast<double>(config_.instances);
+  return Usage{.work_unit_us = busy_.total(now),
+               .capacity_unit_us = instances * config_.max_batch * us,
+               .busy_instance_us = busy_instances_.total(now),
+               .serving_instance_us = instances * us,
+               .gpu_us = instances * config_.gpus_per_instance * us,
+               .cost_usd = instances * config_.cost_per_instance_hour * us / 3.6e9,
+               .instance_us = instances * us};
 }
 
 void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
@@ -76,7 +81,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
 
 void FixedLatencyCluster::start(std::uint32_t instance, std::uint32_t slot) {
   busy_.add(1.0, sim_.now());
-  ++instances_[instance].running;
+  if (instances_[instance].running++ == 0) busy_instances_.add(1.0, sim_.now());
   ++running_;
   RequestRecord& record = slots_[slot];
   const SimTime now = sim_.now();
@@ -103,7 +108,7 @@ void FixedLatencyCluster::on_event(const engine::EventPayload& payload) {
   const auto instance = static_cast<std::uint32_t>(payload.b);
   busy_.add(-1.0, sim_.now());
   Instance& in = instances_[instance];
-  --in.running;
+  if (--in.running == 0) busy_instances_.add(-1.0, sim_.now());
   --running_;
   RequestRecord& record = slots_[slot];
   record.status = metrics::RequestStatus::kCompleted;

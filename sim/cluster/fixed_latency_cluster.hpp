@@ -68,6 +68,7 @@ class FixedLatencyCluster final : public ServingSystem, private engine::EventHan
   std::uint64_t running_ = 0;
   SimTime start_;
   metrics::LevelIntegral busy_;  // batch slots in use
+  metrics::LevelIntegral busy_instances_;  // instances with a request running
 };
 
 }  // namespace meshsim::cluster

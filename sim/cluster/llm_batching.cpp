@@ -162,6 +162,7 @@ void LlmCluster::close_segment(std::uint32_t instance) {
                             static_cast<std::uint32_t>(in.decode_batch.size()), segment.iterations);
   }
   useful_done_ns_ += segment.useful_ns;
+  busy_done_us_ += (now - segment.start).us();
   const SimTime first_boundary = segment.start + segment.first;
   for (const std::uint32_t slot : in.decode_batch) {
     Live& r = live_[slot];

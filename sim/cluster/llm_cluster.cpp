@@ -124,15 +124,22 @@ ServingSystem::Usage LlmCluster::usage() const {
   const SimTime now = sim_.now();
   // Whole iterations first, as integers, then the running ones' shares in instance
   // order: the same sum whether iterations were folded.
-  std::int64_t whole = useful_done_ns_;
+  std::int64_t whole = useful_done_ns_, busy_us = busy_done_us_;
   double partial = 0.0;
   for (const auto& in : instances_) {
     const Useful so_far = useful_so_far(*in);
     whole += so_far.whole_ns;
     partial += so_far.partial_ns;
+    if (in->busy) busy_us += (now - in->segment.start).us();
   }
-  const double useful_us = (static_cast<double>(whole) + partial) / 1e3;
-  return Usage{useful_us, capacity_.total(now), gpus_.total(now), cost_.total(now), attached_level_.total(now)};
+  const double serving_us = capacity_.total(now);  // one capacity unit per serving instance
+  return Usage{.work_unit_us = (static_cast<double>(whole) + partial) / 1e3,
+               .capacity_unit_us = serving_us,
+               .busy_instance_us = static_cast<double>(busy_us),
+               .serving_instance_us = serving_us,
+               .gpu_us = gpus_.total(now),
+               .cost_usd = cost_.total(now),
+               .instance_us = attached_level_.total(now)};
 }
 
 

@@ -420,6 +420,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void remember_submission(std::uint32_t slot);
   std::uint64_t running_ = 0;
   std::int64_t useful_done_ns_ = 0;  // useful work of the iterations ended so far (see useful_ns)
+  std::int64_t busy_done_us_ = 0;    // instance-microseconds of the segments ended so far
   metrics::LevelIntegral capacity_;  // instances serving (ACTIVE or DRAINING)
   metrics::LevelIntegral gpus_;      // GPUs of the instances on servers
   metrics::LevelIntegral attached_level_;  // instances on servers

@@ -80,15 +80,20 @@ class ServingSystem {
   virtual std::vector<PrefixCacheCounts> prefix_cache_by_instance() const { return {}; }
 
   // Totals from the start of the run to now, as integrals over simulated time (capacity
-  // comes and goes): work done and serving capacity in unit-microseconds, so utilisation
-  // over an interval is the ratio of their increases (LlmCluster: instances, and the
-  // iterations' work at the GPUs' peak compute or bandwidth; FixedLatencyCluster: batch
-  // slots, busy or not);
-  // GPU-microseconds held by instances on servers (STARTING, ACTIVE, DRAINING); cost of
-  // the servers, USD; instance-microseconds on servers.
+  // comes and goes), so a figure over an interval is the ratio of their increases
+  // (utilisation_between):
+  // - work_unit_us / capacity_unit_us: work done and serving capacity in unit-microseconds
+  //   (LlmCluster: each iteration's work at the GPUs' peak compute or bandwidth, whichever
+  //   binds, over serving instances; FixedLatencyCluster: batch slots in use over slots);
+  // - busy_instance_us / serving_instance_us: instance-microseconds with an iteration
+  //   (or a request) running, over instance-microseconds able to serve (ACTIVE, DRAINING);
+  // - GPU-microseconds held by instances on servers (STARTING, ACTIVE, DRAINING); cost of
+  //   the servers, USD; instance-microseconds on servers.
   struct Usage {
-    double busy_unit_us = 0.0;
+    double work_unit_us = 0.0;
     double capacity_unit_us = 0.0;
+    double busy_instance_us = 0.0;
+    double serving_instance_us = 0.0;
     double gpu_us = 0.0;
     double cost_usd = 0.0;
     double instance_us = 0.0;
@@ -128,5 +133,23 @@ class ServingSystem {
     return backlog;
   }
 };
+
+// What serving did with its capacity between two usage readings. Both are shares in
+// [0, 1], 0 when nothing could serve:
+// - roofline: the work done at the GPUs' peak FLOPs or memory bandwidth (whichever binds
+//   each iteration: model FLOPs or bandwidth utilisation) over serving capacity; a
+//   loaded cluster of small decode batches reads low here though it is never idle;
+// - busy: the share of serving instance-time with an iteration running; it reaches 1
+//   under overload.
+struct Utilisation {
+  double roofline = 0.0;
+  double busy = 0.0;
+};
+inline Utilisation utilisation_between(const ServingSystem::Usage& before, const ServingSystem::Usage& after) {
+  const double capacity = after.capacity_unit_us - before.capacity_unit_us;
+  const double serving = after.serving_instance_us - before.serving_instance_us;
+  return {capacity > 0 ? (after.work_unit_us - before.work_unit_us) / capacity : 0.0,
+          serving > 0 ? (after.busy_instance_us - before.busy_instance_us) / serving : 0.0};
+}
 
 }  // namespace meshsim::cluster

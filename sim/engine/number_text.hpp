@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -20,7 +21,8 @@ inline std::string percent_text(double share, int decimals = 2) {
   double scale = 1.0;
   for (int i = 0; i < decimals; ++i) scale *= 10.0;
   // The tiny nudge keeps shares such as 0.29 (28.999...% in binary) at their written value.
-  const double floored = std::floor(share * 100.0 * scale + 1e-7) / scale;
+  double floored = std::floor(share * 100.0 * scale + 1e-7) / scale;
+  if (share < 1.0) floored = std::min(floored, 100.0 - 1.0 / scale);  // the nudge must not reach 100
   char buffer[48];
   std::snprintf(buffer, sizeof buffer, "%.*f%%", decimals, floored);
   return buffer;

@@ -37,7 +37,9 @@ class SimTime {
   static constexpr SimTime max() { return SimTime(std::numeric_limits<std::int64_t>::max()); }
 
   constexpr std::int64_t us() const { return us_; }
-  constexpr double seconds() const { return static_cast<double>(us_) * 1e-6; }
+  // Divided, not multiplied by 1e-6: division rounds correctly, so 100000 us reads 0.1
+  // (the product reads 0.09999999999999999 in summary.json).
+  constexpr double seconds() const { return static_cast<double>(us_) / 1e6; }
   constexpr double ms() const { return static_cast<double>(us_) * 1e-3; }
 
   constexpr auto operator<=>(const SimTime&) const = default;

@@ -52,7 +52,10 @@ struct TimeseriesRow {
   std::uint32_t prompt_instances = 0, token_instances = 0, mixed_instances = 0;
   std::uint32_t starting_instances = 0, active_instances = 0, draining_instances = 0, inactive_instances = 0;
   double kv_used_fraction = 0.0;  // KV-cache tokens in use / capacity, at the end
-  double utilisation = 0.0;       // busy fraction of serving capacity over the interval
+  // Over the interval (cluster::utilisation_between): work at the GPUs' peak FLOPs or
+  // bandwidth over serving capacity, and the share of serving instance-time busy.
+  double roofline_utilisation = 0.0;
+  double busy_share = 0.0;
   std::uint64_t output_tokens = 0;  // generated in the interval (by completed requests)
   double serving_gpus = 0.0;        // GPUs held by instances, mean over the interval
   // A shared cluster's batch jobs (zero without one): GPUs held (mean over the interval),

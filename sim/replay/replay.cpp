@@ -109,13 +109,15 @@ void Replay::emit_row(SimTime end, const cluster::ServingSystem::Usage& usage) {
   const auto kv_total = cluster_->kv_total_tokens();
   row_.kv_used_fraction =
       kv_total ? static_cast<double>(cluster_->kv_used_tokens()) / static_cast<double>(kv_total) : 0.0;
-  const double capacity = usage.capacity_unit_us - usage_at_row_start_.capacity_unit_us;
-  row_.utilisation = capacity > 0 ? (usage.busy_unit_us - usage_at_row_start_.busy_unit_us) / capacity : 0.0;
+  const cluster::Utilisation utilisation = cluster::utilisation_between(usage_at_row_start_, usage);
+  row_.roofline_utilisation = utilisation.roofline;
+  row_.busy_share = utilisation.busy;
   const auto span_us = static_cast<double>((end - row_.start).us());
   row_.serving_gpus = span_us > 0 ? (usage.gpu_us - usage_at_row_start_.gpu_us) / span_us : 0.0;
   add_prefix_cache(row_);
   if (probe_) probe_(row_);
   usage_at_row_start_ = usage;
+  overload_.add(row_);
   observer_.on_interval(row_);
   row_ = metrics::TimeseriesRow{};
   row_.start = end;
@@ -205,7 +207,8 @@ Expected<ReplayResult> Replay::finish() {
   result.end_time = end;
   result.prefix_cache = cluster_->prefix_cache_by_instance();
   result.events = sim_.events_processed();
-  result.utilisation = usage.capacity_unit_us > 0 ? usage.busy_unit_us / usage.capacity_unit_us : 0.0;
+  result.utilisation = cluster::utilisation_between({}, usage);
+  result.overload = overload_.verdict();
   result.gpu_hours = usage.gpu_us / 3.6e9;
   result.instance_hours = usage.instance_us / 3.6e9;
   result.cost = usage.cost_usd;

@@ -8,6 +8,7 @@
 
 #include "sim/cluster/serving_system.hpp"
 #include "sim/engine/timer.hpp"
+#include "sim/metrics/overload.hpp"
 #include "sim/metrics/run_metrics.hpp"
 #include "traces/trace_request.hpp"
 
@@ -46,7 +47,8 @@ class ReplayObserver {
 struct ReplayResult {
   SimTime end_time;  // the clock when the replay stopped
   std::uint64_t events = 0;
-  double utilisation = 0.0;  // busy fraction of serving capacity over the run
+  cluster::Utilisation utilisation;  // over the run (cluster::utilisation_between)
+  metrics::OverloadVerdict overload;  // whether the deployment kept up (second half of the run)
   double gpu_hours = 0.0;    // GPUs held by instances (in any state) over time
   double instance_hours = 0.0;  // instances on servers over time
   double cost = 0.0;         // USD: the servers over time
@@ -114,6 +116,7 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   std::optional<Error> source_error_;
   metrics::TimeseriesRow row_;
   cluster::ServingSystem::Usage usage_at_row_start_;
+  metrics::OverloadWatch overload_;  // reads every row
   std::vector<cluster::ServingSystem::PrefixCacheCounts> prefix_at_row_start_;
   RowProbe probe_;
   cluster::ServingSystem::Usage usage_at_done_;

@@ -9,6 +9,8 @@ namespace {
 TEST(NumberTextTest, PercentagesAreRoundedDownSoAMissNeverReadsAsNone) {
   EXPECT_EQ(percent_text(0.99985), "99.98%");
   EXPECT_EQ(percent_text(0.999999), "99.99%");
+  EXPECT_EQ(percent_text(0.9999999999999), "99.99%");  // within the nudge of 100%
+  EXPECT_EQ(percent_text(0.99999, 1), "99.9%");
   EXPECT_EQ(percent_text(1.0), "100.00%");
   EXPECT_EQ(percent_text(0.29), "29.00%");  // 28.999...% in binary
   EXPECT_EQ(percent_text(0.0), "0.00%");

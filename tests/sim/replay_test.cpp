@@ -162,8 +162,10 @@ TEST(ReplayTest, TimeseriesRowsCoverTheRunAndAddUp) {
     previous_end = row.end;
     arrivals += row.arrivals;
     completions += row.completions;
-    EXPECT_GE(row.utilisation, 0.0);
-    EXPECT_LE(row.utilisation, 1.0);
+    EXPECT_GE(row.roofline_utilisation, 0.0);
+    EXPECT_LE(row.roofline_utilisation, 1.0);
+    EXPECT_GE(row.busy_share, row.roofline_utilisation);  // work is only done while busy
+    EXPECT_LE(row.busy_share, 1.0);
   }
   EXPECT_EQ(previous_end, result->end_time);
   EXPECT_EQ(arrivals, 50u);

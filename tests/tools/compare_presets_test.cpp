@@ -4,7 +4,9 @@
 // in, and bad input is refused with a clear message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
@@ -32,6 +34,7 @@ struct PresetsRun {
   int code = 0;
   std::string out, err;
   Rows rows;
+  std::string dir;  // --out
 };
 
 PresetsRun compare(ComparePresetsOptions options, const std::string& name) {
@@ -40,6 +43,7 @@ PresetsRun compare(ComparePresetsOptions options, const std::string& name) {
   if (!options.until_s) options.until_s = 900;
   std::ostringstream out, err;
   PresetsRun run;
+  run.dir = options.out_dir;
   run.code = run_compare_presets_command(options, out, err);
   run.out = out.str();
   run.err = err.str();
@@ -65,6 +69,17 @@ TEST(ComparePresetsTest, TheDefaultComparisonShowsHowEachPresetTradesBatchWork) 
   for (const char* preset : {"HIGH", "MEDIUM", "LOW"}) {
     EXPECT_GT(number(run.rows, preset, "cross_pool_preemptions"), 0) << preset;
     EXPECT_EQ(number(run.rows, preset, "scale_ups_blocked"), 0) << preset;
+  }
+  // The table shows queued jobs, and each policy's run is a replay's run folder whose
+  // summary.json says what presets.csv says.
+  EXPECT_NE(run.out.find("jobs done/queued"), std::string::npos) << run.out;
+  for (const char* preset : {"HIGH", "MEDIUM", "LOW"}) {
+    const auto summary = nlohmann::json::parse(slurp(run.dir + "/" + preset + "/summary.json"));
+    EXPECT_EQ(summary["batch"]["jobs"]["queued"].get<double>(), number(run.rows, preset, "jobs_queued")) << preset;
+    EXPECT_EQ(summary["batch"]["jobs"]["completed"].get<double>(), number(run.rows, preset, "jobs_completed"));
+    const std::string requests = slurp(run.dir + "/" + preset + "/requests.csv");
+    EXPECT_EQ(static_cast<std::uint64_t>(std::count(requests.begin(), requests.end(), '\n')),
+              summary["requests"]["arrived"].get<std::uint64_t>() + 1);  // a header, then every request
   }
 }
 
@@ -126,6 +141,22 @@ TEST(ComparePresetsTest, BadInputIsRefusedWithAClearMessage) {
   run = compare(bad_policy, "presets_bad_policy_out");
   EXPECT_EQ(run.code, kExitBadInput);
   EXPECT_NE(run.err.find("bad"), std::string::npos) << run.err;
+
+  // A policy's name is its run folder: one a path could escape from, or two policies of
+  // one name, are refused before anything runs.
+  const auto escaping = scenario_in_fresh_dir("presets_escaping", "p.json", R"({"name": "../../x"})");
+  ComparePresetsOptions bad_name;
+  bad_name.policy_files = {escaping.string()};
+  run = compare(bad_name, "presets_escaping_out");
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("name: expected 1 to 64 letters"), std::string::npos) << run.err;
+  const auto twin = scenario_in_fresh_dir("presets_twin", "HIGH.json", R"({"preemption_aggressiveness": "LOW"})");
+  ComparePresetsOptions twins;
+  twins.presets = {"HIGH"};
+  twins.policy_files = {twin.string()};
+  run = compare(twins, "presets_twin_out");
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("two policies are named 'HIGH'"), std::string::npos) << run.err;
 }
 
 }  // namespace

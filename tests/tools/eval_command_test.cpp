@@ -7,6 +7,8 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "configs/scenario_config.hpp"
@@ -161,6 +163,38 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
 // A workload light where the recipe trains and three times heavier in its test span: a
 // baseline tuned on the training windows is sized for the light load, one tuned on the
 // test span would be sized for the heavy one.
+// Several policies are named by their run folders; however long, every row of the table
+// keeps its figures under the header's columns.
+TEST(EvalCommandTest, LongPolicyNamesKeepTheTablesColumns) {
+  const std::string recipe = scenario_in_fresh_dir("eval_long_recipe", "recipe.json", small_recipe().dump()).string();
+  TrainCommandOptions train;
+  train.config_path = recipe;
+  train.out_dir = fresh_dir("eval_long").string() + "/a-run-folder-with-a-name-much-longer-than-the-column";
+  train.total_decisions = 128;
+  ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
+  const std::string copy = fresh_dir("eval_long_copy").string() + "/short";
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy(train.out_dir, copy, std::filesystem::copy_options::recursive);
+  EvalCommandOptions options = small_eval(recipe, "eval_long_out");
+  options.policies = {train.out_dir + "/checkpoint", copy + "/checkpoint"};
+  const CommandRun r = run_command(options, run_eval_command);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::istringstream lines(r.out);
+  std::size_t slo_end = std::string::npos, rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("  policy ")) {
+      slo_end = line.find("SLO") + 3;
+      continue;
+    }
+    if (slo_end == std::string::npos) continue;
+    if (line.starts_with("  hindsight")) break;  // the table's end
+    ASSERT_GE(line.size(), slo_end) << line;
+    EXPECT_EQ(line.substr(slo_end - 1, 2), "% ") << line;  // the SLO figure ends under "SLO"
+    ++rows;
+  }
+  EXPECT_GE(rows, 8u) << r.out;
+}
+
 TEST(EvalCommandTest, BaselinesAreTunedOnTheTrainingWindowsNeverOnTheEvaluatedOne) {
   nlohmann::json recipe = small_recipe();
   recipe["workload"] = {{"generator",

@@ -151,6 +151,10 @@ TEST(LiveReplayMetricsTest, AReplayPublishesProgressGaugesAndTheSchedulingCore) 
   const std::string last = scrape((*server)->port())->body;
   EXPECT_EQ(last.substr(last.size() - finished_metrics.str().size()), finished_metrics.str());  // metrics.prom last
   EXPECT_EQ(sample(last, "meshsim_run_progress"), 1.0);
+  // Quantiles are labelled by their fraction, as Prometheus expects.
+  EXPECT_EQ(sample(last, "meshsim_latency_seconds{kind=\"ttft\",quantile=\"0.99\"}"),
+            finished->summary["latency_s"]["ttft"]["p99"].get<double>());
+  EXPECT_EQ(last.find("quantile=\"p"), std::string::npos);
   // Prefix caching (the scenario serves with vLLM's): each instance's tokens, as summary.json has them.
   EXPECT_GE(sample(text, "meshsim_prefix_hit_rate"), 0.0);
   const auto& instances = finished->summary["prefix_cache"]["instances"];

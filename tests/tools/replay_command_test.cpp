@@ -14,6 +14,7 @@
 
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/run_outputs.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -337,7 +338,7 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
   std::getline(csv, line);
   ASSERT_EQ(line, "start_s,end_s,arrivals,completions,drops,queued,running,instances,prompt_instances,"
                   "token_instances,mixed_instances,starting_instances,active_instances,draining_instances,"
-                  "inactive_instances,utilisation,kv_used_fraction,output_tokens,serving_gpus,batch_gpus,"
+                  "inactive_instances,roofline_utilisation,busy_share,kv_used_fraction,output_tokens,serving_gpus,batch_gpus,"
                   "batch_running,batch_queued,batch_preemptions,prefix_queried_tokens,prefix_hit_tokens,"
                   "prefix_hit_rate,prefix_hit_rate_min,prefix_hit_rate_max");
   double most_kv = 0;
@@ -346,7 +347,7 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
     std::vector<std::string> f;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
-    ASSERT_EQ(std::count(line.begin(), line.end(), ','), 27);
+    ASSERT_EQ(std::count(line.begin(), line.end(), ','), 28);
     EXPECT_EQ(f[7], "4");
     EXPECT_EQ(f[8], "1");
     EXPECT_EQ(f[9], "2");
@@ -355,7 +356,7 @@ TEST(TimeseriesTest, ReportsInstancesByTagAndKvCacheUse) {
     EXPECT_EQ(f[12], "4");
     EXPECT_EQ(f[13], "0");
     EXPECT_EQ(f[14], "0");
-    const double kv = std::stod(f[16]);
+    const double kv = std::stod(f[17]);
     EXPECT_GE(kv, 0.0);
     EXPECT_LE(kv, 1.0);
     most_kv = std::max(most_kv, kv);
@@ -403,41 +404,77 @@ TEST(TimeseriesTest, PrefixCacheHitRatesAddUpPerIntervalAndPerInstance) {
     std::vector<std::string> f;
     std::stringstream fields(line + ",");
     for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
-    ASSERT_EQ(f.size(), 28u);
-    row_queried += std::stoull(f[23]);
-    row_hit += std::stoull(f[24]);
-    if (f[23] == "0") continue;
-    EXPECT_LE(std::stod(f[26]), std::stod(f[25]) + 1e-6);  // min <= interval rate <= max
-    EXPECT_LE(std::stod(f[25]), std::stod(f[27]) + 1e-6);
+    ASSERT_EQ(f.size(), 29u);
+    row_queried += std::stoull(f[24]);
+    row_hit += std::stoull(f[25]);
+    if (f[24] == "0") continue;
+    EXPECT_LE(std::stod(f[27]), std::stod(f[26]) + 1e-6);  // min <= interval rate <= max
+    EXPECT_LE(std::stod(f[26]), std::stod(f[28]) + 1e-6);
   }
   EXPECT_EQ(row_queried, queried);
   EXPECT_EQ(row_hit, hit);
 }
 
-// Utilisation is the share of the serving instances' compute or memory bandwidth the
-// iterations use (the larger of model FLOPs and bandwidth utilisation), not "a batch was
-// running": an instance decoding one request at a time is busy all along but uses a
-// fraction of its bandwidth, and an almost idle cluster reads almost nothing.
-TEST(ReplayCommandTest, UtilisationIsTheShareOfComputeOrBandwidthInUse) {
-  const auto utilisation = [](double rate_scale) {
+// Utilisation is two figures, each named for what it is: the work done at the GPUs' peak
+// FLOPs or bandwidth (roofline) and the share of time an iteration ran (busy).
+TEST(ReplayCommandTest, UtilisationIsSplitIntoRooflineAndBusyShares) {
+  struct Run {
+    nlohmann::json summary;
+    std::string console;
+  };
+  const auto replay = [](double rate_scale) {
     const auto dir = fresh_dir("utilisation_" + std::to_string(rate_scale));
     ReplayCommandOptions options;
     options.out_dir = dir.string();
     options.rate_scale = rate_scale;
-    options.until_s = 1800;
-    options.quiet = true;
+    options.until_s = 900;
     std::ostringstream out, err;
     EXPECT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
-    return nlohmann::json::parse(slurp(dir / "summary.json"))["utilisation"].get<double>();
+    return Run{nlohmann::json::parse(slurp(dir / "summary.json")), out.str()};
   };
-  const double idle = utilisation(0.01);   // ~100 requests in 30 minutes on 4 instances
-  const double light = utilisation(0.1);   // about one request per instance at a time
-  const double loaded = utilisation(1.0);  // batches of tens of sequences
-  EXPECT_GT(idle, 0.0);
-  EXPECT_LT(idle, 0.05);
-  EXPECT_GT(light, 4 * idle);
-  EXPECT_GT(loaded, light);
-  EXPECT_LT(loaded, 1.0);
+  const Run idle = replay(0.01);   // ~50 requests in 15 minutes on 4 instances
+  const Run light = replay(0.1);   // about one request per instance at a time
+  const Run loaded = replay(1.0);  // batches of tens of sequences
+  const Run overloaded = replay(40.0);
+  const auto roofline = [](const Run& r) { return r.summary["roofline_utilisation"].get<double>(); };
+  const auto busy = [](const Run& r) { return r.summary["busy_share"].get<double>(); };
+  EXPECT_GT(roofline(idle), 0.0);
+  EXPECT_LT(roofline(idle), 0.05);
+  EXPECT_GT(roofline(light), 4 * roofline(idle));
+  EXPECT_GT(roofline(loaded), roofline(light));
+  EXPECT_LT(roofline(overloaded), 1.0);
+  // Busy: an instance decoding one request at a time is busy all along.
+  EXPECT_LT(busy(idle), 0.5);
+  EXPECT_GT(busy(loaded), 0.9);
+  for (const Run* r : {&idle, &light, &loaded, &overloaded}) {
+    EXPECT_GE(busy(*r), roofline(*r));  // work is only done while busy
+    EXPECT_LE(busy(*r), 1.0);
+    EXPECT_EQ(r->summary.contains("utilisation"), false) << "one name per figure";
+    EXPECT_NE(r->console.find("GPUs        busy "), std::string::npos) << r->console;
+  }
+  // The overload verdict: in summary.json always, on the console when overloaded.
+  EXPECT_FALSE(loaded.summary["overload"]["overloaded"].get<bool>());
+  EXPECT_EQ(loaded.console.find("WARNING"), std::string::npos) << loaded.console;
+  const auto& o = overloaded.summary["overload"];
+  EXPECT_TRUE(o["overloaded"].get<bool>());
+  EXPECT_GT(o["arrival_rate"].get<double>(), 2 * o["departure_rate"].get<double>());
+  EXPECT_GT(o["backlog_after"].get<std::uint64_t>(), o["backlog_before"].get<std::uint64_t>());
+  EXPECT_NE(overloaded.console.find("WARNING     overloaded: "), std::string::npos) << overloaded.console;
+}
+
+// A percentage in the console never rounds up to 100% (issue 26: 99.985% read "100.0%").
+TEST(ReplayCommandTest, TheConsoleNeverRoundsAShareUpTo100Percent) {
+  const auto dir = fresh_dir("never_100");
+  ReplayCommandOptions options;
+  options.out_dir = dir.string();
+  options.until_s = 60;
+  options.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  auto summary = nlohmann::ordered_json::parse(slurp(dir / "summary.json"));
+  summary["slo"]["attainment"] = 0.99985;
+  const std::string table = format_summary_table(summary);
+  EXPECT_NE(table.find("SLO         99.9% met"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -85,13 +85,10 @@ TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreempts
   std::getline(rows, line);
   EXPECT_NE(line.find("serving_gpus,batch_gpus,batch_running,batch_queued,batch_preemptions"), std::string::npos);
   double most_batch_gpus = 0;
-  while (std::getline(rows, line)) {
-    std::vector<std::string> cells;
-    std::stringstream fields(line);
-    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(std::count(line.begin(), line.end(), ','), 27);
-    most_batch_gpus = std::max(most_batch_gpus, std::stod(cells[19]));
-    EXPECT_LE(std::stod(cells[18]) + std::stod(cells[19]), 40.0 + 1e-9);  // 5 nodes of 8 GPUs
+  for (const auto& row : testing::csv_rows(r.timeseries)) {
+    const double serving = std::stod(row.at("serving_gpus")), batch_gpus = std::stod(row.at("batch_gpus"));
+    most_batch_gpus = std::max(most_batch_gpus, batch_gpus);
+    EXPECT_LE(serving + batch_gpus, 40.0 + 1e-9);  // 5 nodes of 8 GPUs
   }
   EXPECT_GT(most_batch_gpus, 10.0);
   // metrics.prom: the run's figures and the core's schedulemesh_* metrics.

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include "configs/config_file.hpp"
@@ -18,6 +20,8 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/plot_script.hpp"
+#include "tools/cli/replay_to_end.hpp"
+#include "tools/cli/run_outputs.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -41,11 +45,10 @@ struct Outcome {
   double schedule_p50_us = 0, schedule_p99_us = 0;
 };
 
-// Replays without writing anything: the outcome is read from the finished run.
-class NullObserver final : public replay::ReplayObserver {};
-
+// Replays the scenario under one candidate into `folder` (a replay's run folder:
+// summary.json, requests.csv, timeseries.csv); the outcome is read from the finished run.
 Outcome run_one(const configs::ScenarioConfig& base, const std::string& config_path, const configs::Catalog& catalog,
-                const Candidate& candidate) {
+                const Candidate& candidate, const std::string& folder) {
   Outcome o;
   o.name = candidate.name;
   configs::ScenarioConfig config = base;
@@ -54,27 +57,37 @@ Outcome run_one(const configs::ScenarioConfig& base, const std::string& config_p
     o.error = applied.result.error;
     return o;
   }
-  NullObserver observer;
-  auto run = run::ScenarioRun::create(config, config_path, catalog, observer);
-  if (!run) {
-    o.error = run.error().message;
+  std::error_code created;
+  std::filesystem::create_directories(folder, created);
+  if (created) {
+    o.error = folder + ": cannot create the run folder: " + created.message();
     return o;
   }
-  (*run)->start();
-  (*run)->advance_until(config.replay.until.value_or(engine::SimTime::max()));
-  const auto result = (*run)->finish();
-  if (!result) {
-    o.error = result.error().message;
+  std::ostringstream warnings;  // not printed: the comparison reports its table, as before
+  RunFolderWriter writer(folder, config.replay.slo.tbt_definition, warnings, /*progress=*/false);
+  if (auto status = writer.open_status(); !status) {
+    o.error = status.error().message;
     return o;
   }
-  const auto& metrics = (*run)->replay().metrics();
+  auto finished = replay_to_end(config, config_path, catalog, writer);
+  if (!finished) {
+    o.error = finished.error().message;
+    return o;
+  }
+  if (auto status = writer.commit(finished->summary); !status) {
+    o.error = status.error().message;
+    return o;
+  }
+  const run::ScenarioRun* run = finished->run.get();
+  const replay::ReplayResult* result = &finished->result;
+  const auto& metrics = run->replay().metrics();
   o.slo_attainment = metrics.slo_attainment();
   o.ttft_p99_s = metrics.ttft().p99;
-  if (const auto* scaling = (*run)->scaling()) {
+  if (const auto* scaling = run->scaling()) {
     o.scale_ups = scaling->manager().counts().scale_ups;
     o.blocked = scaling->manager().counts().blocked;
   }
-  const auto& shared = *(*run)->shared();
+  const auto& shared = *run->shared();
   const auto& c = shared.batch().counts();
   o.jobs_completed = c.completed;
   o.jobs_queued = c.queued;
@@ -102,6 +115,13 @@ Expected<Candidate> read_policy_file(const std::string& path) {
     configs::ObjectReader reader(&*tree, "", errors);
     reader.read("name", candidate.name);
     candidate.update = configs::read_policy_update(reader);
+  }
+  // The name is also the policy's run folder under --out.
+  const auto safe = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
+  if (candidate.name.empty() || candidate.name.size() > 64 || candidate.name.front() == '.' ||
+      !std::all_of(candidate.name.begin(), candidate.name.end(), safe)) {
+    errors.add("name", "expected 1 to 64 letters, digits, '-', '_' or '.' (not first), as it names the policy's run "
+                       "folder, got '" + candidate.name + "'");
   }
   if (!errors.empty()) return Error{errors.to_string()};
   return candidate;
@@ -164,6 +184,14 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
     candidates.push_back(std::move(*candidate));
   }
   if (candidates.empty()) return fail("nothing to compare: give --presets or --policy", kExitBadInput);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (candidates[i].name == candidates[j].name) {
+        return fail("two policies are named '" + candidates[i].name + "': each needs its own run folder",
+                    kExitBadInput);
+      }
+    }
+  }
   auto catalog = configs::load_scenario_catalog(config);  // with the config's own catalog
   if (!catalog) return fail(catalog.error().message, kExitBadInput);
   // Taken before the runs, so a second command on this folder is refused at once.
@@ -179,7 +207,7 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   const auto wall_start = std::chrono::steady_clock::now();
   const auto work = [&] {
     for (std::size_t i = next++; i < candidates.size(); i = next++) {
-      outcomes[i] = run_one(config, config_path, *catalog, candidates[i]);
+      outcomes[i] = run_one(config, config_path, *catalog, candidates[i], options.out_dir + "/" + candidates[i].name);
     }
   };
   std::vector<std::thread> pool;
@@ -202,17 +230,22 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   char line[256];
   out << "meshsim compare-presets: " << config.name << " (seed " << config.seed << "), " << candidates.size()
       << " policies on " << threads << " threads in " << number_text(std::round(wall_s * 100) / 100) << " s\n";
-  out << "policy        SLO met  P99 TTFT  scale-ups/blocked  jobs done  preempted (same/cross/label)  "
+  std::size_t name_width = 12;
+  for (const auto& o : outcomes) name_width = std::max(name_width, o.name.size());
+  out << std::string(name_width, ' ').replace(0, 6, "policy")
+      << "  SLO met  P99 TTFT  scale-ups/blocked  jobs done/queued  preempted (same/cross/label)  "
          "useful GPU-h  lost GPU-h (share)  sched p50/p99 us\n";
   for (const auto& o : outcomes) {
     std::snprintf(line, sizeof line,
-                  "%-12s %7.2f%% %8.3fs %10" PRIu64 "/%-6" PRIu64 " %9" PRIu64 "  %6" PRIu64 " (%" PRIu64 "/%" PRIu64
-                  "/%" PRIu64 ")%*s %12.2f  %9.3f (%4.1f%%)  %6.1f/%.1f\n",
-                  o.name.c_str(), 100.0 * o.slo_attainment, o.ttft_p99_s, o.scale_ups, o.blocked, o.jobs_completed,
-                  o.preemptions, o.same_pool, o.cross_pool, o.label, 8, "", o.useful_gpu_h, o.lost_gpu_h,
-                  100.0 * o.lost_share, o.schedule_p50_us, o.schedule_p99_us);
+                  "%-*s %8s %8.3fs %10" PRIu64 "/%-6" PRIu64 " %9" PRIu64 "/%-6" PRIu64 "  %6" PRIu64 " (%" PRIu64
+                  "/%" PRIu64 "/%" PRIu64 ")%*s %12.2f  %9.3f (%5s)  %6.1f/%.1f\n",
+                  static_cast<int>(name_width), o.name.c_str(), percent_text(o.slo_attainment).c_str(), o.ttft_p99_s,
+                  o.scale_ups, o.blocked, o.jobs_completed, o.jobs_queued, o.preemptions, o.same_pool, o.cross_pool,
+                  o.label, 8, "", o.useful_gpu_h, o.lost_gpu_h, percent_text(o.lost_share, 1).c_str(),
+                  o.schedule_p50_us, o.schedule_p99_us);
     out << line;
   }
+  out << "each policy's run (summary.json, requests.csv, timeseries.csv) is in " << options.out_dir << "/<policy>/\n";
   out << "outputs       " << csv_path;
   if (options.plot) {
     const std::string png = options.out_dir + "/presets.png";

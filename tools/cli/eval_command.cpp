@@ -111,12 +111,22 @@ std::string eval_row(const EvalWindow& w, double delay, const Outcome& o, const 
   return line;
 }
 
-void print_table_row(std::ostream& out, const Outcome& o, const char* note) {
-  char line[400];
-  std::snprintf(line, sizeof line, "  %-34s %8s %9.3fs %9.3fs %9.2f %8.2f %9.1f %11.3f  %s\n", display_name(o).c_str(),
+// The table's first column is as wide as its longest policy name (at least 34), so long
+// names (a checkpoint's path) never push a row's figures out of their columns.
+int name_width(const std::vector<const Outcome*>& rows) {
+  std::size_t width = 34;
+  for (const Outcome* o : rows) width = std::max(width, display_name(*o).size());
+  return static_cast<int>(width);
+}
+
+void print_table_row(std::ostream& out, const Outcome& o, const char* note, int width) {
+  char figures[256];
+  std::snprintf(figures, sizeof figures, " %8s %9.3fs %9.3fs %9.2f %8.2f %9.1f %11.3f  %s\n",
                 percent_text(o.slo_attainment).c_str(), o.ttft_p99, o.tbt_p99, o.gpu_hours, o.mean_instances,
                 o.actions_per_hour, o.reward, note);
-  out << line;
+  std::string name = display_name(o);
+  name.resize(static_cast<std::size_t>(width), ' ');
+  out << "  " << name << figures;
 }
 
 }  // namespace
@@ -417,13 +427,18 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       if (window.rate_scale != 1.0) out << " at " << number_text(window.rate_scale) << "x its rate";
       out << ", scale-up delay " << number_text(delay) << " s; adaptive policies start at " << start << " instance"
           << (start == 1 ? "" : "s") << " per pool (the tuned static size)\n";
-      char line[400];
-      std::snprintf(line, sizeof line, "  %-34s %8s %10s %10s %9s %8s %9s %11s\n", "policy", "SLO", "TTFT p99",
-                    "TBT p99", "GPU-h", "inst", "actions/h", "reward");
-      out << line;
-      for (std::size_t p = 0; p < policies.size(); ++p) print_table_row(out, at(trained, p), "");
-      for (const Outcome& o : tuned) print_table_row(out, o, "tuned");
-      print_table_row(out, oracle_play, "bound: instant, knows the future");
+      std::vector<const Outcome*> rows;
+      for (std::size_t p = 0; p < policies.size(); ++p) rows.push_back(&at(trained, p));
+      for (const Outcome& o : tuned) rows.push_back(&o);
+      rows.push_back(&oracle_play);
+      const int width = name_width(rows);
+      char line[256];
+      std::snprintf(line, sizeof line, " %8s %10s %10s %9s %8s %9s %11s\n", "SLO", "TTFT p99", "TBT p99", "GPU-h",
+                    "inst", "actions/h", "reward");
+      out << "  " << std::string("policy").append(static_cast<std::size_t>(width) - 6, ' ') << line;
+      for (std::size_t p = 0; p < policies.size(); ++p) print_table_row(out, at(trained, p), "", width);
+      for (const Outcome& o : tuned) print_table_row(out, o, "tuned", width);
+      print_table_row(out, oracle_play, "bound: instant, knows the future", width);
       out << "  hindsight static sizes (a bound: chosen on this window):";
       for (const Outcome& o : hindsight) {
         out << ' ' << parameter_text(o) << ": " << percent_text(o.slo_attainment) << " / " << fixed_text(o.gpu_hours)

@@ -75,7 +75,9 @@ std::string LiveReplayMetrics::progress_text() const {
     text += "meshsim_instances{state=\"" + std::string(state) + "\"} " + std::to_string(count) + '\n';
   }
   gauge("meshsim_kv_used_fraction", "KV-cache tokens in use over capacity", r.kv_used_fraction);
-  gauge("meshsim_utilisation", "Busy fraction of serving capacity over the last interval", r.utilisation);
+  gauge("meshsim_roofline_utilisation",
+        "Work done at the GPUs' peak FLOPs or bandwidth over serving capacity, last interval", r.roofline_utilisation);
+  gauge("meshsim_busy_share", "Share of serving instance-time with an iteration running, last interval", r.busy_share);
   gauge("meshsim_serving_gpus", "GPUs held by serving instances, mean over the last interval", r.serving_gpus);
   gauge("meshsim_batch_gpus", "GPUs held by batch jobs, mean over the last interval", r.batch_gpus);
   if (r.prefix_queried_tokens > 0) {

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   presets_cmd->add_option("--until", presets.until_s, "Stop each run at this simulated time, in seconds");
   presets_cmd->add_option("--threads", presets.threads, "Runs at once (0: one per core)")->capture_default_str();
   presets_cmd->add_option("--out", presets.out_dir, "Folder for presets.csv and presets.png")->capture_default_str();
-  presets_cmd->add_flag("!--no-plot", presets.plot, "Do not draw presets.png");
+  presets_cmd->add_flag_callback("--no-plot", [&] { presets.plot = false; }, "Do not draw presets.png");
 
 #ifdef MESHSIM_RL_COMMANDS
   TrainCommandOptions train;
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
                         "Stop after this many iterations, checkpointed (continue later with --resume)");
   train_cmd->add_flag("--resume", train.resume, "Continue the run in --out from its checkpoint");
   train_cmd->add_flag("--quiet", train.quiet, "Print no progress");
-  train_cmd->add_flag("!--no-plot", train.plot, "Do not draw learning_curve.png");
+  train_cmd->add_flag_callback("--no-plot", [&] { train.plot = false; }, "Do not draw learning_curve.png");
   train_cmd->add_option("--world-size", train.world_size,
                         "Data-parallel ranks, each stepping num_envs / world size environments (default: mpirun's, else 1)");
   train_cmd->add_option("--rank", train.rank, "This process's rank, 0 to world size - 1 (default: mpirun's)");
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   eval_cmd->add_option("--max-static", eval.max_static, "Largest static size swept")->capture_default_str();
-  eval_cmd->add_flag("!--no-plot", eval.plot, "Do not draw eval.png");
+  eval_cmd->add_flag_callback("--no-plot", [&] { eval.plot = false; }, "Do not draw eval.png");
 #endif
 
   SweepCommandOptions sweep;

@@ -41,7 +41,7 @@ const std::array<RequestColumn, 15> kRequestColumns = {{
     {"migrations", ColumnType::kCount, [](const RequestRecord& r, TbtDefinition) { return count(r.migrations); }},
 }};
 
-const std::array<TimeseriesColumn, 28> kTimeseriesColumns = {{
+const std::array<TimeseriesColumn, 29> kTimeseriesColumns = {{
     {"start_s", ColumnType::kSeconds, [](const TimeseriesRow& t) { return seconds(t.start); }},
     {"end_s", ColumnType::kSeconds, [](const TimeseriesRow& t) { return seconds(t.end); }},
     {"arrivals", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.arrivals); }},
@@ -57,7 +57,8 @@ const std::array<TimeseriesColumn, 28> kTimeseriesColumns = {{
     {"active_instances", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.active_instances); }},
     {"draining_instances", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.draining_instances); }},
     {"inactive_instances", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.inactive_instances); }},
-    {"utilisation", ColumnType::kFraction, [](const TimeseriesRow& t) { return Cell{t.utilisation}; }},
+    {"roofline_utilisation", ColumnType::kFraction, [](const TimeseriesRow& t) { return Cell{t.roofline_utilisation}; }},
+    {"busy_share", ColumnType::kFraction, [](const TimeseriesRow& t) { return Cell{t.busy_share}; }},
     {"kv_used_fraction", ColumnType::kFraction, [](const TimeseriesRow& t) { return Cell{t.kv_used_fraction}; }},
     {"output_tokens", ColumnType::kCount, [](const TimeseriesRow& t) { return count(t.output_tokens); }},
     {"serving_gpus", ColumnType::kGpus, [](const TimeseriesRow& t) { return Cell{t.serving_gpus}; }},

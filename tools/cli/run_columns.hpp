@@ -38,7 +38,7 @@ using RequestColumn = Column<metrics::RequestRecord, metrics::TbtDefinition>;
 using TimeseriesColumn = Column<metrics::TimeseriesRow>;
 
 extern const std::array<RequestColumn, 15> kRequestColumns;
-extern const std::array<TimeseriesColumn, 28> kTimeseriesColumns;
+extern const std::array<TimeseriesColumn, 29> kTimeseriesColumns;
 
 // One cell in its column's fixed format (byte-identical from run to run); absent is empty.
 void write_csv_cell(std::ostream& out, ColumnType type, const Cell& cell);

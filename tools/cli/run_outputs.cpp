@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "sim/engine/number_text.hpp"
 #include "tools/cli/run_columns.hpp"
 
 namespace meshsim::cli {
@@ -117,7 +118,15 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                           {"queueing", latency_json(metrics.queueing())}};
   summary["throughput"] = {{"completed_per_s", per_second(static_cast<double>(counts.completed))},
                            {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}};
-  summary["utilisation"] = result.utilisation;
+  // Two figures, never one "utilisation" (cluster::utilisation_between): a loaded cluster
+  // of small decode batches is busy all the time yet far from its GPUs' roofline.
+  summary["roofline_utilisation"] = result.utilisation.roofline;
+  summary["busy_share"] = result.utilisation.busy;
+  const metrics::OverloadVerdict& o = result.overload;
+  summary["overload"] = {{"overloaded", o.overloaded},          {"from_s", o.from_s},
+                         {"to_s", o.to_s},                      {"arrival_rate", o.arrival_rate},
+                         {"departure_rate", o.departure_rate},  {"backlog_before", o.backlog_before},
+                         {"backlog_after", o.backlog_after}};
   summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
   if (!result.prefix_cache.empty()) summary["prefix_cache"] = prefix_cache_json(result.prefix_cache);
   if (!scaling.is_null()) summary["scaling"] = scaling;
@@ -131,7 +140,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
 
 std::string format_summary_table(const nlohmann::ordered_json& s) {
   std::string out;
-  char line[256];
+  char line[512];
   const auto& r = s["requests"];
   std::snprintf(line, sizeof line, "requests    arrived %" PRIu64 "   completed %" PRIu64 "   dropped %" PRIu64
                 "   in flight %" PRIu64 "\n",
@@ -146,16 +155,21 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
     out += line;
   }
   const auto& slo = s["slo"];
-  std::snprintf(line, sizeof line, "SLO         %.1f%% met (TTFT <= %.3f s: %.1f%%, TBT <= %.3f s: %.1f%%)\n",
-                100.0 * slo["attainment"].get<double>(), slo["ttft_target_s"].get<double>(),
-                100.0 * slo["ttft_attainment"].get<double>(), slo["tbt_target_s"].get<double>(),
-                100.0 * slo["tbt_attainment"].get<double>());
+  std::snprintf(line, sizeof line, "SLO         %s met (TTFT <= %.3f s: %s, TBT <= %.3f s: %s)\n",
+                percent_text(slo["attainment"].get<double>(), 1).c_str(), slo["ttft_target_s"].get<double>(),
+                percent_text(slo["ttft_attainment"].get<double>(), 1).c_str(), slo["tbt_target_s"].get<double>(),
+                percent_text(slo["tbt_attainment"].get<double>(), 1).c_str());
   out += line;
-  std::snprintf(line, sizeof line, "throughput  %.2f req/s, %.1f output tokens/s; utilisation %.1f%%\n",
-                s["throughput"]["completed_per_s"].get<double>(), s["throughput"]["output_tokens_per_s"].get<double>(),
-                100.0 * s["utilisation"].get<double>());
+  std::snprintf(line, sizeof line, "throughput  %.2f req/s, %.1f output tokens/s\n",
+                s["throughput"]["completed_per_s"].get<double>(), s["throughput"]["output_tokens_per_s"].get<double>());
   out += line;
-  std::snprintf(line, sizeof line, "cost        %.2f GPU-hours, $%.2f over %.1f simulated s\n",
+  std::snprintf(line, sizeof line, "GPUs        busy %s of serving time, at %s of their roofline (FLOPs or bandwidth)\n",
+                percent_text(s["busy_share"].get<double>(), 1).c_str(),
+                percent_text(s["roofline_utilisation"].get<double>(), 1).c_str());
+  out += line;
+  // GPU-hours count the GPUs instances hold; dollars pay for whole servers, idle GPUs
+  // and starting servers included: the two part where instances leave GPUs unused.
+  std::snprintf(line, sizeof line, "cost        %.2f GPU-hours held by instances; $%.2f for their servers, over %.1f simulated s\n",
                 s["cost"]["gpu_hours"].get<double>(), s["cost"]["usd"].get<double>(),
                 s["simulated_time_s"].get<double>());
   out += line;
@@ -183,6 +197,16 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
     std::snprintf(line, sizeof line, "batch GPUs  %.2f GPU-hours held: %.2f useful, %.2f lost, %.2f in progress\n",
                   g["held"].get<double>(), g["useful"].get<double>(), g["lost"].get<double>(),
                   g["in_progress"].get<double>());
+    out += line;
+  }
+  if (const auto& o = s["overload"]; o["overloaded"].get<bool>()) {
+    std::snprintf(line, sizeof line,
+                  "WARNING     overloaded: from %.0f s to %.0f s, %.2f requests/s arrived but %.2f/s left, and the "
+                  "backlog grew from %" PRIu64 " to %" PRIu64 " requests; the deployment cannot serve this load "
+                  "(add instances or an --autoscaler, or lower --rate-scale)\n",
+                  o["from_s"].get<double>(), o["to_s"].get<double>(), o["arrival_rate"].get<double>(),
+                  o["departure_rate"].get<double>(), o["backlog_before"].get<std::uint64_t>(),
+                  o["backlog_after"].get<std::uint64_t>());
     out += line;
   }
   return out;

@@ -112,9 +112,10 @@ void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summa
   out << "meshsim_slo_attainment " << number(summary["slo"]["attainment"].get<double>()) << '\n';
   header(out, "meshsim_latency_seconds", "gauge", "Request latency quantiles, by kind.");
   for (const char* kind : {"ttft", "tbt", "e2e", "queueing"}) {
-    for (const char* q : {"p50", "p90", "p99"}) {
-      out << "meshsim_latency_seconds{kind=\"" << kind << "\",quantile=\"" << q << "\"} "
-          << number(summary["latency_s"][kind][q].get<double>()) << '\n';
+    // Prometheus labels a quantile by its fraction ("0.5"), as its summaries do.
+    for (const auto& [key, label] : {std::pair{"p50", "0.5"}, std::pair{"p90", "0.9"}, std::pair{"p99", "0.99"}}) {
+      out << "meshsim_latency_seconds{kind=\"" << kind << "\",quantile=\"" << label << "\"} "
+          << number(summary["latency_s"][kind][key].get<double>()) << '\n';
     }
   }
   header(out, "meshsim_serving_gpu_hours", "gauge", "GPU-hours held by serving instances.");

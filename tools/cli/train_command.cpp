@@ -1,5 +1,7 @@
 #include "tools/cli/train_command.hpp"
 
+#include "sim/engine/number_text.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -63,9 +65,10 @@ Status keep_curve_rows(const fs::path& csv, std::uint32_t iterations) {
 std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations) {
   char line[256];
   std::snprintf(line, sizeof line,
-                "iteration %" PRIu32 "/%" PRIu32 "  decisions %" PRIu64 "  %.0f/s  reward %.4f  SLO %.2f%%  "
+                "iteration %" PRIu32 "/%" PRIu32 "  decisions %" PRIu64 "  %.0f/s  reward %.4f  SLO %s  "
                 "instances %.2f  ",
-                s.iteration, iterations, s.decisions, s.decisions_per_s, s.mean_reward, 100.0 * s.slo_attainment,
+                s.iteration, iterations, s.decisions, s.decisions_per_s, s.mean_reward,
+                percent_text(s.slo_attainment).c_str(),
                 s.mean_instances);
   char episodes[96];
   if (s.episodes == 0) {  // a return of 0 would read as a result
