@@ -10,6 +10,7 @@ Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
 import csv
+import json
 import os
 import sys
 
@@ -50,12 +51,23 @@ def main():
         return 2
     os.makedirs(out, exist_ok=True)
 
+    # The SLO's targets, where summary.json has them: a vertical line on their CDFs.
+    targets = {}
+    try:
+        with open(os.path.join(args.run_dir, "summary.json")) as f:
+            slo = json.load(f).get("slo", {})
+        targets = {"ttft_s": slo.get("ttft_target_s"), "tbt_mean_s": slo.get("tbt_target_s")}
+    except (OSError, ValueError):
+        pass
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for ax, column, title in zip(axes, ["ttft_s", "tbt_mean_s", "e2e_s"],
                                  ["time to first token", "time between tokens (mean per request)",
                                   "end-to-end latency"]):
         x, y = cdf(float(r[column]) for r in done)
         ax.plot(x, y)
+        if targets.get(column):
+            ax.axvline(targets[column], color="tab:red", linestyle="--", label=f"SLO target {targets[column]:g} s")
+            ax.legend(loc="lower right")
         ax.set_xscale("log")
         ax.set_xlabel("seconds")
         ax.set_ylabel("fraction of requests")

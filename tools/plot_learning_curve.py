@@ -10,8 +10,29 @@ Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
 import csv
+import json
 import os
 import sys
+
+
+def smoothed(values):
+    """Exponential moving average with a span of about a tenth of the run."""
+    alpha = 2.0 / (max(1, len(values) // 10) + 1)
+    out, level = [], None
+    for v in values:
+        level = v if level is None else level + alpha * (v - level)
+        out.append(level)
+    return out
+
+
+def slo_target(config_path):
+    """rl.slo_target of the run's config.json (the share the evaluation holds baselines
+    to), or None where the file or key is missing."""
+    try:
+        with open(config_path) as f:
+            return float(json.load(f)["rl"]["slo_target"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def main():
@@ -38,12 +59,18 @@ def main():
     x = [int(r["decisions"]) for r in rows]
     col = lambda name: [float(r[name]) for r in rows]
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.6))
-    axes[0].plot(x, col("mean_reward"))
-    axes[0].set_title("mean reward per decision")
-    axes[1].plot(x, [100 * v for v in col("slo_attainment")])
-    axes[1].set_title("SLO attainment (%)")
-    axes[2].plot(x, col("mean_instances"))
-    axes[2].set_title("instances (mean per environment)")
+    # Each iteration's figure faint, and its exponential average over about a tenth of
+    # the run bold: single iterations are noisy (episodes end in bursts).
+    for ax, values, title in ((axes[0], col("mean_reward"), "mean reward per decision"),
+                              (axes[1], [100 * v for v in col("slo_attainment")], "SLO attainment (%)"),
+                              (axes[2], col("mean_instances"), "instances (mean per environment)")):
+        ax.plot(x, values, color="tab:blue", alpha=0.3, label="per iteration")
+        ax.plot(x, smoothed(values), color="tab:blue", label="smoothed")
+        ax.set_title(title)
+    target = slo_target(os.path.join(os.path.dirname(args.csv) or ".", "config.json"))
+    if target is not None:
+        axes[1].axhline(100 * target, color="tab:red", linestyle="--", label=f"SLO target {100 * target:g}%")
+    axes[1].legend(fontsize=8)
     for name in ("approx_kl", "clip_fraction", "explained_variance"):
         axes[3].plot(x, col(name), label=name)
     axes[3].set_title("PPO diagnostics")

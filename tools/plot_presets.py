@@ -9,6 +9,7 @@ Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
 import csv
+import math
 import os
 import sys
 
@@ -42,13 +43,19 @@ def main():
         ("GPU-hours lost to preemption", [float(r["lost_gpu_hours"]) for r in rows]),
     ]
     for ax, (title, values) in zip(axes, panels):
-        ax.bar(names, values, color="tab:blue")
+        bars = ax.bar(names, values, color="tab:blue")
+        # The value on each bar, rounded down (an SLO short of 100% never reads 100.00).
+        ax.bar_label(bars, labels=[f"{math.floor(v * 100) / 100:.2f}" for v in values], fontsize="small")
+        ax.margins(y=0.12)
         ax.set_title(title)
     bottom = [0.0] * len(rows)
     for reason, color in (("same_pool", "tab:orange"), ("cross_pool", "tab:red"), ("label", "tab:purple")):
         values = [float(r[f"{reason}_preemptions"]) for r in rows]
         axes[3].bar(names, values, bottom=bottom, color=color, label=reason.replace("_", " "))
         bottom = [b + v for b, v in zip(bottom, values)]
+    for x, total in enumerate(bottom):
+        axes[3].annotate(f"{total:.0f}", (x, total), ha="center", va="bottom", fontsize="small")
+    axes[3].margins(y=0.12)
     axes[3].set_title("preemptions by reason")
     axes[3].legend(fontsize="small")
     fig.tight_layout()

@@ -8,7 +8,7 @@ void OverloadWatch::add(const TimeseriesRow& row) {
   const Point last = points_.empty() ? Point{} : points_.back();
   if (points_.empty()) start_s_ = row.start.seconds();
   points_.push_back({row.end.seconds(), last.arrived + row.arrivals, last.left + row.completions + row.drops,
-                     row.queued + row.running});
+                     row.queued + row.running, row.queued});
 }
 
 OverloadVerdict OverloadWatch::verdict() const {
@@ -23,7 +23,7 @@ OverloadVerdict OverloadWatch::verdict() const {
   const double middle = (start_s_ + end.end_s) / 2.0;
   const auto after = std::upper_bound(points_.begin(), last, middle,
                                       [](double t, const Point& p) { return t < p.end_s; });
-  const Point start = after == points_.begin() ? Point{start_s_, 0, 0, 0} : *std::prev(after);
+  const Point start = after == points_.begin() ? Point{start_s_, 0, 0, 0, 0} : *std::prev(after);
   v.from_s = start.end_s;
   v.to_s = end.end_s;
   const std::uint64_t arrived = end.arrived - start.arrived, left = end.left - start.left;
@@ -32,8 +32,11 @@ OverloadVerdict OverloadWatch::verdict() const {
   v.departure_rate = seconds > 0 ? static_cast<double>(left) / seconds : 0.0;
   v.backlog_before = start.backlog;
   v.backlog_after = end.backlog;
-  v.overloaded = arrived >= kMinArrivals && static_cast<double>(left) < kKeptShare * static_cast<double>(arrived) &&
-                 v.backlog_after > v.backlog_before;
+  v.waiting_after = end.waiting;
+  const auto share = [&](double s) { return s * static_cast<double>(arrived); };
+  const bool falling_behind = static_cast<double>(left) < share(kKeptShare) && v.backlog_after > v.backlog_before;
+  const bool standing_queue = static_cast<double>(v.waiting_after) > share(kWaitingShare);
+  v.overloaded = arrived >= kMinArrivals && (falling_behind || standing_queue);
   return v;
 }
 

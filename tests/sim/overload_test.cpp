@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace meshsim::metrics {
@@ -9,8 +10,10 @@ namespace {
 
 using engine::SimTime;
 
-// Rows of `seconds` each: arrivals and departures per row; the backlog follows from them.
-OverloadVerdict judge(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& rows, double seconds = 10) {
+// Rows of `seconds` each: arrivals and departures per row; the backlog follows from them,
+// all of it waiting beyond `running` requests.
+OverloadVerdict judge(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& rows, double seconds = 10,
+                      std::uint64_t running = 1000) {
   OverloadWatch watch;
   std::uint64_t backlog = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -20,7 +23,8 @@ OverloadVerdict judge(const std::vector<std::pair<std::uint64_t, std::uint64_t>>
     row.arrivals = rows[i].first;
     row.completions = rows[i].second;
     backlog += rows[i].first - rows[i].second;
-    row.queued = backlog;
+    row.running = std::min(backlog, running);
+    row.queued = backlog - row.running;
     watch.add(row);
   }
   return watch.verdict();
@@ -41,9 +45,19 @@ TEST(OverloadWatchTest, KeepingUpOrAWarmUpBacklogIsNot) {
   EXPECT_FALSE(judge({{100, 100}, {100, 100}, {100, 95}, {100, 100}}).overloaded);
   // A backlog built in the first half and drained in the second.
   EXPECT_FALSE(judge({{100, 20}, {100, 20}, {100, 180}, {100, 180}}).overloaded);
+  // Many requests in service but none waiting is a busy deployment, not an overloaded one.
+  EXPECT_FALSE(judge({{100, 20}, {100, 20}, {100, 100}, {100, 100}}).overloaded);
   // Too few arrivals to say.
   EXPECT_FALSE(judge({{10, 10}, {10, 10}, {10, 0}, {10, 0}}).overloaded);
   EXPECT_FALSE(OverloadWatch().verdict().overloaded);
+}
+
+TEST(OverloadWatchTest, AQueueBuiltEarlyAndNeverWorkedOffIsOverload) {
+  // The second half keeps pace, but 160 requests still wait for admission at its end.
+  const auto v = judge({{100, 20}, {100, 20}, {100, 100}, {100, 100}}, 10, /*running=*/0);
+  EXPECT_TRUE(v.overloaded);
+  EXPECT_EQ(v.waiting_after, 160u);
+  EXPECT_DOUBLE_EQ(v.departure_rate, v.arrival_rate);
 }
 
 TEST(OverloadWatchTest, DrainingAfterTheLastArrivalDoesNotHideIt) {

@@ -126,7 +126,8 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
   summary["overload"] = {{"overloaded", o.overloaded},          {"from_s", o.from_s},
                          {"to_s", o.to_s},                      {"arrival_rate", o.arrival_rate},
                          {"departure_rate", o.departure_rate},  {"backlog_before", o.backlog_before},
-                         {"backlog_after", o.backlog_after}};
+                         {"backlog_after", o.backlog_after},
+                         {"waiting_after", o.waiting_after}};
   summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
   if (!result.prefix_cache.empty()) summary["prefix_cache"] = prefix_cache_json(result.prefix_cache);
   if (!scaling.is_null()) summary["scaling"] = scaling;
@@ -201,12 +202,12 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
   }
   if (const auto& o = s["overload"]; o["overloaded"].get<bool>()) {
     std::snprintf(line, sizeof line,
-                  "WARNING     overloaded: from %.0f s to %.0f s, %.2f requests/s arrived but %.2f/s left, and the "
-                  "backlog grew from %" PRIu64 " to %" PRIu64 " requests; the deployment cannot serve this load "
-                  "(add instances or an --autoscaler, or lower --rate-scale)\n",
+                  "WARNING     overloaded: from %.0f s to %.0f s, %.2f requests/s arrived and %.2f/s left; the "
+                  "backlog went from %" PRIu64 " to %" PRIu64 " requests, %" PRIu64 " of them waiting: the "
+                  "deployment cannot serve this load (add instances or an --autoscaler, or lower --rate-scale)\n",
                   o["from_s"].get<double>(), o["to_s"].get<double>(), o["arrival_rate"].get<double>(),
                   o["departure_rate"].get<double>(), o["backlog_before"].get<std::uint64_t>(),
-                  o["backlog_after"].get<std::uint64_t>());
+                  o["backlog_after"].get<std::uint64_t>(), o["waiting_after"].get<std::uint64_t>());
     out += line;
   }
   return out;

@@ -8,7 +8,7 @@ namespace meshsim::cli {
 
 // `meshsim scenario FILE`: plays a script of scheduling-core calls against a simulated
 // cluster and clock (the interpreter is sim/script's ScriptSession), printing one JSON
-// object per step (see the README's "Scenario scripts"). A bad script is reported with
+// object per step (see scheduler/scheduling-core.md, "Scenario scripts"). A bad script is reported with
 // its step index and field and exit code 2; a call that fails in the API is a normal
 // `"success": false` result.
 struct ScenarioCommandOptions {

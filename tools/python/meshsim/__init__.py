@@ -12,7 +12,7 @@
     run.summary["slo"]["attainment"], run.requests["ttft_s"], run.timeseries["instances"]
 
 Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python; put that
-folder on PYTHONPATH. The README's "Python" section lists the API.
+folder on PYTHONPATH. tools/python/README.md documents the API.
 """
 from meshsim._core import default_scenario_path, default_training_path
 from meshsim.replay import Replay, replay
