@@ -115,3 +115,23 @@ def test_import_and_replay_load_neither_libtorch_nor_mpi():
     assert "libmeshsim" in maps or "_core" in maps  # the native module is mapped
     for heavy in ("libtorch", "libc10", "libmpi", "libgloo"):
         assert heavy not in maps, heavy
+
+
+def test_ctrl_c_stops_a_long_replay_at_once():
+    # A replay of millions of requests takes a minute; Ctrl-C (SIGINT) half a second in
+    # must raise KeyboardInterrupt within a few seconds, not when the run ends (before,
+    # Python saw the signal only once the native run returned).
+    import os
+    import signal
+    import threading
+    import time
+
+    long_workload = {"arrivals": {"kind": "poisson", "rate_per_s": 5.5}, "prompt_tokens": {"kind": "fixed", "value": 200},
+                     "output_tokens": {"kind": "fixed", "value": 50}, "requests": 20_000_000}
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        meshsim.replay(overrides={"workload.generator": long_workload})
+    timer.cancel()
+    assert time.monotonic() - started < 10, "the interrupt waited for the run to end"

@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -97,12 +98,27 @@ class ColumnTable {
   std::vector<StoredColumn> stored_;
 };
 
+// Thrown out of the run when Python has a signal to handle (Ctrl-C): the run is dropped
+// and the signal's exception (KeyboardInterrupt) raised in its place. Not a
+// std::exception, so nothing on the way mistakes it for a simulation error.
+struct Interrupted {};
+
 class InMemoryObserver final : public replay::ReplayObserver {
  public:
   explicit InMemoryObserver(metrics::TbtDefinition tbt) : tbt_(tbt) {}
   void on_request(const metrics::RequestRecord& record) override { requests.add(record, tbt_); }
   void on_interval(const metrics::TimeseriesRow& row) override { timeseries.add(row); }
   void on_warning(const std::string& message) override { warnings.push_back(message); }
+  // The run reports progress every few thousand events; about ten times a wall second it
+  // takes the GIL to let Python see signals (only the main thread runs their handlers),
+  // so Ctrl-C stops a long replay at once rather than when it ends.
+  void on_progress(double /*fraction*/, engine::SimTime /*now*/) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_signal_check_) return;
+    next_signal_check_ = now + std::chrono::milliseconds(100);
+    const py::gil_scoped_acquire python;
+    if (PyErr_CheckSignals() != 0) throw Interrupted{};
+  }
 
   ColumnTable<decltype(cli::kRequestColumns)> requests{cli::kRequestColumns};
   ColumnTable<decltype(cli::kTimeseriesColumns)> timeseries{cli::kTimeseriesColumns};
@@ -110,6 +126,7 @@ class InMemoryObserver final : public replay::ReplayObserver {
 
  private:
   metrics::TbtDefinition tbt_;
+  std::chrono::steady_clock::time_point next_signal_check_{};
 };
 
 // (summary dict, requests columns, timeseries columns, warnings)
@@ -119,9 +136,11 @@ py::tuple replay(const py::object& config, const py::object& trace, const py::di
   const configs::Catalog catalog = catalog_for(scenario);
   InMemoryObserver observer(scenario.replay.slo.tbt_definition);
   Expected<cli::FinishedReplay> finished = Error{""};
-  {
+  try {
     py::gil_scoped_release release;
     finished = cli::replay_to_end(scenario, path, catalog, observer);
+  } catch (const Interrupted&) {
+    throw py::error_already_set();  // the handler's exception, set by PyErr_CheckSignals
   }
   if (!finished) throw py::value_error(finished.error().message);
   return py::make_tuple(to_python(finished->summary), observer.requests.to_numpy(), observer.timeseries.to_numpy(), observer.warnings);
