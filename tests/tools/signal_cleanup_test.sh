@@ -50,3 +50,37 @@ JSON
   fi
   echo "SIG$sig: exit status $code, no temporary or lock file left"
 done
+
+# A sweep writes many runs at once, each with its own temporaries: SIGINT must remove all
+# of them (16 threads once left 20 behind, more files than the handler had room for).
+rm -rf "$dir" && mkdir -p "$dir"
+cat > "$dir/grid.json" <<JSON
+{"config": "$dir/long.json", "grid": {"seed": [$(seq -s, 1 24)]}}
+JSON
+cat > "$dir/long.json" <<'JSON'
+{"workload": {"generator": {"name": "long", "arrivals": {"kind": "poisson", "rate_per_s": 50},
+  "prompt_tokens": {"kind": "fixed", "value": 100}, "output_tokens": {"kind": "fixed", "value": 20},
+  "requests": 100000000}}}
+JSON
+"$meshsim" sweep "$dir/grid.json" --threads 24 --out "$dir/sweep" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 300); do  # until every run writes (3 temporaries each)
+  [ "$(find "$dir/sweep" -name '*.tmp' 2>/dev/null | wc -l)" -ge 72 ] && break
+  sleep 0.05
+done
+writing=$(find "$dir/sweep" -name '*.tmp' | wc -l)
+if [ "$writing" -lt 72 ]; then
+  echo "FAIL: the sweep's 24 runs never all started writing ($writing temporaries)"
+  kill -9 "$pid"
+  exit 1
+fi
+kill -INT "$pid"
+wait "$pid"
+code=$?
+left=$(find "$dir/sweep" -name '*.tmp' -o -name '.meshsim.lock')
+if [ -n "$left" ]; then
+  echo "FAIL: SIGINT left $(echo "$left" | wc -l) files of a sweep of 24 threads: $(echo "$left" | head -3)"
+  exit 1
+fi
+[ "$code" -eq 130 ] || { echo "FAIL: the sweep's exit status $code, expected 130"; exit 1; }
+echo "sweep: SIGINT with $writing temporaries open left none"

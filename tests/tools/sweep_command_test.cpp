@@ -234,6 +234,11 @@ TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {
   nlohmann::json many = {{"grid", {{"workload.rate_scale", std::vector<int>(200, 1)}}}};
   many["seeds"] = std::vector<int>(300, 1);
   expect_error(many.dump(), "the grid makes 60000 runs, more than 50000: split it into several sweeps");
+  // More runs at a time than the interrupt handler can clean up after.
+  const auto grid = scenario_in_fresh_dir("sweep_threads", "grid.json", R"({"seeds": [1]})");
+  const auto threads = sweep(grid, fresh_dir("sweep_threads_out"), 1000);
+  EXPECT_EQ(threads.code, kExitBadInput);
+  EXPECT_NE(threads.err.find("--threads: expected 0 (one per core) to 256, got 1000"), std::string::npos) << threads.err;
 }
 
 }  // namespace

@@ -12,8 +12,10 @@ namespace {
 
 // The files, for the signal handler: fixed storage, since a handler may only touch what
 // needs no allocation or lock. A slot is claimed (by one thread), filled, then marked
-// ready; the handler reads ready slots only.
-constexpr std::size_t kSlots = 32;
+// ready; the handler reads ready slots only. Room for every file of the most runs a
+// command writes at once (kMaxConcurrentRuns, a few files each) and then some: 32 slots
+// left a 16-thread sweep's files behind. Untouched slots cost no memory (zero pages).
+constexpr std::size_t kSlots = 8 * kMaxConcurrentRuns;
 constexpr std::size_t kPathBytes = 4096;
 enum SlotState : int { kFree, kFilling, kReady };
 std::array<std::atomic<int>, kSlots> slot_state{};

@@ -8,6 +8,10 @@ namespace meshsim::cli {
 // them: AtomicFile's temporaries and FolderLock's lock file. The handler removes them,
 // then re-raises the signal so the process ends as it would have.
 
+// The most runs a command may write at once (sweep --threads): the handler has room for
+// all of their files.
+inline constexpr unsigned kMaxConcurrentRuns = 256;
+
 // Registers `path`; returns its slot (-1 when every slot is taken: it is then left on a
 // signal).
 int remove_on_signal(const std::string& path);

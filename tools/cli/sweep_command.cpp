@@ -19,6 +19,7 @@
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
+#include "tools/cli/signal_cleanup.hpp"
 #include "tools/cli/run_inputs.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/sweep_mpi.hpp"
@@ -340,7 +341,10 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   std::unique_ptr<MetricsServer> server;  // rank 0's
   std::optional<FolderLock> lock;         // rank 0 holds the folder for the whole sweep
   if (leader) {
-    if (!plan) {
+    if (options.threads > kMaxConcurrentRuns) {
+      code = fail(err, "--threads: expected 0 (one per core) to " + std::to_string(kMaxConcurrentRuns) + ", got " +
+                           std::to_string(options.threads), kExitBadInput);
+    } else if (!plan) {
       code = fail(err, plan.error().message, kExitBadInput);
     } else if (!catalogs) {
       code = fail(err, catalogs.error().message, kExitBadInput);
@@ -383,7 +387,8 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   }
 #endif
   if (!distributed) {
-    workers = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    workers = options.threads > 0 ? options.threads
+                                  : std::clamp(std::thread::hardware_concurrency(), 1u, kMaxConcurrentRuns);
     workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(count, 1)));
     rows = run_on_threads(runner, count, workers, metrics);
   }
