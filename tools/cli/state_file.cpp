@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "configs/config_file.hpp"
+#include "tools/cli/checked_json.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "sim/script/script_args.hpp"
 #include "traces/json_text.hpp"
@@ -11,10 +12,12 @@
 namespace meshsim::scheduler {
 
 using nlohmann::json;
+// Read through CheckedJson: a number that does not fit its field is refused, never cast.
+using StateJson = cli::CheckedJson;
 
 namespace {
 template <typename E, std::size_t N>
-E enum_from(const json& j, const EnumNames<E, N>& names) {
+E enum_from(const StateJson& j, const EnumNames<E, N>& names) {
   const auto text = j.get<std::string>();
   if (auto value = names.parse(text)) return *value;
   throw std::invalid_argument("'" + text + "' is not one of " + names.accepted());
@@ -26,7 +29,7 @@ void to_json(json& j, const ResourceVector& r) {
   j = {{"cpu_milli", r.cpu_milli()}, {"memory_milli", r.memory_milli()}, {"gpu_milli", r.gpu_milli()},
        {"custom_milli", r.custom_milli_all()}};
 }
-void from_json(const json& j, ResourceVector& r) {
+void from_json(const StateJson& j, ResourceVector& r) {
   r = ResourceVector::of(j.at("cpu_milli").get<std::int64_t>() / 1000.0, j.at("memory_milli").get<std::int64_t>() / 1000.0,
                          j.at("gpu_milli").get<std::int64_t>() / 1000.0);
   for (const auto& [name, milli] : j.at("custom_milli").get<std::vector<std::pair<std::string, std::int64_t>>>()) {
@@ -35,7 +38,7 @@ void from_json(const json& j, ResourceVector& r) {
 }
 
 void to_json(json& j, const NodeSpec& n) { j = {{"name", n.name}, {"capacity", n.capacity}, {"labels", n.labels}, {"sku", n.sku}}; }
-void from_json(const json& j, NodeSpec& n) {
+void from_json(const StateJson& j, NodeSpec& n) {
   n = {j.at("name"), j.at("capacity"), j.at("labels"), j.at("sku")};
 }
 
@@ -47,7 +50,7 @@ void to_json(json& j, const PlacementGroup& pg) {
        {"ready", pg.state == PgState::kReady},
        {"nodes", pg.nodes}};
 }
-void from_json(const json& j, PlacementGroup& pg) {
+void from_json(const StateJson& j, PlacementGroup& pg) {
   pg.id = j.at("id");
   pg.name = j.at("name");
   pg.bundles = j.at("bundles").get<std::vector<ResourceVector>>();
@@ -63,7 +66,7 @@ void to_json(json& j, const PoolSpec& p) {
        {"target_agents", p.target_agents},
        {"placement_strategy", kPlacementStrategyNames.name(p.placement_strategy)}};
 }
-void from_json(const json& j, PoolSpec& p) {
+void from_json(const StateJson& j, PoolSpec& p) {
   p.name = j.at("name");
   p.labels = j.at("labels");
   p.resources = j.at("resources");
@@ -81,7 +84,7 @@ void to_json(json& j, const Agent& a) {
        {"dedicated", a.dedicated},    {"last_heartbeat", a.last_heartbeat},
        {"held_for", a.held_for},      {"hold_until", a.hold_until}};
 }
-void from_json(const json& j, Agent& a) {
+void from_json(const StateJson& j, Agent& a) {
   a.spec.name = j.at("name");
   a.spec.pool = j.at("pool");
   a.spec.kind = j.at("kind");
@@ -106,7 +109,7 @@ void to_json(json& j, const PgPoolConfig& c) {
        {"enable_pg_reuse", c.enable_pg_reuse},
        {"high_priority_threshold", c.high_priority_threshold}};
 }
-void from_json(const json& j, PgPoolConfig& c) {
+void from_json(const StateJson& j, PgPoolConfig& c) {
   c.enable = j.at("enable");
   c.high_priority_pg_specs = j.at("high_priority_pg_specs").get<std::vector<ResourceVector>>();
   c.enable_dynamic_pgs = j.at("enable_dynamic_pgs");
@@ -118,7 +121,7 @@ void from_json(const json& j, PgPoolConfig& c) {
 void to_json(json& j, const PgPool::Entry& e) {
   j = {{"shape", e.shape}, {"reserved", e.reserved}, {"in_use", e.in_use}, {"served_before", e.served_before}};
 }
-void from_json(const json& j, PgPool::Entry& e) {
+void from_json(const StateJson& j, PgPool::Entry& e) {
   e = {j.at("shape").get<ResourceVector>(), j.at("reserved"), j.at("in_use"), j.at("served_before")};
 }
 
@@ -131,7 +134,7 @@ void to_json(json& j, const PgPool::State& s) {
        {"dynamic_destroyed", s.dynamic_destroyed},
        {"reuse_hits", s.reuse_hits}};
 }
-void from_json(const json& j, PgPool::State& s) {
+void from_json(const StateJson& j, PgPool::State& s) {
   s.pool = j.at("pool");
   s.config = j.at("config");
   s.strategy = enum_from(j.at("strategy"), kPlacementStrategyNames);
@@ -145,7 +148,7 @@ void from_json(const json& j, PgPool::State& s) {
 void to_json(json& j, const SavedState& s) { j = script::to_json(s); }
 // A task's traits under the keys script::to_json(TaskTraits) writes. A saved state of a
 // file from before saved states carried checkpoint_interval reads 0 (none).
-void from_json(const json& j, TaskTraits& t) {
+void from_json(const StateJson& j, TaskTraits& t) {
   t.priority = j.at("priority");
   t.labels = j.at("labels");
   t.estimated_duration = j.at("estimated_duration");
@@ -153,7 +156,7 @@ void from_json(const json& j, TaskTraits& t) {
   t.checkpoint_interval = j.value("checkpoint_interval", 0.0);
 }
 
-void from_json(const json& j, SavedState& s) {
+void from_json(const StateJson& j, SavedState& s) {
   from_json(j, static_cast<TaskTraits&>(s));
   s.task_id = j.at("task_id");
   s.pool_name = j.at("pool_name");
@@ -173,7 +176,7 @@ void to_json(json& j, const Task& t) {
   j["saved_state"] = t.saved_state ? json(*t.saved_state) : json(nullptr);
   j["lost_work"] = t.lost_work;
 }
-void from_json(const json& j, Task& t) {
+void from_json(const StateJson& j, Task& t) {
   from_json(j, static_cast<TaskTraits&>(t));
   t.id = j.at("id");
   t.pool = j.at("pool");
@@ -186,7 +189,7 @@ void from_json(const json& j, Task& t) {
 }
 
 void to_json(json& j, const PreemptionPolicy& p) { j = script::to_json(p); }
-void from_json(const json& j, PreemptionPolicy& p) {
+void from_json(const StateJson& j, PreemptionPolicy& p) {
   for_each_policy_field([&](const char* name, auto field, auto) {
     auto& value = p.*field;
     using Value = std::remove_cvref_t<decltype(value)>;
@@ -198,13 +201,13 @@ void from_json(const json& j, PreemptionPolicy& p) {
   });
 }
 
-void from_json(const json& j, PreemptionRecord& r) {
+void from_json(const StateJson& j, PreemptionRecord& r) {
   r = {j.at("timestamp"), j.at("task_id"), j.at("pool_name"), j.at("priority"),
        j.at("reason"),    j.at("lost_work"), j.at("preemptor")};
 }
 
 void to_json(json& j, const PreemptionStats& s) { j = script::to_json(s); }
-void from_json(const json& j, PreemptionStats& s) {
+void from_json(const StateJson& j, PreemptionStats& s) {
   s.total_preemptions = j.at("total_preemptions");
   s.same_pool_preemptions = j.at("same_pool_preemptions");
   s.cross_pool_preemptions = j.at("cross_pool_preemptions");
@@ -260,13 +263,14 @@ Status write_state_file(const std::string& path, const sch::SchedulerState& stat
 Expected<sch::SchedulerState> read_state_file(const std::string& path) {
   const auto text = configs::read_config_text(path, "state file");
   if (!text) return text.error();
+  sch::StateJson j;
   try {
-    const json j = traces::parse_json_text(*text);
+    j = traces::parse_json_as<sch::StateJson>(*text);
     if (j.at("format") != kStateFormat) {
       return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }
     sch::SchedulerState state;
-    const json& saved_at = j.at("saved_at");  // the clock goes back to it: never before 0 nor past its limit
+    const auto& saved_at = j.at("saved_at");  // the clock goes back to it: never before 0 nor past its limit
     if (!saved_at.is_number() ||
         !(saved_at.get<double>() >= 0 && saved_at.get<double>() <= engine::SimTime::kMaxSeconds)) {
       return Error{path + ": saved_at: expected seconds in [0, 1e12], got " + saved_at.dump()};
@@ -292,6 +296,8 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
     // Absent from files written before kept placement groups were tracked.
     if (j.contains("kept_placement_groups")) state.kept_pgs = j.at("kept_placement_groups");
     return state;
+  } catch (const UnfitNumber& e) {
+    return Error{path + ": " + json_path_of(j, e.node) + ": " + e.what()};
   } catch (const std::exception& e) {
     return Error{path + ": not a meshsim state file: " + e.what()};
   }
