@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "configs/scenario_config.hpp"
@@ -13,6 +15,7 @@
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/sweep_command.hpp"
+#include "tools/cli/sweep_plan.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -207,6 +210,98 @@ TEST(SweepCommandTest, LiveMetricsCountTheRunsFinished) {
   const auto refused = sweep(grid, fresh_dir("sweep_metrics_bad"), 1, false, "99999");
   EXPECT_EQ(refused.code, kExitBadInput);
   EXPECT_NE(refused.err.find("--metrics-port 99999: expected PORT or HOST:PORT"), std::string::npos) << refused.err;
+}
+
+// The plan builds run i from its index alone (it never holds its runs). A slow twin
+// enumerates the runs with nested loops, as the grid's definition reads: list entries,
+// then the grid's keys in key order (the last varying fastest), traces, seeds. On random
+// grids the two agree run by run: the overrides, and in the resolved config the name,
+// rate scale and seed (the seeds list beating a "seed" override, the grid beating the list).
+TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
+  using nlohmann::json;
+  const auto base = configs::load_scenario(configs::default_scenario_path());
+  ASSERT_TRUE(base);
+  std::mt19937_64 rng(2026);
+  const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const std::vector<std::string> keys = {"name", "seed", "workload.rate_scale"};
+  const auto value_of = [&](const std::string& key) -> json {
+    if (key == "name") return "n" + std::to_string(pick(50));
+    if (key == "seed") return pick(1000);
+    return 0.25 * static_cast<double>(1 + pick(8));
+  };
+  for (int trial = 0; trial < 25; ++trial) {
+    json grid = json::object();
+    json list = json::array();
+    for (std::size_t i = 0, n = 1 + pick(3); i < n; ++i) {
+      json entry = json::object();
+      for (const auto& key : keys) {
+        if (pick(2)) entry[key] = value_of(key);
+      }
+      list.push_back(entry);
+    }
+    if (pick(2)) grid["list"] = list;
+    else list = json::array({json::object()});
+    json axes = json::object();
+    for (const auto& key : keys) {
+      if (!pick(2)) continue;
+      for (std::size_t i = 0, n = 1 + pick(4); i < n; ++i) axes[key].push_back(value_of(key));
+    }
+    if (!axes.empty()) grid["grid"] = axes;
+    json seeds = json::array({nullptr});
+    if (pick(2)) {
+      seeds = json::array();
+      for (std::size_t i = 0, n = 1 + pick(3); i < n; ++i) seeds.push_back(pick(2) ? json(pick(100)) : json());
+      grid["seeds"] = seeds;
+    }
+    const std::size_t traces = 1 + pick(2);
+    if (traces > 1) grid["traces"] = json::array({nullptr, nullptr});
+
+    // The slow twin: every run's overrides and seed entry, in order.
+    std::vector<std::pair<std::vector<configs::Override>, json>> twin;
+    std::vector<configs::Override> chosen;
+    std::vector<std::pair<std::string, json>> axis_list;
+    for (const auto& [key, values] : axes.items()) axis_list.emplace_back(key, values);
+    const std::function<void(std::size_t)> product = [&](std::size_t axis) {
+      if (axis == axis_list.size()) {
+        for (std::size_t t = 0; t < traces; ++t) {
+          for (const json& seed : seeds) twin.emplace_back(chosen, seed);
+        }
+        return;
+      }
+      for (const json& value : axis_list[axis].second) {
+        chosen.push_back({axis_list[axis].first, value});
+        product(axis + 1);
+        chosen.pop_back();
+      }
+    };
+    for (const json& entry : list) {
+      chosen.clear();
+      for (const auto& [key, value] : entry.items()) chosen.push_back({key, value});
+      product(0);
+    }
+
+    const auto file = scenario_in_fresh_dir("sweep_plan_twin", "grid.json", grid.dump());
+    const auto plan = read_sweep_plan(file.string(), std::nullopt);
+    ASSERT_TRUE(plan) << plan.error().message;
+    ASSERT_EQ(plan->size(), twin.size()) << grid;
+    for (std::size_t i = 0; i < twin.size(); ++i) {
+      const SweepRun run = plan->run(i);
+      const auto& [overrides, seed] = twin[i];
+      ASSERT_EQ(run.overrides.size(), overrides.size()) << grid << " run " << i;
+      json name = base->name, rate = base->workload.rate_scale, expected_seed = base->seed;
+      for (std::size_t k = 0; k < overrides.size(); ++k) {
+        EXPECT_EQ(run.overrides[k].path, overrides[k].path) << grid << " run " << i;
+        EXPECT_EQ(run.overrides[k].value, overrides[k].value) << grid << " run " << i;
+        (overrides[k].path == "name" ? name : overrides[k].path == "seed" ? expected_seed : rate) = overrides[k].value;
+      }
+      if (!seed.is_null()) expected_seed = seed;
+      const auto config = plan->config_of(run);
+      ASSERT_TRUE(config) << config.error().message;
+      EXPECT_EQ(json(config->name), name) << grid << " run " << i;
+      EXPECT_EQ(json(config->workload.rate_scale), rate) << grid << " run " << i;
+      EXPECT_EQ(json(config->seed), expected_seed) << grid << " run " << i;
+    }
+  }
 }
 
 TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {

@@ -104,13 +104,12 @@ std::string run_folder(std::size_t index) {
 // each read once before any run starts (errors name the file).
 using Catalogs = std::map<std::string, configs::Catalog>;
 
-Expected<Catalogs> load_catalogs(SweepPlan& plan, const std::optional<std::string>& catalog_option) {
+Expected<Catalogs> load_catalogs(const SweepPlan& plan) {
   Catalogs catalogs;
-  for (SweepRun& run : plan.runs) {
-    if (catalog_option) run.config.catalog = *catalog_option;
-    const std::string key = run.config.catalog.value_or("");
+  for (const configs::ScenarioConfig& config : plan.distinct_inputs) {
+    const std::string key = config.catalog.value_or("");
     if (catalogs.contains(key)) continue;
-    auto catalog = configs::load_scenario_catalog(run.config);
+    auto catalog = configs::load_scenario_catalog(config);
     if (!catalog) return catalog.error();
     catalogs.emplace(key, std::move(*catalog));
   }
@@ -135,7 +134,8 @@ class SweepRunner {
   // string so that MPI ranks can send it as it is.
   static constexpr char kRan = '+', kResumed = 'r', kFailed = '!';
   std::string run(std::size_t index) {
-    const SweepRun& run = plan_.runs[index];
+    const SweepRun run = plan_.run(index);
+    auto config = plan_.config_of(run);  // checked when the plan was read
     const std::string folder = out_dir_ + "/" + run_folder(index);
     json summary;
     std::string status = "ok";
@@ -151,9 +151,12 @@ class SweepRunner {
         status = "error: " + read.error().message + " (remove the run's folder to run it again)";
         report(index, "", status);
       }
+    } else if (!config) {
+      status = "error: " + config.error().message;
+      report(index, "", status);
     } else {
       std::ostringstream warnings;
-      status = replay_into(run, folder, warnings, summary);
+      status = replay_into(*config, folder, warnings, summary);
       report(index, warnings.str(), status);
     }
     if (status != "ok") outcome = kFailed;
@@ -162,7 +165,8 @@ class SweepRunner {
       const auto o = std::find_if(run.overrides.begin(), run.overrides.end(), [&](const auto& x) { return x.path == key; });
       row += "," + (o == run.overrides.end() ? std::string() : cell(o->value));
     }
-    row += "," + csv_field(run.trace.value_or("")) + "," + std::to_string(run.seed) + "," + csv_field(status);
+    row += "," + csv_field(run.trace.value_or("")) + "," + (config ? std::to_string(config->seed) : std::string()) + "," +
+           csv_field(status);
     for (const auto& [column, path] : kMetrics) {
       const json::json_pointer pointer(path);
       row += "," + (summary.contains(pointer) ? cell(summary[pointer]) : std::string());
@@ -171,13 +175,14 @@ class SweepRunner {
   }
 
  private:
-  std::string replay_into(const SweepRun& run, const std::string& folder, std::ostream& warnings, json& summary) {
+  std::string replay_into(const configs::ScenarioConfig& config, const std::string& folder, std::ostream& warnings,
+                          json& summary) {
     std::error_code error;
     fs::create_directories(folder, error);
     if (error) return "error: " + folder + ": cannot create the run folder: " + error.message();
-    RunFolderWriter writer(folder, run.config.replay.slo.tbt_definition, warnings, false);
+    RunFolderWriter writer(folder, config.replay.slo.tbt_definition, warnings, false);
     if (auto status = writer.open_status(); !status) return "error: " + status.error().message;
-    auto finished = replay_to_end(run.config, plan_.config_path, catalogs_.at(run.config.catalog.value_or("")), writer);
+    auto finished = replay_to_end(config, plan_.config_path, catalogs_.at(config.catalog.value_or("")), writer);
     if (!finished) return "error: " + finished.error().message;
     if (auto status = writer.commit(finished->summary); !status) return "error: " + status.error().message;
     summary = json(finished->summary);
@@ -263,7 +268,7 @@ Expected<json> sweep_inputs(const SweepPlan& plan) {
   auto scenario = configs::read_config_file(plan.config_path);
   if (!scenario) return scenario.error();
   std::vector<const configs::ScenarioConfig*> configs;
-  for (const SweepRun& run : plan.runs) configs.push_back(&run.config);
+  for (const configs::ScenarioConfig& config : plan.distinct_inputs) configs.push_back(&config);
   auto digests = input_digests(configs);
   if (!digests) return digests.error();
   (*digests)["scenario"] = std::move(*scenario);
@@ -335,8 +340,8 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 #endif
   // Every rank reads the plan (it is small and deterministic); rank 0 alone reports
   // errors and prepares the folder, then tells the others whether to go on.
-  auto plan = read_sweep_plan(options.grid);
-  auto catalogs = plan ? load_catalogs(*plan, options.catalog) : Expected<Catalogs>(Catalogs{});
+  auto plan = read_sweep_plan(options.grid, options.catalog);
+  auto catalogs = plan ? load_catalogs(*plan) : Expected<Catalogs>(Catalogs{});
   int code = kExitOk;
   std::unique_ptr<MetricsServer> server;  // rank 0's
   std::optional<FolderLock> lock;         // rank 0 holds the folder for the whole sweep
@@ -371,7 +376,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   if (code != kExitOk) return code;
 
   SweepRunner runner(*plan, *catalogs, options.out_dir, options.resume, err);
-  const std::size_t count = plan->runs.size();
+  const std::size_t count = plan->size();
   SweepMetrics metrics(server.get(), count);
   std::vector<std::string> rows;
   unsigned workers = 1;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <variant>
 
 #include "configs/config_file.hpp"
 #include "sim/engine/number_text.hpp"
@@ -28,7 +30,42 @@ Expected<json> list_of(const json& grid, const std::string& file, const char* ke
 
 }  // namespace
 
-Expected<SweepPlan> read_sweep_plan(const std::string& grid_path) {
+SweepRun SweepPlan::run(std::size_t index) const {
+  SweepRun run{index, {}, {}};
+  // The index in mixed radix, fastest first: seed, trace, the grid's keys last to first,
+  // then the list entry.
+  std::size_t rest = index / seeds_.size();
+  const std::size_t trace = rest % traces_.size();
+  rest /= traces_.size();
+  std::vector<const nlohmann::json*> values(axes_.size());
+  for (std::size_t a = axes_.size(); a-- > 0;) {
+    values[a] = &axes_[a].second[rest % axes_[a].second.size()];
+    rest /= axes_[a].second.size();
+  }
+  run.overrides = sets_[rest];
+  for (std::size_t a = 0; a < axes_.size(); ++a) run.overrides.push_back({axes_[a].first, *values[a]});
+  if (traces_[trace]) run.trace = traces_[trace]->path;
+  return run;
+}
+
+Expected<configs::ScenarioConfig> SweepPlan::config_of(const SweepRun& run) const {
+  const std::string where = grid_path_ + ": run " + std::to_string(run.index) + ": ";
+  json tree = base_;
+  for (const configs::Override& o : run.overrides) {
+    if (auto applied = configs::apply_override(tree, o); !applied) {
+      return Error{where + config_path + ": " + applied.error().message};
+    }
+  }
+  auto config = configs::parse_scenario(tree, config_path);
+  if (!config) return Error{where + config.error().message};
+  const std::size_t trace = run.index / seeds_.size() % traces_.size();
+  if (traces_[trace]) config->workload.source = *traces_[trace];
+  if (const auto& seed = seeds_[run.index % seeds_.size()]) config->seed = *seed;
+  if (catalog_) config->catalog = *catalog_;
+  return config;
+}
+
+Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog) {
   auto grid = configs::read_config_file(grid_path);
   if (!grid) return grid.error();
   if (!grid->is_object()) return Error{grid_path + ": expected an object with config, grid, list, traces, seeds"};
@@ -38,24 +75,29 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path) {
     }
   }
   SweepPlan plan;
+  plan.grid_path_ = grid_path;
+  plan.catalog_ = catalog;
   if (grid->contains("config")) {
     if (!(*grid)["config"].is_string()) return Error{grid_path + ": config: expected the path of a scenario file"};
     plan.config_path = beside(grid_path, (*grid)["config"].get<std::string>());
   } else {
     plan.config_path = configs::default_scenario_path();
   }
+  auto base = configs::read_config_file(plan.config_path);
+  if (!base) return Error{grid_path + ": config: " + base.error().message};
+  plan.base_ = std::move(*base);
 
-  // The override sets: each list entry x the grid's product.
+  // The override sets (each list entry x the grid's product), traces and seeds.
   auto list = list_of(*grid, grid_path, "list", json::array({json::object()}));
   if (!list) return list.error();
-  std::vector<std::vector<configs::Override>> sets;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json& entry = (*list)[i];
     if (!entry.is_object()) return Error{grid_path + ": list[" + std::to_string(i) + "]: expected {\"key.path\": value}"};
     std::vector<configs::Override> set;
     for (const auto& [key, value] : entry.items()) set.push_back({key, value});
-    sets.push_back(std::move(set));
+    plan.sets_.push_back(std::move(set));
   }
+  double runs = static_cast<double>(plan.sets_.size());
   if (grid->contains("grid")) {
     const json& axes = (*grid)["grid"];
     if (!axes.is_object()) return Error{grid_path + ": grid: expected {\"key.path\": [values...]}"};
@@ -63,19 +105,12 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path) {
       if (!values.is_array() || values.empty()) {
         return Error{grid_path + ": grid." + key + ": expected a non-empty list of values"};
       }
-      if (static_cast<double>(sets.size()) * static_cast<double>(values.size()) > static_cast<double>(kMaxSweepRuns)) {
+      runs *= static_cast<double>(values.size());
+      if (runs > static_cast<double>(kMaxSweepRuns)) {
         return Error{grid_path + ": grid." + key + ": the grid makes more than " + std::to_string(kMaxSweepRuns) +
                      " runs: split it into several sweeps"};
       }
-      std::vector<std::vector<configs::Override>> product;
-      for (const auto& set : sets) {
-        for (const auto& value : values) {
-          auto next = set;
-          next.push_back({key, value});
-          product.push_back(std::move(next));
-        }
-      }
-      sets = std::move(product);
+      plan.axes_.emplace_back(key, std::vector<json>(values.begin(), values.end()));
     }
   }
   auto traces = list_of(*grid, grid_path, "traces", json::array({nullptr}));
@@ -87,54 +122,56 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path) {
     if (!seed.is_null() && !seed.is_number_unsigned()) {
       return Error{grid_path + ": seeds[" + std::to_string(i) + "]: expected an integer in [0, 2^64)"};
     }
+    plan.seeds_.push_back(seed.is_null() ? std::nullopt : std::optional(seed.get<std::uint64_t>()));
   }
-
-  // Every run's config is resolved and checked before the first starts (about 7 kB and
-  // 0.15 ms each): a bound keeps a mistyped grid from taking minutes and gigabytes.
-  if (const double runs = static_cast<double>(sets.size()) * static_cast<double>(traces->size()) *
-                          static_cast<double>(seeds->size());
-      runs > static_cast<double>(kMaxSweepRuns)) {
+  runs *= static_cast<double>(traces->size()) * static_cast<double>(seeds->size());
+  if (runs > static_cast<double>(kMaxSweepRuns)) {
     return Error{grid_path + ": the grid makes " + number_text(runs) + " runs, more than " +
                  std::to_string(kMaxSweepRuns) + ": split it into several sweeps"};
   }
-  for (const auto& set : sets) {
-    for (const auto& trace : *traces) {
-      if (!trace.is_null() && !trace.is_string()) return Error{grid_path + ": traces: expected paths (or null)"};
-      for (const auto& seed : *seeds) {
-        SweepRun run;
-        run.index = plan.runs.size();
-        run.overrides = set;
-        const std::string where = grid_path + ": run " + std::to_string(run.index) + ": ";
-        auto config = configs::load_scenario_with(plan.config_path, set);
-        if (!config) return Error{where + config.error().message};
-        if (!trace.is_null()) {
-          run.trace = beside(grid_path, trace.get<std::string>());
-          if (!std::filesystem::is_regular_file(*run.trace)) return Error{where + *run.trace + ": no such trace file"};
-          auto spec = trace_file_spec(*run.trace, "auto");
-          if (!spec) return Error{where + spec.error().message};
-          config->workload.source = *spec;
-        }
-        if (!seed.is_null()) config->seed = seed.get<std::uint64_t>();
-        run.seed = config->seed;
-        run.config = std::move(*config);
-        plan.runs.push_back(std::move(run));
-      }
+  for (std::size_t i = 0; i < traces->size(); ++i) {
+    const json& trace = (*traces)[i];
+    if (trace.is_null()) {
+      plan.traces_.emplace_back();
+      continue;
     }
+    if (!trace.is_string()) return Error{grid_path + ": traces: expected paths (or null)"};
+    const std::string path = beside(grid_path, trace.get<std::string>());
+    const std::string where = grid_path + ": traces[" + std::to_string(i) + "]: ";
+    if (!std::filesystem::is_regular_file(path)) return Error{where + path + ": no such trace file"};
+    auto spec = trace_file_spec(path, "auto");
+    if (!spec) return Error{where + spec.error().message};
+    plan.traces_.push_back(std::move(*spec));
   }
-  for (const auto& run : plan.runs) {
+  plan.count_ = static_cast<std::size_t>(runs);
+
+  // Every run resolved and checked before the first starts, one at a time (none is kept).
+  std::set<std::string> inputs_seen;
+  for (std::size_t i = 0; i < plan.count_; ++i) {
+    const SweepRun run = plan.run(i);
+    auto config = plan.config_of(run);
+    if (!config) return config.error();
     for (const auto& o : run.overrides) {
       if (std::find(plan.override_keys.begin(), plan.override_keys.end(), o.path) == plan.override_keys.end()) {
         plan.override_keys.push_back(o.path);
       }
     }
+    std::string source;
+    if (const auto* file = std::get_if<traces::TraceFileSpec>(&config->workload.source)) source = file->path;
+    if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config->workload.source)) source = servegen->path;
+    if (inputs_seen.insert(config->catalog.value_or("") + '\n' + source).second) {
+      plan.distinct_inputs.push_back(std::move(*config));
+    }
   }
-  json runs = json::array();
-  for (const auto& run : plan.runs) {
-    json overrides = json::object();
-    for (const auto& o : run.overrides) overrides[o.path] = o.value;
-    runs.push_back({{"overrides", overrides}, {"trace", run.trace ? json(*run.trace) : json()}, {"seed", run.seed}});
-  }
-  plan.document = {{"config", plan.config_path}, {"runs", runs}};
+
+  // The runs as the grid makes them (resolved paths; the defaults of seeds and traces as
+  // null): the same document means the same runs in the same order.
+  json axes = json::array();
+  for (const auto& [key, values] : plan.axes_) axes.push_back({key, values});
+  json trace_paths = json::array();
+  for (const auto& trace : plan.traces_) trace_paths.push_back(trace ? json(trace->path) : json());
+  plan.document = {{"config", plan.config_path}, {"list", *list}, {"grid", axes}, {"traces", trace_paths},
+                   {"seeds", *seeds}};
   return plan;
 }
 
