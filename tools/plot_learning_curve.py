@@ -5,7 +5,10 @@
 
 Panels against decisions trained: mean reward per decision, SLO attainment, mean
 instances per environment, and the PPO diagnostics (approximate KL, clip fraction,
-explained variance). Uses Debian's python3-matplotlib.
+explained variance). Where the run has validation spans, the SLO and instance panels
+also show each checkpoint's validation play (validation.csv) and the level of the
+baseline it must beat, the tuned static size on the same spans
+(validation_baseline.csv). Uses Debian's python3-matplotlib.
 Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
@@ -33,6 +36,30 @@ def slo_target(config_path):
             return float(json.load(f)["rl"]["slo_target"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def read_rows(path):
+    """The rows of a CSV beside the learning curve, or [] where it is absent."""
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError:
+        return []
+
+
+def draw_validation(axes, folder, decisions_at):
+    """Each checkpoint's validation play as points, and the tuned static size's level on
+    the same spans as a dotted line, on the SLO (axes[1]) and instances (axes[2]) panels."""
+    played = [r for r in read_rows(os.path.join(folder, "validation.csv")) if int(r["iteration"]) in decisions_at]
+    baseline = read_rows(os.path.join(folder, "validation_baseline.csv"))
+    for ax, column, scale in ((axes[1], "slo_attainment", 100), (axes[2], "mean_instances", 1)):
+        if played:
+            ax.plot([decisions_at[int(r["iteration"])] for r in played], [scale * float(r[column]) for r in played],
+                    "o", color="tab:green", markersize=4, label="checkpoint on validation")
+        if baseline:
+            b = baseline[0]
+            ax.axhline(scale * float(b[column]), color="tab:green", linestyle=":",
+                       label=f"tuned static {b['size']} on validation")
 
 
 def main():
@@ -70,7 +97,10 @@ def main():
     target = slo_target(os.path.join(os.path.dirname(args.csv) or ".", "config.json"))
     if target is not None:
         axes[1].axhline(100 * target, color="tab:red", linestyle="--", label=f"SLO target {100 * target:g}%")
+    folder = os.path.dirname(args.csv) or "."
+    draw_validation(axes, folder, {int(r["iteration"]): v for r, v in zip(rows, x)})
     axes[1].legend(fontsize=8)
+    axes[2].legend(fontsize=8)
     for name in ("approx_kl", "clip_fraction", "explained_variance"):
         axes[3].plot(x, col(name), label=name)
     axes[3].set_title("PPO diagnostics")

@@ -84,6 +84,20 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
             std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(options.out_dir + "/best/state.json"));
   EXPECT_FALSE(std::filesystem::exists(options.out_dir + "/best.tmp"));
+  // The level a checkpoint must beat: the tuned static size held on the same span.
+  const auto baseline = testing::csv_rows(slurp(options.out_dir + "/validation_baseline.csv"));
+  ASSERT_EQ(baseline.size(), 1u);
+  EXPECT_EQ(baseline[0].at("policy"), "static");
+  EXPECT_NEAR(std::stod(baseline[0].at("mean_instances")), std::stod(baseline[0].at("size")), 1e-3);
+  // Pooled over the same plays as each checkpoint's: GPU-hours per instance agree.
+  const double per_instance = std::stod(baseline[0].at("gpu_hours")) / std::stod(baseline[0].at("mean_instances"));
+  EXPECT_GT(per_instance, 0);
+  for (const auto& row : rows) {
+    EXPECT_NEAR(std::stod(row.at("gpu_hours")) / std::stod(row.at("mean_instances")), per_instance, 0.01 * per_instance);
+  }
+  EXPECT_NE(run.out.find("validation baseline: the tuned static size " + baseline[0].at("size") + " holds SLO "),
+            std::string::npos)
+      << run.out;
 
   const CommandRun again = train(options);
   EXPECT_EQ(again.code, kExitBadInput);

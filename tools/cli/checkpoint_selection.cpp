@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kHeader = "iteration,slo_attainment,gpu_hours,mean_instances,actions_per_hour,reward,best";
+constexpr const char* kBaselineHeader = "policy,size,slo_attainment,gpu_hours,mean_instances,actions_per_hour,reward";
 
 }  // namespace
 
@@ -39,6 +40,7 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const c
   const auto tuned = rl::tune_static_size(config, catalog, workload, config.scaling.manager.max_total_instances, pool);
   if (!tuned) return Error{"validation: " + tuned.error().message};
   s->start_ = tuned->size;
+  if (const Status baseline = s->play_baseline(); !baseline) return baseline.error();
 
   // A resumed run keeps the rows of the checkpoints it has trained through.
   const fs::path csv = s->dir_ / "validation.csv";
@@ -64,6 +66,36 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const c
   }
   if (const Status written = s->write_csv(); !written) return written.error();
   return s;
+}
+
+// The tuned static size held on the validation spans: the level a checkpoint must beat
+// (the plot of the learning curve draws it).
+Status CheckpointSelector::play_baseline() {
+  // Pooled over the same plays as a checkpoint's (every span at every delay), so that
+  // GPU-hours compare; a static size never scales, so the delay changes nothing else.
+  std::vector<rl::Outcome> plays(windows_.size() * delays_.size());
+  engine::ThreadPool pool(0);
+  pool.for_each(plays.size(), [&](std::size_t i) {
+    const rl::Contender contender{"static", static_cast<double>(start_), config_, false, nullptr};
+    plays[i] = rl::play(contender, catalog_, workload_, windows_[i % windows_.size()], delays_[i / windows_.size()],
+                        start_, config_.seed);
+  });
+  baseline_ = rl::pooled(plays);
+  if (!baseline_.error.empty()) return Error{"validation of the tuned static size: " + baseline_.error};
+  AtomicFile csv((dir_ / "validation_baseline.csv").string());
+  char line[200];
+  std::snprintf(line, sizeof line, "%s\nstatic,%" PRIu32 ",%.6f,%.6f,%.4f,%.3f,%.6f\n", kBaselineHeader, start_,
+                baseline_.slo_attainment, baseline_.gpu_hours, baseline_.mean_instances, baseline_.actions_per_hour,
+                baseline_.reward);
+  csv.stream() << line;
+  return csv.commit();
+}
+
+std::string CheckpointSelector::baseline_summary() const {
+  char line[200];
+  std::snprintf(line, sizeof line, "validation baseline: the tuned static size %" PRIu32 " holds SLO %s, %.2f GPU-h",
+                start_, percent_text(baseline_.slo_attainment).c_str(), baseline_.gpu_hours);
+  return line;
 }
 
 Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, std::uint32_t iteration) {

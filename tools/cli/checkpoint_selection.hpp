@@ -15,7 +15,8 @@ namespace meshsim::cli {
 // recipe's validation spans best by the protocol's criterion (rl/env/evaluation.hpp: the
 // cheapest in GPU-hours reaching rl.slo_target, else the highest SLO attainment), each
 // span at every delay the recipe trains at, from the static size tuned on the training
-// windows. DIR/validation.csv has a row per checkpoint played.
+// windows. DIR/validation.csv has a row per checkpoint played, and
+// DIR/validation_baseline.csv the tuned static size's play of the same spans.
 class CheckpointSelector {
  public:
   // nullptr when the recipe has no validation spans. `resumed_after`: the iteration a
@@ -27,6 +28,8 @@ class CheckpointSelector {
   // Plays `checkpoint`, saved after `iteration`; copies it to DIR/best when it is the best
   // so far. Returns the row's summary for the console.
   Expected<std::string> consider(const std::filesystem::path& checkpoint, std::uint32_t iteration);
+  // The tuned static size's figures on the validation spans, for the console.
+  std::string baseline_summary() const;
 
  private:
   struct Row {
@@ -36,6 +39,7 @@ class CheckpointSelector {
   CheckpointSelector(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
                      traces::SharedWorkload workload, std::filesystem::path dir);
   Status write_csv() const;
+  Status play_baseline();
 
   const configs::ScenarioConfig& config_;
   const configs::Catalog& catalog_;
@@ -44,6 +48,7 @@ class CheckpointSelector {
   std::vector<rl::EvalWindow> windows_;
   std::vector<double> delays_;
   std::uint32_t start_ = 1;  // the tuned static size
+  rl::Outcome baseline_;  // the tuned static size on the validation spans
   std::vector<Row> rows_;
   int best_ = -1;  // in rows_
 };

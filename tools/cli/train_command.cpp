@@ -276,6 +276,7 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     auto selecting = CheckpointSelector::create(config, *catalog, *workload, dir, options.resume ? ppo.iteration() : 0);
     if (selecting) {
       selector = std::move(*selecting);
+      if (selector && !quiet) out << selector->baseline_summary() << '\n';
     } else {
       started = {selecting.error().message, kExitBadInput};
     }
