@@ -74,7 +74,7 @@ def test_bad_input_names_what_was_expected():
         env.reset(options={"rate_scale": float("nan")})
 
 
-def test_threads_take_turns_and_a_closed_env_refuses_calls():
+def test_threads_take_turns():
     env = meshsim.ScalingEnv(overrides=SHORT)
     failures = []
 
@@ -98,10 +98,20 @@ def test_threads_take_turns_and_a_closed_env_refuses_calls():
         worker.join(timeout=120)
     assert not any(worker.is_alive() for worker in workers), "a thread is stuck"
     assert failures == []
-    env.close()
-    assert env.closed and env.observation_space.shape == (25,)
+
+
+# Both environment classes: closed means closed (every later call raises), closing twice
+# is fine, and `with` closes; the sizes fixed at construction still answer.
+@pytest.mark.parametrize("make, action", [
+    (lambda: meshsim.ScalingEnv(overrides=SHORT), [2]),
+    (lambda: meshsim.VectorEnv(num_envs=1, overrides=SHORT), np.ones((1, 1), dtype=np.int64)),
+], ids=["ScalingEnv", "VectorEnv"])
+def test_a_closed_env_refuses_calls(make, action):
+    with make() as env:
+        env.reset(seed=1)
+    assert env.closed and env.observation_space.shape[-1] == len(env.observation_names)
     with pytest.raises(ValueError, match="closed"):
         env.reset(seed=1)
     with pytest.raises(ValueError, match="closed"):
-        env.step([2])
+        env.step(action)
     env.close()

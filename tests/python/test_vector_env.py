@@ -147,15 +147,3 @@ def test_threads_sharing_one_vector_env_take_turns():
         worker.join(timeout=120)
     assert not any(worker.is_alive() for worker in workers), "a thread is stuck"
     assert failures == []
-
-
-def test_a_closed_vector_env_refuses_calls():
-    envs = meshsim.VectorEnv(num_envs=1, overrides=SHORT)
-    envs.reset(seed=1)
-    envs.close()
-    assert envs.closed and envs.num_envs == 1
-    with pytest.raises(ValueError, match="closed"):
-        envs.step(np.ones((1, 1), dtype=np.int64))
-    with pytest.raises(ValueError, match="closed"):
-        envs.reset(seed=1)
-    envs.close()  # twice is fine

@@ -44,6 +44,13 @@ py::list observation_names_of(const rl::ScalingEnv& env);
 class CallerGate {
  public:
   std::unique_lock<std::mutex> enter();
+  // enter(), then ValueError("<name> is closed") when `env` (checked inside) was freed.
+  template <typename Owner>
+  std::unique_lock<std::mutex> enter_open(const Owner& env, const char* name) {
+    auto lock = enter();
+    if (!env) throw py::value_error(std::string(name) + " is closed");
+    return lock;
+  }
 
  private:
   std::mutex mutex_;

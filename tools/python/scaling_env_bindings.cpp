@@ -28,7 +28,7 @@ class PyScalingEnv {
   }
 
   py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
-    const auto lock = exclusive();
+    const auto lock = gate_.enter_open(env_, "ScalingEnv");
     const rl::ResetOptions reset_options = reset_options_of(options, *env_);
     rl::EnvInfo info;
     {
@@ -40,7 +40,7 @@ class PyScalingEnv {
   }
 
   py::tuple step(const py::array_t<float, py::array::c_style | py::array::forcecast>& action) {
-    const auto lock = exclusive();
+    const auto lock = gate_.enter_open(env_, "ScalingEnv");
     if (!in_episode_) {
       throw py::value_error(ended_ ? "step: the episode ended (truncated); call reset() to start the next"
                                    : "step: call reset() before the first step");
@@ -63,7 +63,7 @@ class PyScalingEnv {
   }
 
   void close() {
-    const auto lock = exclusive(/*open=*/false);
+    const auto lock = gate_.enter();
     env_.reset();
   }
 
@@ -74,12 +74,6 @@ class PyScalingEnv {
   py::list observation_names() const { return observation_names_; }
 
  private:
-  std::unique_lock<std::mutex> exclusive(bool open = true) {
-    auto lock = gate_.enter();
-    if (open && !env_) throw py::value_error("ScalingEnv is closed");
-    return lock;
-  }
-
   py::array_t<float> observation() const {
     py::array_t<float> out(static_cast<py::ssize_t>(obs_.size()));
     std::memcpy(out.mutable_data(), obs_.data(), obs_.size() * sizeof(float));

@@ -43,7 +43,7 @@ class PyVectorEnv {
   }
 
   py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
-    const auto lock = exclusive();
+    const auto lock = gate_.enter_open(envs_, "VectorEnv");
     const rl::ResetOptions reset_options = reset_options_of(options, envs_->env(0));
     {
       const py::gil_scoped_release unlocked;
@@ -53,7 +53,7 @@ class PyVectorEnv {
   }
 
   py::tuple step(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions) {
-    const auto lock = exclusive();
+    const auto lock = gate_.enter_open(envs_, "VectorEnv");
     const std::size_t n = envs_->num_envs(), a = envs_->action_size();
     if (static_cast<std::size_t>(actions.size()) != n * a || (actions.ndim() != 2 && !(actions.ndim() == 1 && a == 1))) {
       throw py::value_error("step: expected actions of shape (" + std::to_string(n) + ", " + std::to_string(a) +
@@ -88,7 +88,7 @@ class PyVectorEnv {
   // `steps` steps with `actions` from C++ alone, no Python between them; wall seconds.
   double time_native_steps(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions,
                            std::size_t steps) {
-    const auto lock = exclusive();
+    const auto lock = gate_.enter_open(envs_, "VectorEnv");
     if (static_cast<std::size_t>(actions.size()) != envs_->num_envs() * envs_->action_size()) {
       throw py::value_error("time_native_steps: expected num_envs x action_size actions");
     }
@@ -101,7 +101,7 @@ class PyVectorEnv {
 
   // Frees the environments; every later call but close raises.
   void close() {
-    const auto lock = exclusive(/*open=*/false);
+    const auto lock = gate_.enter();
     envs_.reset();
   }
 
@@ -114,13 +114,6 @@ class PyVectorEnv {
   py::list observation_names() const { return observation_names_; }
 
  private:
-  // One caller at a time (CallerGate). `open`: the environments must not be closed.
-  std::unique_lock<std::mutex> exclusive(bool open = true) {
-    auto lock = gate_.enter();
-    if (open && !envs_) throw py::value_error("VectorEnv is closed");
-    return lock;
-  }
-
   py::array_t<float> observations(std::span<const float> buffer) const {
     return copy_of(buffer, {static_cast<py::ssize_t>(envs_->num_envs()), static_cast<py::ssize_t>(envs_->observation_size())});
   }

@@ -1,11 +1,10 @@
 """meshsim.ScalingEnv: one scaling environment with Gymnasium's single-environment API."""
-import numpy as np
-
 from meshsim import _core
+from meshsim.native_env import NativeEnv, merged_overrides
 from meshsim.spaces import scaling_spaces
 
 
-class ScalingEnv:
+class ScalingEnv(NativeEnv):
     """One scaling environment (rl::ScalingEnv): every decision interval the action resizes
     the pools, the interval plays out, and the agent gets an observation and a reward.
 
@@ -31,38 +30,15 @@ class ScalingEnv:
     render_mode = None
 
     def __init__(self, config=None, trace=None, overrides=None, **kw_overrides):
-        merged = dict(overrides or {})
-        merged.update(kw_overrides)
-        self._env = _core._ScalingEnv(config, trace, merged)
+        self._native = _core._ScalingEnv(config, trace, merged_overrides(overrides, kw_overrides))
         self.observation_space, self.action_space = scaling_spaces(
-            self._env.observation_size, self._env.action_size, self._env.discrete_choices)
-        self.observation_names = list(self._env.observation_names)
+            self._native.observation_size, self._native.action_size, self._native.discrete_choices)
+        self.observation_names = list(self._native.observation_names)
         self.closed = False
-
-    def reset(self, *, seed=None, options=None):
-        if seed is not None and (int(seed) < 0 or int(seed) >= 2**64):
-            raise ValueError(f"seed: expected an integer in [0, 2^64), got {seed}")
-        return self._env.reset(None if seed is None else int(seed), dict(options or {}))
-
-    def step(self, action):
-        return self._env.step(np.asarray(action))
-
-    def close(self):
-        """Frees the environment; later reset and step calls raise ValueError."""
-        if not self.closed:
-            self._env.close()
-        self.closed = True
 
     @property
     def unwrapped(self):
         return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return f"meshsim.ScalingEnv(observations={self.observation_space.shape[0]}, actions={self.action_space})"

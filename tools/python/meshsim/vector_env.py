@@ -2,10 +2,11 @@
 import numpy as np
 
 from meshsim import _core
+from meshsim.native_env import NativeEnv, merged_overrides
 from meshsim.spaces import Box, MultiDiscrete, scaling_spaces
 
 
-class VectorEnv:
+class VectorEnv(NativeEnv):
     """N scaling environments (rl::VectorEnv) stepped on native threads, the GIL released.
 
     VectorEnv(num_envs=8, config=None, trace=None, threads=0, **overrides)
@@ -34,44 +35,22 @@ class VectorEnv:
     def __init__(self, num_envs=8, config=None, trace=None, threads=0, overrides=None, **kw_overrides):
         if int(num_envs) < 1:
             raise ValueError(f"num_envs: expected at least 1, got {num_envs}")
-        merged = dict(overrides or {})
-        merged.update(kw_overrides)
-        self._envs = _core._VectorEnv(int(num_envs), config, trace, int(threads), merged)
-        self.num_envs = self._envs.num_envs
-        obs_size, act_size = self._envs.observation_size, self._envs.action_size
+        self._native = _core._VectorEnv(int(num_envs), config, trace, int(threads),
+                                        merged_overrides(overrides, kw_overrides))
+        self.num_envs = self._native.num_envs
+        obs_size, act_size = self._native.observation_size, self._native.action_size
         self.single_observation_space, self.single_action_space = scaling_spaces(
-            obs_size, act_size, self._envs.discrete_choices)
+            obs_size, act_size, self._native.discrete_choices)
         self.observation_space = Box(-np.inf, np.inf, (self.num_envs, obs_size), np.float32)
         if isinstance(self.single_action_space, MultiDiscrete):
-            self.action_space = MultiDiscrete(np.full((self.num_envs, act_size), self._envs.discrete_choices))
+            self.action_space = MultiDiscrete(np.full((self.num_envs, act_size), self._native.discrete_choices))
         else:
             self.action_space = Box(-1.0, 1.0, (self.num_envs, act_size), np.float32)
         # Feature i of an observation row: "<pool>.<feature>" ("mixed.kv"), then the
         # global features ("ttft_p99"); rl/env/observation.hpp documents each.
-        self.observation_names = list(self._envs.observation_names)
-        self.threads = self._envs.threads
+        self.observation_names = list(self._native.observation_names)
+        self.threads = self._native.threads
         self.closed = False
-
-    def reset(self, *, seed=None, options=None):
-        if seed is not None and (int(seed) < 0 or int(seed) >= 2**64):
-            raise ValueError(f"seed: expected an integer in [0, 2^64), got {seed}")
-        return self._envs.reset(None if seed is None else int(seed), dict(options or {}))
-
-    def step(self, actions):
-        return self._envs.step(np.asarray(actions))
-
-    def close(self):
-        """Frees the environments; later reset and step calls raise ValueError."""
-        if not self.closed:
-            self._envs.close()
-        self.closed = True
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def __repr__(self):
         return f"meshsim.VectorEnv(num_envs={self.num_envs}, threads={self.threads})"
