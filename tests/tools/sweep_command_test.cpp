@@ -127,7 +127,7 @@ TEST(SweepCommandTest, AnExistingSweepIsNeverOverwrittenAndResumeKeepsFinishedRu
   // Another grid into the same folder, even with --resume, is refused.
   const auto other = scenario_in_fresh_dir("sweep_other_grid", "grid.json", R"({"seeds": [9]})");
   const auto refused = sweep(other, out, 1, true);
-  EXPECT_EQ(refused.code, kExitOutputError);
+  EXPECT_EQ(refused.code, kExitBadInput);
   EXPECT_NE(refused.err.find("holds a sweep of other runs"), std::string::npos) << refused.err;
 
   // A folder with anything else in it is not a sweep's.
@@ -157,7 +157,7 @@ TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailed
   scenario["run"]["until_s"] = 61;  // the grid's scenario edited after the sweep started
   std::ofstream(scenario_file) << scenario.dump();
   const auto refused = sweep(grid, out, 1, true);
-  EXPECT_EQ(refused.code, kExitOutputError);
+  EXPECT_EQ(refused.code, kExitBadInput);
   EXPECT_NE(refused.err.find("--resume with other inputs than the run was started with "
                              "(scenario.run.until_s: was 60, now 61)"),
             std::string::npos)

@@ -100,7 +100,7 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
       << run.out;
 
   const CommandRun again = train(options);
-  EXPECT_EQ(again.code, kExitBadInput);
+  EXPECT_EQ(again.code, kExitOutputError);
   EXPECT_NE(again.err.find("holds an earlier training run: pass --resume"), std::string::npos) << again.err;
   EXPECT_EQ(slurp(options.out_dir + "/learning_curve.csv"), csv);  // untouched
 }
@@ -271,7 +271,7 @@ TEST(TrainCommandTest, TwoRanksTrainTheRunOfOneProcessAndRankZeroWritesIt) {
 
   // Rank 0 refuses the folder (it holds that run): rank 1 stops too instead of waiting.
   const auto refused = train_on_two_ranks(two, store + "-again");
-  EXPECT_EQ(refused[0].code, kExitBadInput);
+  EXPECT_EQ(refused[0].code, kExitOutputError);
   EXPECT_NE(refused[0].err.find("holds an earlier training run"), std::string::npos) << refused[0].err;
   EXPECT_EQ(refused[1].code, kExitBadInput);
   EXPECT_NE(refused[1].err.find("rank 0 could not start"), std::string::npos) << refused[1].err;

@@ -276,38 +276,49 @@ Expected<json> sweep_inputs(const SweepPlan& plan) {
 }
 
 // The output folder made ready: new, or (resuming) one holding a sweep of the same runs
-// and inputs.
-Status prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
+// and inputs. Refused as the other commands refuse: an occupied folder is an output error,
+// a resume fed another grid or other inputs is bad input.
+struct Refusal {
+  std::string message;
+  int code = kExitOk;
+};
+Refusal prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
   const fs::path out(options.out_dir);
   const fs::path record = out / "sweep.json";
   auto inputs = sweep_inputs(plan);
-  if (!inputs) return inputs.error();
+  if (!inputs) return {inputs.error().message, kExitBadInput};
   std::error_code error;
   if (fs::exists(record)) {
     if (!options.resume) {
-      return Error{options.out_dir + ": holds a sweep already: pass --resume to finish it, or another --out"};
+      return {options.out_dir + ": holds a sweep already: pass --resume to finish it, or another --out",
+              kExitOutputError};
     }
     std::ifstream in(record);
     json before = json::parse(in, nullptr, false);
     const json recorded_inputs = before.is_object() ? before.value("inputs", json()) : json();
     if (before.is_object()) before.erase("inputs");
     if (before != plan.document) {
-      return Error{options.out_dir + ": holds a sweep of other runs than " + options.grid +
-                   " (sweep.json differs): resume it with its own grid, or use another --out"};
+      return {options.out_dir + ": holds a sweep of other runs than " + options.grid +
+                  " (sweep.json differs): resume it with its own grid, or use another --out",
+              kExitBadInput};
     }
-    return same_inputs(recorded_inputs, *inputs, options.out_dir);
+    if (const Status same = same_inputs(recorded_inputs, *inputs, options.out_dir); !same) {
+      return {same.error().message, kExitBadInput};
+    }
+    return {};
   }
   for (const auto& entry : fs::directory_iterator(out, error)) {
     if (entry.path().filename() == FolderLock::kFileName) continue;  // ours
-    return Error{options.out_dir + ": exists and is not empty: a sweep writes into a new folder"};
+    return {options.out_dir + ": exists and is not empty: a sweep writes into a new folder", kExitOutputError};
   }
   fs::create_directories(out / "runs", error);
-  if (error) return Error{options.out_dir + ": cannot create the output folder: " + error.message()};
+  if (error) return {options.out_dir + ": cannot create the output folder: " + error.message(), kExitOutputError};
   json document = plan.document;
   document["inputs"] = std::move(*inputs);
   AtomicFile file(record.string());
   file.stream() << document.dump(2) << '\n';
-  return file.commit();
+  if (const Status written = file.commit(); !written) return {written.error().message, kExitOutputError};
+  return {};
 }
 
 // The rows without their outcome characters.
@@ -357,8 +368,8 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
       code = fail(err, locked.error().message, kExitOutputError);
     } else {
       lock.emplace(std::move(*locked));
-      if (auto ready = prepare(*plan, options); !ready) {
-        code = fail(err, ready.error().message, kExitOutputError);
+      if (const Refusal refused = prepare(*plan, options); refused.code != kExitOk) {
+        code = fail(err, refused.message, refused.code);
       } else if (options.metrics_listen) {
         auto started = MetricsServer::start(*options.metrics_listen);
         if (started) {

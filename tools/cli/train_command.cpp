@@ -230,7 +230,7 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
       const bool earlier = fs::exists(csv) || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint));
       if (!options.resume && earlier) {
         refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
-                   kExitBadInput};
+                   kExitOutputError};
       }
       // An interrupted checkpoint's newest complete copy back in place.
       for (const fs::path& folder : {checkpoint, dir / "best"}) {
