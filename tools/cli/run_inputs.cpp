@@ -56,6 +56,12 @@ Expected<std::string> digest_catalog(const std::optional<std::string>& user_fold
 
 }  // namespace
 
+std::string workload_file(const configs::ScenarioConfig& config) {
+  if (const auto* file = std::get_if<traces::TraceFileSpec>(&config.workload.source)) return file->path;
+  if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config.workload.source)) return servegen->path;
+  return "";
+}
+
 Expected<json> input_digests(const std::vector<const configs::ScenarioConfig*>& configs) {
   json catalogs = json::object(), traces = json::object();
   for (const configs::ScenarioConfig* config : configs) {
@@ -65,9 +71,7 @@ Expected<json> input_digests(const std::vector<const configs::ScenarioConfig*>& 
       if (!digest) return digest.error();
       catalogs[catalog] = *digest;
     }
-    std::string trace;
-    if (const auto* file = std::get_if<traces::TraceFileSpec>(&config->workload.source)) trace = file->path;
-    if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config->workload.source)) trace = servegen->path;
+    const std::string trace = workload_file(*config);
     if (!trace.empty() && !traces.contains(trace)) {
       auto digest = digest_trace(trace);
       if (!digest) return digest.error();

@@ -14,6 +14,9 @@
 
 namespace meshsim::cli {
 
+// The trace file a config's workload reads ("" for a generator).
+std::string workload_file(const configs::ScenarioConfig& config);
+
 // {"catalogs": {"<catalog option or 'bundled'>": digest}, "traces": {"<path>": digest}}
 // for every catalog and trace file `configs` read (digests of their bytes, file names
 // relative to their folder, so a moved checkout still matches).

@@ -4,9 +4,9 @@
 #include <type_traits>
 
 #include "configs/config_file.hpp"
-#include "tools/cli/checked_json.hpp"
-#include "tools/cli/atomic_file.hpp"
 #include "sim/script/script_args.hpp"
+#include "tools/cli/atomic_file.hpp"
+#include "tools/cli/checked_json.hpp"
 #include "traces/json_text.hpp"
 
 namespace meshsim::scheduler {
@@ -297,7 +297,8 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
     if (j.contains("kept_placement_groups")) state.kept_pgs = j.at("kept_placement_groups");
     return state;
   } catch (const UnfitNumber& e) {
-    return Error{path + ": " + json_path_of(j, e.node) + ": " + e.what()};
+    const std::string key = json_path_of(j, e.node);
+    return Error{path + ": " + (key.empty() ? "" : key + ": ") + e.what()};
   } catch (const std::exception& e) {
     return Error{path + ": not a meshsim state file: " + e.what()};
   }

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
-#include <variant>
 
 #include "configs/config_file.hpp"
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/run_inputs.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -156,10 +156,7 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
         plan.override_keys.push_back(o.path);
       }
     }
-    std::string source;
-    if (const auto* file = std::get_if<traces::TraceFileSpec>(&config->workload.source)) source = file->path;
-    if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config->workload.source)) source = servegen->path;
-    if (inputs_seen.insert(config->catalog.value_or("") + '\n' + source).second) {
+    if (inputs_seen.insert(config->catalog.value_or("") + '\n' + workload_file(*config)).second) {
       plan.distinct_inputs.push_back(std::move(*config));
     }
   }
