@@ -34,6 +34,8 @@ cat > build-fuzz/corpus/state/summary <<'SUMMARY'
  "latency_s": {"ttft": {"p50": 1, "p99": 2}, "tbt": {"p50": 1, "p99": 2}, "e2e": {"p50": 1, "p99": 2}},
  "throughput": {"completed_per_s": 1}, "cost": {"gpu_hours": 1, "usd": 2}, "scaling": {"mean_instances": 2}}
 SUMMARY
+# A scheduler state file (R1 mid-run, cut to fit -max_len), written by meshsim itself.
+cp tests/fuzz/seeds/scheduler_state.json build-fuzz/corpus/state/scheduler
 printf '\x0a\x00\x00\x00\x00\x00\x00\xf8\x3f\x02\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00' > build-fuzz/corpus/env/seed
 failed=()
 declare -A corpus_of=([csv_trace_fuzz]=csv [jsonl_trace_fuzz]=jsonl [config_fuzz]=config [scenario_fuzz]=scenario

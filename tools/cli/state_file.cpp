@@ -29,11 +29,21 @@ void to_json(json& j, const ResourceVector& r) {
   j = {{"cpu_milli", r.cpu_milli()}, {"memory_milli", r.memory_milli()}, {"gpu_milli", r.gpu_milli()},
        {"custom_milli", r.custom_milli_all()}};
 }
+// One amount in milli-units, within what ResourceVector::of accepts ([0, kMaxAmount]
+// units), so that it converts back to the same milli-units.
+double amount_at(const StateJson& j) {
+  constexpr auto kMaxMilli = static_cast<std::int64_t>(ResourceVector::kMaxAmount * 1000);
+  const auto milli = j.get<std::int64_t>();
+  if (milli < 0 || milli > kMaxMilli) {
+    throw cli::UnfitNumber(&j, "expected milli-units in [0, " + std::to_string(kMaxMilli) + "], got " + j.dump());
+  }
+  return static_cast<double>(milli) / 1000.0;
+}
 void from_json(const StateJson& j, ResourceVector& r) {
-  r = ResourceVector::of(j.at("cpu_milli").get<std::int64_t>() / 1000.0, j.at("memory_milli").get<std::int64_t>() / 1000.0,
-                         j.at("gpu_milli").get<std::int64_t>() / 1000.0);
-  for (const auto& [name, milli] : j.at("custom_milli").get<std::vector<std::pair<std::string, std::int64_t>>>()) {
-    r.with_custom(name, static_cast<double>(milli) / 1000.0);
+  r = ResourceVector::of(amount_at(j.at("cpu_milli")), amount_at(j.at("memory_milli")), amount_at(j.at("gpu_milli")));
+  for (const auto& entry : j.at("custom_milli")) {
+    if (!entry.is_array() || entry.size() != 2) throw std::invalid_argument("custom_milli: expected [name, milli] pairs");
+    r.with_custom(entry.at(0).get<std::string>(), amount_at(entry.at(1)));
   }
 }
 
@@ -232,7 +242,7 @@ namespace {
 constexpr int kStateFormat = 1;
 }
 
-Status write_state_file(const std::string& path, const sch::SchedulerState& state) {
+std::string state_file_text(const sch::SchedulerState& state) {
   json nodes = json::array();
   for (const auto& [spec, node_state] : state.agents.cluster.nodes) {
     nodes.push_back({{"spec", spec}, {"state", sch::kNodeStateNames.name(node_state)}});
@@ -254,18 +264,26 @@ Status write_state_file(const std::string& path, const sch::SchedulerState& stat
                   {"stats", state.stats},
                   {"last_evaluation_reasons", reasons},
                   {"kept_placement_groups", state.kept_pgs}};
+  return j.dump(1) + "\n";
+}
+
+Status write_state_file(const std::string& path, const sch::SchedulerState& state) {
   AtomicFile file(path);
   if (!file.is_open()) return Error{path + ": cannot write the state file"};
-  file.stream() << j.dump(1) << "\n";
+  file.stream() << state_file_text(state);
   return file.commit();
 }
 
 Expected<sch::SchedulerState> read_state_file(const std::string& path) {
   const auto text = configs::read_config_text(path, "state file");
   if (!text) return text.error();
+  return parse_state_file(*text, path);
+}
+
+Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std::string& path) {
   sch::StateJson j;
   try {
-    j = traces::parse_json_as<sch::StateJson>(*text);
+    j = traces::parse_json_as<sch::StateJson>(text);
     if (j.at("format") != kStateFormat) {
       return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "scheduler/scheduler.hpp"
 #include "sim/engine/expected.hpp"
@@ -13,6 +14,9 @@ namespace meshsim::cli {
 // one that saved it. Written atomically (temporary file, then rename).
 Status write_state_file(const std::string& path, const scheduler::SchedulerState& state);
 Expected<scheduler::SchedulerState> read_state_file(const std::string& path);
+// The same without the file: the text written, and the text read (errors name `path`).
+std::string state_file_text(const scheduler::SchedulerState& state);
+Expected<scheduler::SchedulerState> parse_state_file(std::string_view text, const std::string& path);
 
 // A scenario script's save_state and load_state on these files.
 class StateFiles final : public script::StateStore {
