@@ -165,8 +165,8 @@ class SweepRunner {
       const auto o = std::find_if(run.overrides.begin(), run.overrides.end(), [&](const auto& x) { return x.path == key; });
       row += "," + (o == run.overrides.end() ? std::string() : cell(o->value));
     }
-    row += "," + csv_field(run.trace.value_or("")) + "," + (config ? std::to_string(config->seed) : std::string()) + "," +
-           csv_field(status);
+    const std::string seed = config ? std::to_string(config->seed) : std::string();
+    row += "," + csv_field(run.trace ? run.trace->path : "") + "," + seed + "," + csv_field(status);
     for (const auto& [column, path] : kMetrics) {
       const json::json_pointer pointer(path);
       row += "," + (summary.contains(pointer) ? cell(summary[pointer]) : std::string());

@@ -31,11 +31,11 @@ Expected<json> list_of(const json& grid, const std::string& file, const char* ke
 }  // namespace
 
 SweepRun SweepPlan::run(std::size_t index) const {
-  SweepRun run{index, {}, {}};
+  SweepRun run{index, {}, {}, seeds_[index % seeds_.size()]};
   // The index in mixed radix, fastest first: seed, trace, the grid's keys last to first,
   // then the list entry.
   std::size_t rest = index / seeds_.size();
-  const std::size_t trace = rest % traces_.size();
+  run.trace = traces_[rest % traces_.size()];
   rest /= traces_.size();
   std::vector<const nlohmann::json*> values(axes_.size());
   for (std::size_t a = axes_.size(); a-- > 0;) {
@@ -44,7 +44,6 @@ SweepRun SweepPlan::run(std::size_t index) const {
   }
   run.overrides = sets_[rest];
   for (std::size_t a = 0; a < axes_.size(); ++a) run.overrides.push_back({axes_[a].first, *values[a]});
-  if (traces_[trace]) run.trace = traces_[trace]->path;
   return run;
 }
 
@@ -58,9 +57,8 @@ Expected<configs::ScenarioConfig> SweepPlan::config_of(const SweepRun& run) cons
   }
   auto config = configs::parse_scenario(tree, config_path);
   if (!config) return Error{where + config.error().message};
-  const std::size_t trace = run.index / seeds_.size() % traces_.size();
-  if (traces_[trace]) config->workload.source = *traces_[trace];
-  if (const auto& seed = seeds_[run.index % seeds_.size()]) config->seed = *seed;
+  if (run.trace) config->workload.source = *run.trace;
+  if (run.seed) config->seed = *run.seed;
   if (catalog_) config->catalog = *catalog_;
   return config;
 }

@@ -25,8 +25,9 @@ inline constexpr std::size_t kMaxSweepRuns = 50'000;
 
 struct SweepRun {
   std::size_t index = 0;
-  std::vector<configs::Override> overrides;  // the list entry's, then the grid's
-  std::optional<std::string> trace;          // none: the config's workload
+  std::vector<configs::Override> overrides;    // the list entry's, then the grid's
+  std::optional<traces::TraceFileSpec> trace;  // none: the config's workload
+  std::optional<std::uint64_t> seed;           // none: the config's seed
 };
 
 class SweepPlan {
