@@ -19,6 +19,14 @@ namespace {
 constexpr const char* kHeader = "iteration,slo_attainment,gpu_hours,mean_instances,actions_per_hour,reward,best";
 constexpr const char* kBaselineHeader = "policy,size,slo_attainment,gpu_hours,mean_instances,actions_per_hour,reward";
 
+// A play's figures as both CSVs write them: slo_attainment ... reward.
+std::string figures(const rl::Outcome& o) {
+  char cells[160];
+  std::snprintf(cells, sizeof cells, "%.6f,%.6f,%.4f,%.3f,%.6f", o.slo_attainment, o.gpu_hours, o.mean_instances,
+                o.actions_per_hour, o.reward);
+  return cells;
+}
+
 }  // namespace
 
 CheckpointSelector::CheckpointSelector(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
@@ -71,24 +79,25 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const c
 // The tuned static size held on the validation spans: the level a checkpoint must beat
 // (the plot of the learning curve draws it).
 Status CheckpointSelector::play_baseline() {
-  // Pooled over the same plays as a checkpoint's (every span at every delay), so that
-  // GPU-hours compare; a static size never scales, so the delay changes nothing else.
+  // A static size never scales, so the delay changes nothing but the pooling, which is
+  // a checkpoint's: GPU-hours compare.
+  baseline_ = play_spans([&](std::size_t) {
+    return rl::Contender{"static", static_cast<double>(start_), config_, false, nullptr};
+  });
+  if (!baseline_.error.empty()) return Error{"validation of the tuned static size: " + baseline_.error};
+  AtomicFile csv((dir_ / "validation_baseline.csv").string());
+  csv.stream() << kBaselineHeader << "\nstatic," << start_ << ',' << figures(baseline_) << '\n';
+  return csv.commit();
+}
+
+rl::Outcome CheckpointSelector::play_spans(const std::function<rl::Contender(std::size_t)>& contender) const {
   std::vector<rl::Outcome> plays(windows_.size() * delays_.size());
   engine::ThreadPool pool(0);
   pool.for_each(plays.size(), [&](std::size_t i) {
-    const rl::Contender contender{"static", static_cast<double>(start_), config_, false, nullptr};
-    plays[i] = rl::play(contender, catalog_, workload_, windows_[i % windows_.size()], delays_[i / windows_.size()],
+    plays[i] = rl::play(contender(i), catalog_, workload_, windows_[i % windows_.size()], delays_[i / windows_.size()],
                         start_, config_.seed);
   });
-  baseline_ = rl::pooled(plays);
-  if (!baseline_.error.empty()) return Error{"validation of the tuned static size: " + baseline_.error};
-  AtomicFile csv((dir_ / "validation_baseline.csv").string());
-  char line[200];
-  std::snprintf(line, sizeof line, "%s\nstatic,%" PRIu32 ",%.6f,%.6f,%.4f,%.3f,%.6f\n", kBaselineHeader, start_,
-                baseline_.slo_attainment, baseline_.gpu_hours, baseline_.mean_instances, baseline_.actions_per_hour,
-                baseline_.reward);
-  csv.stream() << line;
-  return csv.commit();
+  return rl::pooled(plays);
 }
 
 std::string CheckpointSelector::baseline_summary() const {
@@ -111,14 +120,9 @@ Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, s
     rl::PolicyRunner* r = runner.get();
     actors.push_back([r](std::span<const float> obs, std::span<float> action) { r->act(obs, action); });
   }
-  std::vector<rl::Outcome> plays(actors.size());
-  engine::ThreadPool pool(0);
-  pool.for_each(plays.size(), [&](std::size_t i) {
-    const rl::Contender contender{"ppo", rl::kNoParameter, config_, false, &actors[i]};
-    plays[i] = rl::play(contender, catalog_, workload_, windows_[i % windows_.size()], delays_[i / windows_.size()],
-                        start_, config_.seed);
-  });
-  Row row{iteration, rl::pooled(plays)};
+  Row row{iteration, play_spans([&](std::size_t i) {
+            return rl::Contender{"ppo", rl::kNoParameter, config_, false, &actors[i]};
+          })};
   if (!row.outcome.error.empty()) return Error{"validation of " + checkpoint.string() + ": " + row.outcome.error};
   rows_.push_back(row);
   std::vector<rl::Outcome> all;
@@ -143,11 +147,8 @@ Status CheckpointSelector::write_csv() const {
   AtomicFile csv((dir_ / "validation.csv").string());
   csv.stream() << kHeader << '\n';
   for (std::size_t i = 0; i < rows_.size(); ++i) {
-    const rl::Outcome& o = rows_[i].outcome;
-    char line[200];
-    std::snprintf(line, sizeof line, "%" PRIu32 ",%.6f,%.6f,%.4f,%.3f,%.6f,%d\n", rows_[i].iteration, o.slo_attainment,
-                  o.gpu_hours, o.mean_instances, o.actions_per_hour, o.reward, static_cast<int>(i) == best_ ? 1 : 0);
-    csv.stream() << line;
+    const int best = static_cast<int>(i) == best_ ? 1 : 0;
+    csv.stream() << rows_[i].iteration << ',' << figures(rows_[i].outcome) << ',' << best << '\n';
   }
   return csv.commit();
 }

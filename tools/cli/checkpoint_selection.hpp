@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,8 @@ class CheckpointSelector {
                      traces::SharedWorkload workload, std::filesystem::path dir);
   Status write_csv() const;
   Status play_baseline();
+  // Every validation span at every delay, contender(i) playing play i, pooled.
+  rl::Outcome play_spans(const std::function<rl::Contender(std::size_t)>& contender) const;
 
   const configs::ScenarioConfig& config_;
   const configs::Catalog& catalog_;
