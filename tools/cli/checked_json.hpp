@@ -67,28 +67,26 @@ struct CheckedSerializer<T, std::enable_if_t<std::is_floating_point_v<T>>> : nlo
 using CheckedJson = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t, std::uint64_t,
                                          double, std::allocator, CheckedSerializer>;
 
-// Where `node` sits under `root`, as "stats.lost_tasks" or "tasks[3].seq"; "" when it
-// is not in the tree. Walks the whole tree: for error messages only.
+// Where `node` sits under `root`, as "stats.lost_tasks" or "tasks[3].seq" ("" for the
+// root itself); none when it is not in the tree. Walks the whole tree: for error messages.
 template <typename Json>
-std::string json_path_of(const Json& root, const void* node) {
+std::optional<std::string> json_path_of(const Json& root, const void* node) {
   if (&root == node) return "";
-  auto found = [&](const Json& child, const std::string& step) -> std::optional<std::string> {
-    if (&child == node) return step;
-    if (auto below = json_path_of(child, node); !below.empty()) {
-      return step + (below.front() == '[' ? "" : ".") + below;
-    }
-    return std::nullopt;
+  const auto under = [&](const Json& child, const std::string& step) -> std::optional<std::string> {
+    auto rest = json_path_of(child, node);
+    if (!rest) return std::nullopt;
+    return step + (rest->empty() || rest->front() == '[' ? "" : ".") + *rest;
   };
   if (root.is_object()) {
     for (auto it = root.begin(); it != root.end(); ++it) {
-      if (auto path = found(*it, it.key())) return *path;
+      if (auto path = under(*it, it.key())) return path;
     }
   } else if (root.is_array()) {
     for (std::size_t i = 0; i < root.size(); ++i) {
-      if (auto path = found(root[i], "[" + std::to_string(i) + "]")) return *path;
+      if (auto path = under(root[i], "[" + std::to_string(i) + "]")) return path;
     }
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace meshsim::cli

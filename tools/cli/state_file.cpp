@@ -42,7 +42,9 @@ double amount_at(const StateJson& j) {
 void from_json(const StateJson& j, ResourceVector& r) {
   r = ResourceVector::of(amount_at(j.at("cpu_milli")), amount_at(j.at("memory_milli")), amount_at(j.at("gpu_milli")));
   for (const auto& entry : j.at("custom_milli")) {
-    if (!entry.is_array() || entry.size() != 2) throw std::invalid_argument("custom_milli: expected [name, milli] pairs");
+    if (!entry.is_array() || entry.size() != 2) {
+      throw std::invalid_argument("custom_milli: expected [name, milli] pairs");
+    }
     r.with_custom(entry.at(0).get<std::string>(), amount_at(entry.at(1)));
   }
 }
@@ -315,8 +317,8 @@ Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std:
     if (j.contains("kept_placement_groups")) state.kept_pgs = j.at("kept_placement_groups");
     return state;
   } catch (const UnfitNumber& e) {
-    const std::string key = json_path_of(j, e.node);
-    return Error{path + ": " + (key.empty() ? "" : key + ": ") + e.what()};
+    const auto key = json_path_of(j, e.node);
+    return Error{path + ": " + (key && !key->empty() ? *key + ": " : "") + e.what()};
   } catch (const std::exception& e) {
     return Error{path + ": not a meshsim state file: " + e.what()};
   }
