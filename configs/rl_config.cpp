@@ -97,6 +97,7 @@ void parse_ppo(ObjectReader& parent, PpoSpec& ppo) {
   reader.read("observation_clip", ppo.observation_clip, "a number > 0", positive);
   reader.read("reward_clip", ppo.reward_clip, "a number > 0", positive);
   reader.read("checkpoint_every", ppo.checkpoint_every, "an integer >= 0", [](std::uint64_t) { return true; });
+  reader.read_optional("seed", ppo.seed, "an integer in [0, 2^64)", [](std::uint64_t) { return true; });
   reader.read("threads", ppo.threads, "an integer in [0, 1024] (0: one per hardware thread)",
               [](std::uint64_t v) { return v <= 1024; });
   if (ppo.minibatches > static_cast<std::uint64_t>(ppo.num_envs) * ppo.rollout_steps) {
@@ -127,7 +128,8 @@ nlohmann::json ppo_to_json(const PpoSpec& ppo) {
                         {"observation_clip", ppo.observation_clip},
                         {"reward_clip", ppo.reward_clip},
                         {"checkpoint_every", ppo.checkpoint_every},
-                        {"threads", ppo.threads}};
+                        {"threads", ppo.threads},
+                        {"seed", ppo.seed ? nlohmann::json(*ppo.seed) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace

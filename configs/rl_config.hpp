@@ -61,6 +61,11 @@ struct PpoSpec {
   double observation_clip = 10.0;
   double reward_clip = 10.0;
   std::uint32_t checkpoint_every = 50;  // iterations between checkpoints (0: only at the end)
+  // The training's own seed (the policy's initialisation, episode draws, sampling): `meshsim
+  // train --seed` sets it, so the scenario's seed, which draws a synthetic workload, stays
+  // the recipe's and every seed's policy trains and is judged on the same load. Unset: the
+  // scenario's seed.
+  std::optional<std::uint64_t> seed;
   unsigned threads = 0;                 // environment threads (0: one per hardware thread)
 };
 

@@ -59,13 +59,21 @@ def main():
         front = sorted((r for r in plays if r["role"] == "hindsight"), key=lambda r: float(r["gpu_hours"]))
         ax.plot([float(r["gpu_hours"]) for r in front], [miss(r) for r in front], marker=".", color="0.6",
                 label="static sizes (hindsight)")
+        # Target tracking's grids and the right-sizing bound, each a front.
+        for policy in dict.fromkeys(r["policy"] for r in plays if r["role"] in ("front", "bound")):
+            pts = sorted((r for r in plays if r["policy"] == policy and r["role"] in ("front", "bound")),
+                         key=lambda r: float(r["gpu_hours"]))
+            bound = pts[0]["role"] == "bound"
+            ax.plot([float(r["gpu_hours"]) for r in pts], [miss(r) for r in pts], marker=".",
+                    linestyle="-" if bound else ":", linewidth=1.5 if bound else 0.8,
+                    label=policy.replace("_", " ") + (" (right-sizing optimum)" if bound else " (grid on this window)"))
         markers = "sD^v<>ph"
         for i, r in enumerate(r for r in plays if r["role"] == "tuned"):
             ax.plot(float(r["gpu_hours"]), miss(r), marker=markers[i % len(markers)], linestyle="",
                     label=f"{r['policy']} {r['parameter']} (tuned)")
         for r in plays:
             if r["role"] == "oracle":
-                ax.plot(float(r["gpu_hours"]), miss(r), marker="*", markersize=12, linestyle="", label="oracle (bound)")
+                ax.plot(float(r["gpu_hours"]), miss(r), marker="*", markersize=12, linestyle="", label="oracle (heuristic)")
             if r["role"] == "policy":
                 ax.plot(float(r["gpu_hours"]), miss(r), marker="P", markersize=11, linestyle="", label=r["policy"])
         target = 1 - float(plays[0]["slo_target"]) if "slo_target" in plays[0] else None

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "rl/env/scaling_env.hpp"
 #include "sim/engine/number_text.hpp"
@@ -28,6 +29,12 @@ std::vector<EvalWindow> span_windows(const std::vector<configs::TimeSpan>& spans
     windows.push_back(EvalWindow{name + " " + std::to_string(i + 1), spans[i].from_s, spans[i].length_s(), 1.0});
   }
   return windows;
+}
+
+std::vector<double> trained_delays(const configs::ScenarioConfig& config) {
+  std::vector<double> delays = config.rl ? config.rl->scale_up_delays_s : std::vector<double>{};
+  if (delays.empty()) delays.push_back(config.scaling.manager.scale_up_delay.seconds());
+  return delays;
 }
 
 std::string check_held_out(const configs::RlSpec& spec, const EvalWindow& window) {
@@ -77,6 +84,8 @@ Outcome play(const Contender& contender, const configs::Catalog& catalog, const 
   const std::uint64_t missed_in_flight =
       e.run().replay().serving().awaiting_first_token(e.run().now() - config.replay.slo.ttft).arrived_before;
   o.left = metrics.counts().completed + metrics.counts().dropped + missed_in_flight;
+  o.arrived = metrics.counts().arrived;
+  o.completed = metrics.counts().completed;
   o.slo_met = metrics.slo_met();
   o.slo_attainment = o.left == 0 ? 0.0 : static_cast<double>(o.slo_met) / static_cast<double>(o.left);
   const auto ttft = metrics.ttft(), tbt = metrics.tbt();
@@ -84,6 +93,7 @@ Outcome play(const Contender& contender, const configs::Catalog& catalog, const 
   o.ttft_p99 = ttft.p99;
   o.tbt_p50 = tbt.p50;
   o.tbt_p99 = tbt.p99;
+  o.e2e_p50 = metrics.e2e().p50;
   o.mean_instances = instance_sum / static_cast<double>(o.instances.size());
   const auto& counts = e.run().scaling()->manager().counts();
   o.scale_ups = counts.scale_ups;
@@ -171,6 +181,8 @@ Outcome pooled(const std::vector<Outcome>& plays) {
     }
     all.left += o.left;
     all.slo_met += o.slo_met;
+    all.arrived += o.arrived;
+    all.completed += o.completed;
     all.gpu_hours += o.gpu_hours;
     all.reward += o.reward;
     all.hours += o.hours;
@@ -237,16 +249,16 @@ BaselineFamily oracle_bound(const BaselineGrids& grids) {
           }};
 }
 
-std::optional<double> static_front_gpu_hours(const std::vector<Outcome>& statics, double slo) {
+std::optional<double> front_gpu_hours(const std::vector<Outcome>& plays, double slo) {
   std::vector<std::pair<double, double>> front;  // (GPU-hours, SLO attainment), by GPU-hours
-  for (const Outcome& o : statics) {
+  for (const Outcome& o : plays) {
     if (o.error.empty()) front.emplace_back(o.gpu_hours, o.slo_attainment);
   }
   if (front.empty()) return std::nullopt;
   std::sort(front.begin(), front.end());
   for (std::size_t i = 1; i < front.size(); ++i) front[i].second = std::max(front[i].second, front[i - 1].second);
   if (slo <= front.front().second) return front.front().first;
-  // Log miss rate, floored so a perfect size stays finite.
+  // Log miss rate, floored so a perfect play stays finite.
   const auto log_miss = [](double attainment) { return std::log(std::max(1e-9, 1.0 - attainment)); };
   for (std::size_t i = 1; i < front.size(); ++i) {
     const auto [g0, s0] = front[i - 1];
@@ -260,33 +272,43 @@ std::optional<double> static_front_gpu_hours(const std::vector<Outcome>& statics
 }
 
 Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
-              const Outcome* oracle, double slo_target) {
+              const Fronts& fronts, double slo_target) {
   Verdict v;
-  std::vector<Outcome> tracking;
-  std::vector<int> tracking_index;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
     const Outcome& o = tuned[i];
     if (!o.error.empty()) continue;
-    if (o.slo_attainment >= policy.slo_attainment &&
-        (v.rival < 0 || o.gpu_hours < tuned[static_cast<std::size_t>(v.rival)].gpu_hours)) {
-      v.rival = static_cast<int>(i);
-    }
-    if (o.policy.starts_with("target_tracking")) {
-      tracking.push_back(o);
-      tracking_index.push_back(static_cast<int>(i));
-    }
+    const auto cheaper_than = [&](int other) { return other < 0 || o.gpu_hours < tuned[static_cast<std::size_t>(other)].gpu_hours; };
+    if (o.slo_attainment >= policy.slo_attainment && cheaper_than(v.rival)) v.rival = static_cast<int>(i);
+    if (o.slo_attainment >= slo_target && cheaper_than(v.cheapest_meeting)) v.cheapest_meeting = static_cast<int>(i);
   }
   const auto saving = [&](double other) { return 1.0 - policy.gpu_hours / other; };
   if (v.rival >= 0) v.saving_vs_rival = saving(tuned[static_cast<std::size_t>(v.rival)].gpu_hours);
-  v.front_gpu_hours = static_front_gpu_hours(statics, policy.slo_attainment);
-  if (v.front_gpu_hours) v.saving_vs_front = saving(*v.front_gpu_hours);
-  if (const int best = pick(tracking, slo_target); best >= 0) {
-    v.tracking = tracking_index[static_cast<std::size_t>(best)];
-    const double gap = tuned[static_cast<std::size_t>(v.tracking)].gpu_hours - (oracle ? oracle->gpu_hours : 0.0);
-    if (oracle != nullptr && oracle->error.empty() && gap > 0) {
-      v.gap_closed = (tuned[static_cast<std::size_t>(v.tracking)].gpu_hours - policy.gpu_hours) / gap;
-    }
+  if (v.cheapest_meeting >= 0) {
+    v.cost_ratio = policy.gpu_hours / tuned[static_cast<std::size_t>(v.cheapest_meeting)].gpu_hours;
   }
+  v.front_gpu_hours = front_gpu_hours(statics, policy.slo_attainment);
+  if (v.front_gpu_hours) v.saving_vs_front = saving(*v.front_gpu_hours);
+  // One front per target tracking metric; the cheapest at the policy's SLO.
+  std::vector<std::string> metrics;
+  for (const Outcome& o : fronts.tracking) {
+    if (std::find(metrics.begin(), metrics.end(), o.policy) == metrics.end()) metrics.push_back(o.policy);
+  }
+  for (const std::string& metric : metrics) {
+    std::vector<Outcome> family;
+    std::copy_if(fronts.tracking.begin(), fronts.tracking.end(), std::back_inserter(family),
+                 [&](const Outcome& o) { return o.policy == metric; });
+    const auto at = front_gpu_hours(family, policy.slo_attainment);
+    if (at && (!v.tracking_front_gpu_hours || *at < *v.tracking_front_gpu_hours)) v.tracking_front_gpu_hours = at;
+  }
+  if (v.tracking_front_gpu_hours) v.saving_vs_tracking_front = saving(*v.tracking_front_gpu_hours);
+  v.bound_gpu_hours = front_gpu_hours(fronts.bound_hindsight, policy.slo_attainment);
+  v.bound_smoothed_gpu_hours = front_gpu_hours(fronts.bound_smoothed, policy.slo_attainment);
+  const auto closed = [&](const std::optional<double>& bound) -> std::optional<double> {
+    if (!bound || !v.tracking_front_gpu_hours || !(*v.tracking_front_gpu_hours > *bound)) return std::nullopt;
+    return (*v.tracking_front_gpu_hours - policy.gpu_hours) / (*v.tracking_front_gpu_hours - *bound);
+  };
+  v.gap_closed = closed(v.bound_gpu_hours);
+  v.gap_closed_smoothed = closed(v.bound_smoothed_gpu_hours);
   return v;
 }
 

@@ -37,6 +37,9 @@ struct EvalWindow {
 std::vector<EvalWindow> tuning_windows(const configs::RlSpec& spec, double workload_span_s);
 // One window per span, labelled "<name> 1", "<name> 2", ...
 std::vector<EvalWindow> span_windows(const std::vector<configs::TimeSpan>& spans, const std::string& name);
+// The scale-up delays a recipe trains at (rl.scale_up_delays_s), else the scenario's one:
+// what checkpoints are chosen on and policies judged at by default.
+std::vector<double> trained_delays(const configs::ScenarioConfig& config);
 // Empty when `window` may be judged on; else why not: it replays workload time the
 // training windows cover.
 std::string check_held_out(const configs::RlSpec& spec, const EvalWindow& window);
@@ -63,7 +66,8 @@ struct Outcome {
   std::string error;  // the play failed: nothing else is set
   std::uint32_t start_instances = 0;
   std::uint64_t left = 0, slo_met = 0;  // requests that left the system, and those meeting the SLO
-  double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0;
+  std::uint64_t arrived = 0, completed = 0;
+  double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0, e2e_p50 = 0;
   double gpu_hours = 0, mean_instances = 0, reward = 0, actions_per_hour = 0, hours = 0;
   std::uint64_t scale_ups = 0, scale_downs = 0;
   std::vector<double> instances;  // mean per decision interval
@@ -128,34 +132,55 @@ struct BaselineGrids {
   // parameter, so the bound is the cheapest oracle reaching the SLO target (at a fixed
   // 0.8 it reached only 96% on ServeGen's days and bounded nothing at 99%).
   std::vector<double> oracle_utilisations = {0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+  // The right-sizing bound's utilisations of the measured capacity, swept into its front.
+  std::vector<double> bound_utilisations = {0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 1.0};
 };
 // The adaptive baselines: elastic over its capacity per worker (up to the scaling limit's
 // workers), target tracking on KV use, requests per instance, arrival rate and token
 // rate per instance.
 std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids);
-// The oracle (a bound, not a baseline) over its target utilisation.
+// The oracle (a heuristic: instant scaling with the load ahead known, sized by a
+// utilisation of the performance model's estimate; not a baseline) over its utilisation.
 BaselineFamily oracle_bound(const BaselineGrids& grids);
 
-// The hindsight static front at SLO attainment `slo`: the GPU-hours of the static sizes
-// (`statics`, any order), made monotone (a larger size never counts as worse), and
-// interpolated linearly in log miss rate between the two sizes around `slo`; the
-// smallest size's when `slo` is below it; unset above the largest size's attainment.
-std::optional<double> static_front_gpu_hours(const std::vector<Outcome>& statics, double slo);
+// A front's GPU-hours at SLO attainment `slo`: the plays' (any order; failed ones left
+// out), made monotone (more GPU-hours never count as worse), interpolated linearly in log
+// miss rate between the two plays around `slo`; the cheapest play's when `slo` is below
+// it; unset above the best play's attainment. The hindsight static sizes, a target
+// tracking's grid played on the window and the right-sizing bound's utilisations are
+// each such a front.
+std::optional<double> front_gpu_hours(const std::vector<Outcome>& plays, double slo);
+
+// The fronts a policy is read against on one window: every target tracking parameter
+// played there (policies starting with "target_tracking", one front per policy), and the
+// right-sizing bound in its two forms (rl/env/bound_plays.hpp); any may be empty.
+struct Fronts {
+  std::vector<Outcome> tracking, bound_hindsight, bound_smoothed;
+};
 
 // How a policy's play on one window compares (GPU-hour savings are 1 - policy / other:
 // positive when the policy uses fewer).
 struct Verdict {
   int rival = -1;  // the cheapest tuned baseline with at least the policy's SLO attainment (-1: none)
   std::optional<double> saving_vs_rival;
+  // The cheapest tuned baseline meeting the SLO target on the window (-1: none), and the
+  // policy's GPU-hours as a multiple of its.
+  int cheapest_meeting = -1;
+  std::optional<double> cost_ratio;
   std::optional<double> front_gpu_hours;  // the hindsight static front at the policy's SLO attainment
   std::optional<double> saving_vs_front;
-  int tracking = -1;  // the tuned target tracking the protocol's criterion picks on the window
-  // (tracking - policy) / (tracking - oracle) in GPU-hours, when the oracle is cheaper.
-  std::optional<double> gap_closed;
+  // The cheapest target tracking front at the policy's SLO attainment ("equal SLO" read
+  // off the grid played on the window, not one tuned value), and the saving against it.
+  std::optional<double> tracking_front_gpu_hours;
+  std::optional<double> saving_vs_tracking_front;
+  // The right-sizing bound's fronts at the policy's SLO attainment, and the share of the
+  // GPU-hour gap from the tracking front down to each that the policy closes (when the
+  // bound is cheaper): 1 at the bound, 0 at target tracking, negative above it.
+  std::optional<double> bound_gpu_hours, bound_smoothed_gpu_hours;
+  std::optional<double> gap_closed, gap_closed_smoothed;
 };
-// `tuned`: the tuned baselines' plays on the window (target tracking's policies start
-// with "target_tracking"); `statics`: every static size there; `oracle` may be null.
+// `tuned`: the tuned baselines' plays on the window; `statics`: every static size there.
 Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
-              const Outcome* oracle, double slo_target);
+              const Fronts& fronts, double slo_target);
 
 }  // namespace meshsim::rl

@@ -128,35 +128,63 @@ TEST(EvaluationTest, TheStaticFrontInterpolatesInLogMissRate) {
   // Sizes 1..4: misses 10%, 1%, 0.1%, and size 4 no better than 3 (made monotone).
   const std::vector<Outcome> statics = {outcome("static", 2, 0.99, 20), outcome("static", 1, 0.90, 10),
                                         outcome("static", 4, 0.998, 40), outcome("static", 3, 0.999, 30)};
-  EXPECT_DOUBLE_EQ(*static_front_gpu_hours(statics, 0.5), 10);   // below the smallest: its cost
-  EXPECT_DOUBLE_EQ(*static_front_gpu_hours(statics, 0.99), 20);  // on a size
+  EXPECT_DOUBLE_EQ(*front_gpu_hours(statics, 0.5), 10);   // below the smallest: its cost
+  EXPECT_DOUBLE_EQ(*front_gpu_hours(statics, 0.99), 20);  // on a size
   // 0.3162% misses is half-way between 1% and 0.1% in log space: half-way in GPU-hours.
-  EXPECT_NEAR(*static_front_gpu_hours(statics, 1 - std::sqrt(0.01 * 0.001)), 25, 1e-9);
-  EXPECT_DOUBLE_EQ(*static_front_gpu_hours(statics, 0.999), 30);
-  EXPECT_FALSE(static_front_gpu_hours(statics, 0.9995)) << "above every size";
-  EXPECT_FALSE(static_front_gpu_hours({}, 0.9));
+  EXPECT_NEAR(*front_gpu_hours(statics, 1 - std::sqrt(0.01 * 0.001)), 25, 1e-9);
+  EXPECT_DOUBLE_EQ(*front_gpu_hours(statics, 0.999), 30);
+  EXPECT_FALSE(front_gpu_hours(statics, 0.9995)) << "above every size";
+  EXPECT_FALSE(front_gpu_hours({}, 0.9));
 }
 
-TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesTheFrontAndTheOracle) {
+TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesAndEveryFront) {
   const Outcome policy = outcome("ppo", kNoParameter, 0.995, 40);
   const std::vector<Outcome> tuned = {outcome("static", 6, 0.996, 60), outcome("elastic", 32, 0.990, 45),
                                       outcome("target_tracking_rate", 2, 0.997, 50),
                                       outcome("target_tracking_requests", 16, 0.999, 55)};
   const std::vector<Outcome> statics = {outcome("static", 4, 0.99, 40), outcome("static", 5, 0.999, 50)};
-  const Outcome oracle = outcome("oracle", kNoParameter, 0.996, 30);
-  const Verdict v = judge(policy, tuned, statics, &oracle, 0.99);
+  Fronts fronts;
+  // Two target trackings' grids: requests' front reaches 99.5% at 44 GPU-h, rate's at 48.
+  fronts.tracking = {outcome("target_tracking_requests", 32, 0.99, 40), outcome("target_tracking_requests", 16, 0.999, 55),
+                     outcome("target_tracking_rate", 4, 0.98, 30), outcome("target_tracking_rate", 2, 0.995, 48)};
+  fronts.bound_hindsight = {outcome("bound_hindsight", 0.8, 0.995, 30)};
+  fronts.bound_smoothed = {outcome("bound_smoothed", 0.8, 0.995, 36)};
+  const Verdict v = judge(policy, tuned, statics, fronts, 0.99);
   EXPECT_EQ(v.rival, 2);  // the cheapest at 0.995 or better; elastic is cheaper but below
   EXPECT_DOUBLE_EQ(*v.saving_vs_rival, 1 - 40.0 / 50);
+  EXPECT_EQ(v.cheapest_meeting, 1);  // elastic meets the 99% target
+  EXPECT_DOUBLE_EQ(*v.cost_ratio, 40.0 / 45);
   // 0.5% misses between 1% (40 GPU-h) and 0.1% (50): log(2)/log(10) of the way.
-  EXPECT_NEAR(*v.front_gpu_hours, 40 + 10 * std::log(2.0) / std::log(10.0), 1e-9);
-  EXPECT_EQ(v.tracking, 2);  // both target trackings reach 99%: the cheaper
-  EXPECT_DOUBLE_EQ(*v.gap_closed, (50.0 - 40) / (50 - 30));
-  // Above every baseline: no rival.
-  const Verdict best = judge(outcome("ppo", kNoParameter, 0.9999, 70), tuned, statics, &oracle, 0.99);
+  const double between = std::log(2.0) / std::log(10.0);
+  EXPECT_NEAR(*v.front_gpu_hours, 40 + 10 * between, 1e-9);
+  EXPECT_NEAR(*v.tracking_front_gpu_hours, std::min(40 + 15 * between, 48.0), 1e-9);
+  EXPECT_DOUBLE_EQ(*v.bound_gpu_hours, 30);
+  EXPECT_DOUBLE_EQ(*v.bound_smoothed_gpu_hours, 36);
+  const double tracking = *v.tracking_front_gpu_hours;
+  EXPECT_NEAR(*v.gap_closed, (tracking - 40) / (tracking - 30), 1e-12);
+  EXPECT_NEAR(*v.gap_closed_smoothed, (tracking - 40) / (tracking - 36), 1e-12);
+
+  // Above every baseline and front: no rival, no front at its SLO; it costs more than the
+  // cheapest meeting the target, and says how many times.
+  const Verdict best = judge(outcome("ppo", kNoParameter, 0.9999, 90), tuned, statics, fronts, 0.99);
   EXPECT_EQ(best.rival, -1);
   EXPECT_FALSE(best.saving_vs_rival);
   EXPECT_FALSE(best.front_gpu_hours);
-  EXPECT_LT(*best.gap_closed, 0) << "more GPU-hours than target tracking";
+  EXPECT_FALSE(best.tracking_front_gpu_hours);
+  EXPECT_FALSE(best.gap_closed);
+  EXPECT_DOUBLE_EQ(*best.cost_ratio, 2.0);
+  // Nobody meets the target: no ratio.
+  EXPECT_FALSE(judge(policy, tuned, statics, fronts, 0.9999).cost_ratio);
+}
+
+TEST(EvaluationTest, PoliciesAreJudgedAtEveryDelayTheRecipeTrainsAt) {
+  configs::ScenarioConfig config = *configs::load_scenario(configs::default_training_path());
+  ASSERT_TRUE(config.rl);
+  config.rl->scale_up_delays_s = {10, 60, 180};
+  EXPECT_EQ(trained_delays(config), (std::vector<double>{10, 60, 180}));
+  config.rl->scale_up_delays_s.clear();
+  config.scaling.manager.scale_up_delay = SimTime::from_seconds(42);
+  EXPECT_EQ(trained_delays(config), (std::vector<double>{42}));
 }
 
 TEST(EvaluationTest, TheHindsightFrontIsCompleteOnceTwoSizesInARowGainAlmostNothing) {

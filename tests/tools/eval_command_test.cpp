@@ -146,6 +146,32 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
       EXPECT_NEAR(std::stod(verdict[0].at("rival_gpu_hours")), cheapest, 1e-5);
       EXPECT_NEAR(std::stod(verdict[0].at("saving_vs_rival")), 1 - std::stod(policy.at("gpu_hours")) / cheapest, 1e-4);
     }
+    // The honest verdict: the policy's GPU-hours as a multiple of the cheapest tuned
+    // baseline meeting the 99% target, whatever the policy's own SLO.
+    double cheapest_meeting = 1e300;
+    for (const Row& row : tuned_rows) {
+      if (std::stod(row.at("slo_attainment")) >= 0.99) cheapest_meeting = std::min(cheapest_meeting, std::stod(row.at("gpu_hours")));
+    }
+    if (cheapest_meeting < 1e300) {
+      const double ratio = std::stod(policy.at("gpu_hours")) / cheapest_meeting;
+      EXPECT_NEAR(std::stod(verdict[0].at("cost_ratio")), ratio, 1e-4);
+      EXPECT_NE(r.out.find(ratio > 1 ? "x the cheapest tuned baseline meeting the 99.00% target"
+                                     : " GPU-hours than the cheapest tuned baseline meeting the 99.00% target"),
+                std::string::npos)
+          << r.out;
+    } else {
+      EXPECT_EQ(verdict[0].at("cost_ratio"), "");
+    }
+    // Every target tracking parameter played on the window (a front per metric), and the
+    // right-sizing bound at every utilisation in both forms.
+    EXPECT_EQ(rows_where(here, "role", "front").size(), 4u);
+    const auto bound = rows_where(here, "role", "bound");
+    const std::size_t utilisations = rl::BaselineGrids{}.bound_utilisations.size();
+    EXPECT_EQ(rows_where(bound, "policy", "bound_hindsight").size(), utilisations);
+    EXPECT_EQ(rows_where(bound, "policy", "bound_smoothed").size(), utilisations);
+    // At a lower utilisation the bound holds more instances.
+    const auto hindsight = rows_where(bound, "policy", "bound_hindsight");
+    EXPECT_GE(std::stod(hindsight.front().at("gpu_hours")), std::stod(hindsight.back().at("gpu_hours")));
   }
   // Static GPU-hours are the size's: k instances x 4 GPUs x 600 s.
   for (const Row& row : rows_where(all, "policy", "static")) {

@@ -312,6 +312,31 @@ TEST(TrainCommandTest, TrainsOnARealTraceWithWindowsOverAllOfIt) {
   EXPECT_FALSE(std::filesystem::exists(options.out_dir + "/validation.csv"));
 }
 
+// The training's seed varies the policy, never the load: two seeds keep the recipe's
+// scenario seed (which draws the synthetic workload every play and evaluation replays)
+// and record their own as rl.ppo.seed.
+TEST(TrainCommandTest, TheSeedIsTheTrainingsAndTheWorkloadStaysTheRecipes) {
+  const std::string recipe = scenario_in_fresh_dir("train_seeds_cfg", "recipe.json", small_recipe()).string();
+  std::vector<nlohmann::json> configs;
+  std::vector<std::string> curves;
+  for (const char* seed : {"3", "4"}) {
+    TrainCommandOptions options;
+    options.config_path = recipe;
+    options.out_dir = fresh_dir(std::string("train_seed_") + seed).string();
+    options.seed = seed;
+    options.plot = false;
+    options.quiet = true;
+    ASSERT_EQ(train(options).code, kExitOk);
+    configs.push_back(nlohmann::json::parse(slurp(options.out_dir + "/config.json")));
+    curves.push_back(deterministic_columns(slurp(options.out_dir + "/learning_curve.csv")));
+    EXPECT_EQ(configs.back()["rl"]["ppo"]["seed"], std::stoull(seed));
+  }
+  EXPECT_EQ(configs[0]["seed"], nlohmann::json::parse(slurp(recipe))["seed"]);
+  EXPECT_EQ(configs[0]["seed"], configs[1]["seed"]);
+  EXPECT_EQ(configs[0]["workload"], configs[1]["workload"]);
+  EXPECT_NE(curves[0], curves[1]) << "the seed still changes the training";
+}
+
 TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {
   TrainCommandOptions options;
   options.config_path = scenario_in_fresh_dir("train_bad_cfg", "recipe.json", small_recipe()).string();

@@ -41,8 +41,7 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const c
   if (spec.validation.empty()) return std::unique_ptr<CheckpointSelector>();
   std::unique_ptr<CheckpointSelector> s(new CheckpointSelector(config, catalog, workload, std::move(dir)));
   s->windows_ = rl::span_windows(spec.validation, "validation");
-  s->delays_ = spec.scale_up_delays_s;
-  if (s->delays_.empty()) s->delays_.push_back(config.scaling.manager.scale_up_delay.seconds());
+  s->delays_ = rl::trained_delays(config);
   // Where every adaptive policy starts: the static size tuned on the training windows.
   engine::ThreadPool pool(0);
   const auto tuned = rl::tune_static_size(config, catalog, workload, config.scaling.manager.max_total_instances, pool);

@@ -1,6 +1,7 @@
 #include "tools/cli/eval_command.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <ostream>
 
 #include "configs/scenario_config.hpp"
+#include "rl/env/bound_plays.hpp"
 #include "rl/env/scaling_env.hpp"
 #include "rl/ppo/policy_runner.hpp"
 #include "sim/engine/number_text.hpp"
@@ -129,6 +131,43 @@ void print_table_row(std::ostream& out, const Outcome& o, const char* note, int 
   out << "  " << name << figures;
 }
 
+// The verdict on one play, in words: first whether it costs more than the cheapest tuned
+// baseline meeting the SLO target (as a multiple, never hidden behind another
+// comparison), then the fronts at its SLO attainment.
+std::string verdict_text(const Outcome& o, const rl::Verdict& v, const Outcome* cheapest, bool bounded,
+                         double slo_target) {
+  std::string text = percent_text(o.slo_attainment) + " SLO for " + fixed_text(o.gpu_hours) + " GPU-h; ";
+  const std::string target = "the " + percent_text(slo_target) + " target";
+  if (cheapest == nullptr) {
+    text += "no tuned baseline meets " + target;
+  } else {
+    const std::string named = " (" + display_name(*cheapest) + ": " + percent_text(cheapest->slo_attainment) + ", " +
+                              fixed_text(cheapest->gpu_hours) + " GPU-h)";
+    if (*v.cost_ratio > 1) {
+      text += "costs " + fixed_text(*v.cost_ratio) + "x the cheapest tuned baseline meeting " + target + named;
+    } else {
+      text += saving_text(1 - *v.cost_ratio) + " GPU-hours than the cheapest tuned baseline meeting " + target + named;
+    }
+  }
+  if (o.slo_attainment < slo_target) text += ", and misses " + target + " itself";
+  const auto at_slo = [&](const char* what, const std::optional<double>& gpu_hours) {
+    return std::string("; ") + what + (gpu_hours ? " at its SLO: " + fixed_text(*gpu_hours) + " GPU-h (" +
+                                                       saving_text(1 - o.gpu_hours / *gpu_hours) + ")"
+                                                 : " never reaches its SLO");
+  };
+  text += at_slo("target tracking's front", v.tracking_front_gpu_hours);
+  text += at_slo("the hindsight static front", v.front_gpu_hours);
+  if (bounded) {
+    text += at_slo("the right-sizing bound", v.bound_gpu_hours);
+    text += at_slo("the bound smoothed over a minute", v.bound_smoothed_gpu_hours);
+  }
+  if (v.gap_closed_smoothed) {
+    text += "; closes " + fixed_text(*v.gap_closed_smoothed * 100, 1) +
+            "% of the gap from target tracking's front to the smoothed bound";
+  }
+  return text;
+}
+
 }  // namespace
 
 int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -155,9 +194,11 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       {"--kv-targets", &options.grids.kv_targets},       {"--request-targets", &options.grids.request_targets},
       {"--rate-targets", &options.grids.rate_targets},   {"--token-targets", &options.grids.token_targets},
       {"--elastic-capacities", &options.grids.elastic_capacities},
-      {"--oracle-utilisations", &options.grids.oracle_utilisations}};
+      {"--oracle-utilisations", &options.grids.oracle_utilisations},
+      {"--bound-utilisations", &options.grids.bound_utilisations}};
   for (const auto& [flag, values] : grids) {
-    const bool fraction = values == &options.grids.kv_targets || values == &options.grids.oracle_utilisations;
+    const bool fraction = values == &options.grids.kv_targets || values == &options.grids.oracle_utilisations ||
+                          values == &options.grids.bound_utilisations;
     const double most = fraction ? 1.0 : 1e9;
     if (values->empty()) return fail(err, std::string(flag) + ": expected at least one number", kExitBadInput);
     for (const double v : *values) {
@@ -294,8 +335,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
   }
 
   const std::uint32_t max_static = std::min(options.max_static, base.scaling.manager.max_total_instances);
-  std::vector<double> delays = options.delays_s;
-  if (delays.empty()) delays.push_back(base.scaling.manager.scale_up_delay.seconds());
+  const std::vector<double> delays = options.delays_s.empty() ? rl::trained_delays(base) : options.delays_s;
 
   AtomicFile tuning_csv((fs::path(options.out_dir) / "tuning.csv").string());
   tuning_csv.stream() << "delay_s,policy,parameter,start_instances,slo_attainment,gpu_hours,mean_instances,"
@@ -306,8 +346,10 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
                        "scale_downs,actions_per_hour,reward,slo_target\n";
   AtomicFile verdicts_csv((fs::path(options.out_dir) / "verdicts.csv").string());
   verdicts_csv.stream() << "window,delay_s,policy,slo_attainment,gpu_hours,actions_per_hour,rival,rival_slo,"
-                           "rival_gpu_hours,saving_vs_rival,front_gpu_hours,saving_vs_front,tracking,tracking_slo,"
-                           "tracking_gpu_hours,oracle_slo,oracle_gpu_hours,gap_closed\n";
+                           "rival_gpu_hours,saving_vs_rival,cheapest_meeting_target,cheapest_meeting_slo,"
+                           "cheapest_meeting_gpu_hours,cost_ratio,front_gpu_hours,saving_vs_front,"
+                           "tracking_front_gpu_hours,saving_vs_tracking_front,bound_gpu_hours,bound_smoothed_gpu_hours,"
+                           "gap_closed,gap_closed_smoothed,oracle_slo,oracle_gpu_hours\n";
   AtomicFile series((fs::path(options.out_dir) / "instances.csv").string());
   series.stream() << "window,delay_s,policy,time_s,instances\n";
   engine::ThreadPool pool(0);
@@ -340,6 +382,21 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       [&](const rl::StaticPlays& so_far) { return rl::front_saturated(so_far, rl_spec.slo_target); }, pool);
   for (const auto& plays : hindsight_statics) {
     if (const Outcome* failed = first_error(plays)) return failure(*failed);
+  }
+
+  // The right-sizing bound's inputs on each evaluated window: one instance's capacity on
+  // its length mix, and its arrivals per decision interval (rl/env/bound_plays.hpp).
+  std::vector<rl::CapacityProbe> probes(windows.size());
+  std::vector<std::vector<double>> rates(windows.size());
+  pool.for_each(windows.size(), [&](std::size_t w) {
+    probes[w] = rl::probe_capacity(base, *catalog, workload, windows[w], seed);
+    rates[w] = rl::interval_rates(rl_spec, *workload, windows[w]);
+  });
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    if (!probes[w].error.empty()) return fail(err, windows[w].label + ": capacity probe: " + probes[w].error, kExitBadInput);
+    out << "  " << windows[w].label << ": one instance serves " << fixed_text(probes[w].requests_per_s, 3)
+        << " requests/s of its length mix when backlogged (the right-sizing bound's capacity; drain "
+        << fixed_text(probes[w].drain_s, 1) << " s)\n";
   }
 
   for (const double delay : delays) {
@@ -396,6 +453,30 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
         return fail(err, policies[i / windows.size()].path + ": " + trained[i].error, kExitBadInput);
       }
     }
+    // The fronts "equal SLO" is read off: every target tracking parameter played on the
+    // evaluated windows, and the right-sizing bound at every utilisation in both forms.
+    std::vector<Contender> tracking_grid;
+    for (const Contender& c : adaptive) {
+      if (c.policy.starts_with("target_tracking")) tracking_grid.push_back(c);
+    }
+    const std::vector<Outcome> tracking_plays =
+        play_all(pool, tracking_grid, std::vector<std::uint32_t>(tracking_grid.size(), start), windows, *catalog,
+                 workload, delay, seed);
+    if (const Outcome* failed = first_error(tracking_plays)) return failure(*failed);
+    const std::vector<double>& utilisations = options.grids.bound_utilisations;
+    const std::array forms{rl::BoundForm::kHindsight, rl::BoundForm::kSmoothed};
+    // Bound plays, window-major: window, form, utilisation.
+    const std::size_t per_window = forms.size() * utilisations.size();
+    std::vector<Outcome> bound_plays(windows.size() * per_window);
+    pool.for_each(bound_plays.size(), [&](std::size_t i) {
+      const std::size_t w = i / per_window, f = i % per_window / utilisations.size(), u = i % utilisations.size();
+      const auto sizes = rl::bound_schedule(at_delay, rates[w], probes[w], utilisations[u], forms[f], delay, start);
+      bound_plays[i] = rl::play_schedule(rl::bound_name(forms[f]), utilisations[u], at_delay, *catalog, workload,
+                                         windows[w], delay, start, seed, sizes);
+    });
+    // A scenario with several pools has no bound (it schedules one pool): noted, not fatal.
+    const bool bounded = first_error(bound_plays) == nullptr;
+    if (!bounded) err << "note: no right-sizing bound: " << first_error(bound_plays)->error << '\n';
 
     for (std::size_t w = 0; w < windows.size(); ++w) {
       const EvalWindow& window = windows[w];
@@ -406,7 +487,17 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       for (std::size_t c = 0; c < tuned_count; ++c) tuned.push_back(at(played, c));
       for (const auto& plays : hindsight_statics) hindsight.push_back(plays[w]);
       const Outcome& oracle_play = at(played, tuned_count);
+      rl::Fronts fronts;
+      for (std::size_t c = 0; c < tracking_grid.size(); ++c) fronts.tracking.push_back(at(tracking_plays, c));
+      for (std::size_t k = 0; bounded && k < per_window; ++k) {
+        const Outcome& o = bound_plays[w * per_window + k];
+        (k < utilisations.size() ? fronts.bound_hindsight : fronts.bound_smoothed).push_back(o);
+      }
       for (const Outcome& o : tuned) eval_csv.stream() << eval_row(window, delay, o, "tuned", rl_spec.slo_target);
+      for (const Outcome& o : fronts.tracking) eval_csv.stream() << eval_row(window, delay, o, "front", rl_spec.slo_target);
+      for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed}) {
+        for (const Outcome& o : *bound) eval_csv.stream() << eval_row(window, delay, o, "bound", rl_spec.slo_target);
+      }
       eval_csv.stream() << eval_row(window, delay, oracle_play, "oracle", rl_spec.slo_target);
       for (const Outcome& o : hindsight) eval_csv.stream() << eval_row(window, delay, o, "hindsight", rl_spec.slo_target);
       std::vector<const Outcome*> drawn;
@@ -438,49 +529,44 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
       out << "  " << std::string("policy").append(static_cast<std::size_t>(width) - 6, ' ') << line;
       for (std::size_t p = 0; p < policies.size(); ++p) print_table_row(out, at(trained, p), "", width);
       for (const Outcome& o : tuned) print_table_row(out, o, "tuned", width);
-      print_table_row(out, oracle_play, "bound: instant, knows the future", width);
+      print_table_row(out, oracle_play, "heuristic: instant, knows the future", width);
       out << "  hindsight static sizes (a bound: chosen on this window):";
       for (const Outcome& o : hindsight) {
         out << ' ' << parameter_text(o) << ": " << percent_text(o.slo_attainment) << " / " << fixed_text(o.gpu_hours)
             << ';';
       }
       out << '\n';
-      for (std::size_t p = 0; p < policies.size(); ++p) {
-        const Outcome& o = at(trained, p);
-        const rl::Verdict v = rl::judge(o, tuned, hindsight, &oracle_play, rl_spec.slo_target);
-        const Outcome* rival = v.rival >= 0 ? &tuned[static_cast<std::size_t>(v.rival)] : nullptr;
-        const Outcome* tracking = v.tracking >= 0 ? &tuned[static_cast<std::size_t>(v.tracking)] : nullptr;
-        out << "  " << o.policy << ": ";
-        if (rival != nullptr) {
-          out << "the cheapest tuned baseline at its SLO attainment or better is " << display_name(*rival) << " ("
-              << percent_text(rival->slo_attainment) << ", " << fixed_text(rival->gpu_hours)
-              << " GPU-h): " << saving_text(*v.saving_vs_rival) << " GPU-hours";
-        } else {
-          out << "no tuned baseline reaches its SLO attainment";
-        }
-        if (v.saving_vs_front) {
-          out << "; the hindsight static front at equal SLO: " << fixed_text(*v.front_gpu_hours)
-              << " GPU-h, " << saving_text(*v.saving_vs_front);
-        } else {
-          out << "; above every static size's SLO attainment";
-        }
-        if (v.gap_closed && tracking != nullptr) {
-          out << "; closes " << fixed_text(*v.gap_closed * 100, 1) << "% of the GPU-hour gap between "
-              << display_name(*tracking) << " and the oracle"
-              << (o.slo_attainment >= tracking->slo_attainment ? "" : " (at a lower SLO attainment)");
+      for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed}) {
+        if (bound->empty()) continue;
+        out << "  " << bound->front().policy << " (a bound: right-sizing with the load known, by utilisation):";
+        for (const Outcome& o : *bound) {
+          out << ' ' << parameter_text(o) << ": " << percent_text(o.slo_attainment) << " / " << fixed_text(o.gpu_hours)
+              << ';';
         }
         out << '\n';
+      }
+      for (std::size_t p = 0; p < policies.size(); ++p) {
+        const Outcome& o = at(trained, p);
+        const rl::Verdict v = rl::judge(o, tuned, hindsight, fronts, rl_spec.slo_target);
+        const Outcome* rival = v.rival >= 0 ? &tuned[static_cast<std::size_t>(v.rival)] : nullptr;
+        const Outcome* cheapest =
+            v.cheapest_meeting >= 0 ? &tuned[static_cast<std::size_t>(v.cheapest_meeting)] : nullptr;
+        out << "  " << o.policy << ": " << verdict_text(o, v, cheapest, bounded, rl_spec.slo_target) << '\n';
+        const auto name_of = [](const Outcome* x) { return x ? display_name(*x) : std::string(); };
+        const auto slo_of = [](const Outcome* x) { return x ? number_text(x->slo_attainment) : std::string(); };
+        const auto gpu_of = [](const Outcome* x) { return x ? number_text(x->gpu_hours) : std::string(); };
         verdicts_csv.stream() << window.label << ',' << number_text(delay) << ',' << o.policy << ','
                               << number_text(o.slo_attainment) << ',' << number_text(o.gpu_hours) << ','
-                              << number_text(o.actions_per_hour) << ',' << (rival ? display_name(*rival) : "") << ','
-                              << (rival ? number_text(rival->slo_attainment) : "") << ','
-                              << (rival ? number_text(rival->gpu_hours) : "") << ',' << optional_text(v.saving_vs_rival)
-                              << ',' << optional_text(v.front_gpu_hours) << ',' << optional_text(v.saving_vs_front)
-                              << ',' << (tracking ? display_name(*tracking) : "") << ','
-                              << (tracking ? number_text(tracking->slo_attainment) : "") << ','
-                              << (tracking ? number_text(tracking->gpu_hours) : "") << ','
+                              << number_text(o.actions_per_hour) << ',' << name_of(rival) << ',' << slo_of(rival) << ','
+                              << gpu_of(rival) << ',' << optional_text(v.saving_vs_rival) << ',' << name_of(cheapest)
+                              << ',' << slo_of(cheapest) << ',' << gpu_of(cheapest) << ','
+                              << optional_text(v.cost_ratio) << ',' << optional_text(v.front_gpu_hours) << ','
+                              << optional_text(v.saving_vs_front) << ',' << optional_text(v.tracking_front_gpu_hours)
+                              << ',' << optional_text(v.saving_vs_tracking_front) << ','
+                              << optional_text(v.bound_gpu_hours) << ',' << optional_text(v.bound_smoothed_gpu_hours)
+                              << ',' << optional_text(v.gap_closed) << ',' << optional_text(v.gap_closed_smoothed) << ','
                               << number_text(oracle_play.slo_attainment) << ',' << number_text(oracle_play.gpu_hours)
-                              << ',' << optional_text(v.gap_closed) << '\n';
+                              << '\n';
       }
     }
   }

@@ -30,7 +30,7 @@ struct EvalCommandOptions {
   std::optional<double> window_s;        // its length (simulated seconds); unset: to the workload's end
   double rate_scale = 1.0;               // the windows played at this multiple of their rate
   bool allow_training_overlap = false;   // judge a window that overlaps the training windows
-  std::vector<double> delays_s;          // scale-up delays to evaluate at; empty: the recipe's
+  std::vector<double> delays_s;          // scale-up delays to evaluate at; empty: every one the recipe trains at
   rl::BaselineGrids grids;
   std::uint32_t max_static = 32;  // static sizes swept: 1 .. this (and the scaling limit)
   bool plot = true;
@@ -38,10 +38,11 @@ struct EvalCommandOptions {
 
 // Writes tuning.csv (every baseline parameter on the training windows, the chosen ones
 // marked), eval.csv (every play on the evaluated windows: policies, tuned baselines, the
-// oracle and the hindsight static sizes), verdicts.csv (per policy, window and delay: the
-// cheapest tuned baseline at its SLO attainment or better, the hindsight static front at
-// equal SLO, the GPU-hour gap to the oracle closed), instances.csv and eval.png; prints
-// per window and delay the table and the verdicts.
+// target tracking grid played on the window, the right-sizing bound's plays, the oracle
+// and the hindsight static sizes), verdicts.csv (per policy, window and delay: the
+// cheapest tuned baseline at its SLO attainment or better, its cost against the cheapest
+// meeting the SLO target, the fronts at equal SLO, the gap to the bound closed),
+// instances.csv and eval.png; prints per window and delay the table and the verdicts.
 int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshsim::cli

@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--trace-format", train.trace_format, "auto, azure or mooncake")->capture_default_str();
   train_cmd->add_option("--out", train.out_dir, "Folder for learning_curve.csv/.png, checkpoint/, config.json")
       ->capture_default_str();
-  train_cmd->add_option("--seed", train.seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
+  train_cmd->add_option("--seed", train.seed,
+                        "The training's seed (rl.ppo.seed), an integer in [0, 2^64); the workload keeps the config's");
   train_cmd->add_option("--total-decisions", train.total_decisions, "Decisions to train for (overrides rl.ppo's)");
   train_cmd->add_option("--threads", train.threads, "Environment threads, 0: one per core (overrides rl.ppo's)");
   train_cmd->add_option("--max-iterations", train.max_iterations,
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
                      "Judge a window that overlaps the recipe's training windows");
   eval_cmd->add_option("--rate-scale", eval.rate_scale, "Play the windows at this multiple of their rate")
       ->capture_default_str();
-  eval_cmd->add_option("--delays", eval.delays_s, "Scale-up delays to evaluate at, seconds (default: the recipe's)")
+  eval_cmd->add_option("--delays", eval.delays_s, "Scale-up delays to evaluate at, seconds (default: every delay the recipe trains at)")
       ->delimiter(',');
   eval_cmd->add_option("--kv-targets", eval.grids.kv_targets, "Target tracking's KV-use targets tuned over (fractions)")
       ->delimiter(',')
@@ -184,6 +185,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   eval_cmd->add_option("--oracle-utilisations", eval.grids.oracle_utilisations,
                        "The oracle's target utilisations tuned over (fractions of its capacity estimate)")
+      ->delimiter(',')
+      ->capture_default_str();
+  eval_cmd->add_option("--bound-utilisations", eval.grids.bound_utilisations,
+                       "The right-sizing bound's utilisations of the measured capacity, swept into its front")
       ->delimiter(',')
       ->capture_default_str();
   eval_cmd->add_option("--max-static", eval.max_static, "Largest static size swept")->capture_default_str();

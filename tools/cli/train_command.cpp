@@ -183,10 +183,17 @@ StepFailure prepare_folder(const TrainCommandOptions& options, const configs::Sc
 int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
   const std::string config_path =
       options.config_path.empty() ? configs::default_training_path() : options.config_path;
-  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
+  // --seed is the training's (rl.ppo.seed): the scenario's seed, which draws a synthetic
+  // workload, stays the recipe's, so every seed trains and is judged on the same load.
+  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, std::nullopt);
   if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
   configs::ScenarioConfig config = *loaded;
   if (!config.rl) config.rl = configs::RlSpec{};
+  if (options.seed) {
+    const auto seed = parse_seed(*options.seed);
+    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
+    config.rl->ppo.seed = *seed;
+  }
   if (options.trace && (config.rl->windows_to_s || !config.rl->validation.empty() || !config.rl->test.empty())) {
     // The config's windows and held-out spans were chosen for its own workload; on
     // another trace, windows cover all of it.
@@ -257,7 +264,7 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     loading = {workload.error().message, kExitBadInput};
   }
   if (const int code = all_passed(group, loading, err); code != kExitOk) return code;
-  auto trainer = rl::PpoTrainer::create(config, *catalog, *workload, config.seed, *connected);
+  auto trainer = rl::PpoTrainer::create(config, *catalog, *workload, config.rl->ppo.seed.value_or(config.seed), *connected);
   if (!trainer) return fail(err, trainer.error().message, kExitBadInput);  // the same verdict on every rank
   rl::PpoTrainer& ppo = **trainer;
 
