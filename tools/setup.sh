@@ -22,7 +22,7 @@ done
 packages=(build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libtorch-dev nlohmann-json3-dev libspdlog-dev libbenchmark-dev libgtest-dev
   libcli11-dev libyaml-cpp-dev python3-matplotlib libopenblas0-pthread libopenmpi-dev openmpi-bin libcpp-httplib-dev libgloo-dev)
-if [ "$python" = ON ]; then packages+=(pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch); fi
+if [ "$python" = ON ]; then packages+=(pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch python3-venv); fi
 cmake_args+=(-DMESHSIM_PYTHON=$python)
 if [[ " ${cmake_args[*]} " == *MESHSIM_FUZZ=ON* ]]; then packages+=(clang libclang-rt-dev); fi
 missing=()
@@ -34,6 +34,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Python-only tools come from the package index into a virtual environment over Debian's
+# python3 (whose numpy, pandas and matplotlib it keeps): Gymnasium, whose Env and
+# VectorEnv meshsim's environments are; PyTorch's CPU build and Stable-Baselines3 for the
+# example that trains SB3's PPO on them (optional: where no CPU build of torch is at hand
+# the example's test skips, saying so).
+if [ "$python" = ON ]; then
+  venv=.venv
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  if ! "$venv/bin/python" -c "import gymnasium" 2>/dev/null; then
+    echo "setup: installing gymnasium into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "gymnasium>=1.0,<2"
+  fi
+  if ! "$venv/bin/python" -c "import stable_baselines3" 2>/dev/null; then
+    echo "setup: installing torch (CPU) and stable-baselines3 into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "torch==2.13.0" "stable-baselines3>=2.3,<3" ||
+      echo "setup: no Stable-Baselines3 (no CPU build of torch 2.13 here); its example's test will skip"
+  fi
 fi
 
 # ccache hashes paths relative to the checkout, so a fresh clone elsewhere (as CI makes)

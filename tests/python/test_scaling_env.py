@@ -2,8 +2,10 @@
 episodes as a one-environment VectorEnv, named features, clear errors."""
 import threading
 
+import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium import spaces
 
 import meshsim
 
@@ -13,8 +15,9 @@ SHORT = {"rl.episode_s": 60, "rl.decision_interval_s": 15}  # 4 decisions an epi
 def test_spaces_names_and_shapes_follow_gymnasium():
     env = meshsim.ScalingEnv(overrides=SHORT)
     assert env.observation_space.shape == (25,) and env.observation_space.dtype == np.float32
-    assert isinstance(env.action_space, meshsim.MultiDiscrete) and list(env.action_space.nvec) == [5]
-    assert env.metadata["render_modes"] == [] and env.render_mode is None and env.unwrapped is env
+    assert isinstance(env, gym.Env)
+    assert isinstance(env.action_space, spaces.MultiDiscrete) and list(env.action_space.nvec) == [5]
+    assert env.metadata["render_modes"] == ["ansi"] and env.render_mode is None and env.unwrapped is env
     names = env.observation_names
     assert len(names) == 25 and len(set(names)) == 25
     assert names[:2] == ["mixed.active", "mixed.ready_soon"] and names[-1] == "delay"

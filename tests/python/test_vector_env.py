@@ -1,7 +1,9 @@
 """meshsim.VectorEnv from Python: Gymnasium 1.x vector meanings, spaces, determinism,
 same-step autoreset and clear errors."""
+import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium import spaces
 
 import meshsim
 
@@ -26,7 +28,8 @@ def test_spaces_and_shapes_follow_gymnasium():
     assert envs.observation_space.shape == (3, 25)
     assert envs.single_observation_space.dtype == np.float32
     # The default recipe's actions are discrete: -2..+2 instances, choices 0..4.
-    assert isinstance(envs.single_action_space, meshsim.MultiDiscrete)
+    assert isinstance(envs, gym.vector.VectorEnv)
+    assert isinstance(envs.single_action_space, spaces.MultiDiscrete)
     assert list(envs.single_action_space.nvec) == [5]
     assert envs.action_space.shape == (3, 1)
     obs, infos = envs.reset(seed=4)
@@ -40,7 +43,7 @@ def test_spaces_and_shapes_follow_gymnasium():
 
 def test_continuous_actions_are_a_box():
     envs = meshsim.VectorEnv(num_envs=2, rl__action="continuous", overrides=SHORT)
-    assert isinstance(envs.single_action_space, meshsim.Box)
+    assert isinstance(envs.single_action_space, spaces.Box)
     assert envs.single_action_space.low[0] == -1 and envs.single_action_space.high[0] == 1
     envs.reset(seed=1)
     envs.step(np.zeros((2, 1), dtype=np.float32))

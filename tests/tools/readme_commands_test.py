@@ -69,6 +69,9 @@ def main():
     if lines > MAX_LINES:
         problems.append(f"README.md has {lines} lines; its front page promises at most {MAX_LINES}")
     checkout, have_shared = scratch_checkout(source, build, work)
+    # Python blocks run as the README says: in the virtual environment tools/setup.sh makes.
+    venv_python = os.path.join(source, ".venv", "bin", "python")
+    python = venv_python if os.path.exists(venv_python) else "/usr/bin/python3"
     require_shared = os.environ.get("MESHSIM_REQUIRE_SHARED") == "1"
     ran = 0
     for line, kind, code in commands(text):
@@ -91,7 +94,7 @@ def main():
             print(f"skip {where}: {why_not}")
             continue
         env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"))
-        argv = ["/bin/bash", "-euo", "pipefail", "-c", code] if kind == "sh" else ["/usr/bin/python3", "-c", code]
+        argv = ["/bin/bash", "-euo", "pipefail", "-c", code] if kind == "sh" else [python, "-c", code]
         try:
             result = subprocess.run(argv, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired:

@@ -1,7 +1,7 @@
 """meshsim: a discrete-event simulator and RL testbed for GPU cluster scheduling.
 
-    import meshsim
-    env = meshsim.ScalingEnv()                    # one environment, the default training recipe
+    import gymnasium as gym, meshsim
+    env = gym.make("meshsim/Autoscaling-v0")      # or meshsim.ScalingEnv(): the default training recipe
     obs, info = env.reset(seed=1)
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     envs = meshsim.VectorEnv(num_envs=8)          # eight of them, stepped on native threads
@@ -12,13 +12,30 @@
     run.summary["slo"]["attainment"], run.requests["ttft_s"], run.timeseries["instances"]
 
 Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python; put that
-folder on PYTHONPATH. tools/python/README.md documents the API.
+folder on PYTHONPATH. The environments are Gymnasium's (tools/setup.sh installs it in
+.venv); replay and Scheduler need only numpy. tools/python/README.md documents the API.
 """
 from meshsim._core import default_scenario_path, default_training_path
 from meshsim.replay import Replay, replay
-from meshsim.scaling_env import ScalingEnv
 from meshsim.scheduler import Scheduler
-from meshsim.spaces import Box, MultiDiscrete
-from meshsim.vector_env import VectorEnv
 
-__all__ = ["Box", "MultiDiscrete", "Replay", "ScalingEnv", "Scheduler", "VectorEnv", "default_scenario_path", "default_training_path", "replay"]
+try:
+    import gymnasium
+except ImportError as missing:  # the environments need it; replay and Scheduler do not
+    _why = (f"{missing}: meshsim's environments are gymnasium.Env classes; run Python from the virtual "
+            "environment tools/setup.sh makes (.venv/bin/python) or pip install 'gymnasium>=1.0'")
+
+    def ScalingEnv(*args, **kwargs):
+        raise ImportError(_why)
+
+    VectorEnv = ScalingEnv
+else:
+    from meshsim.scaling_env import ScalingEnv
+    from meshsim.vector_env import VectorEnv
+
+    ENV_ID = "meshsim/Autoscaling-v0"
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="meshsim.scaling_env:ScalingEnv",
+                           vector_entry_point="meshsim.vector_env:VectorEnv")
+
+__all__ = ["Replay", "ScalingEnv", "Scheduler", "VectorEnv", "default_scenario_path", "default_training_path", "replay"]

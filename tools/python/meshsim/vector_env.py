@@ -1,15 +1,18 @@
-"""meshsim.VectorEnv: N scaling environments with Gymnasium 1.x's vector API."""
-import numpy as np
+"""meshsim.VectorEnv: N scaling environments, a gymnasium.vector.VectorEnv."""
+import gymnasium as gym
+from gymnasium.vector.utils import batch_space
 
 from meshsim import _core
 from meshsim.native_env import NativeEnv, merged_overrides
-from meshsim.spaces import Box, MultiDiscrete, scaling_spaces
+from meshsim.spaces import scaling_spaces
 
 
-class VectorEnv(NativeEnv):
+class VectorEnv(NativeEnv, gym.vector.VectorEnv):
     """N scaling environments (rl::VectorEnv) stepped on native threads, the GIL released.
 
-    VectorEnv(num_envs=8, config=None, trace=None, threads=0, **overrides)
+    VectorEnv(num_envs=8, config=None, trace=None, threads=0, **overrides), or
+    gymnasium.make_vec("meshsim/Autoscaling-v0", num_envs=8,
+    vectorization_mode="vector_entry_point", ...).
 
     config: a scenario file (None: the default training recipe, configs/scenarios/rl-train.json);
     trace: a trace file replacing its workload (as meshsim replay --trace);
@@ -19,10 +22,12 @@ class VectorEnv(NativeEnv):
 
     Gymnasium 1.x meanings: reset(seed=None, options=None) -> (obs, infos);
     step(actions) -> (obs, rewards, terminations, truncations, infos), with same-step
-    autoreset: where an episode was truncated, infos["final_obs"] / infos["final_info"]
-    hold its last observation and info (masks "_final_obs" / "_final_info") and obs is
-    already the next episode's first. Environment i is seeded with seed + i. infos maps
-    each field of the environment's info (rl/env/scaling_env.hpp) to an array of num_envs.
+    autoreset (metadata["autoreset_mode"]): where an episode was truncated,
+    infos["final_obs"] / infos["final_info"] hold its last observation and info (masks
+    "_final_obs" / "_final_info") and obs is already the next episode's first. Gymnasium's
+    vector wrappers (RecordEpisodeStatistics, ...) wrap it. Environment i is seeded with
+    seed + i (an integer seed). infos maps each field of the environment's info
+    (rl/env/scaling_env.hpp) to an array of num_envs.
     reset options: window_start_s, rate_scale, scale_up_delay_s (numbers) and
     start_instances (an integer), checked as config values are: a wrong type is a
     TypeError naming the option, a value out of range (or NaN) a ValueError.
@@ -30,7 +35,7 @@ class VectorEnv(NativeEnv):
     One VectorEnv may be shared by threads: their calls run one at a time.
     """
 
-    metadata = {"autoreset_mode": "SameStep"}
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
 
     def __init__(self, num_envs=8, config=None, trace=None, threads=0, overrides=None, **kw_overrides):
         if int(num_envs) < 1:
@@ -38,19 +43,20 @@ class VectorEnv(NativeEnv):
         self._native = _core._VectorEnv(int(num_envs), config, trace, int(threads),
                                         merged_overrides(overrides, kw_overrides))
         self.num_envs = self._native.num_envs
-        obs_size, act_size = self._native.observation_size, self._native.action_size
         self.single_observation_space, self.single_action_space = scaling_spaces(
-            obs_size, act_size, self._native.discrete_choices)
-        self.observation_space = Box(-np.inf, np.inf, (self.num_envs, obs_size), np.float32)
-        if isinstance(self.single_action_space, MultiDiscrete):
-            self.action_space = MultiDiscrete(np.full((self.num_envs, act_size), self._native.discrete_choices))
-        else:
-            self.action_space = Box(-1.0, 1.0, (self.num_envs, act_size), np.float32)
+            self._native.observation_size, self._native.action_size, self._native.discrete_choices)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
         # Feature i of an observation row: "<pool>.<feature>" ("mixed.kv"), then the
         # global features ("ttft_p99"); rl/env/observation.hpp documents each.
         self.observation_names = list(self._native.observation_names)
         self.threads = self._native.threads
         self.closed = False
+
+    def reset(self, *, seed=None, options=None):
+        obs, infos = NativeEnv.reset(self, seed=seed, options=options)
+        gym.vector.VectorEnv.reset(self, seed=seed)  # np_random follows the same seed
+        return obs, infos
 
     def __repr__(self):
         return f"meshsim.VectorEnv(num_envs={self.num_envs}, threads={self.threads})"
