@@ -21,21 +21,41 @@ enum SlotState : int { kFree, kFilling, kReady };
 std::array<std::atomic<int>, kSlots> slot_state{};
 std::array<std::array<char, kPathBytes>, kSlots> slot_path{};
 
-extern "C" void remove_files_and_reraise(int signal_number) {
+// The handlers in place before ours (SIGINT, SIGTERM), which ours passes the signal on
+// to once the files are gone: the default ends the process as it would have; a library's
+// host keeps its own (Python's turns SIGINT into KeyboardInterrupt, also after an
+// evaluation in meshsim.evaluate has registered files and finished).
+std::array<struct sigaction, 2> previous{};
+constexpr std::array<int, 2> kSignals{SIGINT, SIGTERM};
+
+extern "C" void remove_files_and_pass_on(int signal_number, siginfo_t* info, void* context) {
   for (std::size_t i = 0; i < kSlots; ++i) {
     if (slot_state[i].load() == kReady) ::unlink(slot_path[i].data());
   }
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
+  const struct sigaction& before = previous[signal_number == SIGINT ? 0 : 1];
+  if ((before.sa_flags & SA_SIGINFO) != 0) {
+    before.sa_sigaction(signal_number, info, context);
+  } else if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
+    before.sa_handler(signal_number);
+  } else if (before.sa_handler == SIG_DFL) {
+    ::sigaction(signal_number, &before, nullptr);
+    std::raise(signal_number);
+  }
 }
 
 }  // namespace
 
 int remove_on_signal(const std::string& path) {
   static const bool installed = [] {
-    for (const int signal_number : {SIGINT, SIGTERM}) {
+    for (std::size_t k = 0; k < kSignals.size(); ++k) {
+      ::sigaction(kSignals[k], nullptr, &previous[k]);
       // A signal ignored on entry (SIGINT for a background job) stays ignored.
-      if (std::signal(signal_number, remove_files_and_reraise) == SIG_IGN) std::signal(signal_number, SIG_IGN);
+      if ((previous[k].sa_flags & SA_SIGINFO) == 0 && previous[k].sa_handler == SIG_IGN) continue;
+      struct sigaction ours {};
+      ours.sa_sigaction = remove_files_and_pass_on;
+      ours.sa_flags = SA_SIGINFO;
+      sigemptyset(&ours.sa_mask);
+      ::sigaction(kSignals[k], &ours, nullptr);
     }
     return true;
   }();

@@ -6,7 +6,8 @@ namespace meshsim::cli {
 
 // Files a command removes if it is interrupted (SIGINT, SIGTERM) before it is done with
 // them: AtomicFile's temporaries and FolderLock's lock file. The handler removes them,
-// then re-raises the signal so the process ends as it would have.
+// then passes the signal on to the handler that was there before: the default ends the
+// process as it would have, and a host's own (Python's) keeps working.
 
 // The most runs a command may write at once (sweep --threads): the handler has room for
 // all of their files.

@@ -9,5 +9,6 @@ void bind_vector_env(pybind11::module_& m);
 void bind_scaling_env(pybind11::module_& m);
 void bind_replay(pybind11::module_& m);
 void bind_scheduler(pybind11::module_& m);
+void bind_evaluate(pybind11::module_& m);
 
 }  // namespace meshsim::python

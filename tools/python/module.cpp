@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m) {
   meshsim::python::bind_scaling_env(m);
   meshsim::python::bind_replay(m);
   meshsim::python::bind_scheduler(m);
+  meshsim::python::bind_evaluate(m);
 }

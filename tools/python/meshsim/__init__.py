@@ -16,6 +16,7 @@ folder on PYTHONPATH. The environments are Gymnasium's (tools/setup.sh installs 
 .venv); replay and Scheduler need only numpy. tools/python/README.md documents the API.
 """
 from meshsim._core import default_scenario_path, default_training_path
+from meshsim.evaluation import Evaluation, evaluate
 from meshsim.replay import Replay, replay
 from meshsim.scheduler import Scheduler
 
@@ -38,4 +39,4 @@ else:
         gymnasium.register(id=ENV_ID, entry_point="meshsim.scaling_env:ScalingEnv",
                            vector_entry_point="meshsim.vector_env:VectorEnv")
 
-__all__ = ["Replay", "ScalingEnv", "Scheduler", "VectorEnv", "default_scenario_path", "default_training_path", "replay"]
+__all__ = ["Evaluation", "evaluate", "Replay", "ScalingEnv", "Scheduler", "VectorEnv", "default_scenario_path", "default_training_path", "replay"]
