@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "configs/scaling_config.hpp"
 #include "sim/engine/number_text.hpp"
 
 namespace meshsim::configs {
@@ -97,6 +98,14 @@ void parse_ppo(ObjectReader& parent, PpoSpec& ppo) {
   reader.read("observation_clip", ppo.observation_clip, "a number > 0", positive);
   reader.read("reward_clip", ppo.reward_clip, "a number > 0", positive);
   reader.read("checkpoint_every", ppo.checkpoint_every, "an integer >= 0", [](std::uint64_t) { return true; });
+  reader.read("lagrange_rate", ppo.lagrange_rate, "a number in [0, 10] (0: fixed reward weights)",
+              [](double v) { return v >= 0 && v <= 10; });
+  reader.read_optional("lagrange_target", ppo.lagrange_target, "a share in (0, 1)",
+                       [](double v) { return v > 0 && v < 1; });
+  reader.read("lagrange_initial", ppo.lagrange_initial, "a number in (0, 1e6]", [](double v) { return v > 0 && v <= 1e6; });
+  reader.read("lagrange_min", ppo.lagrange_min, "a number in (0, 1e6]", [](double v) { return v > 0 && v <= 1e6; });
+  reader.read("lagrange_max", ppo.lagrange_max, "a number in (0, 1e6]", [](double v) { return v > 0 && v <= 1e6; });
+  if (ppo.lagrange_min > ppo.lagrange_max) reader.fail("lagrange_min", "must not exceed lagrange_max");
   reader.read_optional("seed", ppo.seed, "an integer in [0, 2^64)", [](std::uint64_t) { return true; });
   reader.read("threads", ppo.threads, "an integer in [0, 1024] (0: one per hardware thread)",
               [](std::uint64_t v) { return v <= 1024; });
@@ -128,6 +137,11 @@ nlohmann::json ppo_to_json(const PpoSpec& ppo) {
                         {"observation_clip", ppo.observation_clip},
                         {"reward_clip", ppo.reward_clip},
                         {"checkpoint_every", ppo.checkpoint_every},
+                        {"lagrange_rate", ppo.lagrange_rate},
+                        {"lagrange_target", ppo.lagrange_target ? nlohmann::json(*ppo.lagrange_target) : nlohmann::json(nullptr)},
+                        {"lagrange_initial", ppo.lagrange_initial},
+                        {"lagrange_min", ppo.lagrange_min},
+                        {"lagrange_max", ppo.lagrange_max},
                         {"threads", ppo.threads},
                         {"seed", ppo.seed ? nlohmann::json(*ppo.seed) : nlohmann::json(nullptr)}};
 }
@@ -184,6 +198,8 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
               [](std::uint64_t v) { return v >= 1 && v <= 1000; });
   reader.read("target_max_step", rl.target_max_step, "an integer in [1, 1000]",
               [](std::uint64_t v) { return v >= 1 && v <= 1000; });
+  ObjectReader base(reader.raw("residual_base"), reader.path_of("residual_base"), reader.errors());
+  parse_target_tracking(base, rl.residual_base);
   ObjectReader reward(reader.raw("reward"), reader.path_of("reward"), reader.errors());
   reward.read("slo_weight", rl.reward.slo_weight, "a number >= 0", non_negative);
   reward.read("waiting_weight", rl.reward.waiting_weight, "a number >= 0", non_negative);
@@ -224,6 +240,7 @@ json rl_to_json(const RlSpec& spec) {
               {"discrete_max_step", spec.discrete_max_step},
               {"target_max_instances", spec.target_max_instances},
               {"target_max_step", spec.target_max_step},
+              {"residual_base", target_tracking_to_json(spec.residual_base)},
               {"reward",
                {{"slo_weight", spec.reward.slo_weight},
                 {"waiting_weight", spec.reward.waiting_weight},

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "configs/object_reader.hpp"
+#include "sim/autoscale/target_tracking.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/sim_time.hpp"
 
@@ -14,11 +15,13 @@ namespace meshsim::configs {
 using engine::SimTime;
 
 // How an action entry moves its pool (rl/env/scaling_env.hpp): by a change of size
-// (continuous or discrete), or to a target size (a discrete choice), rate-limited.
-enum class ActionKind { kContinuous, kDiscrete, kTarget };
+// (continuous or discrete), to a target size (a discrete choice), rate-limited, or by a
+// correction of a target tracking baseline's size (residual: a discrete choice).
+enum class ActionKind { kContinuous, kDiscrete, kTarget, kResidual };
 inline constexpr EnumNames kActionKindNames{std::array{std::pair{ActionKind::kContinuous, std::string_view("continuous")},
                                                        std::pair{ActionKind::kDiscrete, std::string_view("discrete")},
-                                                       std::pair{ActionKind::kTarget, std::string_view("target")}}};
+                                                       std::pair{ActionKind::kTarget, std::string_view("target")},
+                                                       std::pair{ActionKind::kResidual, std::string_view("residual")}}};
 // Whether the policy picks among choices (a categorical head per entry).
 inline bool chooses(ActionKind kind) { return kind != ActionKind::kContinuous; }
 
@@ -61,6 +64,21 @@ struct PpoSpec {
   double observation_clip = 10.0;
   double reward_clip = 10.0;
   std::uint32_t checkpoint_every = 50;  // iterations between checkpoints (0: only at the end)
+  // PPO-Lagrangian (constrained RL): with a rate > 0 the reward's SLO terms (missed and
+  // late requests) are weighed by a multiplier learned by dual ascent, so the policy
+  // minimises cost subject to SLO attainment >= rl.slo_target rather than trading them at
+  // fixed weights. After each iteration, with v = (target - attainment) / (1 - target)
+  // clipped to [-1, 1] (the violation in units of the misses allowed; target:
+  // lagrange_target, else rl.slo_target),
+  // multiplier *= exp(lagrange_rate * v), kept in [lagrange_min, lagrange_max].
+  double lagrange_rate = 0.0;
+  // The attainment the multiplier aims for on training rollouts; unset: rl.slo_target.
+  // Training episodes may start far from the right size (rl.start_instances, rate scales,
+  // delays), where no policy reaches the evaluation's target: the baseline's own
+  // attainment on them (a residual recipe's neutral choice) is the level to hold.
+  std::optional<double> lagrange_target;
+  double lagrange_initial = 1.0;
+  double lagrange_min = 0.01, lagrange_max = 1000.0;
   // The training's own seed (the policy's initialisation, episode draws, sampling): `meshsim
   // train --seed` sets it, so the scenario's seed, which draws a synthetic workload, stays
   // the recipe's and every seed's policy trains and is judged on the same load. Unset: the
@@ -123,6 +141,16 @@ struct RlSpec {
   // Continuous: instances moved between the prompt and token pools per 1.0 of the
   // migration entry (present when the start state has both pools).
   double action_mig_step = 3.0;
+  // Residual actions: the target tracking whose size each decision's choice c in
+  // [0, 2 discrete_max_step] corrects by c - discrete_max_step (the middle choice keeps
+  // it). It runs warm (its stabilisation window starts at the pool's size) and up to the
+  // scaling limit, whatever these fields say.
+  autoscale::TargetTrackingConfig residual_base = [] {
+    autoscale::TargetTrackingConfig base;
+    base.metric = autoscale::TrackedMetric::kArrivalRate;
+    base.target = 4.0;
+    return base;
+  }();
   RewardWeights reward;
   PpoSpec ppo;
 

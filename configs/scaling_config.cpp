@@ -38,8 +38,6 @@ void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& c) {
   for (const auto& problem : autoscale::check(c)) reader.fail(problem.key, problem.message);
 }
 
-namespace {
-
 void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& c) {
   reader.read_choice("metric", c.metric, autoscale::kTrackedMetricNames);
   reader.read("target", c.target, "a positive target", kPositive);
@@ -55,7 +53,18 @@ void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig
   if (c.min_instances > c.max_instances) reader.fail("min_instances", "must not exceed max_instances");
 }
 
-}  // namespace
+json target_tracking_to_json(const autoscale::TargetTrackingConfig& t) {
+  return json{{"metric", autoscale::kTrackedMetricNames.name(t.metric)},
+              {"target", t.target},
+              {"tolerance", t.tolerance},
+              {"period_s", t.period.seconds()},
+              {"scale_down_stabilization_s", t.scale_down_stabilization.seconds()},
+              {"warm_start", t.warm_start},
+              {"scale_up_percent", t.scale_up_percent},
+              {"scale_up_instances", t.scale_up_instances},
+              {"min_instances", t.min_instances},
+              {"max_instances", t.max_instances}};
+}
 
 void check_start_state(const std::vector<cluster::InstanceGroup>& start_state, const ScalingSpec& scaling,
                        ConfigErrors& errors) {
@@ -124,7 +133,6 @@ json autoscaler_to_json(const AutoscalerSpec& spec) {
   json sizes = json::object();
   for (const auto& [tag, size] : spec.static_sizes) sizes[std::string(cluster::kInstanceTagNames.name(tag))] = size;
   const auto& e = spec.elastic;
-  const auto& t = spec.target_tracking;
   return json{{"policy", kAutoscalerPolicyNames.name(spec.policy)},
               {"static", {{"interval_s", spec.static_interval.seconds()}, {"sizes", sizes}}},
               {"elastic",
@@ -139,17 +147,7 @@ json autoscaler_to_json(const AutoscalerSpec& spec) {
                 {"scale_up_cooldown_s", e.scale_up_cooldown.seconds()},
                 {"min_stable_period_s", e.min_stable_period.seconds()},
                 {"enable_elastic", e.enable_elastic}}},
-              {"target_tracking",
-               {{"metric", autoscale::kTrackedMetricNames.name(t.metric)},
-                {"target", t.target},
-                {"tolerance", t.tolerance},
-                {"period_s", t.period.seconds()},
-                {"scale_down_stabilization_s", t.scale_down_stabilization.seconds()},
-                {"warm_start", t.warm_start},
-                {"scale_up_percent", t.scale_up_percent},
-                {"scale_up_instances", t.scale_up_instances},
-                {"min_instances", t.min_instances},
-                {"max_instances", t.max_instances}}},
+              {"target_tracking", target_tracking_to_json(spec.target_tracking)},
               {"oracle",
                {{"window_s", spec.oracle.window.seconds()},
                 {"target_utilisation", spec.oracle.target_utilisation},

@@ -126,11 +126,21 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
     }
     node.read("load_scale", servegen.load_scale, "a factor in (0, 100]",
               [](double v) { return v > 0 && v <= traces::kMaxLoadScale; });
-    read_length(node, "prompt_tokens", servegen.prompt_tokens);
-    read_length(node, "output_tokens", servegen.output_tokens);
-    if (!node.has("prompt_tokens") || !node.has("output_tokens")) {
-      node.fail(node.has("prompt_tokens") ? "output_tokens" : "prompt_tokens",
-                "expected a length model (the window files carry no lengths)");
+    node.read_choice("lengths", servegen.lengths, traces::kServeGenLengthsNames);
+    if (servegen.lengths == traces::ServeGenLengths::kModel) {
+      read_length(node, "prompt_tokens", servegen.prompt_tokens);
+      read_length(node, "output_tokens", servegen.output_tokens);
+      if (!node.has("prompt_tokens") || !node.has("output_tokens")) {
+        node.fail(node.has("prompt_tokens") ? "output_tokens" : "prompt_tokens",
+                  "expected a length model with lengths: model (the window files carry no lengths)");
+      }
+    } else {
+      for (const char* key : {"prompt_tokens", "output_tokens"}) {
+        if (node.has(key)) {
+          node.fail(key, "only with lengths: model (lengths: clients, the default, draws each client's lengths from "
+                         "its chunk-N-dataset.json)");
+        }
+      }
     }
     spec.source = servegen;
   } else if (has_trace) {
@@ -314,8 +324,11 @@ json to_json(const ScenarioConfig& config) {
   } else if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config.workload.source)) {
     workload["servegen"] = {{"path", servegen->path},
                             {"load_scale", servegen->load_scale},
-                            {"prompt_tokens", length_to_json(servegen->prompt_tokens)},
-                            {"output_tokens", length_to_json(servegen->output_tokens)}};
+                            {"lengths", traces::kServeGenLengthsNames.name(servegen->lengths)}};
+    if (servegen->lengths == traces::ServeGenLengths::kModel) {
+      workload["servegen"]["prompt_tokens"] = length_to_json(servegen->prompt_tokens);
+      workload["servegen"]["output_tokens"] = length_to_json(servegen->output_tokens);
+    }
   } else {
     workload["generator"] = to_json(std::get<traces::GeneratorSpec>(config.workload.source));
   }

@@ -60,7 +60,7 @@ Expected<SharedWorkload> open_episode_workload(const WorkloadSpec& spec, std::ui
   if (const auto* servegen = std::get_if<ServeGenSpec>(&spec.source); servegen && !spec.max_requests) {
     if (auto status = validate_shaping(spec); !status) return status.error();
     if (auto status = validate(*servegen); !status) return Error{"servegen: " + status.error().message};
-    auto table = load_servegen(servegen->path);
+    auto table = load_servegen(servegen->path, servegen->lengths);
     if (!table) return table.error();
     return SharedWorkload(std::make_shared<ServeGenWorkload>(std::move(*table), spec, seed));
   }

@@ -149,17 +149,71 @@ double ServeGenTable::expected_requests(double from_s, double to_s, double load_
   return requests;
 }
 
+namespace {
+
+// Each client's chunk-N-dataset.json beside its chunk-N-trace.csv (`files`: the trace
+// files' names, "" for a single file), and the pooled lengths.
+Status read_lengths(ServeGenTable& table, const std::vector<std::string>& files) {
+  namespace fs = std::filesystem;
+  bool any = false;
+  for (const std::string& file : files) {
+    const fs::path trace = file.empty() ? fs::path(table.path) : fs::path(table.path) / file;
+    const std::string name = trace.filename().string();
+    ClientLengths own;
+    if (name.ends_with("-trace.csv")) {
+      const fs::path dataset = trace.parent_path() / (name.substr(0, name.size() - 10) + "-dataset.json");
+      std::error_code ec;
+      if (fs::is_regular_file(dataset, ec)) {
+        auto read = read_client_lengths(dataset.string());
+        if (!read) return read.error();
+        own = std::move(*read);
+        any = true;
+      }
+    }
+    table.lengths.push_back(std::move(own));
+  }
+  if (!any) {
+    return Error{table.path + ": no chunk-N-dataset.json beside the window files: their lengths are unknown (give "
+                              "lengths: model with prompt_tokens and output_tokens)"};
+  }
+  // Each length window weighs what the client's windows inside it expect to bring.
+  std::vector<std::pair<const EmpiricalLengths*, double>> inputs, outputs;
+  for (std::size_t c = 0; c < table.lengths.size(); ++c) {
+    const ClientLengths& own = table.lengths[c];
+    for (std::size_t w = 0; w < own.window_start_s.size(); ++w) {
+      const double from = own.window_start_s[w];
+      const double to = w + 1 < own.window_start_s.size() ? own.window_start_s[w + 1] : table.span_s();
+      double requests = 0.0;
+      for (std::size_t k = 0; k < table.clients[c].size(); ++k) {
+        const double start = static_cast<double>(k) * table.window_s;
+        if (start >= from && start < to) requests += table.clients[c][k].rate_per_s * table.window_s;
+      }
+      inputs.emplace_back(&own.input[w], requests);
+      outputs.emplace_back(&own.output[w], requests);
+    }
+  }
+  table.pooled_input = mixture(inputs);
+  table.pooled_output = mixture(outputs);
+  if (table.pooled_input.empty() || table.pooled_output.empty()) {
+    return Error{table.path + ": the clients' chunk-N-dataset.json files hold no lengths where requests arrive"};
+  }
+  return Ok();
+}
+
+}  // namespace
+
 Status validate(const ServeGenSpec& spec) {
   if (spec.path.empty()) return Error{"path: expected a folder of ServeGen chunk-N-trace.csv files"};
   if (!(spec.load_scale > 0 && spec.load_scale <= kMaxLoadScale)) {
     return Error{"load_scale: expected a factor in (0, " + number_text(kMaxLoadScale) + "], got " +
                  number_text(spec.load_scale)};
   }
+  if (spec.lengths == ServeGenLengths::kClients) return Ok();
   if (auto s = validate_length(spec.prompt_tokens, "prompt_tokens"); !s) return s;
   return validate_length(spec.output_tokens, "output_tokens");
 }
 
-Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& path) {
+Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& path, ServeGenLengths lengths) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
@@ -203,6 +257,9 @@ Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& 
     table->clients.push_back(std::move(client->windows));
   }
   if (table->window_s == 0) return Error{path + ": every client has one window; two rows are needed to know its length"};
+  if (lengths == ServeGenLengths::kClients) {
+    if (auto read = read_lengths(*table, files); !read) return read.error();
+  }
   return std::shared_ptr<const ServeGenTable>(std::move(table));
 }
 
@@ -211,6 +268,8 @@ ServeGenSource::ServeGenSource(std::shared_ptr<const ServeGenTable> table, const
     : table_(std::move(table)), spec_(spec), seed_(seed), start_s_(std::max(0.0, start_s)) {
   MESHSIM_CHECK(table_ != nullptr && table_->window_s > 0, "ServeGenSource needs a loaded table");
   MESHSIM_CHECK(spec_.load_scale > 0 && spec_.load_scale <= kMaxLoadScale, "ServeGenSource: load_scale out of range");
+  MESHSIM_CHECK(spec_.lengths == ServeGenLengths::kModel || table_->lengths.size() == table_->clients.size(),
+                "ServeGenSource: client lengths asked of a table loaded without them");
   cursors_.resize(table_->clients.size());
   const auto first = static_cast<std::size_t>(std::min(start_s_ / table_->window_s, static_cast<double>(kMaxWindows)));
   for (std::size_t c = 0; c < cursors_.size(); ++c) {
@@ -255,6 +314,20 @@ bool ServeGenSource::open_next_window(std::size_t client, std::size_t first_wind
   return false;
 }
 
+std::pair<std::uint32_t, std::uint32_t> ServeGenSource::draw_lengths(std::size_t client, double at_s,
+                                                                     engine::Rng& rng) const {
+  if (spec_.lengths == ServeGenLengths::kModel) {
+    const std::uint32_t prompt = sample_length(spec_.prompt_tokens, rng);
+    return {prompt, sample_length(spec_.output_tokens, rng)};
+  }
+  const ClientLengths& own = table_->lengths[client];
+  const int w = own.window_at(at_s);
+  const EmpiricalLengths& input = w >= 0 ? own.input[static_cast<std::size_t>(w)] : table_->pooled_input;
+  const EmpiricalLengths& output = w >= 0 ? own.output[static_cast<std::size_t>(w)] : table_->pooled_output;
+  const std::uint32_t prompt = input.sample(rng.uniform());
+  return {prompt, output.sample(rng.uniform())};
+}
+
 void ServeGenSource::push(std::size_t client) {
   heap_.emplace_back(cursors_[client].clock_s, client);
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
@@ -268,8 +341,7 @@ Expected<std::optional<TraceRequest>> ServeGenSource::next() {
     Cursor& cursor = cursors_[client];
     // Lengths are drawn for every request, skipped ones too, so a window's requests are
     // the same wherever the replay starts.
-    const std::uint32_t prompt = sample_length(spec_.prompt_tokens, cursor.lengths);
-    const std::uint32_t output = sample_length(spec_.output_tokens, cursor.lengths);
+    const auto [prompt, output] = draw_lengths(client, arrival_s, cursor.lengths);
     if (--cursor.left > 0) {
       // (Rounding must not carry an arrival past its window's end.)
       const double window_end_s = static_cast<double>(cursor.window + 1) * table_->window_s;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/engine/rng.hpp"
+#include "traces/servegen_lengths.hpp"
 #include "traces/trace_request.hpp"
 #include "traces/workload_spec.hpp"
 
@@ -32,6 +33,11 @@ struct ServeGenTable {
   // from the common first timestamp (time 0) on, window_s apart.
   std::vector<std::string> client_names;
   std::vector<std::vector<ClientWindow>> clients;
+  // With client lengths: each client's own (empty where its chunk-N-dataset.json is
+  // missing), and every client's pooled, weighted by its expected requests in each of
+  // its length windows (what a client without a file draws from).
+  std::vector<ClientLengths> lengths;
+  EmpiricalLengths pooled_input, pooled_output;
 
   // Where the last client's last window ends, in seconds from time 0.
   double span_s() const;
@@ -45,15 +51,18 @@ Status validate(const ServeGenSpec& spec);
 
 // Reads a folder of chunk-*-trace.csv files (or one such file). Errors name the file, the
 // line and what was expected there; all clients must share the first timestamp and the
-// window length.
-Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& path);
+// window length. With `lengths` kClients, also each client's chunk-N-dataset.json (at
+// least one client must have one).
+Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& path,
+                                                            ServeGenLengths lengths = ServeGenLengths::kModel);
 
 // The table's requests: each client's windows in turn, merged across clients by arrival.
 // A window of rate r (times load_scale) holds floor(r W) requests plus one with
 // probability frac(r W) (so its expected count is r W), spread as ServeGen builds them:
 // gaps drawn from the window's law, then scaled together so that they, and one gap past the
 // last request, fill the window. Scaling makes the law's scale parameter irrelevant; its
-// shape sets the burstiness. Lengths come from `prompt_tokens` and `output_tokens`.
+// shape sets the burstiness. Lengths come from the client's own distribution at the
+// request's time (spec.lengths kClients: the table's), else the spec's length model.
 //
 // Each (client, window) draws from its own stream of the seed, so the requests of a window
 // are the same wherever a replay starts: opening at `start_s` (seconds from time 0) skips
@@ -83,6 +92,9 @@ class ServeGenSource final : public RequestSource {
   bool open_next_window(std::size_t client, std::size_t first_window);
   // The cursor's next gap in seconds, drawn from its window's law.
   static double next_gap_s(Cursor& cursor, const ClientWindow& window);
+  // A request's (prompt, output) tokens: `client`'s own lengths at `at_s`, the pooled ones
+  // for a client without any, or the spec's model.
+  std::pair<std::uint32_t, std::uint32_t> draw_lengths(std::size_t client, double at_s, engine::Rng& rng) const;
   void push(std::size_t client);
 
   std::shared_ptr<const ServeGenTable> table_;

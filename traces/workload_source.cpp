@@ -101,7 +101,7 @@ Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec,
     inner = std::move(*opened);
   } else if (const auto* servegen = std::get_if<ServeGenSpec>(&spec.source)) {
     if (auto status = validate(*servegen); !status) return Error{"servegen: " + status.error().message};
-    auto table = load_servegen(servegen->path);
+    auto table = load_servegen(servegen->path, servegen->lengths);
     if (!table) return table.error();
     inner = std::make_unique<ServeGenSource>(std::move(*table), *servegen, seed, spec.window_start.seconds());
   } else {

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/engine/enum_names.hpp"
 #include "sim/engine/sim_time.hpp"
 #include "traces/column_mapping.hpp"
 
@@ -87,12 +88,20 @@ struct GeneratorSpec {
   std::optional<SimTime> duration;
 };
 
-// Real multi-day load from ServeGen's per-client window files (traces/servegen_source.hpp),
-// paired with a length model (the files carry no lengths).
+// Where a ServeGen workload's request lengths come from: each client's own per-window
+// distributions (chunk-N-dataset.json beside its window file; a client without one draws
+// from all clients' lengths pooled, weighted by their requests), or one length model for
+// every request (prompt_tokens, output_tokens).
+enum class ServeGenLengths { kClients, kModel };
+inline constexpr EnumNames kServeGenLengthsNames{std::array{std::pair{ServeGenLengths::kClients, std::string_view("clients")},
+                                                            std::pair{ServeGenLengths::kModel, std::string_view("model")}}};
+
+// Real multi-day load from ServeGen's per-client window files (traces/servegen_source.hpp).
 struct ServeGenSpec {
   std::string path;          // a folder of chunk-N-trace.csv files, or one such file
   double load_scale = 1.0;   // multiplies every window's rate, keeping the time axis
-  LengthSpec prompt_tokens;
+  ServeGenLengths lengths = ServeGenLengths::kClients;
+  LengthSpec prompt_tokens;  // with lengths kModel
   LengthSpec output_tokens;
 };
 

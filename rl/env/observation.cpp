@@ -8,15 +8,17 @@
 
 namespace meshsim::rl {
 
-std::size_t observation_size(std::size_t pools) { return pools * kPoolFeatures + kGlobalFeatures; }
+std::size_t observation_size(std::size_t pools, bool baseline) {
+  return pools * (kPoolFeatures + (baseline ? 1 : 0)) + kGlobalFeatures;
+}
 
-std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools) {
+std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools, bool baseline) {
   std::vector<std::string> names;
-  names.reserve(observation_size(pools.size()));
+  names.reserve(observation_size(pools.size(), baseline));
   for (const cluster::InstanceTag tag : pools) {
-    for (const std::string_view feature : kPoolFeatureNames) {
-      names.push_back(std::string(cluster::kInstanceTagNames.name(tag)) + "." + std::string(feature));
-    }
+    const std::string pool(cluster::kInstanceTagNames.name(tag));
+    for (const std::string_view feature : kPoolFeatureNames) names.push_back(pool + "." + std::string(feature));
+    if (baseline) names.push_back(pool + ".baseline");
   }
   for (const std::string_view feature : kGlobalFeatureNames) names.emplace_back(feature);
   return names;
@@ -37,8 +39,9 @@ void ArrivalAverages::add(double rate, double seconds) {
 
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
-                         std::span<float> out) {
-  MESHSIM_CHECK(out.size() == observation_size(pools.size()), "collect_observation: wrong buffer size");
+                         std::span<const std::uint32_t> baseline, std::span<float> out) {
+  MESHSIM_CHECK(baseline.empty() || baseline.size() == pools.size(), "collect_observation: a baseline size per pool");
+  MESHSIM_CHECK(out.size() == observation_size(pools.size(), !baseline.empty()), "collect_observation: wrong buffer size");
   const auto latency = [](double seconds, double target) { return std::min(kLatencyCap, seconds / target); };
   std::size_t at = 0;
   const auto put = [&](double value) { out[at++] = static_cast<float>(value); };
@@ -46,7 +49,8 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   const auto within = [&](double intervals) {
     return now + engine::SimTime::from_seconds(intervals * stats.decision_interval_s);
   };
-  for (const cluster::InstanceTag tag : pools) {
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    const cluster::InstanceTag tag = pools[p];
     const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
     const autoscale::PoolKv kv = autoscale::scan_active(manager, tag);
     const double active = std::max(1u, pool.active);
@@ -62,6 +66,7 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
     put(std::log1p(static_cast<double>(std::max<std::int64_t>(0, pool.pending_tokens)) / size / 1000.0));
     put(kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0);
     put(std::log1p(static_cast<double>(kv.pending_requests) / active));
+    if (!baseline.empty()) put(baseline[p]);
   }
   const double phase = 2.0 * std::numbers::pi * stats.phase.value_or(0.0);
   put(std::log1p(stats.arrival_rate));

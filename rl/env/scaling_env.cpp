@@ -64,9 +64,10 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
     return Error{config.name + ": the RL environment needs a non-empty workload"};
   }
   std::unique_ptr<ScalingEnv> env(new ScalingEnv(config, catalog, std::move(workload), config_autoscaler));
-  if (env->migrates_ && env->spec_.action == configs::ActionKind::kTarget) {
-    return Error{config.name + ": rl.action: target sizes pools but has no migration entry; with both a prompt and a "
-                               "token pool use the discrete or continuous action"};
+  if (env->migrates_ && (env->spec_.action == configs::ActionKind::kTarget || env->residual())) {
+    return Error{config.name + ": rl.action: " + std::string(configs::kActionKindNames.name(env->spec_.action)) +
+                 " sizes pools but has no migration entry; with both a prompt and a token pool use the discrete or "
+                 "continuous action"};
   }
   // Windows that start after the last request would train on empty episodes.
   const configs::RlSpec& spec = env->spec_;
@@ -166,6 +167,18 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   run_ = std::move(*run);
   run_->start();
 
+  if (residual()) {
+    // The baseline starts with the episode, as the scenario's autoscaler would: a first
+    // look at time 0 (it keeps the start size and notes the arrivals), then one at every
+    // decision.
+    autoscale::TargetTrackingConfig base = spec_.residual_base;
+    base.warm_start = true;  // it takes over the start size, as in evaluation
+    base.max_instances = config_.scaling.manager.max_total_instances;
+    base.min_instances = std::min(base.min_instances, base.max_instances);
+    baseline_ = std::make_unique<autoscale::TargetTrackingAutoscaler>(base, pools_);
+    run_->advance_until(SimTime::zero());  // what arrives at time 0 first, as an autoscaler's timer sees it
+    update_baseline();
+  }
   step_ = 0;
   begin_interval(SimTime::zero());
   IntervalStats stats = base_stats();
@@ -183,9 +196,10 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   rates_.start(stats.arrival_rate);
   stats.rates = rates_;
   gpu_us_at_first_decision_ = run_->replay().serving().usage().gpu_us;
+  if (residual()) update_baseline();  // for the first decision: the warm-up's rates known
   const auto& manager = run_->scaling()->manager();
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
-                      obs);
+                      baseline_sizes_, obs);
   const auto status = manager.get_status_summary();
   info.window_start_s = window_start_s_;
   info.rate_scale = rate_scale_;
@@ -268,7 +282,8 @@ std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action, std:
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < action.size(); ++i) {
     const float raw = action[i];
-    // NaN is treated as no change (a diverged policy must not crash a run).
+    // NaN is treated as no change, whatever the action kind (a diverged policy must not
+    // crash a run, and evaluation plays static sizes and autoscalers with NaN actions).
     if (std::isnan(raw)) {
       out.push_back(0);
       continue;
@@ -278,6 +293,12 @@ std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action, std:
       case configs::ActionKind::kDiscrete: {
         const double k = spec_.discrete_max_step;
         out.push_back(static_cast<std::int64_t>(std::llround(std::clamp(value, 0.0, 2.0 * k) - k)));
+        break;
+      }
+      case configs::ActionKind::kResidual: {
+        const double k = spec_.discrete_max_step;
+        const auto correction = std::llround(std::clamp(value, 0.0, 2.0 * k) - k);
+        out.push_back(std::max<std::int64_t>(0, baseline_sizes_[i] + correction) - sizes[i]);
         break;
       }
       case configs::ActionKind::kTarget: {
@@ -358,12 +379,26 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   info.churn_penalty = terms.churn;
   result.reward = terms.reward();
 
+  if (residual()) update_baseline();
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
-                      obs);
+                      baseline_sizes_, obs);
   ++step_;
   result.truncated = step_ == steps_per_episode_;
   begin_interval(end);
   return result;
+}
+
+void ScalingEnv::update_baseline() {
+  auto& manager = run_->scaling()->manager();
+  baseline_sizes_.clear();
+  for (const cluster::InstanceTag tag : pools_) {
+    const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
+    // Only the KV metric needs the walk over the pool's instances.
+    const autoscale::PoolKv kv = spec_.residual_base.metric == autoscale::TrackedMetric::kKvUtilisation
+                                     ? autoscale::scan_active(manager, tag)
+                                     : autoscale::PoolKv{};
+    baseline_sizes_.push_back(baseline_->desired(pool, kv, run_->now()));
+  }
 }
 
 void ScalingEnv::restore(const EnvCursor& cursor, std::span<float> obs) {

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/autoscale/target_tracking.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "rl/env/observation.hpp"
 #include "rl/env/reward.hpp"
@@ -76,7 +77,10 @@ struct EnvCursor {
 // [0, target_max_instances] (rounded, clipped) is the pool's target size, which it
 // approaches by at most target_max_step instances a decision (a target action leaves
 // habits of deltas, such as adding under load and then holding, nothing to integrate;
-// NaN keeps the size). A pool shrinks by first
+// NaN keeps the size); residual: a choice c in [0, 2k] sets the pool to rl.residual_base's
+// target tracking size plus c - k (k = discrete_max_step; NaN keeps the size), so
+// the policy learns corrections of a tuned rule (its lead and lag) rather than the whole
+// size, and its exploration never random-walks the size. A pool shrinks by first
 // taking back scale-ups still STARTING, then draining its least-loaded ACTIVE instances.
 // With both a prompt and a token pool, a last entry migrates (ScalingManager::migrate):
 // its value times action_mig_step (continuous) or choice - k (discrete), rounded, is the
@@ -97,12 +101,17 @@ class ScalingEnv final : private replay::ReplayObserver {
                                                       bool config_autoscaler = false);
   ~ScalingEnv() override;
 
-  std::size_t observation_size() const { return rl::observation_size(pools_.size()); }
+  bool residual() const { return spec_.action == configs::ActionKind::kResidual; }
+  std::size_t observation_size() const { return rl::observation_size(pools_.size(), residual()); }
+  std::vector<std::string> observation_names() const { return rl::observation_names(pools_, residual()); }
   std::size_t action_size() const { return pools_.size() + (migrates_ ? 1 : 0); }
   // Choices per action entry of the discrete (2k + 1) and target (max + 1) kinds.
   std::uint32_t discrete_choices() const {
     return spec_.action == configs::ActionKind::kTarget ? spec_.target_max_instances + 1 : 2 * spec_.discrete_max_step + 1;
   }
+  // The choice that keeps a pool as it is meant to be without the policy (residual: the
+  // baseline's size), which the policy's initial head favours; -1 for other kinds.
+  std::int64_t neutral_choice() const { return residual() ? static_cast<std::int64_t>(spec_.discrete_max_step) : -1; }
   const configs::RlSpec& spec() const { return spec_; }
   std::span<const cluster::InstanceTag> pools() const { return pools_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }
@@ -139,6 +148,9 @@ class ScalingEnv final : private replay::ReplayObserver {
   // Pool size changes asked by `action` from the pools' sizes now, then the instances to
   // migrate (when migrates_).
   std::vector<std::int64_t> deltas(std::span<const float> action, std::span<const std::int64_t> sizes) const;
+  // Residual actions: asks the baseline for each pool's size now (once a decision: it
+  // keeps its history), into baseline_sizes_.
+  void update_baseline();
   // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
   void begin_interval(SimTime at);
   // What the interval begun last measured, up to `end` (now); the averages as they stand.
@@ -161,6 +173,9 @@ class ScalingEnv final : private replay::ReplayObserver {
   engine::Rng rng_;
   std::unique_ptr<run::ScenarioRun> run_;
   EnvCursor cursor_;
+  // Residual actions: the episode's target tracking and its sizes for the next decision.
+  std::unique_ptr<autoscale::TargetTrackingAutoscaler> baseline_;
+  std::vector<std::uint32_t> baseline_sizes_;
 
   // The episode.
   double window_start_s_ = 0.0, rate_scale_ = 1.0, scale_up_delay_s_ = 0.0;

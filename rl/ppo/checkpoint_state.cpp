@@ -181,6 +181,7 @@ CheckpointState read_state(const json& top) {
   s.observation_stats = Reader::stats(Reader::at(top, "", "observation_stats"), "observation_stats",
                                       static_cast<std::size_t>(s.policy.observations));
   s.shuffle_rng = Reader::rng(Reader::at(top, "", "shuffle_rng"), "shuffle_rng");
+  if (top.contains("lagrange")) s.lagrange = Reader::number(top["lagrange"], "lagrange", 1e-9, 1e9);
 
   const json& envs = Reader::list(Reader::at(top, "", "envs"), "envs", 1, 1'000'000);
   for (std::size_t i = 0; i < envs.size(); ++i) {
@@ -228,6 +229,7 @@ json to_json(const CheckpointState& s) {
           {"observation_stats", stats_to_json(s.observation_stats)},
           {"reward_scaler", {{"returns", s.reward_returns}, {"stats", stats_to_json(s.reward_stats)}}},
           {"shuffle_rng", s.shuffle_rng},
+          {"lagrange", s.lagrange},
           {"envs", std::move(envs)}};
 }
 

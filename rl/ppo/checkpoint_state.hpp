@@ -44,6 +44,9 @@ struct CheckpointState {
   std::vector<double> reward_returns;  // one per environment
   RunningMeanStd reward_stats;         // of one value
   engine::Rng::State shuffle_rng{};
+  // PPO-Lagrangian's multiplier of the SLO terms (rl.ppo.lagrange_rate > 0); absent in
+  // older checkpoints, which trained at fixed weights: 1.
+  double lagrange = 1.0;
   std::vector<CheckpointEnv> envs;  // every rank's, in order
 };
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "sim/engine/check.hpp"
+
 namespace meshsim::rl {
 namespace {
 
@@ -48,6 +50,13 @@ ActorCriticImpl::ActorCriticImpl(const PolicyShape& shape) : shape_(shape) {
   actor_ = register_module("actor", mlp(shape.observations, shape.hidden, outputs, 0.01));
   critic_ = register_module("critic", mlp(shape.observations, shape.hidden, 1, 1.0));
   log_std_ = register_parameter("log_std", torch::zeros({shape.actions}));
+}
+
+void ActorCriticImpl::favour_choice(std::int64_t choice, float logit) {
+  MESHSIM_CHECK(discrete() && choice >= 0 && choice < shape_.choices, "favour_choice: not a choice of this policy");
+  const torch::NoGradGuard no_grad;
+  auto& last = actor_->ptr<torch::nn::LinearImpl>(actor_->size() - 1)->bias;
+  for (std::int64_t a = 0; a < shape_.actions; ++a) last[a * shape_.choices + choice] += logit;
 }
 
 torch::Tensor ActorCriticImpl::value(const torch::Tensor& obs) { return critic_->forward(obs).squeeze(-1); }

@@ -39,6 +39,9 @@ class ActorCriticImpl : public torch::nn::Module {
   PolicyEval evaluate(const torch::Tensor& obs, const torch::Tensor& actions);
   // A copy of the weights for the rollout's forward passes (rl/ppo/eigen_policy.hpp).
   EigenPolicy to_eigen() const;
+  // Discrete: raises `choice`'s logit of every entry by `logit` (the output layer's
+  // bias), so an untrained policy mostly takes it and deterministically always does.
+  void favour_choice(std::int64_t choice, float logit);
 
  private:
   PolicyShape shape_;

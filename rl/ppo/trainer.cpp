@@ -29,6 +29,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// Residual actions: the neutral choice's initial logit over the others (about 0), so an
+// untrained policy keeps the baseline's size three times in four with 5 choices
+// (e^2.5 / (e^2.5 + 4)), and deterministically always.
+constexpr float kNeutralLogit = 2.5f;
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -54,6 +59,8 @@ struct PpoTrainer::Impl {
   std::unique_ptr<torch::optim::Adam> adam;
   ObservationNormalizer obs_norm;
   RewardScaler reward_scaler;  // over all ranks' environments
+  double slo_target;  // the attainment PPO-Lagrangian holds on training rollouts
+  double lagrange;  // PPO-Lagrangian's multiplier of the SLO terms (opt.lagrange_rate > 0)
   std::vector<engine::Rng> action_rngs;  // this rank's environments'
   engine::Rng shuffle_rng;               // the same on every rank
   std::uint32_t iteration = 0, iterations = 0;
@@ -72,8 +79,8 @@ struct PpoTrainer::Impl {
   std::vector<float> b_obs, b_actions, b_log_prob, b_values, b_next_values, b_rewards, b_adv, b_returns;
   std::vector<std::uint8_t> b_ended;
 
-  Impl(const configs::PpoSpec& options, std::uint64_t seed_, std::shared_ptr<RankGroup> group_,
-       std::unique_ptr<VectorEnv> vec, std::int64_t choices_)
+  Impl(const configs::PpoSpec& options, double slo_target_, std::uint64_t seed_, std::shared_ptr<RankGroup> group_,
+       std::unique_ptr<VectorEnv> vec, std::int64_t choices_, std::int64_t neutral_choice)
       : opt(options),
         seed(seed_),
         group(std::move(group_)),
@@ -87,6 +94,8 @@ struct PpoTrainer::Impl {
         choices(choices_),
         obs_norm(obs_size, options.observation_clip),
         reward_scaler(n_all, options.gamma, options.reward_clip),
+        slo_target(options.lagrange_target.value_or(slo_target_)),
+        lagrange(options.lagrange_initial),
         shuffle_rng(engine::derive_seed(seed_, "ppo/minibatches")),
         episode_returns(n, 0.0),
         obs(n * obs_size),
@@ -107,6 +116,8 @@ struct PpoTrainer::Impl {
       torch::manual_seed(engine::derive_seed(seed, "ppo/init"));
       policy = ActorCritic(PolicyShape{static_cast<std::int64_t>(obs_size), static_cast<std::int64_t>(act_size),
                                        choices, opt.hidden});
+      // Residual actions start at the baseline's point: the neutral choice most likely.
+      if (neutral_choice >= 0) policy->favour_choice(neutral_choice, kNeutralLogit);
     }
     adam = std::make_unique<torch::optim::Adam>(policy->parameters(),
                                                 torch::optim::AdamOptions(opt.learning_rate).eps(1e-5));
@@ -209,6 +220,15 @@ struct PpoTrainer::Impl {
 
       envs->step(actions);
       std::vector<double> rewards(envs->rewards().begin(), envs->rewards().end());
+      // What the policy learns from: with PPO-Lagrangian, the SLO terms weighed by the
+      // multiplier (the reported rewards stay the environment's).
+      std::vector<double> learned = rewards;
+      if (opt.lagrange_rate > 0) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const EnvInfo& info = envs->infos()[i];
+          learned[i] = -(lagrange * (info.slo_penalty + info.waiting_penalty) + info.cost_penalty + info.churn_penalty);
+        }
+      }
       for (std::size_t i = 0; i < n; ++i) {
         const EnvInfo& info = envs->infos()[i];
         const bool ended = envs->terminations()[i] || envs->truncations()[i];
@@ -225,9 +245,9 @@ struct PpoTrainer::Impl {
           episode_returns[i] = 0.0;
         }
       }
-      gather_step(rewards, std::span(b_ended).subspan(row, n));
-      if (opt.normalize_rewards) scale_rewards(rewards);
-      for (std::size_t i = 0; i < n; ++i) b_rewards[row + i] = static_cast<float>(rewards[i]);
+      gather_step(learned, std::span(b_ended).subspan(row, n));
+      if (opt.normalize_rewards) scale_rewards(learned);
+      for (std::size_t i = 0; i < n; ++i) b_rewards[row + i] = static_cast<float>(learned[i]);
       observe(true);
       // Where an episode ended: bootstrap from its last observation's value if it was
       // truncated (the agent's task goes on), 0 if it terminated.
@@ -271,7 +291,20 @@ struct PpoTrainer::Impl {
     stats.slo_attainment = sums[3] > 0 ? sums[4] / sums[3] : 1.0;
     stats.mean_instances = sums[5] / count;
     stats.scaling_actions = sums[6] / count;
+    stats.lagrange = lagrange;
     return stats;
+  }
+
+  // Dual ascent on the multiplier (configs::PpoSpec): up when the rollout missed the SLO
+  // target, down when it held it, in proportion to the misses allowed. Every rank sees
+  // the same attainment, so the multiplier stays the same everywhere.
+  void update_lagrange(const IterationStats& stats) {
+    if (!(opt.lagrange_rate > 0) || stats.requests == 0) return;
+    const double allowed = std::max(1e-9, 1.0 - slo_target);
+    // Clipped alike both ways: rollouts' attainment is noisy, and a lopsided clip would
+    // let the noise alone push the multiplier up.
+    const double violation = std::clamp((slo_target - stats.slo_attainment) / allowed, -1.0, 1.0);
+    lagrange = std::clamp(lagrange * std::exp(opt.lagrange_rate * violation), opt.lagrange_min, opt.lagrange_max);
   }
 
   // This rank's rows of a minibatch drawn from all ranks' rows (global row t * n_all + j
@@ -443,8 +476,9 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::Scenario
   using SetThreads = void (*)(int);
   if (auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) openblas(1);
   const std::int64_t choices = configs::chooses(rl.action) ? (*envs)->env(0).discrete_choices() : 0;
-  return std::unique_ptr<PpoTrainer>(
-      new PpoTrainer(std::make_unique<Impl>(rl.ppo, seed, std::move(group), std::move(*envs), choices)));
+  const std::int64_t neutral = (*envs)->env(0).neutral_choice();
+  return std::unique_ptr<PpoTrainer>(new PpoTrainer(
+      std::make_unique<Impl>(rl.ppo, rl.slo_target, seed, std::move(group), std::move(*envs), choices, neutral)));
 }
 
 std::uint32_t PpoTrainer::iterations() const { return impl_->iterations; }
@@ -459,6 +493,7 @@ IterationStats PpoTrainer::iterate() {
   Impl& m = *impl_;
   const auto start = Clock::now();
   IterationStats stats = m.rollout();
+  m.update_lagrange(stats);
   stats.rollout_seconds = seconds_since(start);
   const auto update_start = Clock::now();
   m.update(stats);
@@ -495,6 +530,7 @@ Status PpoTrainer::save(const fs::path& dir) const {
   state.reward_returns = m.reward_scaler.returns();
   state.reward_stats = m.reward_scaler.stats();
   state.shuffle_rng = m.shuffle_rng.state();
+  state.lagrange = m.lagrange;
   nlohmann::json document = to_json(state);  // its envs are the ranks' gathered ones
   for (const std::string& rank : ranks) {
     for (auto& env : nlohmann::json::parse(rank)) document["envs"].push_back(std::move(env));
@@ -600,6 +636,7 @@ Status PpoTrainer::load(const fs::path& dir) {
   m.obs_norm.stats() = std::move(state.observation_stats);
   m.reward_scaler.restore(std::move(state.reward_returns), std::move(state.reward_stats));
   m.shuffle_rng = engine::Rng::from_state(state.shuffle_rng);
+  m.lagrange = state.lagrange;
   for (std::size_t i = 0; i < m.n; ++i) {
     m.action_rngs[i] = engine::Rng::from_state(state.envs[m.first + i].action_rng);
     m.episode_returns[i] = state.envs[m.first + i].episode_return;

@@ -24,6 +24,9 @@ struct IterationStats {
   double slo_attainment = 1.0;    // of those
   double mean_instances = 0.0;    // per environment, mean over the rollout
   double scaling_actions = 0.0;   // instances added or drained per decision
+  // PPO-Lagrangian: the multiplier of the SLO terms the rollout was rewarded with (1 at
+  // fixed weights), updated after it by the rollout's SLO attainment.
+  double lagrange = 1.0;
   double policy_loss = 0.0, value_loss = 0.0, entropy = 0.0;  // means over the minibatches
   double approx_kl = 0.0, clip_fraction = 0.0, explained_variance = 0.0;
   // Wall-clock (not deterministic).

@@ -113,9 +113,21 @@ TEST(ScenarioConfigTest, TraceWorkloadsResolveRelativePathsAndColumnMappings) {
             std::string::npos);
 }
 
-TEST(ScenarioConfigTest, ServeGenWorkloadsNeedALengthModelAndRoundTrip) {
+TEST(ScenarioConfigTest, ServeGenWorkloadsTakeClientLengthsOrALengthModelAndRoundTrip) {
+  // By default each client's own lengths: no model, and none accepted.
+  auto clients = parse_scenario(json::parse(R"({"workload": {"servegen": {"path": "sg"}}})"), "/data/s.json");
+  ASSERT_TRUE(clients) << clients.error().message;
+  EXPECT_EQ(std::get<traces::ServeGenSpec>(clients->workload.source).lengths, traces::ServeGenLengths::kClients);
+  EXPECT_EQ(to_json(*parse_scenario(to_json(*clients), "/elsewhere/s.json")), to_json(*clients));
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "prompt_tokens": {"value": 3}}}})")
+                .find("workload.servegen.prompt_tokens: only with lengths: model"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "lengths": "files"}}})")
+                .find("workload.servegen.lengths: expected one of"),
+            std::string::npos);
+
   auto config = parse_scenario(json::parse(R"({"workload": {"servegen": {"path": "sg", "load_scale": 0.02,
-      "prompt_tokens": {"kind": "fixed", "value": 100}, "output_tokens": {"kind": "uniform", "min": 5, "max": 9}},
+      "lengths": "model", "prompt_tokens": {"kind": "fixed", "value": 100}, "output_tokens": {"kind": "uniform", "min": 5, "max": 9}},
       "window": {"start_s": 950400}}})"),
                                "/data/s.json");
   ASSERT_TRUE(config) << config.error().message;
@@ -128,15 +140,13 @@ TEST(ScenarioConfigTest, ServeGenWorkloadsNeedALengthModelAndRoundTrip) {
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(to_json(*again), resolved);
 
-  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "prompt_tokens": {"value": 3}}}})")
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "lengths": "model", "prompt_tokens": {"value": 3}}}})")
                 .find("workload.servegen.output_tokens: expected a length model"),
             std::string::npos);
-  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "load_scale": 500, "prompt_tokens": {"value": 3},
-      "output_tokens": {"value": 3}}}})")
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "load_scale": 500}}})")
                 .find("workload.servegen.load_scale: expected a factor in (0, 100]"),
             std::string::npos);
-  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg", "prompt_tokens": {"value": 3},
-      "output_tokens": {"value": 3}}, "generator": {}}})")
+  EXPECT_NE(parse_error(R"({"workload": {"servegen": {"path": "sg"}, "generator": {}}})")
                 .find("give one of 'trace', 'generator' and 'servegen'"),
             std::string::npos);
 }

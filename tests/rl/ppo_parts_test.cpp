@@ -270,5 +270,19 @@ TEST(NormalizerTest, RewardsAreDividedByTheReturnsStdAndReturnsRestartAtEpisodeE
   EXPECT_DOUBLE_EQ(scaler.returns()[1], 0.5 * 4.0 + 1.0);
 }
 
+// Residual actions start at the baseline: the favoured choice takes most of the
+// probability of every entry, and is the most likely for any observation.
+TEST(PolicyTest, AFavouredChoiceIsTheUntrainedPolicysMode) {
+  torch::manual_seed(3);
+  ActorCritic policy(PolicyShape{6, 2, 5, {16, 16}});
+  policy->favour_choice(2, 2.5f);
+  const torch::Tensor obs = torch::randn({64, 6}) * 3;
+  const torch::Tensor probs = torch::softmax(policy->actor_output(obs), -1);  // [64, 2, 5]
+  EXPECT_TRUE((probs.argmax(-1) == 2).all().item<bool>());
+  const double mean = probs.select(-1, 2).mean().item<double>();
+  EXPECT_NEAR(mean, std::exp(2.5) / (std::exp(2.5) + 4), 0.02);
+  EXPECT_THROW(policy->favour_choice(5, 1.0f), std::exception);
+}
+
 }  // namespace
 }  // namespace meshsim::rl

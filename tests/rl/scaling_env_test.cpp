@@ -25,7 +25,7 @@ ResetOptions window_at(double start_s) {
 
 // Where the feature named `name` sits in the environment's observation.
 std::size_t feature(const ScalingEnv& env, std::string_view name) {
-  const std::vector<std::string> names = observation_names(env.pools());
+  const std::vector<std::string> names = env.observation_names();
   const auto at = std::find(names.begin(), names.end(), name);
   EXPECT_NE(at, names.end()) << name;
   return static_cast<std::size_t>(at - names.begin());
@@ -329,6 +329,71 @@ TEST(ScalingEnvTest, TargetChoicesAreSizesApproachedAtMostTheMaxStepADecision) {
   const auto refused = ScalingEnv::create(f.config, catalog(), f.workload);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("rl.action: target"), std::string::npos) << refused.error().message;
+}
+
+// Residual choices correct a target tracking's size: the middle choice is exactly the
+// baseline's play, the same autoscaler run by the scenario (a differential
+// check against it), and choice c holds the baseline's size plus c - k at every decision.
+TEST(ScalingEnvTest, ResidualChoicesCorrectTheTargetTrackingBaseline) {
+  auto f = make_fixture(1800);
+  f.config.scaling.manager.scale_up_delay = SimTime::from_seconds(30);
+  autoscale::TargetTrackingConfig base;
+  base.metric = autoscale::TrackedMetric::kArrivalRate;
+  base.target = 1.0;
+  f.config.rl->residual_base = base;
+  configs::ScenarioConfig residual = f.config;
+  residual.rl->action = configs::ActionKind::kResidual;
+  residual.rl->discrete_max_step = 2;
+  auto env = std::move(*ScalingEnv::create(residual, catalog(), f.workload));
+  EXPECT_EQ(env->discrete_choices(), 5u);
+  EXPECT_EQ(env->neutral_choice(), 2);
+  EXPECT_EQ(env->observation_size(), observation_size(1) + 1);
+  EXPECT_EQ(env->observation_names()[kPoolFeatures], "mixed.baseline");
+
+  // The scenario's own target tracking, as evaluation plays it (warm, to the limit).
+  configs::ScenarioConfig tracking = f.config;
+  tracking.autoscaler.policy = configs::AutoscalerPolicy::kTargetTracking;
+  tracking.autoscaler.target_tracking = base;
+  tracking.autoscaler.target_tracking.warm_start = true;
+  tracking.autoscaler.target_tracking.max_instances = tracking.scaling.manager.max_total_instances;
+  auto autoscaled = std::move(*ScalingEnv::create(tracking, catalog(), f.workload, true));
+  std::vector<float> obs(env->observation_size()), other(autoscaled->observation_size());
+  env->reset(1, obs, window_at(600));
+  autoscaled->reset(1, other, window_at(600));
+  const float middle = 2.0f, nan = std::numeric_limits<float>::quiet_NaN();
+  bool changed = false;
+  for (std::uint32_t step = 0; step < env->steps_per_episode(); ++step) {
+    const StepResult a = env->step({&middle, 1}, obs);
+    const StepResult b = autoscaled->step({&nan, 1}, other);
+    // The autoscaler's decision at an interval's end is made inside it, the residual's at
+    // the next step's start: the same instant, so every interval holds the same instances,
+    // costs the same and serves the same requests.
+    ASSERT_DOUBLE_EQ(a.info.mean_instances, b.info.mean_instances) << "step " << step;
+    ASSERT_DOUBLE_EQ(a.info.gpu_hours, b.info.gpu_hours) << "step " << step;
+    ASSERT_EQ(a.info.slo_met, b.info.slo_met) << "step " << step;
+    changed = changed || a.info.scale_ups + a.info.scale_downs > 0;
+  }
+  EXPECT_TRUE(changed) << "the baseline scaled in the window";
+
+  // Choice c: the baseline's size (the observation's feature) plus c - 2; NaN keeps the
+  // size, as for every action kind (evaluation plays static sizes with NaN actions).
+  env->reset(2, obs, window_at(600));
+  const std::size_t at = feature(*env, "mixed.baseline");
+  for (const float choice : {4.0f, 3.0f, 0.0f, 1.0f}) {
+    const auto wanted = static_cast<std::int64_t>(obs[at]) + static_cast<std::int64_t>(choice) - 2;
+    const StepResult r = env->step({&choice, 1}, obs);
+    EXPECT_EQ(static_cast<std::int64_t>(r.info.active + r.info.starting), std::max<std::int64_t>(1, wanted));
+  }
+  for (int step = 0; step < 10; ++step) {
+    const StepResult r = env->step({&nan, 1}, obs);
+    EXPECT_EQ(r.info.scale_ups + r.info.scale_downs, 0u);
+  }
+  // A prompt and a token pool have a migration entry, which a residual cannot express.
+  std::get<configs::LlmServingSpec>(residual.serving).start_state = {{cluster::InstanceTag::kPrompt, 2},
+                                                                     {cluster::InstanceTag::kToken, 2}};
+  const auto refused = ScalingEnv::create(residual, catalog(), f.workload);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("rl.action: residual"), std::string::npos) << refused.error().message;
 }
 
 // Split prompt and token pools: a third action entry moves instances between them

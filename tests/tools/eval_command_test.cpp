@@ -316,17 +316,29 @@ TEST(EvalCommandTest, BadGridsAreRefusedNamingTheFlag) {
   EXPECT_NE(r.err.find("--oracle-utilisations: expected at least one number"), std::string::npos) << r.err;
 }
 
+// Nor whatever the policy's action kind: a residual recipe's baseline never moves the
+// baselines' plays (its NaN keeps the size, as every kind's), and the bound sizes its
+// schedule from a capacity measured on one instance that stays one.
 TEST(EvalCommandTest, StaticSizesNeverScaleWhateverTheConfigsAutoscaler) {
-  nlohmann::json recipe = small_recipe();
-  recipe["autoscaler"] = {{"policy", "target_tracking"}, {"target_tracking", {{"target", 4}}}};
-  EvalCommandOptions options =
-      small_eval(scenario_in_fresh_dir("eval_autoscaled", "recipe.json", recipe.dump()).string(), "eval_autoscaled_out");
-  options.delays_s = {60};
-  const CommandRun r = run_command(options, run_eval_command);
-  ASSERT_EQ(r.code, kExitOk) << r.err;
-  for (const auto& row : rows_where(csv_rows(slurp(options.out_dir + "/eval.csv")), "policy", "static")) {
-    EXPECT_EQ(row.at("scale_ups"), "0") << "static " << row.at("parameter");
-    EXPECT_EQ(row.at("scale_downs"), "0") << "static " << row.at("parameter");
+  for (const bool residual : {false, true}) {
+    nlohmann::json recipe = small_recipe();
+    recipe["autoscaler"] = {{"policy", "target_tracking"}, {"target_tracking", {{"target", 4}}}};
+    if (residual) recipe["rl"]["action"] = "residual";
+    const std::string name = residual ? "eval_residual" : "eval_autoscaled";
+    EvalCommandOptions options =
+        small_eval(scenario_in_fresh_dir(name, "recipe.json", recipe.dump()).string(), name + "_out");
+    options.delays_s = {60};
+    const CommandRun r = run_command(options, run_eval_command);
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    const auto rows = csv_rows(slurp(options.out_dir + "/eval.csv"));
+    for (const auto& row : rows_where(rows, "policy", "static")) {
+      EXPECT_EQ(row.at("scale_ups"), "0") << "static " << row.at("parameter");
+      EXPECT_EQ(row.at("scale_downs"), "0") << "static " << row.at("parameter");
+    }
+    // The bound holds more than one instance somewhere (the load needs several).
+    double most = 0;
+    for (const auto& row : rows_where(rows, "role", "bound")) most = std::max(most, std::stod(row.at("mean_instances")));
+    EXPECT_GT(most, 1.5) << name;
   }
 }
 
@@ -347,21 +359,25 @@ TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
   }
 }
 
-// The ServeGen recipe (experiments/rl) trains on days 1-10 of the 14, validates on day 11
-// and tests on days 12-14.
-TEST(EvalCommandTest, TheServeGenRecipeHoldsOutItsLastFourDays) {
-  const auto recipe = configs::load_scenario(std::string(MESHSIM_SOURCE_DIR) + "/experiments/rl/servegen-recipe.json");
-  ASSERT_TRUE(recipe) << recipe.error().message;
-  const configs::RlSpec& rl = *recipe->rl;
-  constexpr double kDay = 86400;
-  EXPECT_LE(rl.training_span().to_s, 10 * kDay);
-  for (const configs::TimeSpan& span : rl.validation) {
-    EXPECT_GE(span.from_s, 10 * kDay);
-    EXPECT_LE(span.to_s, 11 * kDay);
+// The ServeGen recipes (experiments/rl, one per model) train on days 1-10 of the 14,
+// validate on the whole of day 11 and test on days 12, 13 and 14, each a window.
+TEST(EvalCommandTest, TheServeGenRecipesHoldOutTheirLastFourDays) {
+  for (const char* file : {"servegen-recipe.json", "servegen-m-large-recipe.json"}) {
+    const auto recipe = configs::load_scenario(std::string(MESHSIM_SOURCE_DIR) + "/experiments/rl/" + file);
+    ASSERT_TRUE(recipe) << recipe.error().message;
+    const configs::RlSpec& rl = *recipe->rl;
+    constexpr double kDay = 86400;
+    EXPECT_LE(rl.training_span().to_s, 10 * kDay) << file;
+    ASSERT_EQ(rl.validation.size(), 1u) << file;
+    EXPECT_EQ(rl.validation[0].from_s, 10 * kDay) << file;
+    EXPECT_EQ(rl.validation[0].to_s, 11 * kDay) << file;
+    ASSERT_EQ(rl.test.size(), 3u) << file;
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_EQ(rl.test[d].from_s, (11 + d) * kDay) << file;
+      EXPECT_EQ(rl.test[d].to_s, (12 + d) * kDay) << file;
+    }
+    EXPECT_EQ(rl.action, configs::ActionKind::kResidual) << file;
   }
-  ASSERT_EQ(rl.test.size(), 1u);
-  EXPECT_EQ(rl.test[0].from_s, 11 * kDay);
-  EXPECT_EQ(rl.test[0].to_s, 14 * kDay);
 }
 
 TEST(EvalCommandTest, APolicyActsAsItWasTrainedWhateverTheEvaluatedScenarioSays) {

@@ -3,6 +3,7 @@
 // an earlier run's folder is never overwritten; bad options are refused clearly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -335,6 +336,40 @@ TEST(TrainCommandTest, TheSeedIsTheTrainingsAndTheWorkloadStaysTheRecipes) {
   EXPECT_EQ(configs[0]["seed"], configs[1]["seed"]);
   EXPECT_EQ(configs[0]["workload"], configs[1]["workload"]);
   EXPECT_NE(curves[0], curves[1]) << "the seed still changes the training";
+}
+
+// The residual, constrained recipe: PPO-Lagrangian's multiplier follows dual ascent on
+// each iteration's SLO attainment (the curve's own columns give the next value), and an
+// untrained residual policy plays its baseline exactly.
+TEST(TrainCommandTest, TheLagrangeMultiplierRisesWhileTheSloIsMissedAndFallsWhileItIsHeld) {
+  nlohmann::json recipe = nlohmann::json::parse(small_recipe());
+  recipe["rl"]["action"] = "residual";
+  recipe["rl"]["residual_base"] = {{"metric", "arrival_rate"}, {"target", 4}};
+  recipe["rl"]["slo_target"] = 0.999;
+  recipe["rl"]["ppo"]["lagrange_rate"] = 0.5;
+  recipe["rl"]["ppo"]["lagrange_initial"] = 2.0;
+  recipe["rl"]["ppo"]["total_decisions"] = 96;
+  recipe["rl"]["ppo"]["rollout_steps"] = 4;
+  TrainCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("train_lagrange_cfg", "recipe.json", recipe.dump()).string();
+  options.out_dir = fresh_dir("train_lagrange").string();
+  options.plot = false;
+  options.quiet = true;
+  ASSERT_EQ(train(options).code, kExitOk);
+  const auto rows = testing::csv_rows(slurp(options.out_dir + "/learning_curve.csv"));
+  ASSERT_EQ(rows.size(), 12u);
+  EXPECT_EQ(std::stod(rows[0].at("lagrange")), 2.0);
+  bool rose = false, fell = false;
+  for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+    const double slo = std::stod(rows[i].at("slo_attainment")), now = std::stod(rows[i].at("lagrange"));
+    const double violation = std::clamp((0.999 - slo) / 0.001, -1.0, 1.0);
+    EXPECT_NEAR(std::stod(rows[i + 1].at("lagrange")), std::clamp(now * std::exp(0.5 * violation), 0.01, 1000.0),
+                1e-6 * now)
+        << "iteration " << i + 1;
+    rose = rose || violation > 0;
+    fell = fell || violation < 0;
+  }
+  EXPECT_TRUE(rose || fell);
 }
 
 TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {

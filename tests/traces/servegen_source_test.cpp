@@ -31,6 +31,7 @@ ServeGenSpec spec_for(const std::string& path, double load_scale = 1.0) {
   ServeGenSpec spec;
   spec.path = path;
   spec.load_scale = load_scale;
+  spec.lengths = ServeGenLengths::kModel;
   spec.prompt_tokens = LengthSpec{LengthSpec::Kind::kUniform, 1, 10, 2000, {}};
   spec.output_tokens = LengthSpec{LengthSpec::Kind::kUniform, 1, 5, 500, {}};
   return spec;

@@ -31,17 +31,17 @@ namespace fs = std::filesystem;
 
 constexpr const char* kCurveHeader =
     "iteration,decisions,learning_rate,mean_reward,episodes,mean_episode_return,slo_attainment,mean_instances,"
-    "scaling_actions_per_decision,policy_loss,value_loss,entropy,approx_kl,clip_fraction,explained_variance,"
+    "scaling_actions_per_decision,policy_loss,value_loss,entropy,approx_kl,clip_fraction,explained_variance,lagrange,"
     "decisions_per_s,rollout_s,update_s";
 
 std::string curve_row(const rl::IterationStats& s) {
   char line[640];
   std::snprintf(line, sizeof line,
-                "%" PRIu32 ",%" PRIu64 ",%.9g,%.9g,%" PRIu32 ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.1f,%.4f,"
-                "%.4f",
+                "%" PRIu32 ",%" PRIu64 ",%.9g,%.9g,%" PRIu32 ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.1f,"
+                "%.4f,%.4f",
                 s.iteration, s.decisions, s.learning_rate, s.mean_reward, s.episodes, s.mean_episode_return,
                 s.slo_attainment, s.mean_instances, s.scaling_actions, s.policy_loss, s.value_loss, s.entropy,
-                s.approx_kl, s.clip_fraction, s.explained_variance, s.decisions_per_s, s.rollout_seconds,
+                s.approx_kl, s.clip_fraction, s.explained_variance, s.lagrange, s.decisions_per_s, s.rollout_seconds,
                 s.update_seconds);
   return line;
 }

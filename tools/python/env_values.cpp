@@ -117,7 +117,7 @@ py::dict infos_of(std::span<const rl::EnvInfo> infos) {
 
 py::list observation_names_of(const rl::ScalingEnv& env) {
   py::list out;
-  for (const std::string& name : rl::observation_names(env.pools())) out.append(name);
+  for (const std::string& name : env.observation_names()) out.append(name);
   return out;
 }
 
