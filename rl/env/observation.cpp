@@ -9,7 +9,7 @@
 namespace meshsim::rl {
 
 std::size_t observation_size(std::size_t pools, bool baseline) {
-  return pools * (kPoolFeatures + (baseline ? 1 : 0)) + kGlobalFeatures;
+  return pools * (kPoolFeatures + (baseline ? kBaselineFeatures : 0)) + kGlobalFeatures;
 }
 
 std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools, bool baseline) {
@@ -18,7 +18,10 @@ std::vector<std::string> observation_names(std::span<const cluster::InstanceTag>
   for (const cluster::InstanceTag tag : pools) {
     const std::string pool(cluster::kInstanceTagNames.name(tag));
     for (const std::string_view feature : kPoolFeatureNames) names.push_back(pool + "." + std::string(feature));
-    if (baseline) names.push_back(pool + ".baseline");
+    if (baseline) {
+      names.push_back(pool + ".baseline");
+      names.push_back(pool + ".baseline_need");
+    }
   }
   for (const std::string_view feature : kGlobalFeatureNames) names.emplace_back(feature);
   return names;
@@ -39,7 +42,7 @@ void ArrivalAverages::add(double rate, double seconds) {
 
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
-                         std::span<const std::uint32_t> baseline, std::span<float> out) {
+                         std::span<const BaselineView> baseline, std::span<float> out) {
   MESHSIM_CHECK(baseline.empty() || baseline.size() == pools.size(), "collect_observation: a baseline size per pool");
   MESHSIM_CHECK(out.size() == observation_size(pools.size(), !baseline.empty()), "collect_observation: wrong buffer size");
   const auto latency = [](double seconds, double target) { return std::min(kLatencyCap, seconds / target); };
@@ -66,7 +69,10 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
     put(std::log1p(static_cast<double>(std::max<std::int64_t>(0, pool.pending_tokens)) / size / 1000.0));
     put(kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0);
     put(std::log1p(static_cast<double>(kv.pending_requests) / active));
-    if (!baseline.empty()) put(baseline[p]);
+    if (!baseline.empty()) {
+      put(baseline[p].size);
+      put(baseline[p].need);
+    }
   }
   const double phase = 2.0 * std::numbers::pi * stats.phase.value_or(0.0);
   put(std::log1p(stats.arrival_rate));

@@ -32,8 +32,12 @@ namespace meshsim::rl {
 //   6 tokens      log1p(pending prompt tokens on ACTIVE instances per ACTIVE + STARTING / 1000)
 //   7 kv          KV-cache tokens in use / capacity over ACTIVE instances, in [0, 1]
 //   8 waiting     log1p(requests waiting, not in the running batch, per ACTIVE instance)
-//   9 baseline    with residual actions only: the instances the residual's target
-//                 tracking wants for the pool at this decision (the size a middle choice keeps)
+// With residual actions only:
+//   9 baseline    the instances the residual's target tracking wants for the pool at this
+//                 decision (the size a middle choice keeps)
+//  10 baseline_need  its recommendation before rounding up and its limits (metric / target
+//                 x ACTIVE; the size at the first decision): how much of the last instance
+//                 the load needs
 // Global (over the last decision interval unless said; the first observation of an
 // episode covers its warm-up, rl.warmup_s, played at the start size):
 //   0 arrivals    log1p(arrival rate over the interval, requests/s)
@@ -96,15 +100,22 @@ struct IntervalStats {
   double scale_up_delay_s = 0.0;
 };
 
-// `baseline`: the residual actions' per-pool baseline feature is present.
+// A residual baseline's view of a pool (the baseline features).
+struct BaselineView {
+  std::uint32_t size = 0;
+  double need = 0.0;
+};
+inline constexpr std::size_t kBaselineFeatures = 2;
+
+// `baseline`: the residual actions' per-pool baseline features are present.
 std::size_t observation_size(std::size_t pools, bool baseline = false);
 // Each feature's name, in observation order: "<pool>.<feature>" per pool ("token.kv"),
 // then the global features' names ("ttft_p99"), as listed above.
 std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools, bool baseline = false);
 // Writes the observation into `out` (observation_size(pools.size(), !baseline.empty())
-// floats); `baseline`: each pool's baseline size (residual actions), or empty.
+// floats); `baseline`: each pool's baseline view (residual actions), or empty.
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
-                         std::span<const std::uint32_t> baseline, std::span<float> out);
+                         std::span<const BaselineView> baseline, std::span<float> out);
 
 }  // namespace meshsim::rl

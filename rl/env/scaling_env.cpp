@@ -199,7 +199,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   if (residual()) update_baseline();  // for the first decision: the warm-up's rates known
   const auto& manager = run_->scaling()->manager();
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
-                      baseline_sizes_, obs);
+                      baseline_view_, obs);
   const auto status = manager.get_status_summary();
   info.window_start_s = window_start_s_;
   info.rate_scale = rate_scale_;
@@ -298,7 +298,7 @@ std::vector<std::int64_t> ScalingEnv::deltas(std::span<const float> action, std:
       case configs::ActionKind::kResidual: {
         const double k = spec_.discrete_max_step;
         const auto correction = std::llround(std::clamp(value, 0.0, 2.0 * k) - k);
-        out.push_back(std::max<std::int64_t>(0, baseline_sizes_[i] + correction) - sizes[i]);
+        out.push_back(std::max<std::int64_t>(0, baseline_view_[i].size + correction) - sizes[i]);
         break;
       }
       case configs::ActionKind::kTarget: {
@@ -381,7 +381,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
 
   if (residual()) update_baseline();
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
-                      baseline_sizes_, obs);
+                      baseline_view_, obs);
   ++step_;
   result.truncated = step_ == steps_per_episode_;
   begin_interval(end);
@@ -390,14 +390,18 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
 
 void ScalingEnv::update_baseline() {
   auto& manager = run_->scaling()->manager();
-  baseline_sizes_.clear();
+  baseline_view_.clear();
+  const double target = spec_.residual_base.target;
   for (const cluster::InstanceTag tag : pools_) {
     const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
     // Only the KV metric needs the walk over the pool's instances.
     const autoscale::PoolKv kv = spec_.residual_base.metric == autoscale::TrackedMetric::kKvUtilisation
                                      ? autoscale::scan_active(manager, tag)
                                      : autoscale::PoolKv{};
-    baseline_sizes_.push_back(baseline_->desired(pool, kv, run_->now()));
+    // The metric before desired() notes the arrivals it is measured against.
+    const auto metric = baseline_->metric(pool, kv, run_->now());
+    const std::uint32_t size = baseline_->desired(pool, kv, run_->now());
+    baseline_view_.push_back({size, metric ? *metric / target * pool.active : static_cast<double>(size)});
   }
 }
 

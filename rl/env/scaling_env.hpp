@@ -149,7 +149,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   // migrate (when migrates_).
   std::vector<std::int64_t> deltas(std::span<const float> action, std::span<const std::int64_t> sizes) const;
   // Residual actions: asks the baseline for each pool's size now (once a decision: it
-  // keeps its history), into baseline_sizes_.
+  // keeps its history), into baseline_view_.
   void update_baseline();
   // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
   void begin_interval(SimTime at);
@@ -175,7 +175,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   EnvCursor cursor_;
   // Residual actions: the episode's target tracking and its sizes for the next decision.
   std::unique_ptr<autoscale::TargetTrackingAutoscaler> baseline_;
-  std::vector<std::uint32_t> baseline_sizes_;
+  std::vector<BaselineView> baseline_view_;
 
   // The episode.
   double window_start_s_ = 0.0, rate_scale_ = 1.0, scale_up_delay_s_ = 0.0;

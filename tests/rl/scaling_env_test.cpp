@@ -347,8 +347,9 @@ TEST(ScalingEnvTest, ResidualChoicesCorrectTheTargetTrackingBaseline) {
   auto env = std::move(*ScalingEnv::create(residual, catalog(), f.workload));
   EXPECT_EQ(env->discrete_choices(), 5u);
   EXPECT_EQ(env->neutral_choice(), 2);
-  EXPECT_EQ(env->observation_size(), observation_size(1) + 1);
+  EXPECT_EQ(env->observation_size(), observation_size(1) + 2);
   EXPECT_EQ(env->observation_names()[kPoolFeatures], "mixed.baseline");
+  EXPECT_EQ(env->observation_names()[kPoolFeatures + 1], "mixed.baseline_need");
 
   // The scenario's own target tracking, as evaluation plays it (warm, to the limit).
   configs::ScenarioConfig tracking = f.config;
@@ -379,7 +380,12 @@ TEST(ScalingEnvTest, ResidualChoicesCorrectTheTargetTrackingBaseline) {
   // size, as for every action kind (evaluation plays static sizes with NaN actions).
   env->reset(2, obs, window_at(600));
   const std::size_t at = feature(*env, "mixed.baseline");
+  const std::size_t need = feature(*env, "mixed.baseline_need");
   for (const float choice : {4.0f, 3.0f, 0.0f, 1.0f}) {
+    // The baseline's rate over the interval / target (1 request/s) x ACTIVE: the
+    // interval's arrivals, give or take the one on its boundary (the baseline counts the
+    // pool's arrivals at its look, the environment the system's over the interval).
+    EXPECT_NEAR(obs[need], std::expm1(obs[feature(*env, "arrivals")]), 1.0 / 15 + 1e-3);
     const auto wanted = static_cast<std::int64_t>(obs[at]) + static_cast<std::int64_t>(choice) - 2;
     const StepResult r = env->step({&choice, 1}, obs);
     EXPECT_EQ(static_cast<std::int64_t>(r.info.active + r.info.starting), std::max<std::int64_t>(1, wanted));
