@@ -6,7 +6,8 @@
 //    is stated for;
 //  - heavy: the same workload at its real rate, where simulated requests per wall second
 //    (req_per_s) are compared with plain replay (serving_bench) instead.
-// BM_EnvDecisions steps one ScalingEnv; BM_VectorEnvDecisions steps N = 1, 2, 8, 32 of
+// BM_EnvDecisions steps one ScalingEnv (arg 2: light with residual actions, whose target
+// tracking baseline is asked once a decision; compare with arg 0); BM_VectorEnvDecisions steps N = 1, 2, 8, 32 of
 // them as a VectorEnv on the machine's threads (one decision = one environment's step);
 // BM_VectorEnvBesideBusyProcess steps 8 on 1 thread and on 2 while another process keeps
 // one core busy (issue 25: the pool must not collapse when a core is taken; compare the
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "rl/env/vector_env.hpp"
 #include "sim/engine/rng.hpp"
@@ -38,13 +40,14 @@ struct Setup {
   traces::SharedWorkload trace;
 };
 
-Setup setup(bool heavy) {
+Setup setup(bool heavy, bool residual = false) {
   Setup s;
   s.config = *configs::load_scenario(configs::default_scenario_path());
   s.config.workload.window_end = engine::SimTime::from_seconds(7200);
   s.config.workload.rate_scale = heavy ? 1.0 : 0.02;
   configs::RlSpec rl;
   rl.episode_length = engine::SimTime::from_seconds(600);
+  if (residual) rl.action = configs::ActionKind::kResidual;
   s.config.rl = rl;
   auto source = traces::open_workload(s.config.workload, s.config.seed);
   s.trace = traces::in_memory(*traces::load_trace(**source));
@@ -57,9 +60,10 @@ void report(benchmark::State& state, std::uint64_t decisions, std::uint64_t requ
   state.counters["req_per_decision"] = static_cast<double>(requests) / static_cast<double>(decisions);
 }
 
-// arg 0: 0 light, 1 heavy.
+// arg 0: 0 light, 1 heavy, 2 light with residual actions.
 void BM_EnvDecisions(benchmark::State& state) {
-  const Setup s = setup(state.range(0) == 1);
+  const bool residual = state.range(0) == 2;
+  const Setup s = setup(state.range(0) == 1, residual);
   auto env = std::move(*rl::ScalingEnv::create(s.config, catalog(), s.trace));
   std::vector<float> obs(env->observation_size());
   engine::Rng policy(5);
@@ -67,7 +71,8 @@ void BM_EnvDecisions(benchmark::State& state) {
   env->reset(1, obs);
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    const float action = static_cast<float>(policy.uniform() * 0.4 - 0.2);
+    // Continuous in [-0.2, 0.2] (about -1..1 instances); residual: one of the 5 choices.
+    const float action = static_cast<float>(residual ? std::floor(policy.uniform() * 5) : policy.uniform() * 0.4 - 0.2);
     const rl::StepResult result = env->step({&action, 1}, obs);
     requests += result.info.left;
     ++decisions;
@@ -130,7 +135,7 @@ void BM_VectorEnvBesideBusyProcess(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_EnvDecisions)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EnvDecisions)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_VectorEnvDecisions)
     ->ArgsProduct({{1, 2, 8, 32}, {0}})
     ->Args({8, 1})
