@@ -42,7 +42,7 @@ CapacityProbe probe_capacity(const configs::ScenarioConfig& config, const config
       probe.requests_per_s = static_cast<double>(o.completed) / seconds;
       // The drain at half the capacity: what a request takes to finish on an instance
       // that keeps up, not on a saturated one.
-      w.rate_scale = scale * 0.5 * probe.requests_per_s / (static_cast<double>(o.arrived) / seconds);
+      w.rate_scale = std::clamp(scale * 0.5 * probe.requests_per_s / (static_cast<double>(o.arrived) / seconds), 1e-6, 1e6);
       w.length_s = std::min(length, (workload->span_s() - window.start_s) / w.rate_scale);
       const Outcome moderate = play(one, catalog, workload, w, config.scaling.manager.scale_up_delay.seconds(), 1, seed);
       if (!moderate.error.empty()) {
