@@ -125,7 +125,8 @@ struct BaselineFamily {
 struct BaselineGrids {
   std::vector<double> kv_targets = {0.5, 0.6, 0.7, 0.8, 0.9};
   std::vector<double> request_targets = {4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
-  std::vector<double> rate_targets = {0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4, 5.6, 8, 11, 16};  // requests/s per instance
+  // requests/s per instance; up to 45 for short requests (ServeGen's m-small tunes to 32)
+  std::vector<double> rate_targets = {0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4, 5.6, 8, 11, 16, 22, 32, 45};
   std::vector<double> token_targets = {250, 500, 700, 1000, 1400, 2000, 2800, 4000, 5600, 8000, 11000, 16000, 32000};
   std::vector<double> elastic_capacities = {4, 8, 16, 32, 64, 128, 256};  // requests per worker
   // The oracle's target utilisation of its capacity estimate: tuned like a baseline's
