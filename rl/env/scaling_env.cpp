@@ -389,19 +389,10 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
 }
 
 void ScalingEnv::update_baseline() {
-  auto& manager = run_->scaling()->manager();
   baseline_view_.clear();
-  const double target = spec_.residual_base.target;
   for (const cluster::InstanceTag tag : pools_) {
-    const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
-    // Only the KV metric needs the walk over the pool's instances.
-    const autoscale::PoolKv kv = spec_.residual_base.metric == autoscale::TrackedMetric::kKvUtilisation
-                                     ? autoscale::scan_active(manager, tag)
-                                     : autoscale::PoolKv{};
-    // The metric before desired() notes the arrivals it is measured against.
-    const auto metric = baseline_->metric(pool, kv, run_->now());
-    const std::uint32_t size = baseline_->desired(pool, kv, run_->now());
-    baseline_view_.push_back({size, metric ? *metric / target * pool.active : static_cast<double>(size)});
+    const auto look = baseline_->look(run_->scaling()->manager(), tag);
+    baseline_view_.push_back({look.size, look.need});
   }
 }
 

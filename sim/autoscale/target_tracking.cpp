@@ -57,13 +57,20 @@ std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, const 
   return std::clamp(next, config_.min_instances, config_.max_instances);
 }
 
+TargetTrackingAutoscaler::Look TargetTrackingAutoscaler::look(const ScalingManager& manager, InstanceTag tag) {
+  const PoolSnapshot pool = snapshot(manager, tag);
+  // Only the KV metric needs the walk over the pool's instances.
+  const PoolKv kv = config_.metric == TrackedMetric::kKvUtilisation ? scan_active(manager, tag) : PoolKv{};
+  const SimTime now = manager.cluster().now();
+  Look l;
+  l.metric = metric(pool, kv, now);  // before desired() notes the arrivals it is measured against
+  l.size = desired(pool, kv, now);
+  l.need = l.metric ? *l.metric / config_.target * pool.active : static_cast<double>(l.size);
+  return l;
+}
+
 void TargetTrackingAutoscaler::decide(ScalingManager& manager) {
-  for (const InstanceTag tag : pools_) {
-    const PoolSnapshot pool = snapshot(manager, tag);
-    // Only the KV metric needs the walk over the pool's instances.
-    const PoolKv kv = config_.metric == TrackedMetric::kKvUtilisation ? scan_active(manager, tag) : PoolKv{};
-    scale_pool_to(manager, tag, desired(pool, kv, manager.cluster().now()));
-  }
+  for (const InstanceTag tag : pools_) scale_pool_to(manager, tag, look(manager, tag).size);
 }
 
 }  // namespace meshsim::autoscale

@@ -72,6 +72,15 @@ class TargetTrackingAutoscaler final : public Autoscaler {
   // The metric per ACTIVE instance now (the rates since the last desired() for the pool);
   // unset when it cannot be known yet.
   std::optional<double> metric(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) const;
+  // One look at a pool, as each decision takes it: the metric before the look (unset
+  // when not known yet), the recommendation before rounding up (metric / target x
+  // ACTIVE, or the size when unknown), and the size the rules want (desired(), recorded).
+  struct Look {
+    std::optional<double> metric;
+    double need = 0.0;
+    std::uint32_t size = 0;
+  };
+  Look look(const ScalingManager& manager, InstanceTag tag);
 
  private:
   struct Arrivals {

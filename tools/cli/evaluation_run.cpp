@@ -296,9 +296,11 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     auto env = rl::ScalingEnv::create(probe, *catalog, workload);
     if (!env) return fail(err, env.error().message, kExitBadInput);
     for (const EvalPolicy& p : policies) {
-      if (p.observation_size != (*env)->observation_size() || p.action_size != (*env)->action_size()) {
-        return fail(err, p.source + ": the policy was trained for " + std::to_string(p.observation_size) +
-                             " features and " + std::to_string(p.action_size) + " action entries; this scenario has " +
+      const std::size_t features = p.observation_size.value_or((*env)->observation_size());
+      const std::size_t entries = p.action_size.value_or((*env)->action_size());
+      if (features != (*env)->observation_size() || entries != (*env)->action_size()) {
+        return fail(err, p.source + ": the policy was trained for " + std::to_string(features) +
+                             " features and " + std::to_string(entries) + " action entries; this scenario has " +
                              std::to_string((*env)->observation_size()) + " and " +
                              std::to_string((*env)->action_size()), kExitBadInput);
       }
@@ -402,7 +404,7 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     const std::vector<Outcome> adaptive_tuning =
         play_all(pool, adaptive, adaptive_starts, tuning, *catalog, *recipe_workload, delay, seed);
     if (const Outcome* failed = first_error(adaptive_tuning)) return failure(*failed);
-    std::vector<Contender> contenders{Contender{"static", double(start), base, false, nullptr}};
+    std::vector<std::size_t> tuned_index;  // each family's pick, an index into `adaptive`
     for (std::size_t f = 0; f < families.size(); ++f) {
       std::vector<Outcome> family;
       std::vector<std::size_t> index;
@@ -413,11 +415,20 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
       }
       const int chosen = rl::pick(family, rl_spec.slo_target);
       for (std::size_t i = 0; i < family.size(); ++i) tuning_row(delay, family[i], static_cast<int>(i) == chosen);
-      if (chosen >= 0) contenders.push_back(adaptive[index[static_cast<std::size_t>(chosen)]]);
+      if (chosen >= 0) tuned_index.push_back(index[static_cast<std::size_t>(chosen)]);
     }
-    // Every family picks one parameter (its grid is not empty), so the oracle is the last
-    // contender, after the tuned ones.
-    const std::size_t tuned_count = contenders.size() - 1;
+    // On the evaluated windows, each once: the tuned static size, every target tracking
+    // parameter (each metric's front, its tuned one among them: "equal SLO" is read off
+    // the front), and the other families' picks. Every family picks one parameter (its
+    // grid is not empty), so the oracle is the last pick.
+    const auto tracking = [&](std::size_t c) { return adaptive[c].policy.starts_with("target_tracking"); };
+    std::vector<Contender> contenders{Contender{"static", double(start), base, false, nullptr}};
+    std::vector<std::size_t> slot(adaptive.size(), 0);  // where adaptive[c] plays among `contenders` (0: not)
+    for (std::size_t c = 0; c < adaptive.size(); ++c) {
+      if (!tracking(c) && std::find(tuned_index.begin(), tuned_index.end(), c) == tuned_index.end()) continue;
+      slot[c] = contenders.size();
+      contenders.push_back(adaptive[c]);
+    }
     const std::vector<std::uint32_t> starts(contenders.size(), start);
     const std::vector<Outcome> played = play_all(pool, contenders, starts, windows, *catalog, workload, delay, seed);
     if (const Outcome* failed = first_error(played)) return failure(*failed);
@@ -433,16 +444,7 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
         return fail(err, policies[i / windows.size()].source + ": " + trained[i].error, kExitBadInput);
       }
     }
-    // The fronts "equal SLO" is read off: every target tracking parameter played on the
-    // evaluated windows, and the right-sizing bound at every utilisation in both forms.
-    std::vector<Contender> tracking_grid;
-    for (const Contender& c : adaptive) {
-      if (c.policy.starts_with("target_tracking")) tracking_grid.push_back(c);
-    }
-    const std::vector<Outcome> tracking_plays =
-        play_all(pool, tracking_grid, std::vector<std::uint32_t>(tracking_grid.size(), start), windows, *catalog,
-                 workload, delay, seed);
-    if (const Outcome* failed = first_error(tracking_plays)) return failure(*failed);
+    // The right-sizing bound at every utilisation in both forms.
     const std::vector<double>& utilisations = options.grids.bound_utilisations;
     const std::array forms{rl::BoundForm::kHindsight, rl::BoundForm::kSmoothed};
     // Bound plays, window-major: window, form, utilisation.
@@ -463,12 +465,14 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
       const auto at = [&](const std::vector<Outcome>& all, std::size_t c) -> const Outcome& {
         return all[c * windows.size() + w];
       };
-      std::vector<Outcome> tuned, hindsight;
-      for (std::size_t c = 0; c < tuned_count; ++c) tuned.push_back(at(played, c));
+      std::vector<Outcome> tuned{at(played, 0)}, hindsight;
+      for (std::size_t k = 0; k + 1 < tuned_index.size(); ++k) tuned.push_back(at(played, slot[tuned_index[k]]));
       for (const auto& plays : hindsight_statics) hindsight.push_back(plays[w]);
-      const Outcome& oracle_play = at(played, tuned_count);
+      const Outcome& oracle_play = at(played, slot[tuned_index.back()]);
       rl::Fronts fronts;
-      for (std::size_t c = 0; c < tracking_grid.size(); ++c) fronts.tracking.push_back(at(tracking_plays, c));
+      for (std::size_t c = 0; c < adaptive.size(); ++c) {
+        if (tracking(c)) fronts.tracking.push_back(at(played, slot[c]));
+      }
       for (std::size_t k = 0; bounded && k < per_window; ++k) {
         const Outcome& o = bound_plays[w * per_window + k];
         (k < utilisations.size() ? fronts.bound_hindsight : fronts.bound_smoothed).push_back(o);

@@ -21,7 +21,9 @@ struct EvalPolicy {
   // The rl spec it was trained with: its actions and observations mean what this says,
   // and it replaces the recipe's; unset: the recipe's own.
   std::optional<configs::RlSpec> trained_spec;
-  std::size_t observation_size = 0, action_size = 0;
+  // The sizes it acts on, checked against the scenario's environment; unset: that
+  // environment's (a policy written for it, as meshsim.evaluate's).
+  std::optional<std::size_t> observation_size, action_size;
   // A fresh actor for one evaluated window (windows play in parallel; an actor may keep
   // buffers or state).
   std::function<Expected<rl::Actor>()> make_actor;

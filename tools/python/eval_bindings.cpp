@@ -11,8 +11,6 @@
 #include <memory>
 #include <sstream>
 
-#include "configs/scenario_config.hpp"
-#include "rl/env/scaling_env.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/evaluation_run.hpp"
 #include "tools/python/bindings.hpp"
@@ -78,24 +76,10 @@ py::tuple evaluate(const py::object& policy, const py::object& config, const std
     if (field == nullptr) throw py::value_error("grids: unknown grid '" + grid + "'");
     *field = values.cast<std::vector<double>>();
   }
-  // The policy's sizes are the recipe's environment's.
-  const configs::ScenarioConfig recipe = load_config(config, configs::default_training_path(), py::none(), py::dict());
-  configs::ScenarioConfig probe = recipe;
-  if (!probe.rl) probe.rl = configs::RlSpec{};
-  probe.rl->windows_from_s = 0;
-  probe.rl->windows_to_s = 0;
-  probe.rl->validation.clear();
-  probe.rl->test.clear();
-  const configs::Catalog catalog = catalog_for(recipe);
-  auto workload = value_or_raise(traces::open_episode_workload(recipe.workload, recipe.seed));
-  const auto env = value_or_raise(rl::ScalingEnv::create(probe, catalog, workload));
-
   auto state = std::make_shared<PythonPolicy>(PythonPolicy{policy, nullptr});
   cli::EvalPolicy p;
   p.name = name;
-  p.source = "policy " + name;
-  p.observation_size = env->observation_size();
-  p.action_size = env->action_size();
+  p.source = "policy " + name;  // written for the recipe's environment: its sizes
   p.make_actor = [state]() -> Expected<rl::Actor> { return actor_of(state); };
   std::ostringstream out, err;
   int code = 0;
