@@ -277,7 +277,15 @@ std::vector<std::string> catalog_files(const std::string& folder) {
   return files;
 }
 
-std::string default_catalog_folder() { return MESHSIM_CONFIG_DIR; }
+namespace {
+std::string& config_folder() {
+  static std::string folder = MESHSIM_CONFIG_DIR;
+  return folder;
+}
+}  // namespace
+
+std::string default_catalog_folder() { return config_folder(); }
+void set_config_folder(std::string folder) { config_folder() = std::move(folder); }
 
 json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits, const std::string& comment) {
   json out = {{"comment", comment}, {"fits", json::array()}};

@@ -66,8 +66,12 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
 // The files of `folder` that load_catalog reads (those present), in a fixed order: what a
 // digest of a catalog's contents covers.
 std::vector<std::string> catalog_files(const std::string& folder);
-// The project's own configs/ folder.
+// The bundled configs/ folder (catalog, scenarios, workload fits): this source tree's,
+// compiled in, unless set_config_folder moved it (an installed Python package holds its
+// own copy, since the wheel may outlive the tree it was built from).
 std::string default_catalog_folder();
+// Called once, before anything reads the folder (the package's import does).
+void set_config_folder(std::string folder);
 
 // step_model.json for per-SKU step-time coefficients.
 nlohmann::json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits,

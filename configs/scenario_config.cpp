@@ -360,7 +360,7 @@ Expected<Catalog> load_scenario_catalog(const ScenarioConfig& config) {
   return load_catalog(default_catalog_folder(), config.catalog.value_or(""));
 }
 
-std::string default_scenario_path() { return MESHSIM_CONFIG_DIR "/scenarios/default.json"; }
-std::string default_training_path() { return MESHSIM_CONFIG_DIR "/scenarios/rl-train.json"; }
+std::string default_scenario_path() { return default_catalog_folder() + "/scenarios/default.json"; }
+std::string default_training_path() { return default_catalog_folder() + "/scenarios/rl-train.json"; }
 
 }  // namespace meshsim::configs

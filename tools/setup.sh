@@ -38,15 +38,16 @@ fi
 
 # Python-only tools come from the package index into a virtual environment over Debian's
 # python3 (whose numpy, pandas and matplotlib it keeps): Gymnasium, whose Env and
-# VectorEnv meshsim's environments are; PyTorch's CPU build and Stable-Baselines3 for the
+# VectorEnv meshsim's environments are; scikit-build-core and pybind11, so `pip install .`
+# (pyproject.toml) builds in it without fetching them; PyTorch's CPU build and Stable-Baselines3 for the
 # example that trains SB3's PPO on them (optional: where no CPU build of torch is at hand
 # the example's test skips, saying so).
 if [ "$python" = ON ]; then
   venv=.venv
   [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-  if ! "$venv/bin/python" -c "import gymnasium" 2>/dev/null; then
-    echo "setup: installing gymnasium into $venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "gymnasium>=1.0,<2"
+  if ! "$venv/bin/python" -c "import gymnasium, scikit_build_core, pybind11" 2>/dev/null; then
+    echo "setup: installing gymnasium, scikit-build-core and pybind11 into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "gymnasium>=1.0,<2" "scikit-build-core>=0.10" "pybind11>=2.10"
   fi
   if ! "$venv/bin/python" -c "import stable_baselines3" 2>/dev/null; then
     echo "setup: installing torch (CPU) and stable-baselines3 into $venv"

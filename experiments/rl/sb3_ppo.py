@@ -2,7 +2,8 @@
 """Stable-Baselines3's PPO trained on meshsim's scaling environment, as a Python RL user
 would: the environment by its Gymnasium id, SB3's vectorised environments and running
 normalisation, no meshsim-specific glue. Prints the deterministic policy's mean episode
-return before and after training, and saves the model (and its normaliser) to --out.
+return before and after training, and saves the model (and its normaliser) and SB3's
+training curve (progress.csv) to --out.
 
   PYTHONPATH=build/python .venv/bin/python experiments/rl/sb3_ppo.py --timesteps 200000 --out runs/sb3
 
@@ -48,9 +49,10 @@ def mean_return(model, normalizer, overrides, episodes, seed):
     return float(np.mean(returns))
 
 
-def train(timesteps, seed, n_envs, overrides):
+def train(timesteps, seed, n_envs, overrides, out):
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import VecNormalize
 
     # make_vec_env asks for an rgb_array render mode unless told otherwise; meshsim draws text.
@@ -58,6 +60,8 @@ def train(timesteps, seed, n_envs, overrides):
     envs = VecNormalize(made, gamma=0.98)
     model = PPO("MlpPolicy", envs, n_steps=64, batch_size=256, n_epochs=10, gamma=0.98, gae_lambda=0.95,
                 learning_rate=3e-4, seed=seed, device="cpu", verbose=0)
+    # SB3's training curve as --out/progress.csv (left to itself, SB3 makes a folder in /tmp).
+    model.set_logger(configure(out, ["csv"]))
     untrained = mean_return(model, envs, overrides, 4, 1000)
     model.learn(total_timesteps=timesteps)
     envs.training = False
@@ -73,8 +77,8 @@ def main():
     parser.add_argument("--out", default="runs/sb3")
     args = parser.parse_args()
     overrides = overrides_of(args.set)
-    model, normalizer, before, after = train(args.timesteps, args.seed, args.envs, overrides)
     os.makedirs(args.out, exist_ok=True)
+    model, normalizer, before, after = train(args.timesteps, args.seed, args.envs, overrides, args.out)
     model.save(os.path.join(args.out, "model.zip"))
     normalizer.save(os.path.join(args.out, "normalizer.pkl"))
     print(f"sb3 PPO on meshsim/Autoscaling-v0: mean episode return {before:.3f} untrained, {after:.3f} after "

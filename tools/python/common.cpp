@@ -29,7 +29,7 @@ nlohmann::json to_json(const py::handle& value, const std::string& where) {
   }
   // numpy scalars and anything else with a float value.
   if (py::hasattr(value, "__float__")) return value.cast<double>();
-  throw py::type_error(where + ": cannot use a " + py::str(value.get_type()).cast<std::string>() + " as a config value");
+  throw py::type_error(where + ": cannot use a " + py::str(py::type::handle_of(value)).cast<std::string>() + " as a config value");
 }
 
 py::object to_python(const nlohmann::json& value) {

@@ -1,4 +1,5 @@
 // meshsim._core: the native half of the Python package (tools/python/meshsim).
+#include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "tools/python/bindings.hpp"
 
@@ -8,6 +9,8 @@ PYBIND11_MODULE(_core, m) {
         "configs/scenarios/default.json: the bundled default scenario");
   m.def("default_training_path", &meshsim::configs::default_training_path,
         "configs/scenarios/rl-train.json: the default RL training recipe");
+  m.def("_use_config_folder", &meshsim::configs::set_config_folder,
+        "Points the bundled catalog and scenarios at an installed package's copy (its import does)");
   meshsim::python::bind_vector_env(m);
   meshsim::python::bind_scaling_env(m);
   meshsim::python::bind_replay(m);

@@ -11,11 +11,19 @@
     run = meshsim.replay(trace="azure2023_conv.csv", workload__rate_scale=2)
     run.summary["slo"]["attainment"], run.requests["ttft_s"], run.timeseries["instances"]
 
-Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python; put that
-folder on PYTHONPATH. The environments are Gymnasium's (tools/setup.sh installs it in
+Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python (put that
+folder on PYTHONPATH), or installed with `pip install .` from the checkout. The environments are Gymnasium's (tools/setup.sh installs it in
 .venv); replay and Scheduler need only numpy. tools/python/README.md documents the API.
 """
+import os as _os
+
+from meshsim import _core
 from meshsim._core import default_scenario_path, default_training_path
+
+# An installed package (pip install .) carries its own copy of configs/; a build tree's
+# reads the source tree's.
+if _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "configs")):
+    _core._use_config_folder(_os.path.join(_os.path.dirname(__file__), "configs"))
 from meshsim.evaluation import Evaluation, evaluate
 from meshsim.replay import Replay, replay
 from meshsim.scheduler import Scheduler
