@@ -49,17 +49,18 @@ def read_rows(path):
 
 def draw_validation(axes, folder, decisions_at):
     """Each checkpoint's validation play as points, and the tuned static size's level on
-    the same spans as a dotted line, on the SLO (axes[1]) and instances (axes[2]) panels."""
+    the same spans as a dotted line (a residual policy's base, target tracking, dashed), on
+    the SLO (axes[1]) and instances (axes[2]) panels."""
     played = [r for r in read_rows(os.path.join(folder, "validation.csv")) if int(r["iteration"]) in decisions_at]
     baseline = read_rows(os.path.join(folder, "validation_baseline.csv"))
     for ax, column, scale in ((axes[1], "slo_attainment", 100), (axes[2], "mean_instances", 1)):
         if played:
             ax.plot([decisions_at[int(r["iteration"])] for r in played], [scale * float(r[column]) for r in played],
                     "o", color="tab:green", markersize=4, label="checkpoint on validation")
-        if baseline:
-            b = baseline[0]
-            ax.axhline(scale * float(b[column]), color="tab:green", linestyle=":",
-                       label=f"tuned static {b['size']} on validation")
+        for b, style in zip(baseline, (":", "--")):  # the static size, then a residual policy's base
+            name = "tuned static" if b["policy"] == "static" else "target tracking (residual base)"
+            ax.axhline(scale * float(b[column]), color="tab:green", linestyle=style,
+                       label=f"{name} {b['parameter']} on validation")
 
 
 def main():

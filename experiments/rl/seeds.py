@@ -20,6 +20,7 @@ tuned baseline meeting the target. Writes results.csv (a row per cell), baseline
 (the tuned baselines', the oracle's and the bound's rows) and results.md in --out.
 
   experiments/rl/seeds.py --out rl-seeds [--seeds 1,2,3,4,5] [--config RECIPE] [--threads N]
+                         [--eval-args "MORE EVAL OPTIONS"]
 
 Several seeds side by side on a 2-core machine: one process per seed with --threads 1 and
 the same --out (--train-only), then --eval-only over all seeds for the table.
@@ -28,6 +29,7 @@ import argparse
 import csv
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -109,6 +111,8 @@ def main():
     parser.add_argument("--total-decisions", help="override the recipe's budget (quick looks)")
     parser.add_argument("--threads", help="environment threads per training run (default: the recipe's)")
     parser.add_argument("--no-bursty", action="store_true", help="leave out the bursty default workload")
+    parser.add_argument("--eval-args", default="", help="more meshsim eval options, one string (narrower grids for "
+                        "long windows: \"--rate-targets 2 2.8 4 --max-static 12\")")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--train-only", action="store_true", help="train (or resume) the seeds, evaluate nothing")
     group.add_argument("--eval-only", action="store_true", help="evaluate each seed's policy as it is")
@@ -145,6 +149,7 @@ def main():
     for label, extra in evaluations:
         eval_dir = os.path.join(args.out, "eval-" + label.replace(" ", "-"))
         cmd = [args.meshsim, "eval", "--config", args.config, "--out", eval_dir, "--delays", args.delays, "--no-plot"]
+        cmd += shlex.split(args.eval_args)
         if not args.report_only:
             subprocess.run(cmd + policies + extra, check=True, stdout=subprocess.DEVNULL)
         more_cells, more_baselines = cells_of(eval_dir, label, seed_of)

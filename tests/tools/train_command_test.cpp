@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "configs/scenario_config.hpp"
+#include "sim/engine/number_text.hpp"
 #include "rl/env/evaluation.hpp"
 #include "tests/local_http.hpp"
 #include "tests/shared_data.hpp"
@@ -89,14 +90,14 @@ TEST(TrainCommandTest, WritesTheCurveCheckpointAndConfigAndRefusesToOverwrite) {
   const auto baseline = testing::csv_rows(slurp(options.out_dir + "/validation_baseline.csv"));
   ASSERT_EQ(baseline.size(), 1u);
   EXPECT_EQ(baseline[0].at("policy"), "static");
-  EXPECT_NEAR(std::stod(baseline[0].at("mean_instances")), std::stod(baseline[0].at("size")), 1e-3);
+  EXPECT_NEAR(std::stod(baseline[0].at("mean_instances")), std::stod(baseline[0].at("parameter")), 1e-3);
   // Pooled over the same plays as each checkpoint's: GPU-hours per instance agree.
   const double per_instance = std::stod(baseline[0].at("gpu_hours")) / std::stod(baseline[0].at("mean_instances"));
   EXPECT_GT(per_instance, 0);
   for (const auto& row : rows) {
     EXPECT_NEAR(std::stod(row.at("gpu_hours")) / std::stod(row.at("mean_instances")), per_instance, 0.01 * per_instance);
   }
-  EXPECT_NE(run.out.find("validation baseline: the tuned static size " + baseline[0].at("size") + " holds SLO "),
+  EXPECT_NE(run.out.find("validation baseline: the tuned static size " + baseline[0].at("parameter") + " holds SLO "),
             std::string::npos)
       << run.out;
 
@@ -370,6 +371,38 @@ TEST(TrainCommandTest, TheLagrangeMultiplierRisesWhileTheSloIsMissedAndFallsWhil
     fell = fell || violation < 0;
   }
   EXPECT_TRUE(rose || fell);
+}
+
+// A residual policy's checkpoints are held to the lower of rl.slo_target and its base's
+// SLO on the validation spans: where target tracking misses the target there, the
+// cheapest checkpoint at its SLO is kept, not whichever spent the most for attainment.
+TEST(TrainCommandTest, AResidualPolicyIsValidatedAgainstTheTargetTrackingItCorrects) {
+  nlohmann::json recipe = nlohmann::json::parse(small_recipe());
+  recipe["rl"]["action"] = "residual";
+  recipe["rl"]["residual_base"] = {{"metric", "arrival_rate"}, {"target", 4}};
+  recipe["rl"]["slo_target"] = 1.0;  // out of reach on the validation span
+  TrainCommandOptions options;
+  options.config_path = scenario_in_fresh_dir("train_residual_cfg", "recipe.json", recipe.dump()).string();
+  options.out_dir = fresh_dir("train_residual").string();
+  options.plot = false;
+  const CommandRun run = train(options);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  const auto baseline = testing::csv_rows(slurp(options.out_dir + "/validation_baseline.csv"));
+  ASSERT_EQ(baseline.size(), 2u);
+  EXPECT_EQ(baseline[1].at("policy"), "residual_base");
+  EXPECT_EQ(baseline[1].at("parameter"), "4");
+  const double base_slo = std::stod(baseline[1].at("slo_attainment"));
+  ASSERT_LT(base_slo, 1.0);
+  EXPECT_NE(run.out.find("checkpoints are held to SLO " + percent_text(base_slo)), std::string::npos) << run.out;
+  const auto rows = testing::csv_rows(slurp(options.out_dir + "/validation.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  const int best = rl::pick(testing::outcomes_of(rows), base_slo);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(rows[static_cast<std::size_t>(i)].at("best"), i == best ? "1" : "0");
+  // Acting deterministically, the barely trained head still keeps the middle choice: the
+  // first checkpoint plays its base exactly.
+  for (const char* column : {"slo_attainment", "gpu_hours", "mean_instances", "actions_per_hour"}) {
+    EXPECT_EQ(rows[0].at(column), baseline[1].at(column)) << column;
+  }
 }
 
 TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {

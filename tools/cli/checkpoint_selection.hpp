@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,12 @@ namespace meshsim::cli {
 
 // Keeps DIR/best: of the checkpoints a training run saves, the one whose policy plays the
 // recipe's validation spans best by the protocol's criterion (rl/env/evaluation.hpp: the
-// cheapest in GPU-hours reaching rl.slo_target, else the highest SLO attainment), each
+// cheapest in GPU-hours reaching rl.slo_target, else the highest SLO attainment; for a
+// residual policy, reaching the lower of that and its base's SLO on the same spans), each
 // span at every delay the recipe trains at, from the static size tuned on the training
 // windows. DIR/validation.csv has a row per checkpoint played, and
-// DIR/validation_baseline.csv the tuned static size's play of the same spans.
+// DIR/validation_baseline.csv the tuned static size's (and the residual base's) play of
+// the same spans.
 class CheckpointSelector {
  public:
   // nullptr when the recipe has no validation spans. `resumed_after`: the iteration a
@@ -52,6 +55,8 @@ class CheckpointSelector {
   std::vector<double> delays_;
   std::uint32_t start_ = 1;  // the tuned static size
   rl::Outcome baseline_;  // the tuned static size on the validation spans
+  std::optional<rl::Outcome> base_;  // a residual policy's target tracking on them
+  double required_slo_ = 0;  // what pick() holds checkpoints to
   std::vector<Row> rows_;
   int best_ = -1;  // in rows_
 };
