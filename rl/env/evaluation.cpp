@@ -303,8 +303,11 @@ Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const st
   if (v.tracking_front_gpu_hours) v.saving_vs_tracking_front = saving(*v.tracking_front_gpu_hours);
   v.bound_gpu_hours = front_gpu_hours(fronts.bound_hindsight, policy.slo_attainment);
   v.bound_smoothed_gpu_hours = front_gpu_hours(fronts.bound_smoothed, policy.slo_attainment);
+  // A share of a gap narrower than 1% of the front is noise (one GPU-hour of the policy's
+  // would swing it by more than 100%): no share then, as when the bound costs more.
   const auto closed = [&](const std::optional<double>& bound) -> std::optional<double> {
-    if (!bound || !v.tracking_front_gpu_hours || !(*v.tracking_front_gpu_hours > *bound)) return std::nullopt;
+    if (!bound || !v.tracking_front_gpu_hours) return std::nullopt;
+    if (!(*v.tracking_front_gpu_hours - *bound >= kLeastGap * *v.tracking_front_gpu_hours)) return std::nullopt;
     return (*v.tracking_front_gpu_hours - policy.gpu_hours) / (*v.tracking_front_gpu_hours - *bound);
   };
   v.gap_closed = closed(v.bound_gpu_hours);

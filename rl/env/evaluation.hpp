@@ -176,10 +176,12 @@ struct Verdict {
   std::optional<double> saving_vs_tracking_front;
   // The right-sizing bound's fronts at the policy's SLO attainment, and the share of the
   // GPU-hour gap from the tracking front down to each that the policy closes (when the
-  // bound is cheaper): 1 at the bound, 0 at target tracking, negative above it.
+  // bound is cheaper by at least kLeastGap of the front): 1 at the bound, 0 at target
+  // tracking, negative above it.
   std::optional<double> bound_gpu_hours, bound_smoothed_gpu_hours;
   std::optional<double> gap_closed, gap_closed_smoothed;
 };
+inline constexpr double kLeastGap = 0.01;
 // `tuned`: the tuned baselines' plays on the window; `statics`: every static size there.
 Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
               const Fronts& fronts, double slo_target);

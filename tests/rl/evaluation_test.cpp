@@ -175,6 +175,16 @@ TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesAndEveryFront) {
   EXPECT_DOUBLE_EQ(*best.cost_ratio, 2.0);
   // Nobody meets the target: no ratio.
   EXPECT_FALSE(judge(policy, tuned, statics, fronts, 0.9999).cost_ratio);
+  // A bound that is not (or barely) below the front leaves no gap to share: undefined,
+  // not a share of thousands of percent.
+  for (const double bound : {tracking * 1.02, tracking, tracking * (1 - kLeastGap / 2)}) {
+    Fronts close = fronts;
+    close.bound_hindsight = {outcome("bound_hindsight", 0.8, 0.995, bound)};
+    const Verdict near = judge(policy, tuned, statics, close, 0.99);
+    EXPECT_DOUBLE_EQ(*near.bound_gpu_hours, bound);
+    EXPECT_FALSE(near.gap_closed) << bound;
+    EXPECT_TRUE(near.gap_closed_smoothed);
+  }
 }
 
 TEST(EvaluationTest, PoliciesAreJudgedAtEveryDelayTheRecipeTrainsAt) {
