@@ -39,9 +39,9 @@ fi
 # Python-only tools come from the package index into a virtual environment over Debian's
 # python3 (whose numpy, pandas and matplotlib it keeps): Gymnasium, whose Env and
 # VectorEnv meshsim's environments are; scikit-build-core and pybind11, so `pip install .`
-# (pyproject.toml) builds in it without fetching them; PyTorch's CPU build and Stable-Baselines3 for the
-# example that trains SB3's PPO on them (optional: where no CPU build of torch is at hand
-# the example's test skips, saying so).
+# (pyproject.toml) builds in it without fetching them; PyTorch's CPU build and
+# Stable-Baselines3 for the example that trains SB3's PPO on them (optional: where no CPU
+# build of torch is at hand the example's test skips, saying so).
 if [ "$python" = ON ]; then
   venv=.venv
   [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"

@@ -111,7 +111,10 @@ class ScalingEnv final : private replay::ReplayObserver {
   }
   // The choice that keeps a pool as it is meant to be without the policy (residual: the
   // baseline's size), which the policy's initial head favours; -1 for other kinds.
-  std::int64_t neutral_choice() const { return residual() ? static_cast<std::int64_t>(spec_.discrete_max_step) : -1; }
+  static std::int64_t neutral_choice(const configs::RlSpec& spec) {
+    return spec.action == configs::ActionKind::kResidual ? static_cast<std::int64_t>(spec.discrete_max_step) : -1;
+  }
+  std::int64_t neutral_choice() const { return neutral_choice(spec_); }
   const configs::RlSpec& spec() const { return spec_; }
   std::span<const cluster::InstanceTag> pools() const { return pools_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }

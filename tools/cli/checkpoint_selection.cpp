@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rl/env/scaling_env.hpp"
 #include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/policy_runner.hpp"
 #include "sim/engine/number_text.hpp"
@@ -92,10 +93,9 @@ Status CheckpointSelector::play_baseline() {
   AtomicFile csv((dir_ / "validation_baseline.csv").string());
   csv.stream() << kBaselineHeader << "\nstatic," << start_ << ',' << figures(baseline_) << '\n';
   required_slo_ = config_.rl->slo_target;
-  if (config_.rl->action == configs::ActionKind::kResidual) {
-    // The middle choice everywhere: the scenario's own target tracking.
-    const auto middle = static_cast<float>(config_.rl->discrete_max_step);
-    const rl::Actor keep_base = [middle](std::span<const float>, std::span<float> action) {
+  if (const std::int64_t neutral = rl::ScalingEnv::neutral_choice(*config_.rl); neutral >= 0) {
+    // The neutral choice everywhere: the scenario's own target tracking.
+    const rl::Actor keep_base = [middle = static_cast<float>(neutral)](std::span<const float>, std::span<float> action) {
       std::fill(action.begin(), action.end(), middle);
     };
     base_ = play_spans([&](std::size_t) {
@@ -120,15 +120,16 @@ rl::Outcome CheckpointSelector::play_spans(const std::function<rl::Contender(std
 }
 
 std::string CheckpointSelector::baseline_summary() const {
-  char line[400];
-  int n = std::snprintf(line, sizeof line, "validation baseline: the tuned static size %" PRIu32 " holds SLO %s, %.2f GPU-h",
-                        start_, percent_text(baseline_.slo_attainment).c_str(), baseline_.gpu_hours);
+  char line[200];
+  std::snprintf(line, sizeof line, "validation baseline: the tuned static size %" PRIu32 " holds SLO %s, %.2f GPU-h",
+                start_, percent_text(baseline_.slo_attainment).c_str(), baseline_.gpu_hours);
+  std::string text = line;
   if (base_) {
-    std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n),
-                  "; rl.residual_base's target tracking %s, %.2f GPU-h; checkpoints are held to SLO %s",
+    std::snprintf(line, sizeof line, "; rl.residual_base's target tracking %s, %.2f GPU-h; checkpoints are held to SLO %s",
                   percent_text(base_->slo_attainment).c_str(), base_->gpu_hours, percent_text(required_slo_).c_str());
+    text += line;
   }
-  return line;
+  return text;
 }
 
 Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, std::uint32_t iteration) {

@@ -12,8 +12,9 @@
     run.summary["slo"]["attainment"], run.requests["ttft_s"], run.timeseries["instances"]
 
 Built by CMake with -DMESHSIM_PYTHON=ON (tools/setup.sh does) into build/python (put that
-folder on PYTHONPATH), or installed with `pip install .` from the checkout. The environments are Gymnasium's (tools/setup.sh installs it in
-.venv); replay and Scheduler need only numpy. tools/python/README.md documents the API.
+folder on PYTHONPATH), or installed with `pip install .` from the checkout. The
+environments are Gymnasium's (tools/setup.sh installs it in .venv); replay and Scheduler
+need only numpy. tools/python/README.md documents the API.
 """
 import os as _os
 
@@ -22,8 +23,9 @@ from meshsim._core import default_scenario_path, default_training_path
 
 # An installed package (pip install .) carries its own copy of configs/; a build tree's
 # reads the source tree's.
-if _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "configs")):
-    _core._use_config_folder(_os.path.join(_os.path.dirname(__file__), "configs"))
+_bundled_configs = _os.path.join(_os.path.dirname(__file__), "configs")
+if _os.path.isdir(_bundled_configs):
+    _core._use_config_folder(_bundled_configs)
 from meshsim.evaluation import Evaluation, evaluate
 from meshsim.replay import Replay, replay
 from meshsim.scheduler import Scheduler
