@@ -9,12 +9,31 @@ namespace meshsim::rl {
 Expected<std::unique_ptr<VectorEnv>> VectorEnv::create(const configs::ScenarioConfig& config,
                                                       const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                       const VectorEnvOptions& options) {
-  if (options.num_envs == 0) return Error{config.name + ": a vector of environments needs num_envs >= 1"};
+  const EnvMember only{config, std::move(workload)};
+  return create(std::span(&only, 1), catalog, options);
+}
+
+Expected<std::unique_ptr<VectorEnv>> VectorEnv::create(std::span<const EnvMember> members,
+                                                      const configs::Catalog& catalog,
+                                                      const VectorEnvOptions& options) {
+  if (members.empty()) return Error{"a vector of environments needs at least one scenario"};
+  const std::string& name = members.front().config.name;
+  if (options.num_envs == 0) return Error{name + ": a vector of environments needs num_envs >= 1"};
   std::vector<std::unique_ptr<ScalingEnv>> envs;
   envs.reserve(options.num_envs);
   for (std::size_t i = 0; i < options.num_envs; ++i) {
-    auto env = ScalingEnv::create(config, catalog, workload);
+    const EnvMember& member = members[i % members.size()];
+    auto env = ScalingEnv::create(member.config, catalog, member.workload);
     if (!env) return env.error();
+    const ScalingEnv& first = *(envs.empty() ? *env : envs.front());
+    if ((*env)->observation_size() != first.observation_size() || (*env)->action_size() != first.action_size() ||
+        (*env)->discrete_choices() != first.discrete_choices()) {
+      return Error{member.config.name + ": its environment observes " + std::to_string((*env)->observation_size()) +
+                   " features and acts on " + std::to_string((*env)->action_size()) + " values of " +
+                   std::to_string((*env)->discrete_choices()) + " choices, " + name + "'s " +
+                   std::to_string(first.observation_size()) + ", " + std::to_string(first.action_size()) + " and " +
+                   std::to_string(first.discrete_choices()) + ": one policy cannot play both"};
+    }
     envs.push_back(std::move(*env));
   }
   unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;

@@ -25,11 +25,23 @@ struct VectorEnvOptions {
 // threads step them or in which order.
 //
 // Buffers are row-major, one row per environment, owned here and rewritten by each call.
+// One scenario and its workload among those a vector of environments mixes.
+struct EnvMember {
+  configs::ScenarioConfig config;
+  traces::SharedWorkload workload;
+};
+
 class VectorEnv {
  public:
   // `catalog` must outlive the environments (each reset builds a world from it).
   static Expected<std::unique_ptr<VectorEnv>> create(const configs::ScenarioConfig& config,
                                                      const configs::Catalog& catalog, traces::SharedWorkload workload,
+                                                     const VectorEnvOptions& options);
+  // Environment i plays members[i % members.size()]: one policy trained on several
+  // workloads (or deployments) at once. Every member's environment must observe and act
+  // alike (the same sizes); the first member's name heads the errors.
+  static Expected<std::unique_ptr<VectorEnv>> create(std::span<const EnvMember> members,
+                                                     const configs::Catalog& catalog,
                                                      const VectorEnvOptions& options);
 
   std::size_t num_envs() const { return envs_.size(); }

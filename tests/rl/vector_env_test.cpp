@@ -46,6 +46,58 @@ Trajectory play(const Fixture& f, std::size_t envs, unsigned threads, std::size_
   return t;
 }
 
+Trajectory play_members(std::span<const EnvMember> members, std::size_t envs, std::size_t steps) {
+  auto vec = std::move(*VectorEnv::create(members, catalog(), {.num_envs = envs, .threads = 2}));
+  Trajectory t;
+  vec->reset(42);
+  t.obs.assign(vec->observations().begin(), vec->observations().end());
+  for (std::size_t s = 0; s < steps; ++s) {
+    vec->step(actions_at(s, envs));
+    t.obs.insert(t.obs.end(), vec->observations().begin(), vec->observations().end());
+    t.rewards.insert(t.rewards.end(), vec->rewards().begin(), vec->rewards().end());
+  }
+  return t;
+}
+
+// A mix of scenarios: environment i plays member i % k exactly as a vector of that member
+// alone plays its environment i (same seed + i), so mixing changes no environment's play.
+TEST(VectorEnvTest, AMixOfScenariosPlaysEachAsAVectorOfItAloneWould) {
+  const auto f = make_fixture(/*episode_s=*/90, /*interval_s=*/15);
+  EnvMember a{f.config, f.workload}, b{f.config, f.workload};
+  b.config.name = "twice as busy";
+  b.config.rl->rate_scales = {2.0};
+  const std::vector<EnvMember> mix{a, b};
+  constexpr std::size_t kEnvs = 4, kSteps = 12;
+  const Trajectory mixed = play_members(mix, kEnvs, kSteps);
+  const Trajectory only_a = play_members(std::span(&a, 1), kEnvs, kSteps);
+  const Trajectory only_b = play_members(std::span(&b, 1), kEnvs, kSteps);
+  const std::size_t obs = mixed.obs.size() / ((kSteps + 1) * kEnvs);
+  bool differ = false;
+  for (std::size_t row = 0; row < (kSteps + 1) * kEnvs; ++row) {
+    const Trajectory& alone = row % kEnvs % 2 == 0 ? only_a : only_b;
+    const auto at = [&](const Trajectory& t) {
+      return std::vector<float>(t.obs.begin() + static_cast<std::ptrdiff_t>(row * obs),
+                                t.obs.begin() + static_cast<std::ptrdiff_t>((row + 1) * obs));
+    };
+    EXPECT_EQ(at(mixed), at(alone)) << "row " << row;
+    differ = differ || at(only_a) != at(only_b);
+  }
+  for (std::size_t i = 0; i < mixed.rewards.size(); ++i) {
+    EXPECT_EQ(mixed.rewards[i], (i % kEnvs % 2 == 0 ? only_a : only_b).rewards[i]) << i;
+  }
+  EXPECT_TRUE(differ) << "the members must play differently for the test to mean anything";
+
+  // Members that a policy cannot play alike are refused, naming both.
+  EnvMember residual = b;
+  residual.config.rl->action = configs::ActionKind::kResidual;
+  const std::vector<EnvMember> unlike{a, residual};
+  const auto refused = VectorEnv::create(unlike, catalog(), {.num_envs = 2});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("twice as busy: its environment observes"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("one policy cannot play both"), std::string::npos);
+}
+
 TEST(VectorEnvTest, ResultsDoNotDependOnTheNumberOfThreads) {
   const auto f = make_fixture(/*episode_s=*/90, /*interval_s=*/15);  // 6 steps: autoresets happen
   const Trajectory one = play(f, 5, 1, 20);
