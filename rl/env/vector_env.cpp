@@ -22,7 +22,7 @@ Expected<std::unique_ptr<VectorEnv>> VectorEnv::create(std::span<const EnvMember
   std::vector<std::unique_ptr<ScalingEnv>> envs;
   envs.reserve(options.num_envs);
   for (std::size_t i = 0; i < options.num_envs; ++i) {
-    const EnvMember& member = members[i % members.size()];
+    const EnvMember& member = members[(options.first_env + i) % members.size()];
     auto env = ScalingEnv::create(member.config, catalog, member.workload);
     if (!env) return env.error();
     const ScalingEnv& first = *(envs.empty() ? *env : envs.front());

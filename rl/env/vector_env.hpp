@@ -14,6 +14,9 @@ namespace meshsim::rl {
 struct VectorEnvOptions {
   std::size_t num_envs = 8;
   unsigned threads = 0;  // counting the caller; 0: one per hardware thread (at most num_envs)
+  // The index of the first environment among all of a run's (ranks split one vector):
+  // environment i plays member (first_env + i) % k of a mix.
+  std::size_t first_env = 0;
 };
 
 // N scaling environments stepped together on a thread pool, with Gymnasium 1.x's vector
@@ -37,7 +40,7 @@ class VectorEnv {
   static Expected<std::unique_ptr<VectorEnv>> create(const configs::ScenarioConfig& config,
                                                      const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                      const VectorEnvOptions& options);
-  // Environment i plays members[i % members.size()]: one policy trained on several
+  // Environment i plays members[(options.first_env + i) % members.size()]: one policy trained on several
   // workloads (or deployments) at once. Every member's environment must observe and act
   // alike (the same sizes); the first member's name heads the errors.
   static Expected<std::unique_ptr<VectorEnv>> create(std::span<const EnvMember> members,

@@ -439,10 +439,12 @@ PpoTrainer::~PpoTrainer() = default;
 namespace {
 
 // A digest of what must be the same on every rank for their training to be one run.
-std::string run_digest(const configs::ScenarioConfig& config, const traces::SharedWorkload& workload,
-                       std::uint64_t seed) {
-  const std::string run = configs::to_json(config).dump() + '|' + std::to_string(seed) + '|' +
-                          (workload ? number_text(workload->requests()) + '|' + number_text(workload->span_s()) : "");
+std::string run_digest(std::span<const EnvMember> members, std::uint64_t seed) {
+  std::string run = std::to_string(seed);
+  for (const EnvMember& m : members) {
+    run += '|' + configs::to_json(m.config).dump() + '|' +
+           (m.workload ? number_text(m.workload->requests()) + '|' + number_text(m.workload->span_s()) : "");
+  }
   return std::to_string(std::hash<std::string>{}(run));
 }
 
@@ -451,9 +453,17 @@ std::string run_digest(const configs::ScenarioConfig& config, const traces::Shar
 Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::ScenarioConfig& config,
                                                         const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                         std::uint64_t seed, std::shared_ptr<RankGroup> group) {
+  const EnvMember only{config, std::move(workload)};
+  return create(std::span(&only, 1), catalog, seed, std::move(group));
+}
+
+Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(std::span<const EnvMember> members,
+                                                        const configs::Catalog& catalog, std::uint64_t seed,
+                                                        std::shared_ptr<RankGroup> group) {
+  if (members.empty()) return Error{"training needs at least one scenario"};
   if (!group) group = RankGroup::single();
-  const configs::RlSpec rl = config.rl.value_or(configs::RlSpec{});
-  const auto digests = group->all_gather(run_digest(config, workload, seed));
+  const configs::RlSpec rl = members.front().config.rl.value_or(configs::RlSpec{});
+  const auto digests = group->all_gather(run_digest(members, seed));
   for (std::size_t r = 1; r < digests.size(); ++r) {
     if (digests[r] != digests[0]) {
       return Error{"rank " + std::to_string(r) + " was started with another config, trace or seed than rank 0; " +
@@ -465,8 +475,11 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(const configs::Scenario
     return Error{"rl.ppo.num_envs: " + std::to_string(rl.ppo.num_envs) + " environments do not split over " +
                  std::to_string(ranks) + " ranks; expected a multiple of the world size"};
   }
-  auto envs = VectorEnv::create(config, catalog, std::move(workload),
-                                {.num_envs = rl.ppo.num_envs / ranks, .threads = rl.ppo.threads});
+  const std::size_t per_rank = rl.ppo.num_envs / ranks;
+  auto envs = VectorEnv::create(members, catalog,
+                                {.num_envs = per_rank,
+                                 .threads = rl.ppo.threads,
+                                 .first_env = per_rank * static_cast<std::size_t>(group->rank())});
   if (!envs) return envs.error();
   // Small models on many tiny batches: LibTorch's intra-op pool only adds hand-offs. The
   // BLAS below it runs on the caller's thread too: OpenBLAS's threaded build would split

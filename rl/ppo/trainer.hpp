@@ -60,6 +60,11 @@ class PpoTrainer {
   static Expected<std::unique_ptr<PpoTrainer>> create(const configs::ScenarioConfig& config,
                                                       const configs::Catalog& catalog, traces::SharedWorkload workload,
                                                       std::uint64_t seed, std::shared_ptr<RankGroup> group = nullptr);
+  // One policy trained on a mix of scenarios (rl/env/vector_env.hpp: environment i plays
+  // member i % k); the first member's rl object shapes the training.
+  static Expected<std::unique_ptr<PpoTrainer>> create(std::span<const EnvMember> members,
+                                                      const configs::Catalog& catalog, std::uint64_t seed,
+                                                      std::shared_ptr<RankGroup> group = nullptr);
   ~PpoTrainer();
 
   std::uint32_t iterations() const;  // the run's total

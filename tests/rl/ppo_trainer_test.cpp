@@ -120,6 +120,32 @@ TEST(PpoTrainerTest, TwoRanksFollowOneProcessSteppingTheSameEnvironments) {
   }
 }
 
+// A mix of scenarios splits over ranks by each environment's index in the whole run:
+// three members over 2 ranks x 2 environments (rank 1 holds members 2 and 0), and the
+// run follows the one-process run over the same mix. A mix differs from its first member.
+TEST(PpoTrainerTest, AMixOfScenariosTrainsOnTwoRanksAsInOneProcess) {
+  const Fixture f = small_fixture();
+  std::vector<EnvMember> mix(3, EnvMember{f.config, f.workload});
+  mix[1].config.rl->rate_scales = {2.0};
+  mix[2].config.rl->rate_scales = {0.5};
+  const auto train_mix = [&](std::span<const EnvMember> members) {
+    auto trainer = std::move(*PpoTrainer::create(members, catalog(), 5));
+    std::vector<std::vector<double>> rows;
+    for (int i = 0; i < 3; ++i) rows.push_back(curve(trainer->iterate()));
+    return rows;
+  };
+  const auto one = train_mix(mix);
+  EXPECT_NE(one, train_mix(std::span(mix).first(1)));
+  std::vector<std::vector<std::vector<double>>> curves(2);
+  on_ranks(2, "ppo-two-ranks-mix", [&](int rank, const std::shared_ptr<RankGroup>& group) {
+    auto trainer = PpoTrainer::create(mix, catalog(), 5, group);
+    ASSERT_TRUE(trainer) << trainer.error().message;
+    for (int i = 0; i < 3; ++i) curves[static_cast<std::size_t>(rank)].push_back(curve((*trainer)->iterate()));
+  });
+  EXPECT_EQ(curves[0], curves[1]);
+  expect_curves_close(curves[0], one);
+}
+
 // Evaluation plays policies on several threads at once: runners of one checkpoint act
 // alike, whether alone or side by side, and deterministically.
 TEST(PolicyRunnerTest, RunnersActAlikeOnThreadsAtOnce) {
