@@ -200,6 +200,17 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
               [](std::uint64_t v) { return v >= 1 && v <= 1000; });
   ObjectReader base(reader.raw("residual_base"), reader.path_of("residual_base"), reader.errors());
   parse_target_tracking(base, rl.residual_base);
+  if (const json* also = reader.raw("train_also")) {
+    if (!also->is_array()) reader.fail("train_also", "expected a list of recipe files");
+    for (std::size_t i = 0; also->is_array() && i < also->size(); ++i) {
+      const json& path = (*also)[i];
+      if (!path.is_string() || path.get<std::string>().empty()) {
+        reader.fail("train_also", "expected recipe file paths; item " + std::to_string(i) + " is " + path.dump());
+      } else {
+        rl.train_also.push_back(path.get<std::string>());
+      }
+    }
+  }
   ObjectReader reward(reader.raw("reward"), reader.path_of("reward"), reader.errors());
   reward.read("slo_weight", rl.reward.slo_weight, "a number >= 0", non_negative);
   reward.read("waiting_weight", rl.reward.waiting_weight, "a number >= 0", non_negative);
@@ -221,7 +232,7 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
 }
 
 json rl_to_json(const RlSpec& spec) {
-  return json{{"decision_interval_s", spec.decision_interval.seconds()},
+  json out{{"decision_interval_s", spec.decision_interval.seconds()},
               {"episode_s", spec.episode_length.seconds()},
               {"windows_from_s", spec.windows_from_s},
               {"windows_to_s", spec.windows_to_s ? json(*spec.windows_to_s) : json(nullptr)},
@@ -247,6 +258,9 @@ json rl_to_json(const RlSpec& spec) {
                 {"cost_weight", spec.reward.cost_weight},
                 {"churn_weight", spec.reward.churn_weight}}},
               {"ppo", ppo_to_json(spec.ppo)}};
+  // Only when set: run folders written before the key existed resume unchanged.
+  if (!spec.train_also.empty()) out["train_also"] = spec.train_also;
+  return out;
 }
 
 TimeSpan RlSpec::training_span() const {

@@ -141,6 +141,10 @@ struct RlSpec {
   // Continuous: instances moved between the prompt and token pools per 1.0 of the
   // migration entry (present when the start state has both pools).
   double action_mig_step = 3.0;
+  // More recipes (scenario files, each with an rl object; relative paths against this
+  // file's folder) whose environments join this training: environment i plays recipe
+  // i % (1 + these) (rl/env/vector_env.hpp), this one first; its ppo object trains.
+  std::vector<std::string> train_also;
   // Residual actions: the target tracking whose size each decision's choice c in
   // [0, 2 discrete_max_step] corrects by c - discrete_max_step (the middle choice keeps
   // it). It runs warm (its stabilisation window starts at the pool's size) and up to the

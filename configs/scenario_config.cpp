@@ -231,6 +231,13 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     parse_autoscaler(reader, config.autoscaler);
     parse_cluster(reader, base_dir, config.cluster);
     parse_rl(reader, config.rl);
+    if (config.rl) {
+      for (std::string& recipe : config.rl->train_also) {
+        if (std::filesystem::path(recipe).is_relative() && !base_dir.empty()) {
+          recipe = (std::filesystem::path(base_dir) / recipe).lexically_normal().string();
+        }
+      }
+    }
     if (config.cluster.mode == ClusterMode::kFixed && !std::holds_alternative<LlmServingSpec>(config.serving)) {
       errors.add("cluster.mode", "a fixed cluster needs the llm serving model (serving.kind: llm)");
     }

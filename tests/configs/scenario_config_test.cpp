@@ -352,6 +352,20 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
   auto again = parse_scenario(to_json(*with_rl), default_scenario_path());
   ASSERT_TRUE(again);
   EXPECT_EQ(to_json(*again), to_json(*with_rl));
+  EXPECT_FALSE(to_json(*with_rl)["rl"].contains("train_also"));  // absent unless given
+
+  // More recipes to train on: paths against the recipe's own folder, absolute ones kept.
+  tree["rl"]["train_also"] = {"other.json", "/abs/third.json"};
+  auto mixed = parse_scenario(tree, "/recipes/first.json");
+  ASSERT_TRUE(mixed) << mixed.error().message;
+  EXPECT_EQ(mixed->rl->train_also, (std::vector<std::string>{"/recipes/other.json", "/abs/third.json"}));
+  EXPECT_EQ(to_json(*parse_scenario(to_json(*mixed), "/elsewhere/x.json")), to_json(*mixed));
+  for (const json& wrong : {json("other.json"), json{"a.json", 3}, json{""}}) {
+    tree["rl"]["train_also"] = wrong;
+    const auto refused = parse_scenario(tree, "s.json");
+    ASSERT_FALSE(refused) << wrong.dump();
+    EXPECT_NE(refused.error().message.find("rl.train_also"), std::string::npos) << refused.error().message;
+  }
 
   tree["rl"] = {{"episode_s", 5}, {"decision_interval_s", 15}, {"rate_scales", {1, -2}}, {"action", "jump"},
                 {"scale_up_delays_s", {10, "slow"}}, {"start_instances", {2, 1.5}},
