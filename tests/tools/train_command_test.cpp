@@ -405,6 +405,48 @@ TEST(TrainCommandTest, AResidualPolicyIsValidatedAgainstTheTargetTrackingItCorre
   }
 }
 
+// rl.train_also: the other recipes' environments join the training; their resolved
+// configs are recorded, so a resume with a changed one is refused.
+TEST(TrainCommandTest, TrainsOnSeveralRecipesAndResumesOnlyWithTheSameOnes) {
+  nlohmann::json other = nlohmann::json::parse(small_recipe());
+  other["name"] = "busier";
+  other["rl"]["rate_scales"] = {2.0};
+  const fs::path other_path = scenario_in_fresh_dir("train_also_cfg", "busier.json", other.dump());
+  nlohmann::json recipe = nlohmann::json::parse(small_recipe());
+  recipe["rl"]["train_also"] = {"busier.json"};
+  std::ofstream(other_path.parent_path() / "recipe.json") << recipe.dump();
+  TrainCommandOptions options;
+  options.config_path = (other_path.parent_path() / "recipe.json").string();
+  options.out_dir = fresh_dir("train_also").string();
+  options.plot = false;
+  options.quiet = true;
+  CommandRun run = train(options);
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  const auto config = nlohmann::json::parse(slurp(options.out_dir + "/config.json"));
+  EXPECT_EQ(config["rl"]["train_also"], nlohmann::json::array({other_path.string()}));
+  const auto inputs = nlohmann::json::parse(slurp(options.out_dir + "/inputs.json"));
+  ASSERT_EQ(inputs["train_also"].size(), 1u);
+  EXPECT_EQ(inputs["train_also"][0]["name"], "busier");
+  EXPECT_NE(run.err.find("checkpoints are chosen on"), std::string::npos) << run.err;
+
+  other["rl"]["rate_scales"] = {3.0};
+  std::ofstream(other_path) << other.dump();
+  options.resume = true;
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("--resume with other inputs"), std::string::npos) << run.err;
+
+  // Refused: a missing recipe, and --trace (one workload for several recipes).
+  recipe["rl"]["train_also"] = {"missing.json"};
+  std::ofstream(other_path.parent_path() / "recipe.json") << recipe.dump();
+  options.resume = false;
+  options.out_dir = fresh_dir("train_also_missing").string();
+  run = train(options);
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("rl.train_also"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("missing.json"), std::string::npos) << run.err;
+}
+
 TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {
   TrainCommandOptions options;
   options.config_path = scenario_in_fresh_dir("train_bad_cfg", "recipe.json", small_recipe()).string();

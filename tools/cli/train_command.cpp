@@ -147,12 +147,21 @@ nlohmann::json results_config(nlohmann::json config) {
 
 // The output folder of a new run (config.json, inputs.json, the curve's header); on
 // --resume, the check that it was started with the same inputs.
-StepFailure prepare_folder(const TrainCommandOptions& options, const configs::ScenarioConfig& config,
+StepFailure prepare_folder(const TrainCommandOptions& options, const std::vector<rl::EnvMember>& members,
                            const fs::path& dir, const fs::path& csv) {
+  const configs::ScenarioConfig& config = members.front().config;
   std::error_code mkdir_error;
   fs::create_directories(dir, mkdir_error);
   if (mkdir_error) return {options.out_dir + ": " + mkdir_error.message(), kExitOutputError};
-  auto digests = input_digests({&config});
+  std::vector<const configs::ScenarioConfig*> configs;
+  for (const rl::EnvMember& member : members) configs.push_back(&member.config);
+  auto digests = input_digests(configs);
+  // The other recipes as resolved: a resumed run must train on the same ones.
+  if (digests && members.size() > 1) {
+    for (const rl::EnvMember& member : members) {
+      if (&member != &members.front()) (*digests)["train_also"].push_back(configs::to_json(member.config));
+    }
+  }
   if (!digests) return {digests.error().message, kExitBadInput};
   if (options.resume) {  // config.json and inputs.json hold what the run was started with
     auto recorded_config = configs::read_config_file((dir / "config.json").string());
@@ -176,6 +185,31 @@ StepFailure prepare_folder(const TrainCommandOptions& options, const configs::Sc
     if (const Status written = file->commit(); !written) return {written.error().message, kExitOutputError};
   }
   return {};
+}
+
+// The recipe and its rl.train_also recipes, each with its workload: the scenarios the
+// training's environments play (rl/env/vector_env.hpp).
+Expected<std::vector<rl::EnvMember>> load_members(const configs::ScenarioConfig& config,
+                                                  const TrainCommandOptions& options) {
+  std::vector<rl::EnvMember> members{{config, nullptr}};
+  for (const std::string& path : config.rl->train_also) {
+    if (options.trace) {
+      return Error{"--trace replaces one workload, and rl.train_also trains on several: leave one out"};
+    }
+    auto other = load_scenario_for_command(path, std::nullopt, options.trace_format, std::nullopt);
+    if (!other) return Error{"rl.train_also: " + other.error().message};
+    if (!other->rl) return Error{"rl.train_also: " + path + ": expected a recipe (a scenario with an rl object)"};
+    if (!other->rl->train_also.empty()) {
+      return Error{"rl.train_also: " + path + ": lists rl.train_also itself; expected a plain recipe"};
+    }
+    members.push_back({*other, nullptr});
+  }
+  for (rl::EnvMember& member : members) {
+    auto workload = traces::open_episode_workload(member.config.workload, member.config.seed);
+    if (!workload) return workload.error();
+    member.workload = *workload;
+  }
+  return members;
 }
 
 }  // namespace
@@ -256,20 +290,25 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
 
   if (options.catalog) config.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(config);
-  auto workload = traces::open_episode_workload(config.workload, config.seed);
   StepFailure loading;
-  if (!catalog) {
-    loading = {catalog.error().message, kExitBadInput};
-  } else if (!workload) {
-    loading = {workload.error().message, kExitBadInput};
+  std::vector<rl::EnvMember> members;
+  if (!catalog) loading = {catalog.error().message, kExitBadInput};
+  if (!loading.code) {
+    auto loaded_members = load_members(config, options);
+    if (loaded_members) {
+      members = std::move(*loaded_members);
+    } else {
+      loading = {loaded_members.error().message, kExitBadInput};
+    }
   }
   if (const int code = all_passed(group, loading, err); code != kExitOk) return code;
-  auto trainer = rl::PpoTrainer::create(config, *catalog, *workload, config.rl->ppo.seed.value_or(config.seed), *connected);
+  const traces::SharedWorkload& workload = members.front().workload;
+  auto trainer = rl::PpoTrainer::create(members, *catalog, config.rl->ppo.seed.value_or(config.seed), *connected);
   if (!trainer) return fail(err, trainer.error().message, kExitBadInput);  // the same verdict on every rank
   rl::PpoTrainer& ppo = **trainer;
 
   StepFailure started;
-  if (lead) started = prepare_folder(options, config, dir, csv);
+  if (lead) started = prepare_folder(options, members, dir, csv);
   if (!started.code && options.resume) {
     if (const Status loaded_checkpoint = ppo.load(checkpoint); !loaded_checkpoint) {
       started = {loaded_checkpoint.error().message, kExitBadInput};
@@ -280,10 +319,14 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   // Rank 0 plays each checkpoint on the recipe's validation spans and keeps the best.
   std::unique_ptr<CheckpointSelector> selector;
   if (lead && !started.code) {
-    auto selecting = CheckpointSelector::create(config, *catalog, *workload, dir, options.resume ? ppo.iteration() : 0);
+    auto selecting = CheckpointSelector::create(config, *catalog, workload, dir, options.resume ? ppo.iteration() : 0);
     if (selecting) {
       selector = std::move(*selecting);
       if (selector && !quiet) out << selector->baseline_summary() << '\n';
+      if (selector && members.size() > 1) {
+        err << "note: checkpoints are chosen on " << config.name
+            << "'s validation spans only; rl.train_also's are not played\n";
+      }
     } else {
       started = {selecting.error().message, kExitBadInput};
     }
