@@ -427,7 +427,23 @@ TEST(TrainCommandTest, TrainsOnSeveralRecipesAndResumesOnlyWithTheSameOnes) {
   const auto inputs = nlohmann::json::parse(slurp(options.out_dir + "/inputs.json"));
   ASSERT_EQ(inputs["train_also"].size(), 1u);
   EXPECT_EQ(inputs["train_also"][0]["name"], "busier");
-  EXPECT_NE(run.err.find("checkpoints are chosen on"), std::string::npos) << run.err;
+  // Checkpoints are chosen on both recipes' validation spans, pooled: the baseline's
+  // GPU-hours are the sum of each recipe's alone, each from its own tuned size.
+  const auto mixed = testing::csv_rows(slurp(options.out_dir + "/validation_baseline.csv"));
+  ASSERT_EQ(mixed.size(), 1u);
+  EXPECT_EQ(testing::csv_rows(slurp(options.out_dir + "/validation.csv")).size(), 4u);
+  std::vector<std::map<std::string, std::string>> alone;
+  for (const fs::path& path : {other_path, other_path.parent_path() / "recipe_alone.json"}) {
+    if (path != other_path) std::ofstream(path) << small_recipe();
+    TrainCommandOptions single = options;
+    single.config_path = path.string();
+    single.out_dir = fresh_dir("train_alone_" + path.stem().string()).string();
+    ASSERT_EQ(train(single).code, kExitOk);
+    alone.push_back(testing::csv_rows(slurp(single.out_dir + "/validation_baseline.csv")).at(0));
+  }
+  EXPECT_EQ(mixed[0].at("parameter"), alone[1].at("parameter") + "+" + alone[0].at("parameter"));
+  EXPECT_NEAR(std::stod(mixed[0].at("gpu_hours")),
+              std::stod(alone[0].at("gpu_hours")) + std::stod(alone[1].at("gpu_hours")), 2e-6);
 
   other["rl"]["rate_scales"] = {3.0};
   std::ofstream(other_path) << other.dump();

@@ -32,24 +32,29 @@ std::string figures(const rl::Outcome& o) {
 
 }  // namespace
 
-CheckpointSelector::CheckpointSelector(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
-                                       traces::SharedWorkload workload, fs::path dir)
-    : config_(config), catalog_(catalog), workload_(std::move(workload)), dir_(std::move(dir)) {}
+CheckpointSelector::CheckpointSelector(const configs::Catalog& catalog, fs::path dir)
+    : catalog_(catalog), dir_(std::move(dir)) {}
 
-Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const configs::ScenarioConfig& config,
-                                                                         const configs::Catalog& catalog,
-                                                                         traces::SharedWorkload workload, fs::path dir,
+Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(std::span<const rl::EnvMember> members,
+                                                                         const configs::Catalog& catalog, fs::path dir,
                                                                          std::uint32_t resumed_after) {
-  const configs::RlSpec& spec = *config.rl;
-  if (spec.validation.empty()) return std::unique_ptr<CheckpointSelector>();
-  std::unique_ptr<CheckpointSelector> s(new CheckpointSelector(config, catalog, workload, std::move(dir)));
-  s->windows_ = rl::span_windows(spec.validation, "validation");
-  s->delays_ = rl::trained_delays(config);
-  // Where every adaptive policy starts: the static size tuned on the training windows.
+  std::unique_ptr<CheckpointSelector> s(new CheckpointSelector(catalog, std::move(dir)));
   engine::ThreadPool pool(0);
-  const auto tuned = rl::tune_static_size(config, catalog, workload, config.scaling.manager.max_total_instances, pool);
-  if (!tuned) return Error{"validation: " + tuned.error().message};
-  s->start_ = tuned->size;
+  for (const rl::EnvMember& member : members) {
+    const configs::ScenarioConfig& config = member.config;
+    if (config.rl->validation.empty()) continue;
+    // Where every adaptive policy starts: the static size tuned on the training windows.
+    const auto tuned =
+        rl::tune_static_size(config, catalog, member.workload, config.scaling.manager.max_total_instances, pool);
+    if (!tuned) return Error{"validation of " + config.name + ": " + tuned.error().message};
+    for (const double delay : rl::trained_delays(config)) {
+      for (const rl::EvalWindow& window : rl::span_windows(config.rl->validation, "validation")) {
+        s->plays_.push_back({&member, window, delay, tuned->size});
+      }
+    }
+    s->starts_ += (s->starts_.empty() ? "" : "+") + std::to_string(tuned->size);
+  }
+  if (s->plays_.empty()) return std::unique_ptr<CheckpointSelector>();
   if (const Status baseline = s->play_baseline(); !baseline) return baseline.error();
 
   // A resumed run keeps the rows of the checkpoints it has trained through.
@@ -78,7 +83,7 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const c
   return s;
 }
 
-// The tuned static size held on the validation spans: the level a checkpoint must beat
+// The tuned static sizes held on the validation spans: the level a checkpoint must beat
 // (the plot of the learning curve draws it). A residual policy's base, target tracking,
 // plays them too: where it misses rl.slo_target there, a checkpoint is held to the SLO
 // it reaches instead, so that the cheapest correction at target tracking's SLO is kept,
@@ -86,43 +91,51 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(const c
 Status CheckpointSelector::play_baseline() {
   // A static size never scales, so the delay changes nothing but the pooling, which is
   // a checkpoint's: GPU-hours compare.
-  baseline_ = play_spans([&](std::size_t) {
-    return rl::Contender{"static", static_cast<double>(start_), config_, false, nullptr};
+  baseline_ = play_spans([&](std::size_t i) {
+    return rl::Contender{"static", static_cast<double>(plays_[i].start), plays_[i].member->config, false, nullptr};
   });
   if (!baseline_.error.empty()) return Error{"validation of the tuned static size: " + baseline_.error};
   AtomicFile csv((dir_ / "validation_baseline.csv").string());
-  csv.stream() << kBaselineHeader << "\nstatic," << start_ << ',' << figures(baseline_) << '\n';
-  required_slo_ = config_.rl->slo_target;
-  if (const std::int64_t neutral = rl::ScalingEnv::neutral_choice(*config_.rl); neutral >= 0) {
-    // The neutral choice everywhere: the scenario's own target tracking.
-    const rl::Actor keep_base = [middle = static_cast<float>(neutral)](std::span<const float>, std::span<float> action) {
+  csv.stream() << kBaselineHeader << "\nstatic," << starts_ << ',' << figures(baseline_) << '\n';
+  const configs::RlSpec& spec = *plays_.front().member->config.rl;
+  required_slo_ = spec.slo_target;
+  // The neutral choice everywhere: each recipe's own target tracking. The recipes of one
+  // run act alike (rl/env/vector_env.hpp), so the first one's says whether there is a base.
+  std::vector<rl::Actor> keep_base;
+  for (const Play& play : plays_) {
+    const std::int64_t neutral = rl::ScalingEnv::neutral_choice(*play.member->config.rl);
+    if (neutral < 0) break;
+    keep_base.push_back([middle = static_cast<float>(neutral)](std::span<const float>, std::span<float> action) {
       std::fill(action.begin(), action.end(), middle);
-    };
-    base_ = play_spans([&](std::size_t) {
-      return rl::Contender{"residual_base", config_.rl->residual_base.target, config_, false, &keep_base};
+    });
+  }
+  if (keep_base.size() == plays_.size()) {
+    base_ = play_spans([&](std::size_t i) {
+      const configs::ScenarioConfig& config = plays_[i].member->config;
+      return rl::Contender{"residual_base", config.rl->residual_base.target, config, false, &keep_base[i]};
     });
     if (!base_->error.empty()) return Error{"validation of rl.residual_base: " + base_->error};
-    csv.stream() << "residual_base," << number_text(config_.rl->residual_base.target) << ',' << figures(*base_)
-                 << '\n';
+    csv.stream() << "residual_base," << number_text(spec.residual_base.target) << ',' << figures(*base_) << '\n';
     required_slo_ = std::min(required_slo_, base_->slo_attainment);
   }
   return csv.commit();
 }
 
 rl::Outcome CheckpointSelector::play_spans(const std::function<rl::Contender(std::size_t)>& contender) const {
-  std::vector<rl::Outcome> plays(windows_.size() * delays_.size());
+  std::vector<rl::Outcome> outcomes(plays_.size());
   engine::ThreadPool pool(0);
-  pool.for_each(plays.size(), [&](std::size_t i) {
-    plays[i] = rl::play(contender(i), catalog_, workload_, windows_[i % windows_.size()], delays_[i / windows_.size()],
-                        start_, config_.seed);
+  pool.for_each(plays_.size(), [&](std::size_t i) {
+    const Play& p = plays_[i];
+    outcomes[i] = rl::play(contender(i), catalog_, p.member->workload, p.window, p.delay_s, p.start,
+                           p.member->config.seed);
   });
-  return rl::pooled(plays);
+  return rl::pooled(outcomes);
 }
 
 std::string CheckpointSelector::baseline_summary() const {
   char line[200];
-  std::snprintf(line, sizeof line, "validation baseline: the tuned static size %" PRIu32 " holds SLO %s, %.2f GPU-h",
-                start_, percent_text(baseline_.slo_attainment).c_str(), baseline_.gpu_hours);
+  std::snprintf(line, sizeof line, "validation baseline: the tuned static size %s holds SLO %s, %.2f GPU-h",
+                starts_.c_str(), percent_text(baseline_.slo_attainment).c_str(), baseline_.gpu_hours);
   std::string text = line;
   if (base_) {
     std::snprintf(line, sizeof line, "; rl.residual_base's target tracking %s, %.2f GPU-h; checkpoints are held to SLO %s",
@@ -136,7 +149,7 @@ Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, s
   // A runner per play: plays run in parallel, and a runner keeps buffers.
   std::vector<std::unique_ptr<rl::PolicyRunner>> runners;
   std::vector<rl::Actor> actors;
-  for (std::size_t i = 0; i < windows_.size() * delays_.size(); ++i) {
+  for (std::size_t i = 0; i < plays_.size(); ++i) {
     auto runner = rl::PolicyRunner::load(checkpoint);
     if (!runner) return runner.error();
     runners.push_back(std::move(*runner));
@@ -146,7 +159,7 @@ Expected<std::string> CheckpointSelector::consider(const fs::path& checkpoint, s
     actors.push_back([r](std::span<const float> obs, std::span<float> action) { r->act(obs, action); });
   }
   Row row{iteration, play_spans([&](std::size_t i) {
-            return rl::Contender{"ppo", rl::kNoParameter, config_, false, &actors[i]};
+            return rl::Contender{"ppo", rl::kNoParameter, plays_[i].member->config, false, &actors[i]};
           })};
   if (!row.outcome.error.empty()) return Error{"validation of " + checkpoint.string() + ": " + row.outcome.error};
   rows_.push_back(row);

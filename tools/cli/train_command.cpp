@@ -302,7 +302,6 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     }
   }
   if (const int code = all_passed(group, loading, err); code != kExitOk) return code;
-  const traces::SharedWorkload& workload = members.front().workload;
   auto trainer = rl::PpoTrainer::create(members, *catalog, config.rl->ppo.seed.value_or(config.seed), *connected);
   if (!trainer) return fail(err, trainer.error().message, kExitBadInput);  // the same verdict on every rank
   rl::PpoTrainer& ppo = **trainer;
@@ -319,14 +318,10 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   // Rank 0 plays each checkpoint on the recipe's validation spans and keeps the best.
   std::unique_ptr<CheckpointSelector> selector;
   if (lead && !started.code) {
-    auto selecting = CheckpointSelector::create(config, *catalog, workload, dir, options.resume ? ppo.iteration() : 0);
+    auto selecting = CheckpointSelector::create(members, *catalog, dir, options.resume ? ppo.iteration() : 0);
     if (selecting) {
       selector = std::move(*selecting);
       if (selector && !quiet) out << selector->baseline_summary() << '\n';
-      if (selector && members.size() > 1) {
-        err << "note: checkpoints are chosen on " << config.name
-            << "'s validation spans only; rl.train_also's are not played\n";
-      }
     } else {
       started = {selecting.error().message, kExitBadInput};
     }
