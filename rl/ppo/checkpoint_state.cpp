@@ -176,6 +176,15 @@ CheckpointState read_state(const json& top) {
   auto rl = configs::rl_from_json(Reader::at(top, "", "rl"), "rl");
   if (!rl) throw Bad{"rl", rl.error().message};
   s.rl = *rl;
+  if (top.contains("train_also_rl")) {
+    const json& others = Reader::list(top["train_also_rl"], "train_also_rl", 1, 1024);
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      const std::string path = "train_also_rl[" + std::to_string(i) + "]";
+      auto other = configs::rl_from_json(others[i], path);
+      if (!other) throw Bad{path, other.error().message};
+      s.train_also_rl.push_back(*other);
+    }
+  }
   s.normalize_observations = Reader::boolean(Reader::at(top, "", "normalize_observations"), "normalize_observations");
   s.observation_clip = Reader::number(Reader::at(top, "", "observation_clip"), "observation_clip", 1e-9, 1e9);
   s.observation_stats = Reader::stats(Reader::at(top, "", "observation_stats"), "observation_stats",
@@ -213,7 +222,7 @@ json to_json(const CheckpointEnv& env) {
 json to_json(const CheckpointState& s) {
   json envs = json::array();
   for (const CheckpointEnv& env : s.envs) envs.push_back(to_json(env));
-  return {{"format", kCheckpointFormat},
+  json state = {{"format", kCheckpointFormat},
           {"seed", s.seed},
           {"iteration", s.iteration},
           {"iterations", s.iterations},
@@ -231,6 +240,11 @@ json to_json(const CheckpointState& s) {
           {"shuffle_rng", s.shuffle_rng},
           {"lagrange", s.lagrange},
           {"envs", std::move(envs)}};
+  if (!s.train_also_rl.empty()) {
+    json& others = state["train_also_rl"] = json::array();
+    for (const configs::RlSpec& other : s.train_also_rl) others.push_back(configs::rl_to_json(other));
+  }
+  return state;
 }
 
 Expected<CheckpointState> parse_checkpoint_state(std::string_view text, const std::string& file) {

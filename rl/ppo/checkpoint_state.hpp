@@ -38,6 +38,9 @@ struct CheckpointState {
   std::uint64_t decisions = 0;   // over all environments
   PolicyShape policy;
   configs::RlSpec rl;  // how the policy acts and is rewarded
+  // The rl specs of the other recipes it trained on (rl.train_also), in order; absent
+  // when there were none.
+  std::vector<configs::RlSpec> train_also_rl;
   bool normalize_observations = true;
   double observation_clip = 10.0;
   RunningMeanStd observation_stats;  // of policy.observations features

@@ -22,6 +22,7 @@ struct PolicyRunner::Impl {
   std::optional<ObservationNormalizer> normalizer;
   std::vector<float> normalized;
   configs::RlSpec spec;
+  std::vector<configs::RlSpec> train_also;
 };
 
 PolicyRunner::PolicyRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -32,6 +33,7 @@ Expected<std::unique_ptr<PolicyRunner>> PolicyRunner::load(const std::filesystem
   if (!state) return state.error();
   auto impl = std::make_unique<Impl>();
   impl->spec = state->rl;
+  impl->train_also = state->train_also_rl;
   try {
     impl->policy = ActorCritic(state->policy);
     torch::load(impl->policy, (checkpoint / "policy.pt").string());
@@ -51,6 +53,7 @@ std::size_t PolicyRunner::observation_size() const { return static_cast<std::siz
 std::size_t PolicyRunner::action_size() const { return static_cast<std::size_t>(impl_->policy->shape().actions); }
 bool PolicyRunner::discrete() const { return impl_->policy->discrete(); }
 const configs::RlSpec& PolicyRunner::trained_spec() const { return impl_->spec; }
+const std::vector<configs::RlSpec>& PolicyRunner::train_also_specs() const { return impl_->train_also; }
 
 void PolicyRunner::act(std::span<const float> obs, std::span<float> action) {
   MESHSIM_CHECK(obs.size() == observation_size() && action.size() == action_size(),

@@ -24,6 +24,8 @@ class PolicyRunner {
   // The rl spec the policy was trained with: its actions mean what this spec's action
   // kind, steps and decision interval say, whatever scenario it is evaluated on.
   const configs::RlSpec& trained_spec() const;
+  // The rl specs of the other recipes it trained on (rl.train_also), in order.
+  const std::vector<configs::RlSpec>& train_also_specs() const;
   // `obs`: one raw observation; writes one action.
   void act(std::span<const float> obs, std::span<float> action);
 

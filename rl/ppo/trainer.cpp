@@ -50,6 +50,9 @@ struct PpoTrainer::Impl {
   std::uint64_t seed = 0;
   std::shared_ptr<RankGroup> group;
   std::unique_ptr<VectorEnv> envs;
+  // Every trained recipe's rl spec, the run's own first: what checkpoints record (this
+  // rank's first environment may play another recipe).
+  std::vector<configs::RlSpec> specs;
   // This rank's environments are [first, first + n) of all n_all (over the ranks).
   std::size_t n = 0, n_all = 0, first = 0, obs_size = 0, act_size = 0, steps = 0;
   std::int64_t choices = 0;  // 0: continuous
@@ -490,8 +493,9 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(std::span<const EnvMemb
   if (auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) openblas(1);
   const std::int64_t choices = configs::chooses(rl.action) ? (*envs)->env(0).discrete_choices() : 0;
   const std::int64_t neutral = (*envs)->env(0).neutral_choice();
-  return std::unique_ptr<PpoTrainer>(new PpoTrainer(
-      std::make_unique<Impl>(rl.ppo, rl.slo_target, seed, std::move(group), std::move(*envs), choices, neutral)));
+  auto impl = std::make_unique<Impl>(rl.ppo, rl.slo_target, seed, std::move(group), std::move(*envs), choices, neutral);
+  for (const EnvMember& member : members) impl->specs.push_back(member.config.rl.value_or(configs::RlSpec{}));
+  return std::unique_ptr<PpoTrainer>(new PpoTrainer(std::move(impl)));
 }
 
 std::uint32_t PpoTrainer::iterations() const { return impl_->iterations; }
@@ -536,7 +540,8 @@ Status PpoTrainer::save(const fs::path& dir) const {
   state.iterations = m.iterations;
   state.decisions = m.decisions;
   state.policy = m.policy->shape();
-  state.rl = m.envs->env(0).spec();
+  state.rl = m.specs.front();
+  state.train_also_rl.assign(m.specs.begin() + 1, m.specs.end());
   state.normalize_observations = m.opt.normalize_observations;
   state.observation_clip = m.opt.observation_clip;
   state.observation_stats = m.obs_norm.stats();
@@ -614,10 +619,17 @@ Status PpoTrainer::load(const fs::path& dir) {
   }
   configs::RlSpec saved_spec = state.rl;
   saved_spec.ppo.threads = m.opt.threads;  // the speed alone
-  const nlohmann::json saved_rl = configs::rl_to_json(saved_spec), rl = configs::rl_to_json(m.envs->env(0).spec());
+  const nlohmann::json saved_rl = configs::rl_to_json(saved_spec), rl = configs::rl_to_json(m.specs.front());
   if (saved_rl != rl) {
     return Error{file + ": rl." + *configs::first_difference(saved_rl, rl) +
                  ": the checkpoint was trained with other settings; resume with the run's own config"};
+  }
+  if (!std::equal(state.train_also_rl.begin(), state.train_also_rl.end(), m.specs.begin() + 1, m.specs.end(),
+                  [](const configs::RlSpec& a, const configs::RlSpec& b) {
+                    return configs::rl_to_json(a) == configs::rl_to_json(b);
+                  })) {
+    return Error{file + ": train_also_rl: the checkpoint was trained on other recipes besides its own; resume with "
+                        "the run's own config"};
   }
   if (state.normalize_observations != m.opt.normalize_observations) {
     return refuse("normalize_observations", state.normalize_observations ? "true" : "false",

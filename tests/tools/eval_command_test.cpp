@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,7 @@ using testing::run_command;
 using testing::csv_rows;
 using testing::slurp;
 using Row = std::map<std::string, std::string>;
+namespace fs = std::filesystem;
 
 // The shipped recipe made small: 5-minute episodes trained in [0, 3600 + 450) s, two
 // tuning windows, validation [4200, 4500) s and test [4800, 5400) s.
@@ -408,6 +410,44 @@ TEST(EvalCommandTest, APolicyActsAsItWasTrainedWhateverTheEvaluatedScenarioSays)
     csvs.push_back(slurp(options.out_dir + "/eval.csv"));
   }
   EXPECT_EQ(csvs[0], csvs[1]);
+}
+
+// A policy trained on several recipes (rl.train_also) is judged on each by that recipe's
+// own spec (its test spans, delays, reward), and on any other scenario by its first's.
+TEST(EvalCommandTest, APolicyTrainedOnSeveralRecipesPlaysEachByItsOwnSpec) {
+  nlohmann::json other = small_recipe();
+  other["name"] = "split-test";
+  other["rl"]["test"] = {{4800, 5100}, {5100, 5400}};
+  other["rl"]["reward"]["churn_weight"] = 0.05;
+  const fs::path other_path = scenario_in_fresh_dir("eval_mixed", "other.json", other.dump());
+  nlohmann::json recipe = small_recipe();
+  recipe["rl"]["train_also"] = {"other.json"};
+  const fs::path recipe_path = other_path.parent_path() / "recipe.json";
+  std::ofstream(recipe_path) << recipe.dump();
+  TrainCommandOptions train;
+  train.config_path = recipe_path.string();
+  train.out_dir = fresh_dir("eval_mixed_run").string();
+  train.total_decisions = 128;
+  ASSERT_EQ(run_command(train, run_train_command).code, kExitOk);
+
+  nlohmann::json bare = other;
+  bare.erase("rl");
+  const fs::path bare_path = other_path.parent_path() / "bare.json";
+  std::ofstream(bare_path) << bare.dump();
+  for (const auto& [path, starts] : {std::pair{other_path, std::set<std::string>{"4800", "5100"}},
+                                     std::pair{recipe_path, std::set<std::string>{"4800"}},
+                                     std::pair{bare_path, std::set<std::string>{"4800"}}}) {
+    EvalCommandOptions options = small_eval(path.string(), "eval_mixed_" + path.stem().string());
+    options.policies = {train.out_dir + "/checkpoint"};
+    options.delays_s = {10};
+    const CommandRun r = run_command(options, run_eval_command);
+    ASSERT_EQ(r.code, kExitOk) << path << ": " << r.err;
+    std::set<std::string> played;
+    for (const Row& row : rows_where(csv_rows(slurp(options.out_dir + "/eval.csv")), "policy", "ppo")) {
+      played.insert(row.at("window_start_s"));
+    }
+    EXPECT_EQ(played, starts) << path;
+  }
 }
 
 TEST(EvalCommandTest, ARateScalePlaysTheWindowFaster) {

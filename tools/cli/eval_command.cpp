@@ -20,6 +20,7 @@ int run_eval_command(const EvalCommandOptions& options, std::ostream& out, std::
     p.source = path;
     p.name = options.policies.size() == 1 ? "ppo" : "ppo:" + fs::path(path).parent_path().filename().string();
     p.trained_spec = (*runner)->trained_spec();
+    p.train_also_specs = (*runner)->train_also_specs();
     p.observation_size = (*runner)->observation_size();
     p.action_size = (*runner)->action_size();
     // A runner per window: each keeps its buffers; loaded again from the same folder.

@@ -158,6 +158,15 @@ std::string verdict_text(const Outcome& o, const rl::Verdict& v, const Outcome* 
   return text;
 }
 
+// Whether two rl specs play and score a policy alike: all but the training's settings
+// (rl.ppo, rl.train_also).
+bool plays_alike(configs::RlSpec a, configs::RlSpec b) {
+  a.ppo = b.ppo = {};
+  a.train_also.clear();
+  b.train_also.clear();
+  return configs::rl_to_json(a) == configs::rl_to_json(b);
+}
+
 }  // namespace
 
 int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> policies, std::ostream& out,
@@ -205,15 +214,19 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
 
   // The policies' actions and observations mean what they meant in training, and every
   // play is scored by the reward they were trained for: they must share one rl spec
-  // (hyperparameters aside), which replaces the recipe's.
+  // (hyperparameters aside), which replaces the recipe's. A policy trained on several
+  // recipes (rl.train_also) plays a recipe that is one of them by that one's spec.
+  const configs::RlSpec recipe_rl = *base.rl;
   for (std::size_t p = 0; p < policies.size(); ++p) {
     if (!policies[p].trained_spec) continue;
-    configs::RlSpec spec = *policies[p].trained_spec;
+    const configs::RlSpec* spec = &*policies[p].trained_spec;
+    for (const configs::RlSpec& other : policies[p].train_also_specs) {
+      if (plays_alike(other, recipe_rl)) spec = &other;
+    }
     if (p == 0) {
-      base.rl = spec;
+      base.rl = *spec;
     } else {
-      spec.ppo = base.rl->ppo;
-      if (configs::rl_to_json(spec) != configs::rl_to_json(*base.rl)) {
+      if (!plays_alike(*spec, *base.rl)) {
         return fail(err, policies[p].source + ": trained with another rl spec than " + policies.front().source +
                              " (actions, observations, reward or windows differ); evaluate them apart", kExitBadInput);
       }

@@ -21,6 +21,9 @@ struct EvalPolicy {
   // The rl spec it was trained with: its actions and observations mean what this says,
   // and it replaces the recipe's; unset: the recipe's own.
   std::optional<configs::RlSpec> trained_spec;
+  // The other recipes' rl specs it trained on (rl.train_also): where the evaluated
+  // recipe's own plays like one of these, that one replaces the recipe's instead.
+  std::vector<configs::RlSpec> train_also_specs;
   // The sizes it acts on, checked against the scenario's environment; unset: that
   // environment's (a policy written for it, as meshsim.evaluate's).
   std::optional<std::size_t> observation_size, action_size;
