@@ -20,7 +20,11 @@ tuned baseline meeting the target. Writes results.csv (a row per cell), baseline
 (the tuned baselines', the oracle's and the bound's rows) and results.md in --out.
 
   experiments/rl/seeds.py --out rl-seeds [--seeds 1,2,3,4,5] [--config RECIPE] [--threads N]
-                         [--eval-args "MORE EVAL OPTIONS"]
+                         [--eval-args "MORE EVAL OPTIONS"] [--eval-config RECIPE]
+
+A recipe that trains on others too (rl.train_also) is judged on each of them with
+--eval-config OTHER_RECIPE (meshsim eval plays a policy on a recipe it trained on by that
+recipe's own spec); the folders and tables of such a judgement carry the recipe's name.
 
 Several seeds side by side on a 2-core machine: one process per seed with --threads 1 and
 the same --out (--train-only), then --eval-only over all seeds for the table.
@@ -113,6 +117,7 @@ def main():
     parser.add_argument("--no-bursty", action="store_true", help="leave out the bursty default workload")
     parser.add_argument("--eval-args", default="", help="more meshsim eval options, one string (narrower grids for "
                         "long windows: \"--rate-targets 2 2.8 4 --max-static 12\")")
+    parser.add_argument("--eval-config", help="judge the policies on this recipe (default: --config)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--train-only", action="store_true", help="train (or resume) the seeds, evaluate nothing")
     group.add_argument("--eval-only", action="store_true", help="evaluate each seed's policy as it is")
@@ -136,6 +141,9 @@ def main():
     if args.train_only:
         return
 
+    eval_config = args.eval_config or args.config
+    # Judgements on another recipe than the trained one are kept apart by its name.
+    suffix = "" if eval_config == args.config else "-" + os.path.splitext(os.path.basename(eval_config))[0]
     evaluations = [("test", [])]
     if not args.no_bursty:
         evaluations.append(("bursty default 4x", ["--workload", os.path.join(ROOT, "configs/scenarios/default.json"),
@@ -147,8 +155,8 @@ def main():
         seed_of["ppo" if len(seeds) == 1 else f"ppo:seed-{seed}"] = seed
     cells, baselines = [], []
     for label, extra in evaluations:
-        eval_dir = os.path.join(args.out, "eval-" + label.replace(" ", "-"))
-        cmd = [args.meshsim, "eval", "--config", args.config, "--out", eval_dir, "--delays", args.delays, "--no-plot"]
+        eval_dir = os.path.join(args.out, "eval-" + label.replace(" ", "-") + suffix)
+        cmd = [args.meshsim, "eval", "--config", eval_config, "--out", eval_dir, "--delays", args.delays, "--no-plot"]
         cmd += shlex.split(args.eval_args)
         if not args.report_only:
             subprocess.run(cmd + policies + extra, check=True, stdout=subprocess.DEVNULL)
@@ -156,11 +164,11 @@ def main():
         cells += more_cells
         baselines += more_baselines
 
-    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+    with open(os.path.join(args.out, f"results{suffix}.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(cells[0].keys()))
         writer.writeheader()
         writer.writerows(cells)
-    with open(os.path.join(args.out, "baselines.csv"), "w", newline="") as f:
+    with open(os.path.join(args.out, f"baselines{suffix}.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(baselines[0].keys()))
         writer.writeheader()
         writer.writerows(baselines)
@@ -202,7 +210,7 @@ def main():
     lines += ["", f"the SLO target held with no more GPU-hours than target tracking's front: {met} of {len(cells)} "
                   f"(seed, evaluation, window, delay) cells (goal: {100 * GOAL_CELLS:.0f}%)"]
     text = "\n".join(lines) + "\n"
-    with open(os.path.join(args.out, "results.md"), "w") as f:
+    with open(os.path.join(args.out, f"results{suffix}.md"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
 

@@ -46,6 +46,15 @@ TEST(CheckpointStateTest, ReadsBackWhatItWrites) {
   EXPECT_EQ(to_json(*read).dump(), written.dump());
   EXPECT_TRUE(std::isnan(read->envs[2].cursor.actions[3]));  // a diverged policy's action, written as null
   EXPECT_EQ(read->envs[1].cursor.options.start_instances, 3u);
+  EXPECT_FALSE(written.contains("train_also_rl"));  // absent unless trained on several recipes
+
+  CheckpointState mixed = sample_state();
+  mixed.train_also_rl.resize(2);
+  mixed.train_also_rl[1].slo_target = 0.95;
+  const auto read_mixed = parse(to_json(mixed));
+  ASSERT_TRUE(read_mixed) << read_mixed.error().message;
+  ASSERT_EQ(read_mixed->train_also_rl.size(), 2u);
+  EXPECT_EQ(read_mixed->train_also_rl[1].slo_target, 0.95);
 }
 
 TEST(CheckpointStateTest, HandEditedValuesAreRefusedNamingTheirKey) {
@@ -73,6 +82,8 @@ TEST(CheckpointStateTest, HandEditedValuesAreRefusedNamingTheirKey) {
   refused([](json& j) { j.erase("shuffle_rng"); }, "shuffle_rng: missing");
   refused([](json& j) { j["format"] = 2; }, "format: checkpoint format 2, this build reads");
   refused([](json& j) { j["rl"]["action"] = "sideways"; }, "rl");
+  refused([](json& j) { j["train_also_rl"] = json::array({{{"action", "sideways"}}}); }, "train_also_rl[0]");
+  refused([](json& j) { j["train_also_rl"] = json::array(); }, "train_also_rl: expected a list of 1 to 1024 items");
   EXPECT_NE(parse_checkpoint_state("{\"format\": 3, \"se", "state.json").error().message.find("state.json: not JSON"),
             std::string::npos);
 }

@@ -52,7 +52,9 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(std::sp
         s->plays_.push_back({&member, window, delay, tuned->size});
       }
     }
-    s->starts_ += (s->starts_.empty() ? "" : "+") + std::to_string(tuned->size);
+    const char* plus = s->starts_.empty() ? "" : "+";
+    s->starts_ += plus + std::to_string(tuned->size);
+    s->base_targets_ += plus + number_text(config.rl->residual_base.target);
   }
   if (s->plays_.empty()) return std::unique_ptr<CheckpointSelector>();
   if (const Status baseline = s->play_baseline(); !baseline) return baseline.error();
@@ -97,10 +99,9 @@ Status CheckpointSelector::play_baseline() {
   if (!baseline_.error.empty()) return Error{"validation of the tuned static size: " + baseline_.error};
   AtomicFile csv((dir_ / "validation_baseline.csv").string());
   csv.stream() << kBaselineHeader << "\nstatic," << starts_ << ',' << figures(baseline_) << '\n';
-  const configs::RlSpec& spec = *plays_.front().member->config.rl;
-  required_slo_ = spec.slo_target;
-  // The neutral choice everywhere: each recipe's own target tracking. The recipes of one
-  // run act alike (rl/env/vector_env.hpp), so the first one's says whether there is a base.
+  required_slo_ = plays_.front().member->config.rl->slo_target;
+  // The neutral choice everywhere: each recipe's own target tracking (when every recipe
+  // has a residual base: the recipes of one run act alike, rl/env/vector_env.hpp).
   std::vector<rl::Actor> keep_base;
   for (const Play& play : plays_) {
     const std::int64_t neutral = rl::ScalingEnv::neutral_choice(*play.member->config.rl);
@@ -115,7 +116,7 @@ Status CheckpointSelector::play_baseline() {
       return rl::Contender{"residual_base", config.rl->residual_base.target, config, false, &keep_base[i]};
     });
     if (!base_->error.empty()) return Error{"validation of rl.residual_base: " + base_->error};
-    csv.stream() << "residual_base," << number_text(spec.residual_base.target) << ',' << figures(*base_) << '\n';
+    csv.stream() << "residual_base," << base_targets_ << ',' << figures(*base_) << '\n';
     required_slo_ = std::min(required_slo_, base_->slo_attainment);
   }
   return csv.commit();

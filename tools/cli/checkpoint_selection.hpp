@@ -58,7 +58,9 @@ class CheckpointSelector {
   const configs::Catalog& catalog_;
   std::filesystem::path dir_;
   std::vector<Play> plays_;
-  std::string starts_;  // the tuned static sizes, for the console and the baseline's row
+  // The recipes' tuned static sizes and residual bases' targets, joined by '+': the
+  // baseline rows' parameters.
+  std::string starts_, base_targets_;
   rl::Outcome baseline_;  // the tuned static sizes on the validation spans
   std::optional<rl::Outcome> base_;  // a residual policy's target tracking on them
   double required_slo_ = 0;  // what pick() holds checkpoints to
