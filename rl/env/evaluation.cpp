@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "rl/env/scaling_env.hpp"
+#include "sim/engine/check.hpp"
 #include "sim/engine/number_text.hpp"
 
 namespace meshsim::rl {
@@ -202,17 +204,38 @@ Outcome pooled(const std::vector<Outcome>& plays) {
 }
 
 int pick(const std::vector<Outcome>& candidates, double slo_target) {
-  int best = -1;
-  const auto better = [&](const Outcome& a, const Outcome& b) {
-    const bool a_meets = a.slo_attainment >= slo_target, b_meets = b.slo_attainment >= slo_target;
+  std::vector<std::vector<Outcome>> each;
+  for (const Outcome& c : candidates) each.push_back({c});
+  return pick_per_recipe(each, {slo_target});
+}
+
+int pick_per_recipe(const std::vector<std::vector<Outcome>>& candidates, const std::vector<double>& slo_targets) {
+  struct Score {
+    bool failed = false;
+    double shortfall = 0;  // the worst recipe's target - attainment (<= 0: every target held)
+    double gpu_hours = 0;
+  };
+  std::vector<Score> scores;
+  for (const std::vector<Outcome>& plays : candidates) {
+    MESHSIM_CHECK(plays.size() == slo_targets.size(), "pick_per_recipe: a play per recipe");
+    Score s{false, -std::numeric_limits<double>::infinity(), 0};
+    for (std::size_t r = 0; r < plays.size(); ++r) {
+      s.failed = s.failed || !plays[r].error.empty();
+      s.shortfall = std::max(s.shortfall, slo_targets[r] - plays[r].slo_attainment);
+      s.gpu_hours += plays[r].gpu_hours;
+    }
+    scores.push_back(s);
+  }
+  const auto better = [](const Score& a, const Score& b) {
+    const bool a_meets = a.shortfall <= 0, b_meets = b.shortfall <= 0;
     if (a_meets != b_meets) return a_meets;
-    if (a_meets) return a.gpu_hours < b.gpu_hours;
-    if (a.slo_attainment != b.slo_attainment) return a.slo_attainment > b.slo_attainment;
+    if (!a_meets && a.shortfall != b.shortfall) return a.shortfall < b.shortfall;
     return a.gpu_hours < b.gpu_hours;
   };
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (!candidates[i].error.empty()) continue;
-    if (best < 0 || better(candidates[i], candidates[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
+  int best = -1;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i].failed) continue;
+    if (best < 0 || better(scores[i], scores[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
   }
   return best;
 }

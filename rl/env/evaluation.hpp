@@ -116,6 +116,13 @@ Outcome pooled(const std::vector<Outcome>& plays);
 // (ties to the cheaper). Failed plays are never chosen; -1 when all failed.
 int pick(const std::vector<Outcome>& candidates, double slo_target);
 
+// The same choice among candidates each played on several recipes' spans (a candidate's
+// plays, pooled per recipe, in the order of `slo_targets`): the cheapest in GPU-hours
+// over all recipes whose attainment reaches every recipe's target, else the one whose
+// worst shortfall is least (ties to the cheaper). Each recipe is held to its own target,
+// so a recipe with many requests cannot buy another's SLO. pick() is its one-recipe case.
+int pick_per_recipe(const std::vector<std::vector<Outcome>>& candidates, const std::vector<double>& slo_targets);
+
 // A baseline and the parameters it is tuned over.
 struct BaselineFamily {
   std::string policy;

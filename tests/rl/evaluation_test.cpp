@@ -111,6 +111,26 @@ TEST(EvaluationTest, PickTakesTheCheapestReachingTheTargetElseTheHighestAttainme
   EXPECT_EQ(pick(failed, 0.99), -1);
 }
 
+// Several recipes: each held to its own target, so a busy recipe's SLO cannot buy a quiet
+// one's; among those holding all, the cheapest over all; else the least worst shortfall.
+TEST(EvaluationTest, PickPerRecipeHoldsEveryRecipeToItsOwnTarget) {
+  const auto two = [](double slo_a, double gpu_a, double slo_b, double gpu_b) {
+    return std::vector<Outcome>{outcome("p", 0, slo_a, gpu_a), outcome("p", 0, slo_b, gpu_b)};
+  };
+  const std::vector<double> targets = {0.99, 0.97};
+  // 0: cheapest, but misses recipe b's 0.97; 1 and 2 hold both, 2 cheaper in total.
+  EXPECT_EQ(pick_per_recipe({two(0.999, 10, 0.96, 10), two(0.99, 30, 0.98, 20), two(0.995, 20, 0.97, 25)}, targets), 2);
+  // None holds both: the least worst shortfall (0: 0.02 short on b; 1: 0.01 short on a).
+  EXPECT_EQ(pick_per_recipe({two(0.999, 10, 0.95, 10), two(0.98, 30, 0.99, 30)}, targets), 1);
+  // Equal shortfalls (0.25 each, exact in binary): the cheaper.
+  EXPECT_EQ(pick_per_recipe({two(0.5, 30, 0.5, 30), two(0.75, 5, 0.25, 5)}, {0.75, 0.5}), 1);
+  // A failed play is never chosen.
+  std::vector<Outcome> failed = two(1, 1, 1, 1);
+  failed[1].error = "boom";
+  EXPECT_EQ(pick_per_recipe({failed, two(0.5, 9, 0.5, 9)}, targets), 1);
+  EXPECT_EQ(pick_per_recipe({failed}, targets), -1);
+}
+
 TEST(EvaluationTest, PooledPlaysCountRequestsAndHours) {
   Outcome a = outcome("static", 3, 0, 6), b = outcome("static", 3, 0, 12);
   a.left = 100, a.slo_met = 90, a.hours = 0.5, a.mean_instances = 3, a.actions_per_hour = 4, a.reward = -1;

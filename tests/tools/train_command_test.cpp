@@ -427,11 +427,42 @@ TEST(TrainCommandTest, TrainsOnSeveralRecipesAndResumesOnlyWithTheSameOnes) {
   const auto inputs = nlohmann::json::parse(slurp(options.out_dir + "/inputs.json"));
   ASSERT_EQ(inputs["train_also"].size(), 1u);
   EXPECT_EQ(inputs["train_also"][0]["name"], "busier");
-  // Checkpoints are chosen on both recipes' validation spans, pooled: the baseline's
-  // GPU-hours are the sum of each recipe's alone, each from its own tuned size.
+  // Checkpoints are played on both recipes' validation spans: the baseline's GPU-hours
+  // are the sum of each recipe's alone, each from its own tuned size.
   const auto mixed = testing::csv_rows(slurp(options.out_dir + "/validation_baseline.csv"));
   ASSERT_EQ(mixed.size(), 1u);
-  EXPECT_EQ(testing::csv_rows(slurp(options.out_dir + "/validation.csv")).size(), 4u);
+  // Each recipe held to its own SLO target: the best is pick_per_recipe's choice over
+  // each recipe's figures (validation_recipes.csv), which add up to the pooled row's.
+  const auto pooled = testing::csv_rows(slurp(options.out_dir + "/validation.csv"));
+  const auto per_recipe = testing::csv_rows(slurp(options.out_dir + "/validation_recipes.csv"));
+  ASSERT_EQ(pooled.size(), 4u);
+  ASSERT_EQ(per_recipe.size(), 8u);
+  std::vector<std::vector<rl::Outcome>> candidates(4);
+  for (std::size_t i = 0; i < per_recipe.size(); ++i) {
+    const std::size_t row = i / 2;
+    EXPECT_EQ(per_recipe[i].at("iteration"), pooled[row].at("iteration"));
+    EXPECT_EQ(per_recipe[i].at("recipe"), std::to_string(i % 2));
+    candidates[row].push_back(testing::outcomes_of({per_recipe[i]}).at(0));
+  }
+  for (std::size_t row = 0; row < 4; ++row) {
+    EXPECT_NEAR(candidates[row][0].gpu_hours + candidates[row][1].gpu_hours, std::stod(pooled[row].at("gpu_hours")),
+                2e-6);
+  }
+  const int best = rl::pick_per_recipe(candidates, {0.99, 0.99});
+  for (std::size_t row = 0; row < 4; ++row) {
+    EXPECT_EQ(pooled[row].at("best"), static_cast<int>(row) == best ? "1" : "0");
+  }
+  // Stopped and resumed, it chooses as in one go.
+  TrainCommandOptions part = options;
+  part.out_dir = fresh_dir("train_also_parts").string();
+  part.max_iterations = 1;
+  ASSERT_EQ(train(part).code, kExitOk);
+  part.resume = true;
+  part.max_iterations.reset();
+  ASSERT_EQ(train(part).code, kExitOk);
+  for (const char* file : {"/validation.csv", "/validation_recipes.csv", "/best/state.json"}) {
+    EXPECT_EQ(slurp(part.out_dir + file), slurp(options.out_dir + file)) << file;
+  }
   std::vector<std::map<std::string, std::string>> alone;
   for (const fs::path& path : {other_path, other_path.parent_path() / "recipe_alone.json"}) {
     if (path != other_path) std::ofstream(path) << small_recipe();
