@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -36,6 +38,24 @@ constexpr float kNeutralLogit = 2.5f;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Totals of one rank's rollout, then of all ranks' (sum_over_ranks). Counts stay exact
+// in double below 2^53.
+struct RolloutTotals {
+  double reward = 0, episodes = 0, episode_return = 0, requests_left = 0, slo_met = 0, instances = 0, actions = 0;
+};
+// Sums of one rank's minibatch losses and statistics, then of all ranks'.
+struct UpdateTotals {
+  double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
+};
+
+// Sums a struct of doubles field by field over the ranks, in one all-reduce.
+template <class Totals>
+void sum_over_ranks(RankGroup& group, Totals& totals) {
+  auto packed = std::bit_cast<std::array<double, sizeof(Totals) / sizeof(double)>>(totals);
+  group.all_reduce_sum(packed);
+  totals = std::bit_cast<Totals>(packed);
 }
 
 // A tensor viewing `data` (no copy; `data` must outlive it).
@@ -207,8 +227,7 @@ struct PpoTrainer::Impl {
 
   IterationStats rollout() {
     IterationStats stats;
-    std::uint64_t left = 0, met = 0, actions_taken = 0;
-    double reward_sum = 0.0, instances_sum = 0.0, episode_return_sum = 0.0;
+    RolloutTotals totals;
     const torch::NoGradGuard no_grad;
     fast = policy->to_eigen();
     std::vector<float> final_obs(obs_size), out, values, actions, log_prob;
@@ -236,15 +255,15 @@ struct PpoTrainer::Impl {
         const EnvInfo& info = envs->infos()[i];
         const bool ended = envs->terminations()[i] || envs->truncations()[i];
         b_ended[row + i] = ended;
-        reward_sum += rewards[i];
+        totals.reward += rewards[i];
         episode_returns[i] += rewards[i];
-        left += info.left;
-        met += info.slo_met;
-        instances_sum += info.mean_instances;
-        actions_taken += info.scale_ups + info.scale_downs + info.migrations;
+        totals.requests_left += static_cast<double>(info.left);
+        totals.slo_met += static_cast<double>(info.slo_met);
+        totals.instances += info.mean_instances;
+        totals.actions += static_cast<double>(info.scale_ups + info.scale_downs + info.migrations);
         if (ended) {
-          episode_return_sum += episode_returns[i];
-          ++stats.episodes;
+          totals.episode_return += episode_returns[i];
+          ++totals.episodes;
           episode_returns[i] = 0.0;
         }
       }
@@ -277,23 +296,15 @@ struct PpoTrainer::Impl {
         if (!b_ended[k]) b_next_values[k] = t + 1 < steps ? b_values[k + n] : values[i];
       }
     }
-    // Over all ranks (counts stay exact in double below 2^53).
-    std::vector<double> sums{reward_sum,
-                             static_cast<double>(stats.episodes),
-                             episode_return_sum,
-                             static_cast<double>(left),
-                             static_cast<double>(met),
-                             instances_sum,
-                             static_cast<double>(actions_taken)};
-    group->all_reduce_sum(sums);
+    sum_over_ranks(*group, totals);
     const double count = static_cast<double>(steps * n_all);
-    stats.mean_reward = sums[0] / count;
-    stats.episodes = static_cast<std::uint32_t>(sums[1]);
-    stats.mean_episode_return = stats.episodes > 0 ? sums[2] / stats.episodes : 0.0;
-    stats.requests = static_cast<std::uint64_t>(sums[3]);
-    stats.slo_attainment = sums[3] > 0 ? sums[4] / sums[3] : 1.0;
-    stats.mean_instances = sums[5] / count;
-    stats.scaling_actions = sums[6] / count;
+    stats.mean_reward = totals.reward / count;
+    stats.episodes = static_cast<std::uint32_t>(totals.episodes);
+    stats.mean_episode_return = stats.episodes > 0 ? totals.episode_return / stats.episodes : 0.0;
+    stats.requests = static_cast<std::uint64_t>(totals.requests_left);
+    stats.slo_attainment = totals.requests_left > 0 ? totals.slo_met / totals.requests_left : 1.0;
+    stats.mean_instances = totals.instances / count;
+    stats.scaling_actions = totals.actions / count;
     stats.lagrange = lagrange;
     return stats;
   }
@@ -382,7 +393,7 @@ struct PpoTrainer::Impl {
     // The same permutation of all ranks' rows on every rank (the same generator).
     std::vector<std::int64_t> order(rows_all), local;
     std::uint32_t minibatches = 0;
-    std::vector<double> sums(5, 0.0);  // policy, value, entropy, approx_kl, clip_fraction shares
+    UpdateTotals sums;
     const GatherOverRanks gather = gather_over_ranks();
     for (std::uint32_t epoch = 0; epoch < opt.update_epochs; ++epoch) {
       std::iota(order.begin(), order.end(), 0);
@@ -404,21 +415,21 @@ struct PpoTrainer::Impl {
         sum_gradients();
         torch::nn::utils::clip_grad_norm_(policy->parameters(), opt.max_grad_norm);
         adam->step();
-        sums[0] += loss.policy.item<double>();
-        sums[1] += loss.value.item<double>();
-        sums[2] += loss.entropy.item<double>();
-        sums[3] += loss.approx_kl;
-        sums[4] += loss.clip_fraction;
+        sums.policy_loss += loss.policy.item<double>();
+        sums.value_loss += loss.value.item<double>();
+        sums.entropy += loss.entropy.item<double>();
+        sums.approx_kl += loss.approx_kl;
+        sums.clip_fraction += loss.clip_fraction;
         ++minibatches;
       }
     }
     check_weights_agree();
-    group->all_reduce_sum(sums);
-    stats.policy_loss = sums[0] / minibatches;
-    stats.value_loss = sums[1] / minibatches;
-    stats.entropy = sums[2] / minibatches;
-    stats.approx_kl = sums[3] / minibatches;
-    stats.clip_fraction = sums[4] / minibatches;
+    sum_over_ranks(*group, sums);
+    stats.policy_loss = sums.policy_loss / minibatches;
+    stats.value_loss = sums.value_loss / minibatches;
+    stats.entropy = sums.entropy / minibatches;
+    stats.approx_kl = sums.approx_kl / minibatches;
+    stats.clip_fraction = sums.clip_fraction / minibatches;
     stats.explained_variance = explained_variance(returns_t, values_t);
   }
 
