@@ -361,10 +361,15 @@ TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
   }
 }
 
-// The ServeGen recipes (experiments/rl, one per model) train on days 1-10 of the 14,
-// validate on the whole of day 11 and test on days 12, 13 and 14, each a window.
+// The ServeGen recipes (experiments/rl, one per model, and one training on both) train on
+// days 1-10 of the 14, validate on the whole of day 11 and test on days 12, 13 and 14,
+// each a window.
 TEST(EvalCommandTest, TheServeGenRecipesHoldOutTheirLastFourDays) {
-  for (const char* file : {"servegen-recipe.json", "servegen-m-large-recipe.json"}) {
+  const auto both = configs::load_scenario(std::string(MESHSIM_SOURCE_DIR) + "/experiments/rl/servegen-both-recipe.json");
+  ASSERT_TRUE(both) << both.error().message;
+  ASSERT_EQ(both->rl->train_also.size(), 1u);
+  EXPECT_EQ(fs::path(both->rl->train_also[0]).filename(), "servegen-recipe.json");
+  for (const char* file : {"servegen-recipe.json", "servegen-m-large-recipe.json", "servegen-both-recipe.json"}) {
     const auto recipe = configs::load_scenario(std::string(MESHSIM_SOURCE_DIR) + "/experiments/rl/" + file);
     ASSERT_TRUE(recipe) << recipe.error().message;
     const configs::RlSpec& rl = *recipe->rl;
