@@ -265,14 +265,10 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
     pool->tag = tag;
     config.pool_hardware.push_back(std::move(*pool));
   }
-  config.batching = llm.batching;
-  config.scheduler = llm.scheduler;
-  config.vllm = llm.vllm;
-  config.max_model_len = llm.max_model_len;
+  static_cast<cluster::ServingOptions&>(config) = llm;  // the options as the scenario set them
   if (llm.request_timeout && llm.scheduler != cluster::BatchScheduler::kVllm) {
     return Error{"serving.vllm.request_timeout_s: request timeouts need serving.scheduler vllm"};
   }
-  config.request_timeout = llm.request_timeout;
   if (llm.prompt_routing == cluster::RoutePolicy::kPrefixAffinity &&
       (llm.scheduler != cluster::BatchScheduler::kVllm || !llm.vllm.prefix_caching)) {
     return Error{"serving.routing.prompt: prefix_affinity needs serving.scheduler vllm with vllm.prefix_caching true"};
@@ -281,13 +277,6 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
     return Error{"serving.routing.token: prefix_affinity routes prompts; token instances take prefilled requests "
                  "(use fewest_requests or least_kv_memory)"};
   }
-  config.prompt_routing = llm.prompt_routing;
-  config.token_routing = llm.token_routing;
-  config.kv_reserve_fraction = llm.kv_reserve_fraction;
-  config.kv_capacity_tokens = llm.kv_capacity_tokens;
-  config.kv_allocation = llm.kv_allocation;
-  config.kv_transfer_gb_per_s = llm.kv_transfer_gb_per_s;
-  config.fold_decode = llm.fold_decode;
   if (llm.scheduler == cluster::BatchScheduler::kVllm && llm.kv_capacity_tokens &&
       *llm.kv_capacity_tokens < llm.vllm.block_size) {
     return Error{"serving.kv.capacity_tokens: " + std::to_string(*llm.kv_capacity_tokens) +

@@ -15,9 +15,10 @@
 
 namespace meshsim::configs {
 
-// The LLM serving model as a scenario names it; resolved against the Catalog (and a
-// profile CSV for the table backend) by resolve_llm_cluster.
-struct LlmServingSpec {
+// The LLM serving model as a scenario names it: the deployment by names (resolved against
+// the Catalog, and a profile CSV for the table backend, by resolve_llm_cluster) and the
+// serving options, which the cluster takes as they are.
+struct LlmServingSpec : cluster::ServingOptions {
   std::string model = "llama2-70b";
   std::string sku = "h100-80gb";
   std::uint32_t tensor_parallel = 8;
@@ -33,18 +34,6 @@ struct LlmServingSpec {
     std::size_t group = 0;  // the start_state index that named it, for errors
   };
   std::map<cluster::InstanceTag, PoolHardware> pool_hardware;
-  cluster::BatchScheduler scheduler = cluster::BatchScheduler::kSplitwise;
-  cluster::BatchingConfig batching;  // splitwise
-  cluster::VllmLimits vllm;          // vllm
-  std::optional<std::uint32_t> max_model_len;
-  std::optional<engine::SimTime> request_timeout;  // vllm.request_timeout_s
-  cluster::RoutePolicy prompt_routing = cluster::RoutePolicy::kFewestPendingTokens;
-  cluster::RoutePolicy token_routing = cluster::RoutePolicy::kFewestRequests;
-  double kv_reserve_fraction = 0.0;
-  std::optional<std::uint64_t> kv_capacity_tokens;
-  cluster::KvAllocation kv_allocation = cluster::KvAllocation::kReserve;
-  std::optional<double> kv_transfer_gb_per_s;
-  bool fold_decode = true;
 };
 
 inline constexpr EnumNames kBackendNames{

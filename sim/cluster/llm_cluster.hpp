@@ -12,6 +12,7 @@
 #include "sim/cluster/hardware.hpp"
 #include "sim/cluster/pool_router.hpp"
 #include "sim/cluster/perf_model.hpp"
+#include "sim/cluster/serving_options.hpp"
 #include "sim/cluster/serving_system.hpp"
 #include "sim/cluster/vllm_scheduler.hpp"
 #include "sim/engine/enum_names.hpp"
@@ -21,12 +22,6 @@
 #include "sim/metrics/level_integral.hpp"
 
 namespace meshsim::cluster {
-
-// What an instance does: prefill only, decode only, or both in place.
-enum class InstanceTag { kPrompt, kToken, kMixed };
-inline constexpr EnumNames kInstanceTagNames{std::array{std::pair{InstanceTag::kPrompt, std::string_view("prompt")},
-                                                        std::pair{InstanceTag::kToken, std::string_view("token")},
-                                                        std::pair{InstanceTag::kMixed, std::string_view("mixed")}}};
 
 // An instance's lifecycle (seed 003's worker states): STARTING (loading weights: costs,
 // serves nothing) -> ACTIVE (routed to) -> DRAINING (no new requests; those it has
@@ -39,42 +34,6 @@ inline constexpr EnumNames kInstanceStateNames{
                std::pair{InstanceState::kDraining, std::string_view("draining")},
                std::pair{InstanceState::kInactive, std::string_view("inactive")}}};
 
-// How KV-cache memory is handed out.
-enum class KvAllocation {
-  kReserve,   // a request reserves its whole KV (prompt + output) before it decodes, and
-              // waits for it (SplitwiseSim); when every sequence holding KV on an idle
-              // instance waits so, the latest are evicted and recomputed (see
-              // LlmCluster::break_kv_deadlock)
-  kOnDemand,  // one token at a time as it is produced; when memory runs out the most
-              // recently arrived decoding sequence is evicted and recomputed (vLLM)
-};
-inline constexpr EnumNames kKvAllocationNames{
-    std::array{std::pair{KvAllocation::kReserve, std::string_view("reserve")},
-               std::pair{KvAllocation::kOnDemand, std::string_view("on_demand")}}};
-
-// Iteration-level (continuous) batching limits, SplitwiseSim's defaults.
-struct BatchingConfig {
-  std::uint32_t max_batch_size = 512;
-  std::uint32_t max_batch_tokens = 2048;  // prompt tokens + 1 per decoding sequence
-  // A decoding sequence paused (left out of a batch) this many times goes before new
-  // prompts. SplitwiseSim's name, kept for its configs; the count is RequestRecord::pauses.
-  std::uint32_t max_preemptions = 4;
-};
-
-// Which rules form an instance's batches.
-enum class BatchScheduler {
-  kSplitwise,  // SplitwiseSim's (BatchingConfig, KvAllocation): its scenarios and table
-  kVllm,       // vLLM v1's: chunked prefill, KV blocks, prefix caching (VllmScheduler)
-};
-inline constexpr EnumNames kBatchSchedulerNames{
-    std::array{std::pair{BatchScheduler::kSplitwise, std::string_view("splitwise")},
-               std::pair{BatchScheduler::kVllm, std::string_view("vllm")}}};
-
-struct InstanceGroup {
-  InstanceTag tag = InstanceTag::kMixed;
-  std::uint32_t count = 1;
-};
-
 // The GPUs one pool's instances run on when not the cluster's: Splitwise-HA runs prompt
 // instances on H100 and token instances on A100 servers. The pool's instances live
 // on servers of that SKU (servers are shared only by pools of the same SKU and TP), with
@@ -86,7 +45,9 @@ struct PoolHardware {
   std::shared_ptr<const PerfModel> perf;
 };
 
-struct LlmClusterConfig {
+// The cluster as built: the options (one definition: configs fills them) and what the
+// catalog resolved them to.
+struct LlmClusterConfig : ServingOptions {
   ModelSpec model;
   SkuSpec sku;
   std::uint32_t tensor_parallel = 8;
@@ -95,27 +56,6 @@ struct LlmClusterConfig {
   // Pools on other hardware than sku/tensor_parallel/perf, at most one entry per tag.
   // Requests cost the API server what `perf` says, whichever pool serves them.
   std::vector<PoolHardware> pool_hardware;
-  BatchScheduler scheduler = BatchScheduler::kSplitwise;
-  BatchingConfig batching;  // kSplitwise
-  VllmLimits vllm;          // kVllm (KV is then allocated in blocks, on demand)
-  // A request whose prompt and output together exceed this is rejected at arrival and
-  // counted (RequestRecord::rejected), never served, as vLLM refuses it.
-  std::optional<std::uint32_t> max_model_len;
-  RoutePolicy prompt_routing = RoutePolicy::kFewestPendingTokens;
-  RoutePolicy token_routing = RoutePolicy::kFewestRequests;
-  // KV capacity per instance: tp * HBM - weights - reserve, unless given (then the same
-  // on every pool's hardware).
-  double kv_reserve_fraction = 0.0;  // of the instance's HBM
-  std::optional<std::uint64_t> kv_capacity_tokens;
-  KvAllocation kv_allocation = KvAllocation::kReserve;
-  // Prompt -> token instance KV transfer bandwidth, GB/s (default: the SKU's network).
-  std::optional<double> kv_transfer_gb_per_s;
-  // Fold consecutive decode iterations of an unchanged batch into one event.
-  bool fold_decode = true;
-  // A request not finished this long after it arrived is aborted, as when a client gives
-  // up and vLLM drops its request (RequestRecord::timed_out); under kVllm only. Aborts
-  // happen at the instance's next step boundary.
-  std::optional<SimTime> request_timeout;
 };
 
 // LLM serving on simulated GPU instances: prefill and decode in continuous batches priced

@@ -5,29 +5,9 @@
 
 #include "sim/cluster/load_index.hpp"
 #include "sim/engine/check.hpp"
-#include "sim/engine/enum_names.hpp"
+#include "sim/cluster/serving_options.hpp"
 
 namespace meshsim::cluster {
-
-// How a pool picks the instance for the next request.
-enum class RoutePolicy {
-  kRoundRobin,
-  kFewestRequests,       // requests assigned and not finished (SplitwiseSim's JSQ)
-  kFewestPendingTokens,  // prompt tokens not yet prefilled + 1 per request decoding (token_jsq)
-  kLeastKvMemory,        // KV-cache tokens held or promised to the requests routed there
-  // Prompt pools under vLLM with prefix caching: the least prefill work, counting the
-  // instance's pending tokens plus this request's prompt tokens not cached there (so a
-  // cached prefix draws a request until the queue it would join costs more than the
-  // prefill it saves). LlmCluster::route_prompt looks at every member: O(members x blocks
-  // hit) per request.
-  kPrefixAffinity,
-};
-inline constexpr EnumNames kRoutePolicyNames{
-    std::array{std::pair{RoutePolicy::kRoundRobin, std::string_view("round_robin")},
-               std::pair{RoutePolicy::kFewestRequests, std::string_view("fewest_requests")},
-               std::pair{RoutePolicy::kFewestPendingTokens, std::string_view("fewest_pending_tokens")},
-               std::pair{RoutePolicy::kLeastKvMemory, std::string_view("least_kv_memory")},
-               std::pair{RoutePolicy::kPrefixAffinity, std::string_view("prefix_affinity")}}};
 
 // The instances of one pool that take requests (ACTIVE ones) and the choice among them:
 // O(1) per request and O(log n) per load change for the load policies, O(log n) for round

@@ -6,21 +6,11 @@
 #include <vector>
 
 #include "sim/cluster/kv_cache.hpp"
+#include "sim/cluster/serving_options.hpp"
 #include "sim/cluster/slot_queue.hpp"
 #include "sim/cluster/token_stream.hpp"
 
 namespace meshsim::cluster {
-
-// vLLM's scheduler limits (its engine arguments of the same names).
-struct VllmLimits {
-  std::uint32_t max_num_seqs = 128;            // requests running at once
-  std::uint32_t max_num_batched_tokens = 2048;  // tokens computed per step (the token budget)
-  // A prefill chunk takes at most this many tokens of a step (0: no limit; vLLM's default
-  // with one partial prefill at a time).
-  std::uint32_t long_prefill_token_threshold = 0;
-  std::uint32_t block_size = 16;  // tokens per KV block
-  bool prefix_caching = true;
-};
 
 // One instance's batch formation as vLLM's v1 scheduler does it, step by step: a token
 // budget of max_num_batched_tokens per step; running requests first, in the order they
