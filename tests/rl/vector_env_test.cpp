@@ -24,21 +24,20 @@ std::vector<float> actions_at(std::size_t step, std::size_t envs) {
   return out;
 }
 
-Trajectory play(const Fixture& f, std::size_t envs, unsigned threads, std::size_t steps) {
-  auto vec = std::move(*VectorEnv::create(f.config, catalog(), f.workload, {.num_envs = envs, .threads = threads}));
-  EXPECT_EQ(vec->threads(), threads);
+// Steps `vec` from reset(42), recording what every environment returned.
+Trajectory record(VectorEnv& vec, std::size_t envs, std::size_t steps) {
   Trajectory t;
-  vec->reset(42);
-  t.obs.assign(vec->observations().begin(), vec->observations().end());
+  vec.reset(42);
+  t.obs.assign(vec.observations().begin(), vec.observations().end());
   for (std::size_t s = 0; s < steps; ++s) {
-    vec->step(actions_at(s, envs));
-    t.obs.insert(t.obs.end(), vec->observations().begin(), vec->observations().end());
-    t.rewards.insert(t.rewards.end(), vec->rewards().begin(), vec->rewards().end());
-    t.truncations.insert(t.truncations.end(), vec->truncations().begin(), vec->truncations().end());
+    vec.step(actions_at(s, envs));
+    t.obs.insert(t.obs.end(), vec.observations().begin(), vec.observations().end());
+    t.rewards.insert(t.rewards.end(), vec.rewards().begin(), vec.rewards().end());
+    t.truncations.insert(t.truncations.end(), vec.truncations().begin(), vec.truncations().end());
     for (std::size_t i = 0; i < envs; ++i) {
-      t.gpu_hours.push_back(vec->infos()[i].gpu_hours);
-      if (vec->truncations()[i]) {
-        const auto row = vec->final_observations().subspan(i * vec->observation_size(), vec->observation_size());
+      t.gpu_hours.push_back(vec.infos()[i].gpu_hours);
+      if (vec.truncations()[i]) {
+        const auto row = vec.final_observations().subspan(i * vec.observation_size(), vec.observation_size());
         t.final_obs.insert(t.final_obs.end(), row.begin(), row.end());
       }
     }
@@ -46,17 +45,15 @@ Trajectory play(const Fixture& f, std::size_t envs, unsigned threads, std::size_
   return t;
 }
 
+Trajectory play(const Fixture& f, std::size_t envs, unsigned threads, std::size_t steps) {
+  auto vec = std::move(*VectorEnv::create(f.config, catalog(), f.workload, {.num_envs = envs, .threads = threads}));
+  EXPECT_EQ(vec->threads(), threads);
+  return record(*vec, envs, steps);
+}
+
 Trajectory play_members(std::span<const EnvMember> members, std::size_t envs, std::size_t steps) {
   auto vec = std::move(*VectorEnv::create(members, catalog(), {.num_envs = envs, .threads = 2}));
-  Trajectory t;
-  vec->reset(42);
-  t.obs.assign(vec->observations().begin(), vec->observations().end());
-  for (std::size_t s = 0; s < steps; ++s) {
-    vec->step(actions_at(s, envs));
-    t.obs.insert(t.obs.end(), vec->observations().begin(), vec->observations().end());
-    t.rewards.insert(t.rewards.end(), vec->rewards().begin(), vec->rewards().end());
-  }
-  return t;
+  return record(*vec, envs, steps);
 }
 
 // A mix of scenarios: environment i plays member i % k exactly as a vector of that member
