@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/hardware.hpp"
-#include "sim/cluster/perf_model.hpp"
-#include "sim/cluster/step_time_model.hpp"
+#include "sim/perf/hardware.hpp"
+#include "sim/perf/perf_model.hpp"
+#include "sim/perf/step_time_model.hpp"
 #include "sim/engine/expected.hpp"
 
 namespace meshsim::configs {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/hardware.hpp"
+#include "sim/perf/hardware.hpp"
 #include "sim/engine/expected.hpp"
 
 namespace meshsim::configs {

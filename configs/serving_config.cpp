@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "sim/cluster/perf_profile.hpp"
+#include "sim/perf/perf_profile.hpp"
 
 namespace meshsim::configs {
 namespace {

@@ -12,14 +12,15 @@
 namespace meshsim::cluster {
 
 // The KV tokens a request holds at most on an instance of the given tag.
-std::int64_t LlmCluster::kv_need(const Live& r, InstanceTag tag) {
-  return tag == InstanceTag::kPrompt ? std::int64_t{r.record.prompt_tokens} + 1
-                                     : std::int64_t{r.record.prompt_tokens} + r.record.output_tokens;
+std::int64_t LlmCluster::kv_need(const Sequence& s, InstanceTag tag) {
+  return tag == InstanceTag::kPrompt ? std::int64_t{s.prompt_tokens} + 1
+                                     : std::int64_t{s.prompt_tokens} + s.output_tokens;
 }
 
 LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink)
     : sim_(sim),
       config_(std::move(config)),
+      engine_options_{config_.scheduler, config_.batching, config_.kv_allocation, config_.vllm},
       sink_(sink),
       prompt_router_(config_.prompt_routing),
       token_router_(config_.token_routing),
@@ -28,11 +29,11 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       attached_level_(sim.now()),
       cost_(sim.now()) {
   MESHSIM_CHECK(config_.prompt_routing != RoutePolicy::kPrefixAffinity ||
-                    (config_.scheduler == BatchScheduler::kVllm && config_.vllm.prefix_caching),
+                    caches_prefixes(engine_options_),
                 "prefix_affinity routing needs the vLLM scheduler with prefix caching");
   MESHSIM_CHECK(config_.token_routing != RoutePolicy::kPrefixAffinity,
                 "prefix_affinity routes prompts: token instances receive prefilled requests");
-  MESHSIM_CHECK(!config_.request_timeout || config_.scheduler == BatchScheduler::kVllm,
+  MESHSIM_CHECK(!config_.request_timeout || supports_aborts(engine_options_),
                 "request timeouts need the vLLM scheduler");
   MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
   request_costs_ = config_.perf->request_costs();
@@ -90,10 +91,7 @@ std::uint32_t LlmCluster::add_hardware(const SkuSpec& sku, std::uint32_t tensor_
     const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
     hw.kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
   }
-  if (config_.scheduler == BatchScheduler::kVllm) {
-    // Whole blocks only.
-    hw.kv_capacity_tokens -= hw.kv_capacity_tokens % config_.vllm.block_size;
-  }
+  hw.kv_capacity_tokens = usable_kv_tokens(engine_options_, hw.kv_capacity_tokens);
   MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
   const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
   const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
@@ -187,10 +185,12 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(live_.size());
     live_.emplace_back();
+    seqs_.add();
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
     live_[slot] = Live{};
+    seqs_[slot] = Sequence{};
   }
   Live& r = live_[slot];
   r.used = true;
@@ -198,6 +198,10 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   r.record.arrival = sim_.now();
   r.record.prompt_tokens = request.prompt_tokens;
   r.record.output_tokens = request.output_tokens;
+  Sequence& seq = seqs_[slot];
+  seq.id = request.id;
+  seq.prompt_tokens = request.prompt_tokens;
+  seq.output_tokens = request.output_tokens;
   ++in_system_;
   remember_submission(slot);
   const std::uint64_t length = std::uint64_t{request.prompt_tokens} + request.output_tokens;
@@ -212,8 +216,8 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
-  if (config_.scheduler == BatchScheduler::kVllm) {
-    r.stream = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content);
+  if (reads_tokens(engine_options_)) {
+    seqs_.stream(slot) = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content);
   }
   if (config_.request_timeout) {
     r.deadline = sim_.now() + *config_.request_timeout;
@@ -247,15 +251,15 @@ void LlmCluster::admit(std::uint32_t slot) {
 
 std::uint32_t LlmCluster::route_prompt(std::uint32_t slot) {
   if (config_.prompt_routing != RoutePolicy::kPrefixAffinity) return prompt_router_.pick();
-  Live& r = live_[slot];
-  const std::int64_t prompt = std::int64_t{r.record.prompt_tokens} + r.generated;
+  const Sequence& seq = seqs_[slot];
+  const std::uint32_t prompt = seq.prompt_tokens + seq.generated;
   std::optional<std::uint32_t> best;
   std::int64_t best_cost = 0;
   for (const std::uint32_t id : prompt_router_.members()) {
     Instance& in = *instances_[id];
-    // Mid-way through a folded run the cache must read as an unfolded run's does now.
-    if (in.busy && in.prefill_batch.empty()) in.vllm->materialize(iterations_begun(in));
-    const std::int64_t cost = in.pending_tokens + prompt - in.vllm->cached_prefix_tokens(r.stream, prompt);
+    const std::uint32_t begun = in.busy && in.engine->step().prefill.empty() ? iterations_begun(in) : 0;
+    const std::int64_t cost =
+        in.pending_tokens + std::int64_t{prompt} - in.engine->cached_prefix_tokens(slot, prompt, begun);
     if (!best || cost < best_cost) {
       best = id;
       best_cost = cost;
@@ -268,12 +272,13 @@ std::uint32_t LlmCluster::route_prompt(std::uint32_t slot) {
 // The request in `slot` is now `instance`'s to serve: its routing loads count it.
 void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
   Live& r = live_[slot];
+  const Sequence& seq = seqs_[slot];
   Instance& in = *instances_[instance];
   r.instance = instance;
   r.record.instance = instance;
   ++in.requests;
-  in.pending_tokens += r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1 : 1;
-  in.kv_promised += kv_need(r, in.tag);
+  in.pending_tokens += seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1 : 1;
+  in.kv_promised += kv_need(seq, in.tag);
   refresh_load(instance);
 }
 
@@ -285,16 +290,13 @@ void LlmCluster::count_arrival(std::uint32_t instance, std::uint32_t slot) {
 }
 
 void LlmCluster::unassign(std::uint32_t slot) {
-  Live& r = live_[slot];
-  Instance& in = *instances_[r.instance];
-  // A KV transfer that landed on an evacuated instance never joined its scheduler.
-  if (in.vllm && in.vllm->holds(slot)) in.vllm->remove(slot);
-  in.kv_used -= r.kv_reserved;
-  r.kv_reserved = 0;
+  const Sequence& seq = seqs_[slot];
+  Instance& in = *instances_[live_[slot].instance];
+  in.engine->remove(slot);
   --in.requests;
-  in.pending_tokens -= r.generated == 0 ? std::int64_t{r.record.prompt_tokens} + 1
-                                        : 1 + (r.recomputing ? std::int64_t{prefill_tokens(r)} : 0);
-  in.kv_promised -= kv_need(r, in.tag);
+  in.pending_tokens -= seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1
+                                          : 1 + (seq.recomputing ? std::int64_t{seq.prefill_tokens()} : 0);
+  in.kv_promised -= kv_need(seq, in.tag);
 }
 
 void LlmCluster::abort_expired(std::uint32_t instance) {
@@ -303,8 +305,9 @@ void LlmCluster::abort_expired(std::uint32_t instance) {
     const auto [deadline, slot] = in.deadlines.top();
     in.deadlines.pop();
     Live& r = live_[slot];
-    // Still here (a slot reused by a later request has a later deadline).
-    if (!r.used || r.deadline != deadline || r.instance != instance || !in.vllm->holds(slot)) continue;
+    // Still here (a slot reused by a later request has a later deadline; one whose KV is
+    // on its way here has not joined the engine yet).
+    if (!r.used || r.deadline != deadline || r.instance != instance || r.in_transit) continue;
     unassign(slot);
     r.record.timed_out = true;
     finish(slot, metrics::RequestStatus::kDropped);
@@ -318,19 +321,14 @@ void LlmCluster::wake(std::uint32_t instance) {
   if (in.busy) {
     interrupt_fold(in);
   } else {
-    start_iteration(instance);
+    start_step(instance);
   }
 }
 
 void LlmCluster::on_event(const engine::EventPayload& payload) {
   ++events_handled_;
   if (payload.a == kIterationEnd) {
-    const auto instance = static_cast<std::uint32_t>(payload.b);
-    if (instances_[instance]->vllm) {
-      end_vllm_step(instance);
-    } else {
-      end_iteration(instance);
-    }
+    end_step(static_cast<std::uint32_t>(payload.b));
   } else if (payload.a == kMigrate) {
     migrate_all(static_cast<std::uint32_t>(payload.b));
   } else if (payload.a == kAdmit) {
@@ -349,22 +347,23 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
 void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   Instance& in = *instances_[instance];
   Live& r = live_[slot];
-  if (r.recomputing) {
+  Sequence& seq = seqs_[slot];
+  if (seq.recomputing) {
     // The rerun prefill rebuilt the KV cache and produced the next token.
-    in.pending_tokens -= prefill_tokens(r);
-    r.recomputing = false;
-    ++r.generated;
+    in.pending_tokens -= seq.prefill_tokens();
+    seq.recomputing = false;
+    ++seq.generated;
     r.tbt_max = std::max(r.tbt_max, sim_.now() - r.last_token);
     r.last_token = sim_.now();
-    if (r.generated >= r.record.output_tokens) {
+    if (seq.generated >= seq.output_tokens) {
       finish(slot, metrics::RequestStatus::kCompleted);
     } else {
-      if (!in.vllm) ready_to_decode(in, slot);  // the vLLM scheduler keeps it running
+      in.engine->decode_here(slot);
       refresh_load(instance);
     }
     return;
   }
-  r.generated = 1;
+  seq.generated = 1;
   if (!r.record.first_token) --awaiting_first_token_;
   r.record.first_token = sim_.now();
   r.last_token = sim_.now();
@@ -375,19 +374,19 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   }
   if (in.tag == InstanceTag::kMixed) {
     in.pending_tokens -= r.record.prompt_tokens;
-    if (!in.vllm) ready_to_decode(in, slot);
+    in.engine->decode_here(slot);
     refresh_load(instance);
     return;
   }
   // Splitwise: the KV cache moves to a token instance, then this instance lets it go.
   in.pending_tokens -= std::int64_t{r.record.prompt_tokens} + 1;
   --in.requests;
-  in.kv_promised -= kv_need(r, in.tag);
-  in.kv_used -= r.kv_reserved;
-  r.kv_reserved = 0;
+  in.kv_promised -= kv_need(seq, in.tag);
+  in.engine->remove(slot);
   refresh_load(instance);
   const std::uint32_t target = token_router_.pick();
   assign(target, slot);
+  r.in_transit = true;
   count_arrival(target, slot);
   // Over the slower of the two servers' networks.
   const double network =
@@ -408,38 +407,38 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
 }
 
 void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
+  Live& r = live_[slot];
+  r.in_transit = false;
   if (instances_[instance]->evacuating) {
     // Shipped here before the instance was evacuated: it goes on to an ACTIVE one.
     migrate(instance, slot);
     return;
   }
   Instance& in = *instances_[instance];
-  if (in.vllm) {
-    // Admitted holding its prompt's KV (it arrived) and the first token to compute.
-    Live& r = live_[slot];
-    in.vllm->enqueue(slot, r.stream, r.record.prompt_tokens + r.generated, r.record.prompt_tokens);
-    if (config_.request_timeout) in.deadlines.emplace(r.deadline, slot);
-  } else {
-    ready_to_decode(in, slot);
-  }
+  in.engine->enqueue_transferred(slot);
+  if (config_.request_timeout) in.deadlines.emplace(r.deadline, slot);
   wake(instance);
 }
 
-void LlmCluster::ready_to_decode(Instance& in, std::uint32_t slot) {
-  (decode_kv_need(live_[slot]) == 0 ? in.holders : in.newcomers).push_back(slot);
+void LlmCluster::enqueue_prefill(std::uint32_t instance, std::uint32_t slot) {
+  Instance& in = *instances_[instance];
+  in.engine->enqueue_prefill(slot);
+  if (config_.request_timeout) in.deadlines.emplace(live_[slot].deadline, slot);
 }
 
 void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   Live& r = live_[slot];
+  Sequence& seq = seqs_[slot];
   RequestRecord& record = r.record;
   record.status = status;
+  record.pauses = seq.pauses;
+  record.kv_evictions = seq.kv_evictions;
   if (status == metrics::RequestStatus::kCompleted) {
     Instance& in = *instances_[r.instance];
-    if (in.vllm) in.vllm->remove(slot);
-    in.kv_used -= r.kv_reserved;
+    in.engine->remove(slot);
     --in.requests;
     in.pending_tokens -= 1;
-    in.kv_promised -= kv_need(r, in.tag);
+    in.kv_promised -= kv_need(seq, in.tag);
     refresh_load(r.instance);
     record.finished = sim_.now();
     record.tbt_max = r.tbt_max;
@@ -447,7 +446,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   --in_system_;
   if (!record.first_token) --awaiting_first_token_;
   r.used = false;
-  r.stream = TokenStream();
+  seqs_.stream(slot) = TokenStream();
   free_slots_.push_back(slot);
   sink_.on_request_finished(record);
 }
@@ -499,12 +498,12 @@ std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
 
 std::uint64_t LlmCluster::kv_used_tokens() const {
   std::uint64_t used = 0;
-  for (const auto& in : instances_) used += in->kv_used + kv_in_segment(*in);
+  for (const auto& in : instances_) used += kv_in_segment(*in);
   return used;
 }
 
 std::vector<ServingSystem::PrefixCacheCounts> LlmCluster::prefix_cache_by_instance() const {
-  if (config_.scheduler != BatchScheduler::kVllm || !config_.vllm.prefix_caching) return {};
+  if (!caches_prefixes(engine_options_)) return {};
   std::vector<PrefixCacheCounts> counts;
   counts.reserve(instances_.size());
   for (const auto& in : instances_) counts.push_back(in->prefix);
@@ -515,15 +514,8 @@ std::string LlmCluster::describe(std::uint32_t instance) const {
   const Instance& in = *instances_[instance];
   return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +
          std::string(kInstanceStateNames.name(in.state)) + (in.evacuating ? ", evacuating" : "") + ", " +
-         (in.busy ? "busy" : "idle") + "): " + std::to_string(in.prompts.size()) + " waiting for prefill, " +
-         std::to_string(in.decode_batch.size() + in.prefill_batch.size()) + " in the batch, " +
-         std::to_string(in.starved.size() + in.paused.size()) + " paused, " +
-         std::to_string(in.holders.size() + in.newcomers.size()) + " ready to decode (" +
-         std::to_string(in.newcomers.size()) + " waiting for KV), " +
-         (in.vllm ? std::to_string(in.vllm->running()) + " running and " + std::to_string(in.vllm->waiting()) +
-                        " waiting in the vLLM scheduler, "
-                  : std::string()) +
-         "KV " + std::to_string(in.kv_used + kv_in_segment(in)) + " of " +
+         (in.busy ? "busy" : "idle") + "): " + in.engine->describe() + ", KV " +
+         std::to_string(kv_in_segment(in)) + " of " +
          std::to_string(kv_capacity(in)) + " tokens held";
 }
 
@@ -531,7 +523,7 @@ std::string LlmCluster::describe_waiting() const {
   std::string out;
   for (std::uint32_t i = 0; i < instances_.size(); ++i) {
     const Instance& in = *instances_[i];
-    if (!in.busy && !in.has_waiting()) continue;
+    if (!in.busy && !in.engine->has_waiting()) continue;
     if (!out.empty()) out += "; ";
     out += describe(i);
   }
@@ -550,12 +542,15 @@ void LlmCluster::set_activity_sink(ActivitySink* sink) {
 }
 
 void LlmCluster::for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const {
-  std::vector<const RequestRecord*> list;
-  for (const auto& r : live_) {
-    if (r.used) list.push_back(&r.record);
+  std::vector<RequestRecord> list;
+  for (std::size_t slot = 0; slot < live_.size(); ++slot) {
+    if (!live_[slot].used) continue;
+    list.push_back(live_[slot].record);
+    list.back().pauses = seqs_[slot].pauses;
+    list.back().kv_evictions = seqs_[slot].kv_evictions;
   }
-  std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
-  for (const auto* record : list) visit(*record);
+  std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  for (const auto& record : list) visit(record);
 }
 
 bool LlmCluster::awaiting(const Submission& s) const {

@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/hardware.hpp"
+#include "sim/perf/hardware.hpp"
+#include "sim/batching/instance_engine.hpp"
 #include "sim/cluster/pool_router.hpp"
-#include "sim/cluster/perf_model.hpp"
 #include "sim/cluster/serving_options.hpp"
 #include "sim/cluster/serving_system.hpp"
-#include "sim/cluster/vllm_scheduler.hpp"
+#include "sim/perf/hardware.hpp"
+#include "sim/perf/perf_model.hpp"
 #include "sim/engine/enum_names.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
@@ -232,7 +233,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void count_arrival(std::uint32_t instance, std::uint32_t slot);
   // Undoes assign() and the KV the request holds on its instance.
   void unassign(std::uint32_t slot);
-  // Aborts the requests on a vLLM instance whose deadline has passed.
+  // Aborts the requests on an instance whose deadline has passed.
   void abort_expired(std::uint32_t instance);
   void refresh_load(std::uint32_t instance);
   // The prompt pool's instance for the request in `slot` (its prompt_routing policy).
@@ -243,18 +244,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void wake(std::uint32_t instance);
   void prefill_done(std::uint32_t instance, std::uint32_t slot);
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
-  void ready_to_decode(Instance& in, std::uint32_t slot);
+  // Queues a request to be prefilled (or recomputed) on `instance`.
+  void enqueue_prefill(std::uint32_t instance, std::uint32_t slot);
   void finish(std::uint32_t slot, metrics::RequestStatus status);
   std::string describe(std::uint32_t instance) const;
-
-  // llm_vllm_steps.cpp: steps of instances under the vLLM scheduler.
-  void start_vllm_step(std::uint32_t instance);
-  void end_vllm_step(std::uint32_t instance);
-  void vllm_preempted(Instance& in, std::uint32_t slot);
-  bool vllm_decodes(const VllmScheduler::Chunk& chunk) const;
-  std::unique_ptr<VllmScheduler> make_vllm_scheduler(const Instance& in) const;
-  // Queues a request to be prefilled (or recomputed) on `instance`, under either scheduler.
-  void enqueue_prefill(std::uint32_t instance, std::uint32_t slot);
 
   // llm_lifecycle.cpp: states, servers and evacuation.
   Instance& existing(std::uint32_t instance, const char* call);
@@ -266,24 +259,16 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t detach(Instance& in);
   static constexpr std::uint32_t kNoServer = ~0u;
 
-  // llm_batching.cpp: batch formation, KV admission and eviction, folded decode runs.
-  void start_iteration(std::uint32_t instance);
-  bool form_batch(Instance& in);
+  // llm_steps.cpp: each instance's steps, formed by its engine, timed by its hardware's
+  // performance model, decode runs folded into one event.
+  void start_step(std::uint32_t instance);
+  void end_step(std::uint32_t instance);
   void begin_prefill_step(Instance& in, const PrefillWork& prefill, const DecodeWork& decode);
   void close_segment(std::uint32_t instance);
-  bool steady_after_one_iteration(const Instance& in) const;
-  std::uint32_t fold_length(const Instance& in) const;
   void begin_segment(Instance& in, std::uint32_t iterations);
-  void end_iteration(std::uint32_t instance);
   void interrupt_fold(Instance& in);
-  bool break_kv_deadlock(Instance& in);
-  void evict_latest(Instance& in);
-  void evict_for_recompute(Instance& in, std::uint32_t slot);
   std::uint32_t iterations_begun(const Instance& in) const;
   std::uint64_t kv_in_segment(const Instance& in) const;
-  std::uint64_t prompt_kv_need(const Live& r) const;
-  std::uint64_t decode_kv_need(const Live& r) const;
-  std::uint32_t prefill_tokens(const Live& r) const;
   // An iteration's length and useful work on an instance of `hw` (LlmCluster::hardware_of).
   static SimTime iteration_time(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode);
   static std::int64_t useful_ns(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode,
@@ -293,10 +278,11 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     double partial_ns = 0.0;
   };
   Useful useful_so_far(const Instance& in) const;
-  static std::int64_t kv_need(const Live& r, InstanceTag tag);
+  static std::int64_t kv_need(const Sequence& s, InstanceTag tag);
 
   engine::Simulation& sim_;
   LlmClusterConfig config_;
+  EngineOptions engine_options_;  // config_'s, for make_engine
   RequestSink& sink_;
   // What instances on one kind of server are: their SKU and TP degree, the performance
   // model pricing their iterations, their KV capacity and the rates of useful work.
@@ -340,9 +326,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::array<std::set<std::uint32_t>, 3> inactive_;  // INACTIVE instances' ids, by InstanceTag
   bool track_active_loads_ = false;
   std::array<ActiveLoad, 3> active_loads_{};  // by InstanceTag, when tracked
-  std::deque<Live> live_;  // a deque: VllmScheduler keeps pointers to the requests' token streams
+  std::vector<Live> live_;  // by request slot
+  Sequences seqs_;          // by request slot: what the instances' engines read and write
   std::vector<std::uint32_t> free_slots_;
-  std::vector<std::uint32_t> scratch_;  // reused by batch formation and iteration ends
+  StepOutcome outcome_;  // reused by step ends
   std::uint64_t in_system_ = 0;
   // Requests in the system without their first token, and every submission in arrival
   // order from the oldest of them on (those that got it are skipped, and pruned from the

@@ -133,7 +133,7 @@ std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
-  if (config_.scheduler == BatchScheduler::kVllm) in->vllm = make_vllm_scheduler(*in);
+  in->engine = make_engine(engine_options_, kv_capacity(*in), seqs_);
   instances_.push_back(std::move(in));
   ++existing_;
   if (tag == InstanceTag::kPrompt) ++prompt_side_;
@@ -176,7 +176,7 @@ void LlmCluster::evacuate(std::uint32_t instance) {
   if (in.evacuating) return;
   in.evacuating = true;
   if (in.busy) {
-    // The running batch ends at its next iteration boundary (end_iteration migrates).
+    // The running batch ends at its next iteration boundary (end_step migrates).
     interrupt_fold(in);
   } else {
     migrate_all(instance);
@@ -186,14 +186,8 @@ void LlmCluster::evacuate(std::uint32_t instance) {
 // Moves every request waiting on an idle evacuated instance, oldest first.
 void LlmCluster::migrate_all(std::uint32_t instance) {
   Instance& in = *instances_[instance];
-  MESHSIM_CHECK(!in.busy && in.prefill_batch.empty(), "migrate_all: the instance is running a batch");
-  std::vector<std::uint32_t> slots(in.decode_batch.begin(), in.decode_batch.end());
-  if (in.vllm) slots = in.vllm->slots();
-  for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) {
-    queue->append_to(slots);
-    queue->clear();
-  }
-  in.decode_batch.clear();
+  MESHSIM_CHECK(!in.busy, "migrate_all: the instance is running a batch");
+  std::vector<std::uint32_t> slots = in.engine->evacuate();
   std::sort(slots.begin(), slots.end(),
             [&](std::uint32_t a, std::uint32_t b) { return live_[a].record.id < live_[b].record.id; });
   for (const std::uint32_t slot : slots) migrate(instance, slot);
@@ -210,16 +204,17 @@ void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
   unassign(slot);
   ++r.record.migrations;
   std::uint32_t target;
-  if (r.generated == 0) {
+  Sequence& seq = seqs_[slot];
+  if (seq.generated == 0) {
     target = route_prompt(slot);
     r.record.prompt_instance = target;
     assign(target, slot);
   } else {
     target = token_router_.empty() ? prompt_router_.pick() : token_router_.pick();
-    r.recomputing = true;
-    r.reserve_all = config_.kv_allocation == KvAllocation::kReserve;
+    seq.recomputing = true;
+    seq.reserve_all = config_.kv_allocation == KvAllocation::kReserve;
     assign(target, slot);
-    instances_[target]->pending_tokens += prefill_tokens(r);
+    instances_[target]->pending_tokens += seq.prefill_tokens();
     refresh_load(target);
   }
   enqueue_prefill(target, slot);
@@ -236,12 +231,11 @@ bool LlmCluster::drained(std::uint32_t instance) const {
 std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
   Instance& in = existing(instance, "deactivate");
   MESHSIM_CHECK(drained(instance), "deactivate: instance " + std::to_string(instance) + " is not drained");
-  MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
+  MESHSIM_CHECK(in.holds_nothing(),
                 "deactivate: a drained instance still holds work: " + describe(instance));
   // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
-  if (in.vllm) in.vllm = make_vllm_scheduler(in);
-  for (auto* queue : {&in.starved, &in.paused, &in.holders, &in.newcomers, &in.prompts}) queue->shrink_to_fit();
+  in.engine = make_engine(engine_options_, kv_capacity(in), seqs_);
   --serving_;
   serving_kv_tokens_ -= kv_capacity(in);
   const std::uint32_t server = detach(in);
@@ -255,10 +249,10 @@ void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
   MESHSIM_CHECK(in.tag != InstanceTag::kMixed && tag != InstanceTag::kMixed && tag != in.tag,
                 "retag: instance " + std::to_string(instance) + " can only swap between prompt and token");
   MESHSIM_CHECK(same_hardware(in.tag, tag), "retag: the prompt and token pools run on different hardware");
-  MESHSIM_CHECK(!in.has_waiting() && in.kv_used == 0 && in.pending_tokens == 0 && in.kv_promised == 0,
+  MESHSIM_CHECK(in.holds_nothing(),
                 "retag: a drained instance still holds work: " + describe(instance));
   in.evacuating = false;
-  if (in.vllm) in.vllm = make_vllm_scheduler(in);  // the KV cache is flushed
+  in.engine = make_engine(engine_options_, kv_capacity(in), seqs_);  // the KV cache is flushed
   // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
   --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
   ++pools_[static_cast<std::size_t>(tag)].by_state[static_cast<std::size_t>(in.state)];
@@ -337,11 +331,9 @@ std::vector<std::string> LlmCluster::check_invariants() const {
         ++loads[in.server];
       }
     }
-    if (in.vllm) {
-      for (const auto& problem : in.vllm->check_invariants()) fail(name + ": " + problem);
-    }
+    for (const auto& problem : in.engine->check_invariants()) fail(name + ": " + problem);
     if ((in.state == InstanceState::kInactive || in.state == InstanceState::kStarting) &&
-        (in.requests != 0 || in.busy || in.has_waiting() || in.kv_used != 0)) {
+        (in.requests != 0 || in.busy || !in.holds_nothing())) {
       fail(name + " holds work while " + std::string(kInstanceStateNames.name(in.state)));
     }
   }
@@ -400,9 +392,10 @@ InstanceTag LlmCluster::tag_of(std::uint32_t id) const {
 std::optional<LlmCluster::InstanceView> LlmCluster::instance(std::uint32_t id) const {
   if (id >= instances_.size() || instances_[id]->removed) return std::nullopt;
   const Instance& in = *instances_[id];
-  const auto running = in.busy ? static_cast<std::uint32_t>(in.prefill_batch.size() + in.decode_batch.size()) : 0u;
+  const EngineStep& step = in.engine->step();
+  const auto running = in.busy ? static_cast<std::uint32_t>(step.prefill.size() + step.decode.size()) : 0u;
   InstanceView view{id,      in.tag,           in.state, std::nullopt, in.requests, running, in.pending_tokens,
-                    in.kv_used + kv_in_segment(in), in.evacuating};
+                    kv_in_segment(in), in.evacuating};
   if (in.server != kNoServer) view.server = in.server;
   return view;
 }

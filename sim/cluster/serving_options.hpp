@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/batching/batching_options.hpp"
 #include "sim/engine/enum_names.hpp"
 #include "sim/engine/sim_time.hpp"
 
@@ -20,37 +21,6 @@ enum class InstanceTag { kPrompt, kToken, kMixed };
 inline constexpr EnumNames kInstanceTagNames{std::array{std::pair{InstanceTag::kPrompt, std::string_view("prompt")},
                                                         std::pair{InstanceTag::kToken, std::string_view("token")},
                                                         std::pair{InstanceTag::kMixed, std::string_view("mixed")}}};
-
-// How KV-cache memory is handed out.
-enum class KvAllocation {
-  kReserve,   // a request reserves its whole KV (prompt + output) before it decodes, and
-              // waits for it (SplitwiseSim); when every sequence holding KV on an idle
-              // instance waits so, the latest are evicted and recomputed (see
-              // LlmCluster::break_kv_deadlock)
-  kOnDemand,  // one token at a time as it is produced; when memory runs out the most
-              // recently arrived decoding sequence is evicted and recomputed (vLLM)
-};
-inline constexpr EnumNames kKvAllocationNames{
-    std::array{std::pair{KvAllocation::kReserve, std::string_view("reserve")},
-               std::pair{KvAllocation::kOnDemand, std::string_view("on_demand")}}};
-
-// Iteration-level (continuous) batching limits, SplitwiseSim's defaults.
-struct BatchingConfig {
-  std::uint32_t max_batch_size = 512;
-  std::uint32_t max_batch_tokens = 2048;  // prompt tokens + 1 per decoding sequence
-  // A decoding sequence paused (left out of a batch) this many times goes before new
-  // prompts. SplitwiseSim's name, kept for its configs; the count is RequestRecord::pauses.
-  std::uint32_t max_preemptions = 4;
-};
-
-// Which rules form an instance's batches.
-enum class BatchScheduler {
-  kSplitwise,  // SplitwiseSim's (BatchingConfig, KvAllocation): its scenarios and table
-  kVllm,       // vLLM v1's: chunked prefill, KV blocks, prefix caching (VllmScheduler)
-};
-inline constexpr EnumNames kBatchSchedulerNames{
-    std::array{std::pair{BatchScheduler::kSplitwise, std::string_view("splitwise")},
-               std::pair{BatchScheduler::kVllm, std::string_view("vllm")}}};
 
 struct InstanceGroup {
   InstanceTag tag = InstanceTag::kMixed;
@@ -76,17 +46,6 @@ inline constexpr EnumNames kRoutePolicyNames{
                std::pair{RoutePolicy::kFewestPendingTokens, std::string_view("fewest_pending_tokens")},
                std::pair{RoutePolicy::kLeastKvMemory, std::string_view("least_kv_memory")},
                std::pair{RoutePolicy::kPrefixAffinity, std::string_view("prefix_affinity")}}};
-
-// vLLM's scheduler limits (its engine arguments of the same names).
-struct VllmLimits {
-  std::uint32_t max_num_seqs = 128;            // requests running at once
-  std::uint32_t max_num_batched_tokens = 2048;  // tokens computed per step (the token budget)
-  // A prefill chunk takes at most this many tokens of a step (0: no limit; vLLM's default
-  // with one partial prefill at a time).
-  std::uint32_t long_prefill_token_threshold = 0;
-  std::uint32_t block_size = 16;  // tokens per KV block
-  bool prefix_caching = true;
-};
 
 // The options the scenario's "serving" object sets beyond the deployment's hardware and
 // start state (configs/README.md names their keys).

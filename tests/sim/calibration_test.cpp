@@ -15,7 +15,7 @@
 #include <filesystem>
 
 #include "configs/catalog.hpp"
-#include "sim/cluster/perf_profile.hpp"
+#include "sim/perf/perf_profile.hpp"
 
 namespace meshsim::cluster {
 namespace {

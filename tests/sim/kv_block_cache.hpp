@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cluster/kv_cache.hpp"
+#include "sim/batching/kv_cache.hpp"
 #include "tests/sim/kv_block_pool.hpp"
 
 namespace meshsim::cluster {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <random>
 
-#include "sim/cluster/kv_span_cache.hpp"
+#include "sim/batching/kv_span_cache.hpp"
 #include "tests/sim/kv_block_cache.hpp"
 
 namespace meshsim::cluster {

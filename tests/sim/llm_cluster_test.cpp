@@ -71,7 +71,7 @@ TEST(LlmClusterTest, FoldingDecodeIterationsChangesNoResultAndSavesEvents) {
       ASSERT_EQ(a.pauses, b.pauses) << id;
       ASSERT_EQ(a.instance, b.instance) << id;
     }
-    // On-demand KV runs unfolded for now (see LlmCluster::start_iteration).
+    // On-demand KV runs unfolded for now (see SplitwiseEngine::steady_iterations).
     if (allocation == KvAllocation::kReserve) {
       EXPECT_LT(folded.events * 3, unfolded.events) << "folding should remove most decode events";
     }

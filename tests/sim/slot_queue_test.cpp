@@ -1,4 +1,4 @@
-#include "sim/cluster/slot_queue.hpp"
+#include "sim/batching/slot_queue.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "sim/cluster/step_time_model.hpp"
+#include "sim/perf/step_time_model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "sim/cluster/step_calibration.hpp"
+#include "sim/perf/step_calibration.hpp"
 #include "sim/engine/rng.hpp"
 
 namespace meshsim::cluster {

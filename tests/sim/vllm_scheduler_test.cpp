@@ -2,7 +2,7 @@
 // same scheduler on the span cache and on its block-by-block twin, and the twin's block
 // pool (KvBlockPool) against a slower one. The whole cluster under it is checked on random
 // cases in llm_cluster_property_test.cpp (folded = unfolded, nothing lost).
-#include "sim/cluster/vllm_scheduler.hpp"
+#include "sim/batching/vllm_scheduler.hpp"
 #include "tests/sim/kv_block_cache.hpp"
 #include "tests/sim/kv_block_pool.hpp"
 

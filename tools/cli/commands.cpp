@@ -13,7 +13,7 @@
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "sim/cluster/perf_profile.hpp"
+#include "sim/perf/perf_profile.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/replay/replay.hpp"

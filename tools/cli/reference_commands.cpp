@@ -10,7 +10,7 @@
 
 #include "configs/catalog.hpp"
 #include "configs/serving_reference.hpp"
-#include "sim/cluster/step_calibration.hpp"
+#include "sim/perf/step_calibration.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/replay_to_end.hpp"
 

@@ -1,4 +1,4 @@
-#include "sim/cluster/perf_model.hpp"
+#include "sim/perf/perf_model.hpp"
 
 #include <algorithm>
 

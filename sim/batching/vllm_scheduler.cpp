@@ -1,10 +1,10 @@
-#include "sim/cluster/vllm_scheduler.hpp"
+#include "sim/batching/vllm_scheduler.hpp"
 
 #include <algorithm>
 #include <string>
 #include <unordered_set>
 
-#include "sim/cluster/kv_span_cache.hpp"
+#include "sim/batching/kv_span_cache.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {

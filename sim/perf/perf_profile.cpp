@@ -1,4 +1,4 @@
-#include "sim/cluster/perf_profile.hpp"
+#include "sim/perf/perf_profile.hpp"
 
 #include <algorithm>
 #include <array>

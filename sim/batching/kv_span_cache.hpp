@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cluster/kv_cache.hpp"
+#include "sim/batching/kv_cache.hpp"
 #include "sim/engine/flat_u64_map.hpp"
 
 namespace meshsim::cluster {

@@ -1,4 +1,4 @@
-#include "sim/cluster/step_time_model.hpp"
+#include "sim/perf/step_time_model.hpp"
 
 namespace meshsim::cluster {
 

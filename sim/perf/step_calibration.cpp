@@ -1,4 +1,4 @@
-#include "sim/cluster/step_calibration.hpp"
+#include "sim/perf/step_calibration.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "sim/cluster/kv_span_cache.hpp"
+#include "sim/batching/kv_span_cache.hpp"
 
 #include <algorithm>
 #include <map>

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "sim/cluster/hardware.hpp"
-#include "sim/cluster/perf_model.hpp"
+#include "sim/perf/hardware.hpp"
+#include "sim/perf/perf_model.hpp"
 
 namespace meshsim::cluster {
 

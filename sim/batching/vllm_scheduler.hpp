@@ -5,10 +5,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/cluster/kv_cache.hpp"
-#include "sim/cluster/serving_options.hpp"
-#include "sim/cluster/slot_queue.hpp"
-#include "sim/cluster/token_stream.hpp"
+#include "sim/batching/kv_cache.hpp"
+#include "sim/batching/batching_options.hpp"
+#include "sim/batching/slot_queue.hpp"
+#include "sim/batching/token_stream.hpp"
 
 namespace meshsim::cluster {
 

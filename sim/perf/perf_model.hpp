@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/cluster/hardware.hpp"
+#include "sim/perf/hardware.hpp"
 #include "sim/engine/sim_time.hpp"
 
 namespace meshsim::cluster {

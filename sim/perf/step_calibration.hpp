@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "sim/cluster/hardware.hpp"
-#include "sim/cluster/step_time_model.hpp"
+#include "sim/perf/hardware.hpp"
+#include "sim/perf/step_time_model.hpp"
 
 namespace meshsim::cluster {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/hardware.hpp"
-#include "sim/cluster/perf_model.hpp"
+#include "sim/perf/hardware.hpp"
+#include "sim/perf/perf_model.hpp"
 #include "sim/engine/expected.hpp"
 
 namespace meshsim::cluster {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/token_stream.hpp"
+#include "sim/batching/token_stream.hpp"
 
 namespace meshsim::cluster {
 

@@ -1,0 +1,57 @@
+#pragma once
+
+// The options of batch formation on one instance (the engines in this folder run by
+// them; cluster::ServingOptions holds them for a scenario). Plain values only.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "sim/engine/enum_names.hpp"
+
+namespace meshsim::cluster {
+
+// Which rules form an instance's batches.
+enum class BatchScheduler {
+  kSplitwise,  // SplitwiseSim's (BatchingConfig, KvAllocation): its scenarios and table
+  kVllm,       // vLLM v1's: chunked prefill, KV blocks, prefix caching (VllmScheduler)
+};
+inline constexpr EnumNames kBatchSchedulerNames{
+    std::array{std::pair{BatchScheduler::kSplitwise, std::string_view("splitwise")},
+               std::pair{BatchScheduler::kVllm, std::string_view("vllm")}}};
+
+// Iteration-level (continuous) batching limits, SplitwiseSim's defaults.
+struct BatchingConfig {
+  std::uint32_t max_batch_size = 512;
+  std::uint32_t max_batch_tokens = 2048;  // prompt tokens + 1 per decoding sequence
+  // A decoding sequence paused (left out of a batch) this many times goes before new
+  // prompts. SplitwiseSim's name, kept for its configs; the count is RequestRecord::pauses.
+  std::uint32_t max_preemptions = 4;
+};
+
+// How KV-cache memory is handed out.
+enum class KvAllocation {
+  kReserve,   // a request reserves its whole KV (prompt + output) before it decodes, and
+              // waits for it (SplitwiseSim); when every sequence holding KV on an idle
+              // instance waits so, the latest are evicted and recomputed (see
+              // SplitwiseEngine::break_kv_deadlock)
+  kOnDemand,  // one token at a time as it is produced; when memory runs out the most
+              // recently arrived decoding sequence is evicted and recomputed (vLLM)
+};
+inline constexpr EnumNames kKvAllocationNames{
+    std::array{std::pair{KvAllocation::kReserve, std::string_view("reserve")},
+               std::pair{KvAllocation::kOnDemand, std::string_view("on_demand")}}};
+
+// vLLM's scheduler limits (its engine arguments of the same names).
+struct VllmLimits {
+  std::uint32_t max_num_seqs = 128;            // requests running at once
+  std::uint32_t max_num_batched_tokens = 2048;  // tokens computed per step (the token budget)
+  // A prefill chunk takes at most this many tokens of a step (0: no limit; vLLM's default
+  // with one partial prefill at a time).
+  std::uint32_t long_prefill_token_threshold = 0;
+  std::uint32_t block_size = 16;  // tokens per KV block
+  bool prefix_caching = true;
+};
+
+}  // namespace meshsim::cluster
