@@ -10,7 +10,7 @@
 #include "configs/catalog.hpp"
 #include "configs/object_reader.hpp"
 #include "configs/serving_config.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/cluster/shared_cluster_config.hpp"
 #include "traces/batch_jobs.hpp"
 
 namespace meshsim::configs {

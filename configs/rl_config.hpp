@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "configs/object_reader.hpp"
-#include "sim/autoscale/target_tracking.hpp"
+#include "sim/autoscale/autoscaler_options.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/sim_time.hpp"
 

@@ -6,10 +6,9 @@
 #include <vector>
 
 #include "configs/object_reader.hpp"
-#include "sim/autoscale/elastic_scheduler.hpp"
-#include "sim/autoscale/oracle.hpp"
-#include "sim/autoscale/target_tracking.hpp"
-#include "sim/cluster/scaling_manager.hpp"
+#include "sim/autoscale/autoscaler_options.hpp"
+#include "sim/cluster/scaling_options.hpp"
+#include "sim/cluster/serving_options.hpp"
 
 namespace meshsim::configs {
 

@@ -9,7 +9,7 @@
 #include "configs/scaling_config.hpp"
 #include "configs/serving_config.hpp"
 #include "sim/engine/expected.hpp"
-#include "sim/replay/replay.hpp"
+#include "sim/replay/replay_options.hpp"
 #include "traces/workload_spec.hpp"
 
 namespace meshsim::configs {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "configs/object_reader.hpp"
-#include "scheduler/scheduler.hpp"
+#include "scheduler/cluster_state.hpp"
+#include "scheduler/preemption_policy.hpp"
+#include "scheduler/resources.hpp"
 
 namespace meshsim::configs {
 

@@ -49,7 +49,7 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
   }
   {
     ObjectReader constant(reader.raw("constant"), reader.path_of("constant"), reader.errors());
-    const auto ms = [](double v) { return v > 0 && v <= cluster::LlmCluster::kMaxIterationMs; };
+    const auto ms = [](double v) { return v > 0 && v <= cluster::kMaxIterationMs; };
     constant.read("prefill_ms", spec.constant_prefill_ms, "a positive number of ms", ms);
     constant.read("decode_ms", spec.constant_decode_ms, "a positive number of ms", ms);
   }

@@ -10,8 +10,8 @@
 
 #include "configs/catalog.hpp"
 #include "configs/object_reader.hpp"
-#include "sim/cluster/fixed_latency_cluster.hpp"
-#include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/fixed_latency_config.hpp"
+#include "sim/cluster/llm_cluster_config.hpp"
 
 namespace meshsim::configs {
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/run/scenario_run.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 
 namespace {
 

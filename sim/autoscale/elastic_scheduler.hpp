@@ -7,29 +7,9 @@
 #include <vector>
 
 #include "sim/autoscale/autoscaler.hpp"
+#include "sim/autoscale/autoscaler_options.hpp"
 
 namespace meshsim::autoscale {
-
-// Seed 003's ElasticConfig, with its defaults.
-struct ElasticConfig {
-  double scale_down_threshold = 0.5;  // load ratio below which a worker is drained
-  double scale_up_threshold = 0.8;    // load ratio above which a worker is added
-  std::uint32_t min_workers = 1;
-  std::uint32_t max_workers = 8;
-  double requests_per_worker_capacity = 8;
-  SimTime monitoring_interval = SimTime::from_seconds(5);
-  SimTime drain_timeout = SimTime::from_seconds(30);  // applied by the ScalingManager
-  SimTime scale_down_cooldown = SimTime::from_seconds(60);
-  SimTime scale_up_cooldown = SimTime::from_seconds(30);
-  SimTime min_stable_period = SimTime::from_seconds(10);
-  bool enable_elastic = true;
-};
-// What is wrong with a config (thresholds out of order or without a gap, min > max, ...),
-// each problem with the key to fix; empty when it is usable.
-struct ElasticConfigProblem {
-  std::string key, message;
-};
-std::vector<ElasticConfigProblem> check(const ElasticConfig& config);
 
 // Seed 003's ElasticScheduler over one pool of serving instances (its "workers"). Every
 // monitoring_interval: load ratio = requests on ACTIVE workers / (ACTIVE workers *

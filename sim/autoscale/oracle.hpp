@@ -5,16 +5,10 @@
 #include <optional>
 
 #include "sim/autoscale/autoscaler.hpp"
+#include "sim/autoscale/autoscaler_options.hpp"
 #include "traces/trace_request.hpp"
 
 namespace meshsim::autoscale {
-
-struct OracleConfig {
-  SimTime window = SimTime::from_seconds(60);  // sized for, and decided every
-  double target_utilisation = 0.8;             // of the capacity estimate below
-  SimTime tbt_target = SimTime::from_ms(100);  // the SLO's: bounds the decode batch
-  std::uint32_t max_instances = 100;           // per pool
-};
 
 // Not a policy one could deploy: the lower bound on cost that comparisons are measured
 // against. It reads the workload ahead (its own copy of the request stream) and, at the

@@ -11,6 +11,7 @@
 
 #include "scheduler/scheduler.hpp"
 #include "sim/cluster/serving_system.hpp"
+#include "sim/cluster/shared_cluster_config.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/level_integral.hpp"
 #include "traces/batch_jobs.hpp"
@@ -18,20 +19,6 @@
 namespace meshsim::cluster {
 
 using engine::SimTime;
-
-// What a class of batch jobs (a trace's qos, a generator's role) becomes in the core.
-struct BatchClass {
-  std::string pool = "batch";
-  double priority = 1.0;
-  scheduler::Labels labels;
-  double checkpoint_interval_s = 0.0;  // 0: no checkpoints (a preemption loses all work)
-  // How its jobs' agents answer a preemption's cancel: after cancel_answer_s seconds
-  // (flushing, cleaning up), except a hung_share of them that never answer and are killed
-  // at the policy's cancel_timeout. Until its agent stops, a job holds its room for the
-  // preemptor, which starts only then.
-  double cancel_answer_s = 0.0;
-  double hung_share = 0.0;
-};
 
 // Where the batch jobs of a run are, at any moment: every arrived job is in exactly one
 // of completed / running / stopping (preempted, its agent not yet stopped) / queued / failed.

@@ -11,6 +11,7 @@
 
 #include "sim/perf/hardware.hpp"
 #include "sim/batching/instance_engine.hpp"
+#include "sim/cluster/llm_cluster_config.hpp"
 #include "sim/cluster/pool_router.hpp"
 #include "sim/cluster/serving_options.hpp"
 #include "sim/cluster/serving_system.hpp"
@@ -34,30 +35,6 @@ inline constexpr EnumNames kInstanceStateNames{
                std::pair{InstanceState::kActive, std::string_view("active")},
                std::pair{InstanceState::kDraining, std::string_view("draining")},
                std::pair{InstanceState::kInactive, std::string_view("inactive")}}};
-
-// The GPUs one pool's instances run on when not the cluster's: Splitwise-HA runs prompt
-// instances on H100 and token instances on A100 servers. The pool's instances live
-// on servers of that SKU (servers are shared only by pools of the same SKU and TP), with
-// that SKU's HBM for their KV cache, its performance model, cost and GPUs.
-struct PoolHardware {
-  InstanceTag tag = InstanceTag::kPrompt;
-  SkuSpec sku;
-  std::uint32_t tensor_parallel = 8;
-  std::shared_ptr<const PerfModel> perf;
-};
-
-// The cluster as built: the options (one definition: configs fills them) and what the
-// catalog resolved them to.
-struct LlmClusterConfig : ServingOptions {
-  ModelSpec model;
-  SkuSpec sku;
-  std::uint32_t tensor_parallel = 8;
-  std::shared_ptr<const PerfModel> perf;
-  std::vector<InstanceGroup> start_state;  // instances packed onto servers of their SKU
-  // Pools on other hardware than sku/tensor_parallel/perf, at most one entry per tag.
-  // Requests cost the API server what `perf` says, whichever pool serves them.
-  std::vector<PoolHardware> pool_hardware;
-};
 
 // LLM serving on simulated GPU instances: prefill and decode in continuous batches priced
 // by a PerfModel, KV-cache capacity per instance, the Splitwise flow (prefill on a prompt
@@ -210,9 +187,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // timing 256 each time cost a third of a default replay under vLLM).
   static constexpr std::uint32_t kFoldSegment = 256;
   static constexpr std::uint32_t kFirstSegment = 16;
-  // The longest iteration a performance model may price (about 11.6 days); longer is an
-  // error in its figures (RangeError), not a time to simulate.
-  static constexpr double kMaxIterationMs = 1e9;
 
  private:
   struct Instance;

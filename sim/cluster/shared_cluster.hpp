@@ -13,21 +13,6 @@
 
 namespace meshsim::cluster {
 
-// A fixed cluster shared by LLM serving and batch jobs, under one scheduling core.
-struct SharedClusterConfig {
-  std::vector<scheduler::NodeSpec> nodes;
-  std::string serving_pool = "serving";
-  // Above every batch class: serving takes GPUs from batch work, never the reverse (the
-  // serving pool is also protected from other pools' preemption).
-  double serving_priority = 100.0;
-  // What one serving instance asks of a node: its GPUs (tensor-parallel degree), the
-  // custom resource that marks nodes of the serving SKU, and its share of CPU and memory.
-  scheduler::ResourceVector instance_resources;
-  std::map<std::string, BatchClass> classes;  // by job class (qos or role)
-  scheduler::PreemptionPolicy policy;
-  bool prune_refusals = true;  // see BatchRunner (false: the exhaustive twin, for tests)
-};
-
 // The world joined with the core: the cluster's servers are the core's nodes, each
 // serving instance is an agent of the serving pool with its own placement group (a
 // scale-up on a full cluster preempts batch work through the core, under the

@@ -22,6 +22,10 @@ struct PrefillWork {
   std::uint64_t context_tokens = 0;
 };
 
+// The longest iteration a performance model may price (about 11.6 days); longer is an
+// error in its figures (RangeError), not a time to simulate.
+inline constexpr double kMaxIterationMs = 1e9;
+
 // One decode iteration: `batch` sequences each producing one token, reading
 // `context_tokens` of KV cache in total.
 struct DecodeWork {

@@ -10,25 +10,12 @@
 #include "sim/engine/timer.hpp"
 #include "sim/metrics/overload.hpp"
 #include "sim/metrics/run_metrics.hpp"
+#include "sim/replay/replay_options.hpp"
 #include "traces/trace_request.hpp"
 
 namespace meshsim::replay {
 
 using engine::SimTime;
-
-struct ReplayOptions {
-  std::optional<SimTime> until;  // stop the clock here; later arrivals are not read
-  SimTime timeseries_interval = SimTime::from_seconds(10);
-  // Rows of the time series past which the interval doubles (with a warning), and again
-  // after each further half as many: however long a run lasts (a stretched trace would
-  // otherwise write gigabytes), it writes at most 2 * budget + 64 rows.
-  std::uint64_t timeseries_row_budget = 100'000;
-  metrics::SloTargets slo;
-  // The run ends once its workload is served (what else still has events stops there).
-  // Off for a driver that keeps acting until `until` (the RL environment: instances
-  // still exist, cost and scale after the last request).
-  bool stop_when_served = true;
-};
 
 // What a replay reports as it goes; the edges (files, terminal) implement it.
 class ReplayObserver {

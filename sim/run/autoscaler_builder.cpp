@@ -1,5 +1,9 @@
 #include "sim/run/autoscaler_builder.hpp"
 
+#include "sim/autoscale/elastic_scheduler.hpp"
+#include "sim/autoscale/oracle.hpp"
+#include "sim/autoscale/target_tracking.hpp"
+
 #include <algorithm>
 
 namespace meshsim::run {

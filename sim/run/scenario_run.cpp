@@ -1,11 +1,16 @@
 #include "sim/run/scenario_run.hpp"
 
 #include "configs/cluster_config.hpp"
+#include "sim/cluster/fixed_latency_cluster.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/run/autoscaler_builder.hpp"
 #include "traces/workload_source.hpp"
 
 namespace meshsim::run {
+
+ScenarioRun::ScenarioRun(std::uint64_t seed) : sim_(seed) {}
+ScenarioRun::~ScenarioRun() = default;
 
 using configs::AutoscalerPolicy;
 using configs::ClusterMode;

@@ -7,8 +7,11 @@
 #include "configs/scenario_config.hpp"
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
-#include "sim/cluster/shared_cluster.hpp"
 #include "sim/replay/replay.hpp"
+
+namespace meshsim::cluster {
+class SharedCluster;  // sim/cluster/shared_cluster.hpp: whoever reads shared() includes it
+}
 
 namespace meshsim::run {
 
@@ -40,6 +43,8 @@ class ScenarioRun {
                                                        const std::string& config_file, const configs::Catalog& catalog,
                                                        replay::ReplayObserver& observer, RunHooks hooks = {});
 
+  ~ScenarioRun();
+
   void start();
   void advance_until(engine::SimTime time) { replay_->advance_until(time); }
   bool done() const { return replay_->done(); }
@@ -54,7 +59,7 @@ class ScenarioRun {
   const std::string& workload_description() const { return workload_; }
 
  private:
-  explicit ScenarioRun(std::uint64_t seed) : sim_(seed) {}
+  explicit ScenarioRun(std::uint64_t seed);
 
   engine::Simulation sim_;
   std::unique_ptr<traces::RequestSource> source_;

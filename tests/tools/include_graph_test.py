@@ -5,22 +5,41 @@ Each README says, on lines of the form
 
     - `sim/cluster` may include: `sim/engine`, `sim/metrics`, `scheduler`, `traces`.
 
-which other folders' headers the code of a folder may include (`nothing` for none). This
-test reads every rule, then every #include "..." of the project's sources (tests and
+which other folders' headers the code of a folder may include (`nothing` for none), and
+on lines of the form
+
+    - `configs` may include of `sim/cluster`, `sim/autoscale` only: `*_options.hpp`, `*_config.hpp`.
+
+which headers (by name, shell patterns) of those folders alone. This test reads every rule, then every #include "..." of the project's sources (tests and
 experiments aside: they may use anything), and fails naming each file and line whose
 include runs against a rule, and each folder with code but no rule.
 
 Usage: include_graph_test.py REPO
 """
+import fnmatch
 import pathlib
 import re
 import sys
 
 RULE = re.compile(r"^(?:- )?`([\w/]+)` may include: (.*)$")
+ONLY = re.compile(r"^(?:- )?`([\w/]+)` may include of (.*) only: (.*)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CODE_ROOTS = ("sim", "traces", "scheduler", "configs", "rl", "tools")
 READMES = ("sim/README.md", "traces/README.md", "scheduler/README.md", "configs/README.md", "rl/README.md",
            "tools/README.md")
+
+
+def read_only_rules(repo):
+    """(folder, other folder) -> the header name patterns the folder may include from it."""
+    only = {}
+    for name in READMES:
+        for line in (repo / name).read_text().splitlines():
+            match = ONLY.match(line.strip())
+            if match:
+                unit, folders, patterns = match.groups()
+                for other in re.findall(r"`([\w/]+)`", folders):
+                    only[(unit, other)] = re.findall(r"`([^`]+)`", patterns)
+    return only
 
 
 def read_rules(repo):
@@ -50,6 +69,7 @@ def unit_of(path, units):
 def main():
     repo = pathlib.Path(sys.argv[1]).resolve()
     rules = read_rules(repo)
+    only = read_only_rules(repo)
     if not rules:
         sys.exit("no dependency rules found in the folders' READMEs")
     units = set(rules)
@@ -81,6 +101,10 @@ def main():
                 if there != here and there not in rules[here]:
                     problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include only "
                                     + (", ".join(f"`{u}`" for u in sorted(rules[here])) or "nothing"))
+                elif (here, there) in only and not any(
+                        fnmatch.fnmatch(pathlib.PurePosixPath(target).name, p) for p in only[(here, there)]):
+                    problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include of `{there}` "
+                                    "only " + ", ".join(f"`{p}`" for p in only[(here, there)]))
     for problem in problems:
         print(problem)
     if problems:

@@ -22,6 +22,7 @@
 #include "tools/cli/metrics_server.hpp"
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -26,6 +26,7 @@
 #include "tools/cli/trace_events.hpp"
 #include "traces/trace_stats.hpp"
 #include "traces/workload_source.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {
 

@@ -22,6 +22,7 @@
 #include "tools/cli/plot_script.hpp"
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "tools/cli/scheduler_prometheus.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {

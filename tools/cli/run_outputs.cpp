@@ -5,6 +5,7 @@
 
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/run_columns.hpp"
+#include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {
