@@ -6,7 +6,7 @@
 
 // LlmCluster's private state, shared by its source files (llm_cluster.cpp: requests,
 // routing and the Splitwise flow; llm_steps.cpp: timed and folded steps; llm_lifecycle.cpp:
-// instance states and evacuation).
+// instance states and evacuation; llm_cluster_views.cpp: what it reports).
 
 #include <vector>
 

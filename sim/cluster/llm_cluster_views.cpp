@@ -1,0 +1,137 @@
+// What LlmCluster reports without changing anything: usage integrals, counts and loads by
+// pool, KV and prefix-cache use, requests in flight and awaiting their first token, and
+// descriptions for errors.
+
+#include <algorithm>
+#include <string>
+
+#include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/llm_cluster_state.hpp"
+
+namespace meshsim::cluster {
+
+ServingSystem::Usage LlmCluster::usage() const {
+  const SimTime now = sim_.now();
+  // Whole iterations first, as integers, then the running ones' shares in instance
+  // order: the same sum whether iterations were folded.
+  std::int64_t whole = useful_done_ns_, busy_us = busy_done_us_;
+  double partial = 0.0;
+  for (const auto& in : instances_) {
+    const Useful so_far = useful_so_far(*in);
+    whole += so_far.whole_ns;
+    partial += so_far.partial_ns;
+    if (in->busy) busy_us += (now - in->segment.start).us();
+  }
+  const double serving_us = capacity_.total(now);  // one capacity unit per serving instance
+  return Usage{.work_unit_us = (static_cast<double>(whole) + partial) / 1e3,
+               .capacity_unit_us = serving_us,
+               .busy_instance_us = static_cast<double>(busy_us),
+               .serving_instance_us = serving_us,
+               .gpu_us = gpus_.total(now),
+               .cost_usd = cost_.total(now),
+               .instance_us = attached_level_.total(now)};
+}
+
+ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
+  InstanceCounts counts;
+  for (std::size_t tag = 0; tag < pools_.size(); ++tag) {
+    std::uint32_t existing = 0;
+    for (const std::uint32_t n : pools_[tag].by_state) existing += n;
+    switch (static_cast<InstanceTag>(tag)) {
+      case InstanceTag::kPrompt: counts.prompt = existing; break;
+      case InstanceTag::kToken: counts.token = existing; break;
+      case InstanceTag::kMixed: counts.mixed = existing; break;
+    }
+    counts.starting += pools_[tag].count(InstanceState::kStarting);
+    counts.active += pools_[tag].count(InstanceState::kActive);
+    counts.draining += pools_[tag].count(InstanceState::kDraining);
+    counts.inactive += pools_[tag].count(InstanceState::kInactive);
+  }
+  return counts;
+}
+
+LlmCluster::ActiveLoad LlmCluster::active_load(InstanceTag tag) const {
+  if (track_active_loads_) return active_loads_[static_cast<std::size_t>(tag)];
+  ActiveLoad load;
+  for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE
+    const Instance& in = *instances_[id];
+    if (in.tag != tag) continue;
+    load.requests += in.requests;
+    load.pending_tokens += in.pending_tokens;
+  }
+  return load;
+}
+
+std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
+  std::optional<std::uint32_t> best;
+  std::int64_t best_load = 0;
+  for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE, by id
+    const Instance& in = *instances_[id];
+    if (in.tag != tag) continue;
+    const std::int64_t load = scale_down_load(in);
+    if (!best || load < best_load) {
+      best = id;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+std::uint64_t LlmCluster::kv_used_tokens() const {
+  std::uint64_t used = 0;
+  for (const auto& in : instances_) used += kv_in_segment(*in);
+  return used;
+}
+
+std::vector<ServingSystem::PrefixCacheCounts> LlmCluster::prefix_cache_by_instance() const {
+  if (!caches_prefixes(engine_options_)) return {};
+  std::vector<PrefixCacheCounts> counts;
+  counts.reserve(instances_.size());
+  for (const auto& in : instances_) counts.push_back(in->prefix);
+  return counts;
+}
+
+std::string LlmCluster::describe(std::uint32_t instance) const {
+  const Instance& in = *instances_[instance];
+  return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +
+         std::string(kInstanceStateNames.name(in.state)) + (in.evacuating ? ", evacuating" : "") + ", " +
+         (in.busy ? "busy" : "idle") + "): " + in.engine->describe() + ", KV " +
+         std::to_string(kv_in_segment(in)) + " of " +
+         std::to_string(kv_capacity(in)) + " tokens held";
+}
+
+std::string LlmCluster::describe_waiting() const {
+  std::string out;
+  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
+    const Instance& in = *instances_[i];
+    if (!in.busy && !in.engine->has_waiting()) continue;
+    if (!out.empty()) out += "; ";
+    out += describe(i);
+  }
+  return out;
+}
+
+void LlmCluster::for_each_in_flight(const std::function<void(const RequestRecord&)>& visit) const {
+  std::vector<RequestRecord> list;
+  for (std::size_t slot = 0; slot < live_.size(); ++slot) {
+    if (!live_[slot].used) continue;
+    list.push_back(live_[slot].record);
+    list.back().pauses = seqs_[slot].pauses;
+    list.back().kv_evictions = seqs_[slot].kv_evictions;
+  }
+  std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  for (const auto& record : list) visit(record);
+}
+
+ServingSystem::FirstTokenBacklog LlmCluster::awaiting_first_token(SimTime cutoff) const {
+  FirstTokenBacklog backlog;
+  // Submissions come in arrival order: the recent ones are at the back.
+  for (auto it = by_arrival_.rbegin(); it != by_arrival_.rend() && it->arrival >= cutoff; ++it) {
+    if (awaiting(*it)) backlog.recent.push_back(it->arrival);
+  }
+  std::reverse(backlog.recent.begin(), backlog.recent.end());
+  backlog.arrived_before = awaiting_first_token_ - backlog.recent.size();
+  return backlog;
+}
+
+}  // namespace meshsim::cluster
