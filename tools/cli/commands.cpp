@@ -88,28 +88,30 @@ Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& c
   return config;
 }
 
-int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
+namespace {
+
+// The scenario a replay runs: the config file (or the default), with the command line's
+// overrides applied and checked. Errors name the option.
+Expected<configs::ScenarioConfig> replay_config(const ReplayCommandOptions& options, const std::string& config_path) {
   auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
-  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
-  configs::ScenarioConfig config = *loaded;
+  if (!loaded) return loaded.error();
+  configs::ScenarioConfig config = std::move(*loaded);
   if (options.rate_scale) {
     if (!traces::rate_scale_in_range(*options.rate_scale)) {
-      return fail(err, "--rate-scale: expected a factor in " + traces::rate_scale_range() + ", got " +
-                           number_text(*options.rate_scale), kExitBadInput);
+      return Error{"--rate-scale: expected a factor in " + traces::rate_scale_range() + ", got " +
+                   number_text(*options.rate_scale)};
     }
     config.workload.rate_scale = *options.rate_scale;
   }
   if (options.autoscaler) {
     const auto policy = configs::kAutoscalerPolicyNames.parse(*options.autoscaler);
     if (!policy) {
-      return fail(err, "--autoscaler: expected one of " + configs::kAutoscalerPolicyNames.accepted() + ", got '" +
-                           *options.autoscaler + "'", kExitBadInput);
+      return Error{"--autoscaler: expected one of " + configs::kAutoscalerPolicyNames.accepted() + ", got '" +
+                   *options.autoscaler + "'"};
     }
     const bool llm = std::holds_alternative<configs::LlmServingSpec>(config.serving);
     if (*policy != configs::AutoscalerPolicy::kNone && !llm) {
-      return fail(err, "--autoscaler: autoscaling needs the llm serving model, and " + config_path + " uses another",
-                  kExitBadInput);
+      return Error{"--autoscaler: autoscaling needs the llm serving model, and " + config_path + " uses another"};
     }
     config.autoscaler.policy = *policy;
   }
@@ -117,30 +119,67 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   if (options.until_s) {
     const auto until = engine::SimTime::from_seconds_checked(*options.until_s);
     if (!until || *until < engine::SimTime::zero()) {
-      return fail(err, "--until: expected a number of seconds in [0, 1e12], got " + number_text(*options.until_s),
-                  kExitBadInput);
+      return Error{"--until: expected a number of seconds in [0, 1e12], got " + number_text(*options.until_s)};
     }
     config.replay.until = *until;
   }
-
   if (options.catalog) config.catalog = *options.catalog;
-  auto catalog = configs::load_scenario_catalog(config);
-  if (!catalog) {
-    return fail(err, catalog.error().message, kExitBadInput);
-  }
-  if (options.trace_events) {
-    // Two outputs on one path: one would overwrite the other (or leave it corrupt).
-    const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
-      std::error_code ignored;
-      return std::filesystem::weakly_canonical(a, ignored) == std::filesystem::weakly_canonical(b, ignored);
-    };
-    for (const char* file : RunFolderWriter::kFiles) {
-      if (same(*options.trace_events, std::filesystem::path(options.out_dir) / file)) {
-        return fail(err, "--trace-events: " + *options.trace_events + " is the run folder's " + file +
-                             " (--out " + options.out_dir + "): give the timeline a path of its own",
-                    kExitBadInput);
-      }
+  return config;
+}
+
+// --trace-events must not name one of the run folder's files: one output would overwrite
+// the other (or leave it corrupt).
+Status check_trace_events_path(const ReplayCommandOptions& options) {
+  if (!options.trace_events) return Ok{};
+  const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ignored;
+    return std::filesystem::weakly_canonical(a, ignored) == std::filesystem::weakly_canonical(b, ignored);
+  };
+  for (const char* file : RunFolderWriter::kFiles) {
+    if (same(*options.trace_events, std::filesystem::path(options.out_dir) / file)) {
+      return Error{"--trace-events: " + *options.trace_events + " is the run folder's " + file + " (--out " +
+                   options.out_dir + "): give the timeline a path of its own"};
     }
+  }
+  return Ok{};
+}
+
+// The console's account of a finished replay: the summary table, wall time and speed,
+// the core's scheduling latency on a shared cluster, where the outputs are.
+void print_replay_report(std::ostream& out, const configs::ScenarioConfig& config, const FinishedReplay& finished,
+                         const std::string& out_dir) {
+  const auto& run = finished.run;
+  const double wall_s = finished.wall_s;
+  out << "meshsim replay: " << config.name << " on " << run->workload_description() << " (seed " << config.seed << ")\n"
+      << format_summary_table(finished.summary);
+  const double requests = static_cast<double>(run->replay().metrics().counts().arrived);
+  char line[160];
+  std::snprintf(line, sizeof line, "wall time   %.3f s (%.0f simulated requests/s, %.0f events/s)\n", wall_s,
+                wall_s > 0 ? requests / wall_s : 0.0,
+                wall_s > 0 ? static_cast<double>(finished.result.events) / wall_s : 0.0);
+  out << line;
+  if (const auto* shared = run->shared()) {
+    // Wall-clock time in the core per placement (serving instances and batch jobs).
+    const auto& latency = shared->core().metrics().task_schedule_latency_ms;
+    std::snprintf(line, sizeof line, "scheduling  %llu submissions to the core, p50 %.1f us, p99 %.1f us (wall)\n",
+                  static_cast<unsigned long long>(latency.count), latency.quantile(0.5) * 1e3,
+                  latency.quantile(0.99) * 1e3);
+    out << line;
+  }
+  out << "outputs     " << out_dir << "/{summary.json,requests.csv,timeseries.csv,metrics.prom}\n";
+}
+
+}  // namespace
+
+int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
+  auto loaded = replay_config(options, config_path);
+  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
+  const configs::ScenarioConfig& config = *loaded;
+  auto catalog = configs::load_scenario_catalog(config);
+  if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
+  if (auto status = check_trace_events_path(options); !status) {
+    return fail(err, status.error().message, kExitBadInput);
   }
   auto lock = FolderLock::acquire(options.out_dir, "meshsim replay");  // held to the end
   if (!lock) return fail(err, lock.error().message, kExitOutputError);
@@ -185,7 +224,6 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   }
   const auto& run = finished->run;
   const auto& summary = finished->summary;
-  const double wall_s = finished->wall_s;
   if (auto status = writer.commit(summary); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }
@@ -204,25 +242,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
       return fail(err, status.error().message, kExitOutputError);
     }
   }
-  if (!options.quiet) {
-    out << "meshsim replay: " << config.name << " on " << run->workload_description() << " (seed " << config.seed << ")\n"
-        << format_summary_table(summary);
-    const double requests = static_cast<double>(run->replay().metrics().counts().arrived);
-    char line[160];
-    std::snprintf(line, sizeof line, "wall time   %.3f s (%.0f simulated requests/s, %.0f events/s)\n", wall_s,
-                  wall_s > 0 ? requests / wall_s : 0.0,
-                  wall_s > 0 ? static_cast<double>(finished->result.events) / wall_s : 0.0);
-    out << line;
-    if (const auto* shared = run->shared()) {
-      // Wall-clock time in the core per placement (serving instances and batch jobs).
-      const auto& latency = shared->core().metrics().task_schedule_latency_ms;
-      std::snprintf(line, sizeof line, "scheduling  %llu submissions to the core, p50 %.1f us, p99 %.1f us (wall)\n",
-                    static_cast<unsigned long long>(latency.count), latency.quantile(0.5) * 1e3,
-                    latency.quantile(0.99) * 1e3);
-      out << line;
-    }
-    out << "outputs     " << options.out_dir << "/{summary.json,requests.csv,timeseries.csv,metrics.prom}\n";
-  }
+  if (!options.quiet) print_replay_report(out, config, *finished, options.out_dir);
   return kExitOk;
 }
 
