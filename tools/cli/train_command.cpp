@@ -212,20 +212,19 @@ Expected<std::vector<rl::EnvMember>> load_members(const configs::ScenarioConfig&
   return members;
 }
 
-}  // namespace
-
-int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string config_path =
-      options.config_path.empty() ? configs::default_training_path() : options.config_path;
+// The recipe a training runs: the config file (or the default) with the command line's
+// overrides applied and checked. Errors name the option.
+Expected<configs::ScenarioConfig> train_config(const TrainCommandOptions& options, const std::string& config_path,
+                                               std::ostream& err) {
   // --seed is the training's (rl.ppo.seed): the scenario's seed, which draws a synthetic
   // workload, stays the recipe's, so every seed trains and is judged on the same load.
   auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, std::nullopt);
-  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
-  configs::ScenarioConfig config = *loaded;
+  if (!loaded) return loaded.error();
+  configs::ScenarioConfig config = std::move(*loaded);
   if (!config.rl) config.rl = configs::RlSpec{};
   if (options.seed) {
     const auto seed = parse_seed(*options.seed);
-    if (!seed) return fail(err, "--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
+    if (!seed) return Error{"--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'"};
     config.rl->ppo.seed = *seed;
   }
   if (options.trace && (config.rl->windows_to_s || !config.rl->validation.empty() || !config.rl->test.empty())) {
@@ -238,21 +237,99 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     config.rl->test.clear();
   }
   if (options.total_decisions) {
-    if (*options.total_decisions == 0) return fail(err, "--total-decisions: expected at least 1", kExitBadInput);
+    if (*options.total_decisions == 0) return Error{"--total-decisions: expected at least 1"};
     config.rl->ppo.total_decisions = *options.total_decisions;
   }
   if (options.threads) config.rl->ppo.threads = *options.threads;
-
-  const rl::RankGroupOptions group_options = rank_group_options(options);
-  if (const std::uint32_t envs = config.rl->ppo.num_envs;
-      group_options.world_size > 1 && static_cast<std::uint32_t>(group_options.world_size) > envs) {
+  if (options.catalog) config.catalog = *options.catalog;
+  const int ranks = rank_group_options(options).world_size;
+  if (ranks > 1 && static_cast<std::uint32_t>(ranks) > config.rl->ppo.num_envs) {
     // Refused before meeting: every rank needs an environment, and waiting for ranks that
     // cannot train would take the timeout once per rank.
-    return fail(err, "--world-size " + std::to_string(group_options.world_size) + ": more ranks than rl.ppo.num_envs (" +
-                         std::to_string(envs) + "); every rank steps at least one environment",
-                kExitBadInput);
+    return Error{"--world-size " + std::to_string(ranks) + ": more ranks than rl.ppo.num_envs (" +
+                 std::to_string(config.rl->ppo.num_envs) + "); every rank steps at least one environment"};
   }
-  auto connected = rl::RankGroup::connect(group_options);
+  return config;
+}
+
+// Rank 0 takes the output folder for the whole run (`lock`): a fresh run refuses one
+// holding an earlier training, a resumed one first puts an interrupted checkpoint's newest
+// complete copy back in place.
+StepFailure claim_folder(const TrainCommandOptions& options, const fs::path& dir, std::optional<FolderLock>& lock) {
+  auto locked = FolderLock::acquire(options.out_dir, "meshsim train");
+  if (!locked) return {locked.error().message, kExitOutputError};
+  lock.emplace(std::move(*locked));
+  const fs::path checkpoint = dir / "checkpoint";
+  const bool earlier =
+      fs::exists(dir / "learning_curve.csv") || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint));
+  if (!options.resume && earlier) {
+    return {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
+            kExitOutputError};
+  }
+  for (const fs::path& folder : {checkpoint, dir / "best"}) {
+    if (!options.resume) break;
+    if (const Status recovered = rl::recover_checkpoint(folder); !recovered) {
+      return {recovered.error().message, kExitOutputError};
+    }
+  }
+  return {};
+}
+
+// Rank 0's watchers of a training: the selector that plays each checkpoint on the
+// recipes' validation spans and keeps the best (its baselines on the console), and the
+// metrics endpoint when asked for.
+StepFailure open_watchers(const TrainCommandOptions& options, const std::vector<rl::EnvMember>& members,
+                          const configs::Catalog& catalog, const rl::PpoTrainer& ppo,
+                          std::unique_ptr<CheckpointSelector>& selector, std::unique_ptr<MetricsServer>& server,
+                          std::ostream& out, std::ostream& err) {
+  auto selecting = CheckpointSelector::create(members, catalog, options.out_dir, options.resume ? ppo.iteration() : 0);
+  if (!selecting) return {selecting.error().message, kExitBadInput};
+  selector = std::move(*selecting);
+  if (selector && !options.quiet) out << selector->baseline_summary() << '\n';
+  if (!options.metrics_listen) return {};
+  auto serving = MetricsServer::start(*options.metrics_listen);
+  if (!serving) return {serving.error().message, kExitBadInput};
+  server = std::move(*serving);
+  err << "metrics at " << server->url() << '\n';
+  return {};
+}
+
+// The console's account of a finished invocation: decisions trained and their speed, what
+// is left, the outputs (and the learning curve's plot when asked for).
+void print_train_report(const TrainCommandOptions& options, const rl::PpoTrainer& ppo, std::uint64_t decisions,
+                        double seconds, std::uint32_t stop, bool validated, std::ostream& out, std::ostream& err) {
+  const fs::path dir(options.out_dir);
+  const fs::path csv = dir / "learning_curve.csv";
+  if (!options.quiet) {
+    char line[160];
+    std::snprintf(line, sizeof line, "trained %" PRIu64 " decisions in %.1f s (%.0f decisions/s, updates included)\n",
+                  decisions, seconds, seconds > 0 ? static_cast<double>(decisions) / seconds : 0.0);
+    out << line;
+    if (!ppo.done()) out << "stopped after iteration " << stop << " of " << ppo.iterations() << ": continue with --resume\n";
+    out << "outputs       " << csv.string() << ", " << (dir / "checkpoint").string();
+    if (validated) out << ", " << (dir / "validation.csv").string() << ", " << (dir / "best").string();
+  }
+  if (options.plot) {
+    const std::string png = (dir / "learning_curve.png").string();
+    if (run_plot_script("plot_learning_curve.py", {csv.string(), "--out", png})) {
+      if (!options.quiet) out << ", " << png;
+    } else {
+      err << "note: no learning_curve.png (tools/plot_learning_curve.py needs python3-matplotlib)\n";
+    }
+  }
+  if (!options.quiet) out << '\n';
+}
+
+}  // namespace
+
+int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string config_path =
+      options.config_path.empty() ? configs::default_training_path() : options.config_path;
+  auto loaded = train_config(options, config_path, err);
+  if (!loaded) return fail(err, loaded.error().message, kExitBadInput);
+  const configs::ScenarioConfig& config = *loaded;
+
+  auto connected = rl::RankGroup::connect(rank_group_options(options));
   if (!connected) return fail(err, connected.error().message, kExitBadInput);
   rl::RankGroup& group = **connected;
   const bool lead = group.rank() == 0;  // rank 0 owns the output folder and the console
@@ -260,35 +337,15 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
 
   const fs::path dir(options.out_dir);
   const fs::path csv = dir / "learning_curve.csv", checkpoint = dir / "checkpoint";
-  StepFailure refused;
   std::optional<FolderLock> lock;  // rank 0 holds the folder for the whole run
-  if (lead) {
-    auto locked = FolderLock::acquire(options.out_dir, "meshsim train");
-    if (!locked) {
-      refused = {locked.error().message, kExitOutputError};
-    } else {
-      lock.emplace(std::move(*locked));
-      const bool earlier = fs::exists(csv) || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint));
-      if (!options.resume && earlier) {
-        refused = {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
-                   kExitOutputError};
-      }
-      // An interrupted checkpoint's newest complete copy back in place.
-      for (const fs::path& folder : {checkpoint, dir / "best"}) {
-        if (!options.resume || refused.code) break;
-        if (const Status recovered = rl::recover_checkpoint(folder); !recovered) {
-          refused = {recovered.error().message, kExitOutputError};
-        }
-      }
-    }
-  }
+  StepFailure refused;
+  if (lead) refused = claim_folder(options, dir, lock);
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
   if (options.resume && !rl::complete_checkpoint(checkpoint)) {  // every rank reads it
     refused = {"--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput};
   }
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
 
-  if (options.catalog) config.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(config);
   StepFailure loading;
   std::vector<rl::EnvMember> members;
@@ -315,26 +372,9 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
       if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) started = {kept.error().message, kExitOutputError};
     }
   }
-  // Rank 0 plays each checkpoint on the recipe's validation spans and keeps the best.
   std::unique_ptr<CheckpointSelector> selector;
-  if (lead && !started.code) {
-    auto selecting = CheckpointSelector::create(members, *catalog, dir, options.resume ? ppo.iteration() : 0);
-    if (selecting) {
-      selector = std::move(*selecting);
-      if (selector && !quiet) out << selector->baseline_summary() << '\n';
-    } else {
-      started = {selecting.error().message, kExitBadInput};
-    }
-  }
   std::unique_ptr<MetricsServer> server;
-  if (lead && !started.code && options.metrics_listen) {
-    if (auto serving = MetricsServer::start(*options.metrics_listen)) {
-      server = std::move(*serving);
-      err << "metrics at " << server->url() << '\n';
-    } else {
-      started = {serving.error().message, kExitBadInput};
-    }
-  }
+  if (lead && !started.code) started = open_watchers(options, members, *catalog, ppo, selector, server, out, err);
   if (const int code = all_passed(group, started, err); code != kExitOk) return code;
   if (!quiet) {
     out << "training " << config.name << ": " << config.rl->ppo.num_envs << " environments";
@@ -393,26 +433,9 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   }
   if (!lead) return kExitOk;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!quiet) {
-    const std::uint64_t decisions =
-        static_cast<std::uint64_t>(stop - first) * config.rl->ppo.num_envs * config.rl->ppo.rollout_steps;
-    char line[160];
-    std::snprintf(line, sizeof line, "trained %" PRIu64 " decisions in %.1f s (%.0f decisions/s, updates included)\n",
-                  decisions, seconds, seconds > 0 ? static_cast<double>(decisions) / seconds : 0.0);
-    out << line;
-    if (!ppo.done()) out << "stopped after iteration " << stop << " of " << ppo.iterations() << ": continue with --resume\n";
-    out << "outputs       " << csv.string() << ", " << checkpoint.string();
-    if (selector) out << ", " << (dir / "validation.csv").string() << ", " << (dir / "best").string();
-  }
-  if (options.plot) {
-    const std::string png = (dir / "learning_curve.png").string();
-    if (run_plot_script("plot_learning_curve.py", {csv.string(), "--out", png})) {
-      if (!quiet) out << ", " << png;
-    } else {
-      err << "note: no learning_curve.png (tools/plot_learning_curve.py needs python3-matplotlib)\n";
-    }
-  }
-  if (!quiet) out << '\n';
+  const std::uint64_t decisions =
+      static_cast<std::uint64_t>(stop - first) * config.rl->ppo.num_envs * config.rl->ppo.rollout_steps;
+  print_train_report(options, ppo, decisions, seconds, stop, selector != nullptr, out, err);
   return kExitOk;
 }
 
