@@ -266,19 +266,17 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
     config.pool_hardware.push_back(std::move(*pool));
   }
   static_cast<cluster::ServingOptions&>(config) = llm;  // the options as the scenario set them
-  if (llm.request_timeout && llm.scheduler != cluster::BatchScheduler::kVllm) {
+  if (llm.request_timeout && !cluster::supports_aborts(llm)) {
     return Error{"serving.vllm.request_timeout_s: request timeouts need serving.scheduler vllm"};
   }
-  if (llm.prompt_routing == cluster::RoutePolicy::kPrefixAffinity &&
-      (llm.scheduler != cluster::BatchScheduler::kVllm || !llm.vllm.prefix_caching)) {
+  if (llm.prompt_routing == cluster::RoutePolicy::kPrefixAffinity && !cluster::caches_prefixes(llm)) {
     return Error{"serving.routing.prompt: prefix_affinity needs serving.scheduler vllm with vllm.prefix_caching true"};
   }
   if (llm.token_routing == cluster::RoutePolicy::kPrefixAffinity) {
     return Error{"serving.routing.token: prefix_affinity routes prompts; token instances take prefilled requests "
                  "(use fewest_requests or least_kv_memory)"};
   }
-  if (llm.scheduler == cluster::BatchScheduler::kVllm && llm.kv_capacity_tokens &&
-      *llm.kv_capacity_tokens < llm.vllm.block_size) {
+  if (llm.kv_capacity_tokens && cluster::usable_kv_tokens(llm, *llm.kv_capacity_tokens) == 0) {
     return Error{"serving.kv.capacity_tokens: " + std::to_string(*llm.kv_capacity_tokens) +
                  " tokens hold no whole KV block of serving.vllm.block_size " + std::to_string(llm.vllm.block_size)};
   }

@@ -54,4 +54,22 @@ struct VllmLimits {
   bool prefix_caching = true;
 };
 
+// What chooses and configures an instance's engine (cluster::ServingOptions holds it).
+struct EngineOptions {
+  BatchScheduler scheduler = BatchScheduler::kSplitwise;
+  BatchingConfig batching;  // kSplitwise
+  KvAllocation kv_allocation = KvAllocation::kReserve;
+  VllmLimits vllm;  // kVllm (KV is then allocated in blocks, on demand)
+};
+
+// What the chosen engine can do, for the cluster and for configs' checks alike (defined
+// beside make_engine, the one place that maps a scheduler to an engine).
+// The KV tokens an instance with room for `tokens` can use (vLLM: whole blocks).
+std::uint64_t usable_kv_tokens(const EngineOptions& options, std::uint64_t tokens);
+// Whether the engine reads the requests' tokens (Sequences::stream) and caches prefixes.
+bool reads_tokens(const EngineOptions& options);
+bool caches_prefixes(const EngineOptions& options);
+// Whether requests can be aborted mid-way (request timeouts).
+bool supports_aborts(const EngineOptions& options);
+
 }  // namespace meshsim::cluster

@@ -88,24 +88,9 @@ class InstanceEngine {
   virtual std::vector<std::string> check_invariants() const = 0;
 };
 
-// What chooses and configures an instance's engine.
-struct EngineOptions {
-  BatchScheduler scheduler = BatchScheduler::kSplitwise;
-  BatchingConfig batching;
-  KvAllocation kv_allocation = KvAllocation::kReserve;
-  VllmLimits vllm;
-};
-
 // An empty engine for an instance holding `kv_capacity_tokens` (usable_kv_tokens'), over
 // the cluster's sequences.
 std::unique_ptr<InstanceEngine> make_engine(const EngineOptions& options, std::uint64_t kv_capacity_tokens,
                                             Sequences& sequences);
-// The KV tokens an instance with room for `tokens` can use (vLLM: whole blocks).
-std::uint64_t usable_kv_tokens(const EngineOptions& options, std::uint64_t tokens);
-// Whether the engine reads the requests' tokens (Sequences::stream) and caches prefixes.
-bool reads_tokens(const EngineOptions& options);
-bool caches_prefixes(const EngineOptions& options);
-// Whether requests can be aborted mid-way (request timeouts).
-bool supports_aborts(const EngineOptions& options);
 
 }  // namespace meshsim::cluster

@@ -20,7 +20,6 @@ std::int64_t LlmCluster::kv_need(const Sequence& s, InstanceTag tag) {
 LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink)
     : sim_(sim),
       config_(std::move(config)),
-      engine_options_{config_.scheduler, config_.batching, config_.kv_allocation, config_.vllm},
       sink_(sink),
       prompt_router_(config_.prompt_routing),
       token_router_(config_.token_routing),
@@ -29,11 +28,11 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       attached_level_(sim.now()),
       cost_(sim.now()) {
   MESHSIM_CHECK(config_.prompt_routing != RoutePolicy::kPrefixAffinity ||
-                    caches_prefixes(engine_options_),
+                    caches_prefixes(config_),
                 "prefix_affinity routing needs the vLLM scheduler with prefix caching");
   MESHSIM_CHECK(config_.token_routing != RoutePolicy::kPrefixAffinity,
                 "prefix_affinity routes prompts: token instances receive prefilled requests");
-  MESHSIM_CHECK(!config_.request_timeout || supports_aborts(engine_options_),
+  MESHSIM_CHECK(!config_.request_timeout || supports_aborts(config_),
                 "request timeouts need the vLLM scheduler");
   MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
   request_costs_ = config_.perf->request_costs();
@@ -91,7 +90,7 @@ std::uint32_t LlmCluster::add_hardware(const SkuSpec& sku, std::uint32_t tensor_
     const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
     hw.kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
   }
-  hw.kv_capacity_tokens = usable_kv_tokens(engine_options_, hw.kv_capacity_tokens);
+  hw.kv_capacity_tokens = usable_kv_tokens(config_, hw.kv_capacity_tokens);
   MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
   const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
   const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
@@ -193,7 +192,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
-  if (reads_tokens(engine_options_)) {
+  if (reads_tokens(config_)) {
     seqs_.stream(slot) = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content);
   }
   if (config_.request_timeout) {

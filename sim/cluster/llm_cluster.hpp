@@ -256,7 +256,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 
   engine::Simulation& sim_;
   LlmClusterConfig config_;
-  EngineOptions engine_options_;  // config_'s, for make_engine
   RequestSink& sink_;
   // What instances on one kind of server are: their SKU and TP degree, the performance
   // model pricing their iterations, their KV capacity and the rates of useful work.

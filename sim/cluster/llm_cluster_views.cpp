@@ -84,7 +84,7 @@ std::uint64_t LlmCluster::kv_used_tokens() const {
 }
 
 std::vector<ServingSystem::PrefixCacheCounts> LlmCluster::prefix_cache_by_instance() const {
-  if (!caches_prefixes(engine_options_)) return {};
+  if (!caches_prefixes(config_)) return {};
   std::vector<PrefixCacheCounts> counts;
   counts.reserve(instances_.size());
   for (const auto& in : instances_) counts.push_back(in->prefix);

@@ -133,7 +133,7 @@ std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
-  in->engine = make_engine(engine_options_, kv_capacity(*in), seqs_);
+  in->engine = make_engine(config_, kv_capacity(*in), seqs_);
   instances_.push_back(std::move(in));
   ++existing_;
   if (tag == InstanceTag::kPrompt) ++prompt_side_;
@@ -235,7 +235,7 @@ std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
                 "deactivate: a drained instance still holds work: " + describe(instance));
   // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
-  in.engine = make_engine(engine_options_, kv_capacity(in), seqs_);
+  in.engine = make_engine(config_, kv_capacity(in), seqs_);
   --serving_;
   serving_kv_tokens_ -= kv_capacity(in);
   const std::uint32_t server = detach(in);
@@ -252,7 +252,7 @@ void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
   MESHSIM_CHECK(in.holds_nothing(),
                 "retag: a drained instance still holds work: " + describe(instance));
   in.evacuating = false;
-  in.engine = make_engine(engine_options_, kv_capacity(in), seqs_);  // the KV cache is flushed
+  in.engine = make_engine(config_, kv_capacity(in), seqs_);  // the KV cache is flushed
   // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
   --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
   ++pools_[static_cast<std::size_t>(tag)].by_state[static_cast<std::size_t>(in.state)];

@@ -48,11 +48,9 @@ inline constexpr EnumNames kRoutePolicyNames{
                std::pair{RoutePolicy::kPrefixAffinity, std::string_view("prefix_affinity")}}};
 
 // The options the scenario's "serving" object sets beyond the deployment's hardware and
-// start state (configs/README.md names their keys).
-struct ServingOptions {
-  BatchScheduler scheduler = BatchScheduler::kSplitwise;
-  BatchingConfig batching;  // kSplitwise
-  VllmLimits vllm;          // kVllm (KV is then allocated in blocks, on demand)
+// start state (configs/README.md names their keys): the engine's (EngineOptions: which
+// rules form batches, their limits) and the cluster's own.
+struct ServingOptions : EngineOptions {
   // A request whose prompt and output together exceed this is rejected at arrival and
   // counted (RequestRecord::rejected), never served, as vLLM refuses it.
   std::optional<std::uint32_t> max_model_len;
@@ -66,7 +64,6 @@ struct ServingOptions {
   // on every pool's hardware).
   double kv_reserve_fraction = 0.0;  // of the instance's HBM
   std::optional<std::uint64_t> kv_capacity_tokens;
-  KvAllocation kv_allocation = KvAllocation::kReserve;
   // Prompt -> token instance KV transfer bandwidth, GB/s (default: the SKU's network).
   std::optional<double> kv_transfer_gb_per_s;
   // Fold consecutive decode iterations of an unchanged batch into one event.
