@@ -5,7 +5,7 @@
 namespace meshsim::autoscale {
 
 PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
-  const auto& totals = manager.cluster().pool_totals(tag);
+  const auto& totals = manager.cluster().pools().totals(tag);
   PoolSnapshot pool;
   pool.tag = tag;
   pool.active = totals.count(InstanceState::kActive);
@@ -26,7 +26,7 @@ PoolKv scan_active(const ScalingManager& manager, InstanceTag tag) {
     if (view.tag != tag || view.state != InstanceState::kActive) continue;
     pool.pending_requests += static_cast<std::uint64_t>(view.requests) - view.running;
     pool.kv_used += view.kv_used;
-    pool.kv_capacity += manager.cluster().kv_capacity_tokens(tag);
+    pool.kv_capacity += manager.cluster().hardware().of(tag).kv_capacity_tokens;
   }
   return pool;
 }

@@ -5,20 +5,20 @@
 namespace meshsim::cluster {
 
 Status ElasticServers::room_for_one_more(InstanceTag tag) const {
-  if (max_servers_ && !cluster_.server_with_room(tag) && cluster_.servers() >= *max_servers_) {
+  if (max_servers_ && !servers_.with_room(tag) && servers_.count() >= *max_servers_) {
     return Error{"Max servers reached (" + std::to_string(*max_servers_) + ")"};
   }
   return Ok{};
 }
 
 Expected<PlacedInstance> ElasticServers::place(std::uint32_t /*instance*/, InstanceTag tag) {
-  if (const auto server = cluster_.server_with_room(tag)) return PlacedInstance{*server, {}};
-  return PlacedInstance{cluster_.add_server(tag), {}};
+  if (const auto server = servers_.with_room(tag)) return PlacedInstance{*server, {}};
+  return PlacedInstance{servers_.add(tag), {}};
 }
 
 bool ElasticServers::release(std::uint32_t /*instance*/, std::uint32_t server) {
-  if (cluster_.server_instances(server) != 0) return false;
-  cluster_.remove_server(server);
+  if (servers_.load(server) != 0) return false;
+  servers_.remove(server);
   return true;
 }
 

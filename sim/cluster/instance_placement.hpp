@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/server_pool.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/sim_time.hpp"
 
@@ -36,15 +36,15 @@ class InstancePlacement {
 // max_servers when set); a server goes once its last instance has.
 class ElasticServers final : public InstancePlacement {
  public:
-  ElasticServers(LlmCluster& cluster, std::optional<std::uint32_t> max_servers)
-      : cluster_(cluster), max_servers_(max_servers) {}
+  ElasticServers(ServerPool& servers, std::optional<std::uint32_t> max_servers)
+      : servers_(servers), max_servers_(max_servers) {}
 
   Status room_for_one_more(InstanceTag tag) const override;
   Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag) override;
   bool release(std::uint32_t instance, std::uint32_t server) override;
 
  private:
-  LlmCluster& cluster_;
+  ServerPool& servers_;
   std::optional<std::uint32_t> max_servers_;
 };
 

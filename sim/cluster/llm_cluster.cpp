@@ -21,6 +21,8 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
     : sim_(sim),
       config_(std::move(config)),
       sink_(sink),
+      hardware_(config_),
+      servers_(hardware_, [this] { account_levels(); }),
       prompt_router_(config_.prompt_routing),
       token_router_(config_.token_routing),
       capacity_(sim.now()),
@@ -34,25 +36,17 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
                 "prefix_affinity routes prompts: token instances receive prefilled requests");
   MESHSIM_CHECK(!config_.request_timeout || supports_aborts(config_),
                 "request timeouts need the vLLM scheduler");
-  MESHSIM_CHECK(config_.perf != nullptr, "LlmCluster needs a performance model");
   request_costs_ = config_.perf->request_costs();
-  pool_hardware_.fill(add_hardware(config_.sku, config_.tensor_parallel, config_.perf));
-  std::array<bool, 3> own_hardware{};
-  for (const PoolHardware& pool : config_.pool_hardware) {
-    MESHSIM_CHECK(!std::exchange(own_hardware[index(pool.tag)], true),
-                  "pool_hardware names the " + std::string(kInstanceTagNames.name(pool.tag)) + " pool twice");
-    pool_hardware_[index(pool.tag)] = add_hardware(pool.sku, pool.tensor_parallel, pool.perf);
-  }
   // The start state, packed onto as few servers of each hardware as hold it, ACTIVE from
   // the start.
-  std::vector<std::optional<std::uint32_t>> filling(hardware_.size());
+  std::vector<std::optional<std::uint32_t>> filling(hardware_.kinds());
   bool any_prompt = false, any_token = false, any_routable = false;
-  kv_fit_tokens_ = config_.start_state.empty() ? hardware_[0].kv_capacity_tokens : ~std::uint64_t{0};
+  kv_fit_tokens_ = config_.start_state.empty() ? hardware_.kind(0).kv_capacity_tokens : ~std::uint64_t{0};
   for (const auto& group : config_.start_state) {
-    std::optional<std::uint32_t>& server = filling[pool_hardware_[index(group.tag)]];
-    kv_fit_tokens_ = std::min(kv_fit_tokens_, kv_capacity_tokens(group.tag));
+    std::optional<std::uint32_t>& server = filling[hardware_.index_of(group.tag)];
+    kv_fit_tokens_ = std::min(kv_fit_tokens_, hardware_.of(group.tag).kv_capacity_tokens);
     for (std::uint32_t i = 0; i < group.count; ++i) {
-      if (!server || server_instances(*server) == instances_per_server(*server)) server = add_server(group.tag);
+      if (!server || servers_.load(*server) == servers_.room(*server)) server = servers_.add(group.tag);
       activate(add_instance(group.tag, *server));
       any_prompt |= group.tag == InstanceTag::kPrompt;
       any_token |= group.tag == InstanceTag::kToken;
@@ -68,45 +62,7 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
 
 LlmCluster::~LlmCluster() = default;
 
-// The index of the hardware of this SKU and TP degree, added if new.
-std::uint32_t LlmCluster::add_hardware(const SkuSpec& sku, std::uint32_t tensor_parallel,
-                                       std::shared_ptr<const PerfModel> perf) {
-  for (std::uint32_t i = 0; i < hardware_.size(); ++i) {
-    if (hardware_[i].sku.name == sku.name && hardware_[i].tensor_parallel == tensor_parallel) return i;
-  }
-  MESHSIM_CHECK(perf != nullptr, "LlmCluster needs a performance model for " + sku.name);
-  MESHSIM_CHECK(tensor_parallel > 0 && sku.gpus_per_node % tensor_parallel == 0,
-                "the tensor-parallel degree must divide the GPUs per node of " + sku.name);
-  Hardware hw;
-  hw.sku = sku;
-  hw.tensor_parallel = tensor_parallel;
-  hw.perf = std::move(perf);
-  hw.per_server = sku.gpus_per_node / tensor_parallel;
-  const double kv_per_token = config_.model.kv_bytes_per_token();
-  if (config_.kv_capacity_tokens) {
-    hw.kv_capacity_tokens = *config_.kv_capacity_tokens;
-  } else {
-    const double hbm = tensor_parallel * sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
-    const double free_bytes = hbm * (1.0 - config_.kv_reserve_fraction) - config_.model.weight_bytes();
-    hw.kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
-  }
-  hw.kv_capacity_tokens = usable_kv_tokens(config_, hw.kv_capacity_tokens);
-  MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
-  const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
-  const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
-  hw.per_token_ns = 2.0 * config_.model.parameters / flops_per_ns;
-  hw.per_attention_pair_ns = 4.0 * config_.model.layers * config_.model.hidden / flops_per_ns;
-  hw.weights_ns = config_.model.weight_bytes() / bytes_per_ns;
-  hw.per_kv_token_ns = kv_per_token / bytes_per_ns;
-  hardware_.push_back(std::move(hw));
-  servers_with_room_.emplace_back();
-  servers_alive_by_hardware_.push_back(0);
-  return static_cast<std::uint32_t>(hardware_.size() - 1);
-}
-
-const LlmCluster::Hardware& LlmCluster::hardware_of(const Instance& in) const { return hardware_[in.hardware]; }
-
-std::uint64_t LlmCluster::kv_capacity(const Instance& in) const { return hardware_of(in).kv_capacity_tokens; }
+const InstanceHardware& LlmCluster::hardware_of(const Instance& in) const { return hardware_.kind(in.hardware); }
 
 std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
     LlmClusterConfig config, LlmCluster** built) {
@@ -138,19 +94,16 @@ void LlmCluster::refresh_load(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   PoolRouter& router = router_for(in.tag);
   router.update(instance, load_of(in, router.policy()));
-  if (track_active_loads_ && in.state == InstanceState::kActive) count_active_load(in);
+  if (pools_.tracks_loads() && in.state == InstanceState::kActive) count_active_load(in);
 }
 
 void LlmCluster::count_active_load(Instance& in) {
-  ActiveLoad& load = active_loads_[static_cast<std::size_t>(in.tag)];
-  load.requests += in.requests - in.counted.requests;
-  load.pending_tokens += in.pending_tokens - in.counted.pending_tokens;
-  in.counted = ActiveLoad{in.requests, in.pending_tokens};
+  pools_.recount(in.tag, in.counted, ActiveLoad{in.requests, in.pending_tokens});
 }
 
 void LlmCluster::track_active_loads() {
-  if (track_active_loads_) return;
-  track_active_loads_ = true;
+  if (pools_.tracks_loads()) return;
+  pools_.track_loads();
   for (const auto& in : instances_) {
     if (!in->removed && in->state == InstanceState::kActive) count_active_load(*in);
   }
@@ -179,7 +132,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   seq.prompt_tokens = request.prompt_tokens;
   seq.output_tokens = request.output_tokens;
   ++in_system_;
-  remember_submission(slot);
+  first_tokens_.arrived(slot, r.record.arrival);
   const std::uint64_t length = std::uint64_t{request.prompt_tokens} + request.output_tokens;
   // Longer than the model's context: refused, as vLLM refuses it.
   if (config_.max_model_len && length > *config_.max_model_len) {
@@ -220,7 +173,7 @@ void LlmCluster::admit(std::uint32_t slot) {
   const std::uint32_t instance = route_prompt(slot);
   r.record.prompt_instance = instance;
   assign(instance, slot);
-  count_arrival(instance, slot);
+  pools_.arrived(instances_[instance]->tag, std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens);
   enqueue_prefill(instance, slot);
   wake(instance);
 }
@@ -233,7 +186,7 @@ std::uint32_t LlmCluster::route_prompt(std::uint32_t slot) {
   std::int64_t best_cost = 0;
   for (const std::uint32_t id : prompt_router_.members()) {
     Instance& in = *instances_[id];
-    const std::uint32_t begun = in.busy && in.engine->step().prefill.empty() ? iterations_begun(in) : 0;
+    const std::uint32_t begun = in.busy && in.engine->step().prefill.empty() ? in.segment.begun(sim_.now()) : 0;
     const std::int64_t cost =
         in.pending_tokens + std::int64_t{prompt} - in.engine->cached_prefix_tokens(slot, prompt, begun);
     if (!best || cost < best_cost) {
@@ -256,13 +209,6 @@ void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
   in.pending_tokens += seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1 : 1;
   in.kv_promised += kv_need(seq, in.tag);
   refresh_load(instance);
-}
-
-void LlmCluster::count_arrival(std::uint32_t instance, std::uint32_t slot) {
-  const Live& r = live_[slot];
-  PoolTotals& pool = pools_[static_cast<std::size_t>(instances_[instance]->tag)];
-  ++pool.arrived_requests;
-  pool.arrived_tokens += std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens;
 }
 
 void LlmCluster::unassign(std::uint32_t slot) {
@@ -340,7 +286,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
     return;
   }
   seq.generated = 1;
-  if (!r.record.first_token) --awaiting_first_token_;
+  first_tokens_.done(slot);
   r.record.first_token = sim_.now();
   r.last_token = sim_.now();
   if (r.record.output_tokens == 1) {
@@ -363,7 +309,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   const std::uint32_t target = token_router_.pick();
   assign(target, slot);
   r.in_transit = true;
-  count_arrival(target, slot);
+  pools_.arrived(InstanceTag::kToken, std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens);
   // Over the slower of the two servers' networks.
   const double network =
       std::min(hardware_of(in).sku.network_gb_per_s, hardware_of(*instances_[target]).sku.network_gb_per_s);
@@ -420,7 +366,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
     record.tbt_max = r.tbt_max;
   }
   --in_system_;
-  if (!record.first_token) --awaiting_first_token_;
+  first_tokens_.done(slot);
   r.used = false;
   seqs_.stream(slot) = TokenStream();
   free_slots_.push_back(slot);
@@ -436,24 +382,6 @@ void LlmCluster::set_activity_sink(ActivitySink* sink) {
     if (in.server != kNoServer) activity_->on_instance(i, in.server, kInstanceTagNames.name(in.tag));
     activity_->on_instance_state(i, kInstanceStateNames.name(in.state), sim_.now());
   }
-}
-
-bool LlmCluster::awaiting(const Submission& s) const {
-  const Live& r = live_[s.slot];
-  return r.used && r.submission == s.number && !r.record.first_token;
-}
-
-void LlmCluster::remember_submission(std::uint32_t slot) {
-  Live& r = live_[slot];
-  r.submission = ++submissions_;
-  ++awaiting_first_token_;
-  while (!by_arrival_.empty() && !awaiting(by_arrival_.front())) by_arrival_.pop_front();
-  // One request waiting long keeps every later submission behind it: compacted once the
-  // list is twice what it must hold, so its size stays within a constant of the backlog.
-  if (by_arrival_.size() > 2 * awaiting_first_token_ + 64) {
-    std::erase_if(by_arrival_, [&](const Submission& s) { return !awaiting(s); });
-  }
-  by_arrival_.push_back(Submission{r.record.arrival, r.submission, slot});
 }
 
 }  // namespace meshsim::cluster

@@ -9,32 +9,21 @@
 #include <string>
 #include <vector>
 
-#include "sim/perf/hardware.hpp"
 #include "sim/batching/instance_engine.hpp"
+#include "sim/cluster/first_token_watch.hpp"
 #include "sim/cluster/llm_cluster_config.hpp"
+#include "sim/cluster/pool_ledger.hpp"
 #include "sim/cluster/pool_router.hpp"
+#include "sim/cluster/server_pool.hpp"
+#include "sim/cluster/serving_hardware.hpp"
 #include "sim/cluster/serving_options.hpp"
 #include "sim/cluster/serving_system.hpp"
-#include "sim/perf/hardware.hpp"
-#include "sim/perf/perf_model.hpp"
-#include "sim/engine/enum_names.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/timer.hpp"
 #include "sim/metrics/level_integral.hpp"
 
 namespace meshsim::cluster {
-
-// An instance's lifecycle (seed 003's worker states): STARTING (loading weights: costs,
-// serves nothing) -> ACTIVE (routed to) -> DRAINING (no new requests; those it has
-// finish, or move to ACTIVE instances when evacuated) -> INACTIVE (KV cache flushed,
-// memory released; may start again) -> removed.
-enum class InstanceState { kStarting, kActive, kDraining, kInactive };
-inline constexpr EnumNames kInstanceStateNames{
-    std::array{std::pair{InstanceState::kStarting, std::string_view("starting")},
-               std::pair{InstanceState::kActive, std::string_view("active")},
-               std::pair{InstanceState::kDraining, std::string_view("draining")},
-               std::pair{InstanceState::kInactive, std::string_view("inactive")}}};
 
 // LLM serving on simulated GPU instances: prefill and decode in continuous batches priced
 // by a PerfModel, KV-cache capacity per instance, the Splitwise flow (prefill on a prompt
@@ -69,14 +58,13 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 
   const LlmClusterConfig& config() const { return config_; }
   SimTime now() const { return sim_.now(); }
-  // KV tokens one instance of the pool holds.
-  std::uint64_t kv_capacity_tokens(InstanceTag tag) const { return hardware_of(tag).kv_capacity_tokens; }
-  // The pool's hardware: what prices its iterations, its SKU and TP degree.
-  const PerfModel& perf(InstanceTag tag) const { return *hardware_of(tag).perf; }
-  const SkuSpec& sku_of(InstanceTag tag) const { return hardware_of(tag).sku; }
-  std::uint32_t tensor_parallel_of(InstanceTag tag) const { return hardware_of(tag).tensor_parallel; }
-  // Instances a server holds (its SKU's GPUs per node / the tensor-parallel degree).
-  std::uint32_t instances_per_server(std::uint32_t server) const;
+  // The pools' hardware: what prices their iterations, their SKU, TP degree and KV capacity.
+  const ServingHardware& hardware() const { return hardware_; }
+  // The servers instances run on: the placements add and remove them.
+  ServerPool& servers() { return servers_; }
+  const ServerPool& servers() const { return servers_; }
+  // The pools' instances by state, arrivals and INACTIVE instances, in O(1).
+  const PoolLedger& pools() const { return pools_; }
   // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
   std::uint64_t events_handled() const { return events_handled_; }
 
@@ -94,18 +82,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
     std::uint64_t kv_used = 0;        // KV tokens held now
     bool evacuating = false;
   };
-  std::uint32_t servers() const;
-  // A server of the SKU `tag`'s pool runs on.
-  std::uint32_t add_server(InstanceTag tag);
-  // The server must hold no instance.
-  void remove_server(std::uint32_t server);
-  std::uint32_t server_instances(std::uint32_t server) const;
-  // The lowest-numbered server with room for one more instance of `tag`'s pool, if any.
-  std::optional<std::uint32_t> server_with_room(InstanceTag tag) const;
-  // Whether two pools run on the same hardware (an instance can move between them).
-  bool same_hardware(InstanceTag a, InstanceTag b) const {
-    return pool_hardware_[index(a)] == pool_hardware_[index(b)];
-  }
   // The id add_instance gives next.
   std::uint32_t next_instance_id() const { return static_cast<std::uint32_t>(instances_.size()); }
   // A new STARTING instance on `server`, which must be of its pool's hardware and have
@@ -138,22 +114,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::optional<std::uint32_t> remove_instance(std::uint32_t instance);
   // Instances that hold a server (STARTING, ACTIVE or DRAINING).
   std::uint32_t attached_instances() const { return attached_; }
-  // A pool's instances by state, kept as states change (O(1) to read).
-  struct PoolTotals {
-    std::array<std::uint32_t, 4> by_state{};  // indexed by InstanceState
-    // Requests that came to the pool since the run began (admitted to a prompt or mixed
-    // instance, or handed to a token instance; moves between instances not counted), and
-    // their prompt + output tokens: the arrival rates target tracking can follow.
-    std::uint64_t arrived_requests = 0, arrived_tokens = 0;
-    std::uint32_t count(InstanceState state) const { return by_state[static_cast<std::size_t>(state)]; }
-  };
-  const PoolTotals& pool_totals(InstanceTag tag) const { return pools_[static_cast<std::size_t>(tag)]; }
   // The requests assigned to a pool's ACTIVE instances (running or waiting) and their
   // pending prompt tokens: O(1) once track_active_loads() is on, else a walk over them.
-  struct ActiveLoad {
-    std::int64_t requests = 0;
-    std::int64_t pending_tokens = 0;
-  };
   ActiveLoad active_load(InstanceTag tag) const;
   // Keeps the pools' ACTIVE loads up to date as they change, for O(1) scaling decisions
   // (the ScalingManager turns it on). Off by default: at 400 instances the updates cost a
@@ -164,10 +126,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // lowest id. None when the pool has no ACTIVE instance. A walk over the ACTIVE
   // instances (scale-downs are rare; an index kept for them would cost every request).
   std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
-  // The INACTIVE instance of `tag` with the lowest id, the one a restart takes first; none
-  // when there is none. O(log instances): kept as states change, so an elastic scale-up
-  // costs the same in a pool of a thousand or a hundred thousand.
-  std::optional<std::uint32_t> first_inactive(InstanceTag tag) const;
   std::optional<InstanceView> instance(std::uint32_t id) const;
   // O(1) (instance() also walks the running segment for its KV use): the state and tag
   // of an instance that exists.
@@ -180,18 +138,9 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Existing instances, by id.
   std::vector<InstanceView> instance_views() const;
 
-  // A folded run of decode iterations is timed in segments of at most kFoldSegment
-  // iterations, so cutting it short (new work arrived) costs O(this), not O(output); a
-  // segment after a cut, a prefill or a batch change times at most kFirstSegment, and each
-  // that runs whole doubles the next (arrivals cut most folds within a few iterations:
-  // timing 256 each time cost a third of a default replay under vLLM).
-  static constexpr std::uint32_t kFoldSegment = 256;
-  static constexpr std::uint32_t kFirstSegment = 16;
-
  private:
   struct Instance;
   struct Live;
-  struct Hardware;
   enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit, kDeadline };
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
@@ -203,8 +152,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Routes a submitted request to an instance's queue (after its pre-queue cost).
   void admit(std::uint32_t slot);
   void assign(std::uint32_t instance, std::uint32_t slot);
-  // The request in `slot` came to `instance`'s pool (PoolTotals' arrivals).
-  void count_arrival(std::uint32_t instance, std::uint32_t slot);
   // Undoes assign() and the KV the request holds on its instance.
   void unassign(std::uint32_t slot);
   // Aborts the requests on an instance whose deadline has passed.
@@ -237,45 +184,17 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // performance model, decode runs folded into one event.
   void start_step(std::uint32_t instance);
   void end_step(std::uint32_t instance);
-  void begin_prefill_step(Instance& in, const PrefillWork& prefill, const DecodeWork& decode);
   void close_segment(std::uint32_t instance);
-  void begin_segment(Instance& in, std::uint32_t iterations);
   void interrupt_fold(Instance& in);
-  std::uint32_t iterations_begun(const Instance& in) const;
   std::uint64_t kv_in_segment(const Instance& in) const;
-  // An iteration's length and useful work on an instance of `hw` (LlmCluster::hardware_of).
-  static SimTime iteration_time(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode);
-  static std::int64_t useful_ns(const Hardware& hw, const PrefillWork& prefill, const DecodeWork& decode,
-                                SimTime length);
-  struct Useful {
-    std::int64_t whole_ns = 0;
-    double partial_ns = 0.0;
-  };
-  Useful useful_so_far(const Instance& in) const;
   static std::int64_t kv_need(const Sequence& s, InstanceTag tag);
 
   engine::Simulation& sim_;
   LlmClusterConfig config_;
   RequestSink& sink_;
-  // What instances on one kind of server are: their SKU and TP degree, the performance
-  // model pricing their iterations, their KV capacity and the rates of useful work.
-  struct Hardware {
-    SkuSpec sku;
-    std::uint32_t tensor_parallel = 8;
-    std::shared_ptr<const PerfModel> perf;
-    std::uint64_t kv_capacity_tokens = 0;
-    std::uint32_t per_server = 1;  // instances a server holds
-    // Nanoseconds per unit of work at the instance's peak (see useful_ns).
-    double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;
-  };
-  static std::size_t index(InstanceTag tag) { return static_cast<std::size_t>(tag); }
-  const Hardware& hardware_of(InstanceTag tag) const { return hardware_[pool_hardware_[index(tag)]]; }
-  const Hardware& hardware_of(const Instance& in) const;
-  std::uint64_t kv_capacity(const Instance& in) const;
-  std::uint32_t add_hardware(const SkuSpec& sku, std::uint32_t tensor_parallel, std::shared_ptr<const PerfModel> perf);
-  // The distinct hardware of the pools (the config's first), and each pool's, by tag.
-  std::vector<Hardware> hardware_;  // filled by the constructor, then fixed
-  std::array<std::uint32_t, 3> pool_hardware_{};
+  ServingHardware hardware_;
+  const InstanceHardware& hardware_of(const Instance& in) const;
+  ServerPool servers_;
   // The largest request (prompt and output tokens) every start-state pool's instances can
   // hold: one longer is dropped at arrival.
   std::uint64_t kv_fit_tokens_ = 0;
@@ -283,10 +202,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   // Instances by id, never freed (a removed one keeps its timer, which stale events in
   // the queue still point to); `removed` marks the gone.
   std::vector<std::unique_ptr<Instance>> instances_;
-  std::vector<std::uint32_t> server_load_;  // instances per server id; kNoServer when removed
-  std::vector<std::uint32_t> server_hardware_;  // hardware_ index per server id
-  std::vector<std::set<std::uint32_t>> servers_with_room_;  // by hardware_ index
-  std::vector<std::uint32_t> servers_alive_by_hardware_;  // servers not removed, by hardware_ index
   std::uint64_t attached_gpus_ = 0;   // of the instances on servers
   std::uint64_t serving_kv_tokens_ = 0;  // KV capacity of the instances serving
   std::uint32_t existing_ = 0;  // instances not removed
@@ -295,29 +210,13 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::uint32_t prompt_side_ = 0;  // prompt-tag instances not removed (they need token instances)
   PoolRouter prompt_router_;       // ACTIVE prompt and mixed instances
   PoolRouter token_router_;        // ACTIVE token instances
-  std::array<PoolTotals, 3> pools_{};  // by InstanceTag
-  std::array<std::set<std::uint32_t>, 3> inactive_;  // INACTIVE instances' ids, by InstanceTag
-  bool track_active_loads_ = false;
-  std::array<ActiveLoad, 3> active_loads_{};  // by InstanceTag, when tracked
+  PoolLedger pools_;
   std::vector<Live> live_;  // by request slot
   Sequences seqs_;          // by request slot: what the instances' engines read and write
   std::vector<std::uint32_t> free_slots_;
   StepOutcome outcome_;  // reused by step ends
   std::uint64_t in_system_ = 0;
-  // Requests in the system without their first token, and every submission in arrival
-  // order from the oldest of them on (those that got it are skipped, and pruned from the
-  // front and compacted as submissions come): awaiting_first_token() reads the recent
-  // ones alone.
-  struct Submission {
-    SimTime arrival;
-    std::uint64_t number = 0;  // Live::submission
-    std::uint32_t slot = 0;
-  };
-  std::uint64_t awaiting_first_token_ = 0;
-  std::uint64_t submissions_ = 0;
-  std::deque<Submission> by_arrival_;
-  bool awaiting(const Submission& s) const;
-  void remember_submission(std::uint32_t slot);
+  FirstTokenWatch first_tokens_;  // requests in the system without their first token
   std::uint64_t running_ = 0;
   std::int64_t useful_done_ns_ = 0;  // useful work of the iterations ended so far (see useful_ns)
   std::int64_t busy_done_us_ = 0;    // instance-microseconds of the segments ended so far

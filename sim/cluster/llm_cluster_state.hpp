@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/step_segment.hpp"
 
 namespace meshsim::cluster {
 
@@ -18,35 +19,11 @@ namespace meshsim::cluster {
 struct LlmCluster::Live {
   RequestRecord record;
   bool used = false;
-  std::uint64_t submission = 0;  // which submission holds the slot (slots are reused)
   std::uint32_t instance = 0;    // where it is now
   bool in_transit = false;       // its KV cache is on its way to `instance`
   SimTime last_token;
   SimTime tbt_max;
   SimTime deadline = SimTime::max();  // arrival + the request timeout
-};
-
-// The iteration, or folded run of decode iterations of one batch, in progress.
-struct Segment {
-  SimTime start;
-  SimTime end;
-  std::uint32_t iterations = 0;
-  std::uint64_t context = 0;    // KV tokens read by its first decode iteration
-  SimTime first;                // length of its first iteration
-  std::int64_t useful_ns = 0;   // useful work of its iterations (LlmCluster::useful_ns)
-  // Its iterations' lengths and useful work, timed once when it begins (a cut, the KV
-  // taken so far and the work done so far read them instead of pricing again).
-  struct Step {
-    SimTime length;
-    std::int64_t useful_ns = 0;
-  };
-  std::vector<Step> steps;
-  SimTime longest_later;        // longest of the others
-  bool cut = false;             // new work arrived: it ends at the next iteration boundary
-  // Iterations this segment could time (LlmCluster::begin_segment): short after a cut,
-  // doubling while segments run whole, so a fold cut after m iterations has timed O(m) of
-  // them, whatever the fold's length.
-  std::uint32_t cap = 0;
 };
 
 struct LlmCluster::Instance {
@@ -55,7 +32,7 @@ struct LlmCluster::Instance {
   bool removed = false;
   bool counted_state = false;  // in the pool totals' counts by state
   bool evacuating = false;  // DRAINING past its timeout: its requests move at the next boundary
-  std::uint32_t hardware = 0;  // LlmCluster::hardware_ index: its pool's
+  std::uint32_t hardware = 0;  // its pool's ServingHardware kind
   std::uint32_t server = 0;
   std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see add_instance)
   std::unique_ptr<InstanceEngine> engine;  // its queues, batch formation and KV
@@ -68,7 +45,7 @@ struct LlmCluster::Instance {
                       std::greater<>>
       deadlines;
   bool busy = false;
-  Segment segment;
+  StepSegment segment;  // the running step's timing, while busy
   // Routing loads.
   std::int64_t requests = 0;
   std::int64_t pending_tokens = 0;

@@ -17,10 +17,11 @@ ServingSystem::Usage LlmCluster::usage() const {
   std::int64_t whole = useful_done_ns_, busy_us = busy_done_us_;
   double partial = 0.0;
   for (const auto& in : instances_) {
-    const Useful so_far = useful_so_far(*in);
+    if (!in->busy) continue;
+    const StepSegment::Useful so_far = in->segment.useful_so_far(now);
     whole += so_far.whole_ns;
     partial += so_far.partial_ns;
-    if (in->busy) busy_us += (now - in->segment.start).us();
+    busy_us += (now - in->segment.start()).us();
   }
   const double serving_us = capacity_.total(now);  // one capacity unit per serving instance
   return Usage{.work_unit_us = (static_cast<double>(whole) + partial) / 1e3,
@@ -32,26 +33,10 @@ ServingSystem::Usage LlmCluster::usage() const {
                .instance_us = attached_level_.total(now)};
 }
 
-ServingSystem::InstanceCounts LlmCluster::instance_counts() const {
-  InstanceCounts counts;
-  for (std::size_t tag = 0; tag < pools_.size(); ++tag) {
-    std::uint32_t existing = 0;
-    for (const std::uint32_t n : pools_[tag].by_state) existing += n;
-    switch (static_cast<InstanceTag>(tag)) {
-      case InstanceTag::kPrompt: counts.prompt = existing; break;
-      case InstanceTag::kToken: counts.token = existing; break;
-      case InstanceTag::kMixed: counts.mixed = existing; break;
-    }
-    counts.starting += pools_[tag].count(InstanceState::kStarting);
-    counts.active += pools_[tag].count(InstanceState::kActive);
-    counts.draining += pools_[tag].count(InstanceState::kDraining);
-    counts.inactive += pools_[tag].count(InstanceState::kInactive);
-  }
-  return counts;
-}
+ServingSystem::InstanceCounts LlmCluster::instance_counts() const { return pools_.counts(); }
 
-LlmCluster::ActiveLoad LlmCluster::active_load(InstanceTag tag) const {
-  if (track_active_loads_) return active_loads_[static_cast<std::size_t>(tag)];
+ActiveLoad LlmCluster::active_load(InstanceTag tag) const {
+  if (pools_.tracks_loads()) return pools_.tracked_load(tag);
   ActiveLoad load;
   for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE
     const Instance& in = *instances_[id];
@@ -97,7 +82,7 @@ std::string LlmCluster::describe(std::uint32_t instance) const {
          std::string(kInstanceStateNames.name(in.state)) + (in.evacuating ? ", evacuating" : "") + ", " +
          (in.busy ? "busy" : "idle") + "): " + in.engine->describe() + ", KV " +
          std::to_string(kv_in_segment(in)) + " of " +
-         std::to_string(kv_capacity(in)) + " tokens held";
+         std::to_string(hardware_of(in).kv_capacity_tokens) + " tokens held";
 }
 
 std::string LlmCluster::describe_waiting() const {
@@ -124,14 +109,7 @@ void LlmCluster::for_each_in_flight(const std::function<void(const RequestRecord
 }
 
 ServingSystem::FirstTokenBacklog LlmCluster::awaiting_first_token(SimTime cutoff) const {
-  FirstTokenBacklog backlog;
-  // Submissions come in arrival order: the recent ones are at the back.
-  for (auto it = by_arrival_.rbegin(); it != by_arrival_.rend() && it->arrival >= cutoff; ++it) {
-    if (awaiting(*it)) backlog.recent.push_back(it->arrival);
-  }
-  std::reverse(backlog.recent.begin(), backlog.recent.end());
-  backlog.arrived_before = awaiting_first_token_ - backlog.recent.size();
-  return backlog;
+  return first_tokens_.backlog(cutoff);
 }
 
 }  // namespace meshsim::cluster

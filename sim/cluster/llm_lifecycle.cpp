@@ -20,12 +20,7 @@ void LlmCluster::account_levels() {
   capacity_.set(serving_, now);
   gpus_.set(static_cast<double>(attached_gpus_), now);
   attached_level_.set(attached_, now);
-  // USD per microsecond, from whole counts (a running sum of prices would drift).
-  double per_hour = 0;
-  for (std::size_t h = 0; h < hardware_.size(); ++h) {
-    per_hour += servers_alive_by_hardware_[h] * hardware_[h].sku.cost_per_hour;
-  }
-  cost_.set(per_hour / 3.6e9, now);
+  cost_.set(servers_.cost_per_hour() / 3.6e9, now);  // USD per microsecond
 }
 
 LlmCluster::Instance& LlmCluster::existing(std::uint32_t instance, const char* call) {
@@ -36,86 +31,27 @@ LlmCluster::Instance& LlmCluster::existing(std::uint32_t instance, const char* c
 
 void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
   Instance& in = *instances_[instance];
-  PoolTotals& pool = pools_[static_cast<std::size_t>(in.tag)];
-  if (track_active_loads_ && in.state == InstanceState::kActive) {
-    // Leaving ACTIVE: out of the pool's load.
-    ActiveLoad& load = active_loads_[static_cast<std::size_t>(in.tag)];
-    load.requests -= in.counted.requests;
-    load.pending_tokens -= in.counted.pending_tokens;
-    in.counted = ActiveLoad{};
-  }
+  // Leaving ACTIVE: out of the pool's load.
+  if (pools_.tracks_loads() && in.state == InstanceState::kActive) pools_.recount(in.tag, in.counted, ActiveLoad{});
   // A new instance enters the counts here (its state field starts as STARTING).
-  if (!in.counted_state) {
-    in.counted_state = true;
-  } else {
-    --pool.by_state[static_cast<std::size_t>(in.state)];
-    if (in.state == InstanceState::kInactive) inactive_[index(in.tag)].erase(instance);
-  }
-  ++pool.by_state[static_cast<std::size_t>(state)];
-  if (state == InstanceState::kInactive) inactive_[index(in.tag)].insert(instance);
+  const auto from = std::exchange(in.counted_state, true) ? std::optional(in.state) : std::nullopt;
+  pools_.move(instance, in.tag, from, state);
   in.state = state;
-  if (track_active_loads_ && state == InstanceState::kActive) count_active_load(in);
+  if (pools_.tracks_loads() && state == InstanceState::kActive) count_active_load(in);
   account_levels();
   if (activity_ != nullptr) activity_->on_instance_state(instance, kInstanceStateNames.name(state), sim_.now());
 }
 
-std::uint32_t LlmCluster::add_server(InstanceTag tag) {
-  const auto id = static_cast<std::uint32_t>(server_load_.size());
-  const std::uint32_t hardware = pool_hardware_[index(tag)];
-  server_load_.push_back(0);
-  server_hardware_.push_back(hardware);
-  servers_with_room_[hardware].insert(id);
-  ++servers_alive_by_hardware_[hardware];
-  account_levels();
-  return id;
-}
-
-std::uint32_t LlmCluster::servers() const {
-  std::uint32_t alive = 0;
-  for (const std::uint32_t count : servers_alive_by_hardware_) alive += count;
-  return alive;
-}
-
-std::uint32_t LlmCluster::instances_per_server(std::uint32_t server) const {
-  return hardware_[server_hardware_.at(server)].per_server;
-}
-
-std::uint32_t LlmCluster::server_instances(std::uint32_t server) const {
-  MESHSIM_CHECK(server < server_load_.size() && server_load_[server] != kNoServer,
-                "no server " + std::to_string(server));
-  return server_load_[server];
-}
-
-std::optional<std::uint32_t> LlmCluster::server_with_room(InstanceTag tag) const {
-  const auto& servers = servers_with_room_[pool_hardware_[index(tag)]];
-  if (servers.empty()) return std::nullopt;
-  return *servers.begin();
-}
-
-void LlmCluster::remove_server(std::uint32_t server) {
-  MESHSIM_CHECK(server_instances(server) == 0, "server " + std::to_string(server) + " still holds instances");
-  server_load_[server] = kNoServer;
-  servers_with_room_[server_hardware_[server]].erase(server);
-  --servers_alive_by_hardware_[server_hardware_[server]];
-  account_levels();
-}
-
 void LlmCluster::attach(Instance& in, std::uint32_t server) {
-  MESHSIM_CHECK(server_instances(server) < instances_per_server(server),
-                "server " + std::to_string(server) + " has no room for another instance");
-  MESHSIM_CHECK(server_hardware_[server] == in.hardware,
-                "server " + std::to_string(server) + " is not of its " + std::string(kInstanceTagNames.name(in.tag)) +
-                    " instance's SKU " + hardware_of(in).sku.name);
+  servers_.hold(server, in.hardware, std::string(kInstanceTagNames.name(in.tag)) + " instance");
   in.server = server;
-  if (++server_load_[server] == instances_per_server(server)) servers_with_room_[in.hardware].erase(server);
   ++attached_;
   attached_gpus_ += hardware_of(in).tensor_parallel;
 }
 
 std::uint32_t LlmCluster::detach(Instance& in) {
   const std::uint32_t server = in.server;
-  --server_load_[server];
-  servers_with_room_[in.hardware].insert(server);
+  servers_.release(server);
   --attached_;
   attached_gpus_ -= hardware_of(in).tensor_parallel;
   in.server = kNoServer;
@@ -126,14 +62,14 @@ std::uint32_t LlmCluster::add_instance(InstanceTag tag, std::uint32_t server) {
   const auto id = static_cast<std::uint32_t>(instances_.size());
   auto in = std::make_unique<Instance>();
   in->tag = tag;
-  in->hardware = pool_hardware_[index(tag)];
+  in->hardware = hardware_.index_of(tag);
   attach(*in, server);
   engine::EventHandler& self = *this;
   // Ranked: iteration ends at one microsecond run after arrivals and transfers, in
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, self, engine::EventPayload{kIterationEnd, id}, id);
-  in->engine = make_engine(config_, kv_capacity(*in), seqs_);
+  in->engine = make_engine(config_, hardware_of(*in).kv_capacity_tokens, seqs_);
   instances_.push_back(std::move(in));
   ++existing_;
   if (tag == InstanceTag::kPrompt) ++prompt_side_;
@@ -147,7 +83,7 @@ void LlmCluster::activate(std::uint32_t instance) {
   MESHSIM_CHECK(in.state == InstanceState::kStarting, "activate: instance " + std::to_string(instance) +
                                                           " is not STARTING");
   ++serving_;
-  serving_kv_tokens_ += kv_capacity(in);
+  serving_kv_tokens_ += hardware_of(in).kv_capacity_tokens;
   PoolRouter& router = router_for(in.tag);
   router.add(instance, load_of(in, router.policy()));
   set_state(instance, InstanceState::kActive);
@@ -235,9 +171,9 @@ std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
                 "deactivate: a drained instance still holds work: " + describe(instance));
   // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
-  in.engine = make_engine(config_, kv_capacity(in), seqs_);
+  in.engine = make_engine(config_, hardware_of(in).kv_capacity_tokens, seqs_);
   --serving_;
-  serving_kv_tokens_ -= kv_capacity(in);
+  serving_kv_tokens_ -= hardware_of(in).kv_capacity_tokens;
   const std::uint32_t server = detach(in);
   set_state(instance, InstanceState::kInactive);
   return server;
@@ -248,14 +184,14 @@ void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
   MESHSIM_CHECK(drained(instance), "retag: instance " + std::to_string(instance) + " is not drained");
   MESHSIM_CHECK(in.tag != InstanceTag::kMixed && tag != InstanceTag::kMixed && tag != in.tag,
                 "retag: instance " + std::to_string(instance) + " can only swap between prompt and token");
-  MESHSIM_CHECK(same_hardware(in.tag, tag), "retag: the prompt and token pools run on different hardware");
+  MESHSIM_CHECK(hardware_.same(in.tag, tag), "retag: the prompt and token pools run on different hardware");
   MESHSIM_CHECK(in.holds_nothing(),
                 "retag: a drained instance still holds work: " + describe(instance));
   in.evacuating = false;
-  in.engine = make_engine(config_, kv_capacity(in), seqs_);  // the KV cache is flushed
+  in.engine = make_engine(config_, hardware_of(in).kv_capacity_tokens, seqs_);  // the KV cache is flushed
   // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
-  --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
-  ++pools_[static_cast<std::size_t>(tag)].by_state[static_cast<std::size_t>(in.state)];
+  pools_.move(instance, in.tag, in.state, std::nullopt);
+  pools_.move(instance, tag, std::nullopt, in.state);
   prompt_side_ = tag == InstanceTag::kPrompt ? prompt_side_ + 1 : prompt_side_ - 1;
   in.tag = tag;
   if (activity_ != nullptr) activity_->on_instance(instance, in.server, kInstanceTagNames.name(tag));
@@ -273,12 +209,6 @@ void LlmCluster::restart(std::uint32_t instance, std::uint32_t server) {
   set_state(instance, InstanceState::kStarting);
 }
 
-std::optional<std::uint32_t> LlmCluster::first_inactive(InstanceTag tag) const {
-  const auto& ids = inactive_[index(tag)];
-  if (ids.empty()) return std::nullopt;
-  return *ids.begin();
-}
-
 std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance) {
   Instance& in = existing(instance, "remove_instance");
   MESHSIM_CHECK(in.state == InstanceState::kInactive || in.state == InstanceState::kStarting,
@@ -286,8 +216,7 @@ std::optional<std::uint32_t> LlmCluster::remove_instance(std::uint32_t instance)
   std::optional<std::uint32_t> server;
   if (in.state == InstanceState::kStarting) server = detach(in);
   in.removed = true;
-  --pools_[static_cast<std::size_t>(in.tag)].by_state[static_cast<std::size_t>(in.state)];
-  inactive_[index(in.tag)].erase(instance);
+  pools_.move(instance, in.tag, in.state, std::nullopt);
   --existing_;
   if (in.tag == InstanceTag::kPrompt) --prompt_side_;
   account_levels();
@@ -299,36 +228,41 @@ std::vector<std::string> LlmCluster::check_invariants() const {
   std::vector<std::string> problems;
   const auto fail = [&](const std::string& what) { problems.push_back(what); };
   std::array<PoolTotals, 3> totals{};
-  std::vector<std::uint32_t> loads(server_load_.size(), 0);
+  std::array<ActiveLoad, 3> active{};
+  std::vector<std::uint32_t> held(servers_.ids(), 0);
   std::uint32_t existing = 0, attached = 0, serving = 0, prompt_side = 0;
   std::uint64_t attached_gpus = 0, serving_kv = 0;
   for (std::uint32_t id = 0; id < instances_.size(); ++id) {
     const Instance& in = *instances_[id];
     const std::string name = "instance " + std::to_string(id);
-    const bool active = !in.removed && in.state == InstanceState::kActive;
-    if (router_for(in.tag).contains(id) != active) fail(name + ": routed to exactly when ACTIVE");
-    if (in.removed && inactive_[index(in.tag)].contains(id)) fail(name + ": removed, yet in an INACTIVE index");
+    const bool is_active = !in.removed && in.state == InstanceState::kActive;
+    if (router_for(in.tag).contains(id) != is_active) fail(name + ": routed to exactly when ACTIVE");
+    if (in.removed && pools_.listed_inactive(in.tag, id)) fail(name + ": removed, yet in an INACTIVE index");
     if (in.removed) continue;
     ++existing;
-    PoolTotals& pool = totals[static_cast<std::size_t>(in.tag)];
-    ++pool.by_state[static_cast<std::size_t>(in.state)];
-    if (inactive_[index(in.tag)].contains(id) != (in.state == InstanceState::kInactive)) {
+    const auto tag = static_cast<std::size_t>(in.tag);
+    ++totals[tag].by_state[static_cast<std::size_t>(in.state)];
+    if (is_active) {
+      active[tag].requests += in.requests;
+      active[tag].pending_tokens += in.pending_tokens;
+    }
+    if (pools_.listed_inactive(in.tag, id) != (in.state == InstanceState::kInactive)) {
       fail(name + ": in its pool's INACTIVE index exactly when INACTIVE");
     }
     const bool serves = in.state == InstanceState::kActive || in.state == InstanceState::kDraining;
     serving += serves;
-    serving_kv += serves ? kv_capacity(in) : 0;
-    if (in.hardware != pool_hardware_[index(in.tag)]) fail(name + ": not on its pool's hardware");
+    serving_kv += serves ? hardware_of(in).kv_capacity_tokens : 0;
+    if (in.hardware != hardware_.index_of(in.tag)) fail(name + ": not on its pool's hardware");
     prompt_side += in.tag == InstanceTag::kPrompt;
     const bool on_server = in.state != InstanceState::kInactive;
     if (on_server != (in.server != kNoServer)) fail(name + ": on a server exactly when not INACTIVE");
     if (in.server != kNoServer) {
       ++attached;
       attached_gpus += hardware_of(in).tensor_parallel;
-      if (in.server >= loads.size() || server_load_[in.server] == kNoServer) {
+      if (in.server >= held.size() || !servers_.exists(in.server)) {
         fail(name + ": on server " + std::to_string(in.server) + ", which does not exist");
       } else {
-        ++loads[in.server];
+        ++held[in.server];
       }
     }
     for (const auto& problem : in.engine->check_invariants()) fail(name + ": " + problem);
@@ -337,41 +271,8 @@ std::vector<std::string> LlmCluster::check_invariants() const {
       fail(name + " holds work while " + std::string(kInstanceStateNames.name(in.state)));
     }
   }
-  for (std::size_t tag = 0; tag < totals.size(); ++tag) {
-    const auto& want = totals[tag];
-    const auto& have = pools_[tag];
-    if (track_active_loads_) {
-      const ActiveLoad walked = [&] {
-        ActiveLoad sum;
-        for (const auto& in : instances_) {
-          if (in->removed || in->state != InstanceState::kActive || static_cast<std::size_t>(in->tag) != tag) continue;
-          sum.requests += in->requests;
-          sum.pending_tokens += in->pending_tokens;
-        }
-        return sum;
-      }();
-      const ActiveLoad& kept = active_loads_[tag];
-      if (walked.requests != kept.requests || walked.pending_tokens != kept.pending_tokens) {
-        fail("pool " + std::string(kInstanceTagNames.name(static_cast<InstanceTag>(tag))) +
-             ": its tracked ACTIVE load disagrees with its instances");
-      }
-    }
-    if (want.by_state != have.by_state) {
-      fail("pool " + std::string(kInstanceTagNames.name(static_cast<InstanceTag>(tag))) +
-           ": its totals disagree with its instances");
-    }
-  }
-  for (std::uint32_t server = 0; server < server_load_.size(); ++server) {
-    const bool alive = server_load_[server] != kNoServer;
-    const auto& with_room = servers_with_room_[server_hardware_[server]];
-    if (alive && (server_load_[server] < instances_per_server(server)) != (with_room.count(server) == 1)) {
-      fail("server " + std::to_string(server) + ": listed as having room exactly when it has");
-    }
-    if (alive && server_load_[server] != loads[server]) {
-      fail("server " + std::to_string(server) + ": counts " + std::to_string(server_load_[server]) +
-           " instances, holds " + std::to_string(loads[server]));
-    }
-  }
+  for (auto& problem : pools_.check_invariants(totals, active)) fail(std::move(problem));
+  for (auto& problem : servers_.check_invariants(held)) fail(std::move(problem));
   if (existing != existing_ || attached != attached_ || serving != serving_ || prompt_side != prompt_side_ ||
       attached_gpus != attached_gpus_ || serving_kv != serving_kv_tokens_) {
     fail("instance counts disagree with the instances");

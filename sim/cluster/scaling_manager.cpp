@@ -12,7 +12,7 @@ ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, Sca
     : sim_(sim),
       cluster_(cluster),
       config_(config),
-      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(cluster, config.max_servers) : nullptr),
+      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(cluster.servers(), config.max_servers) : nullptr),
       placement_(placement == nullptr ? elastic_.get() : placement),
       drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
   MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
@@ -125,7 +125,7 @@ Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
     if (from == InstanceTag::kMixed || to == InstanceTag::kMixed || from == to) {
       return refuse("only between prompt and token");
     }
-    if (!cluster_.same_hardware(from, to)) return refuse("the pools run on different hardware");
+    if (!cluster_.hardware().same(from, to)) return refuse("the pools run on different hardware");
   }
   auto status = begin_drain(instance, AfterDrain::kRetag, to);
   if (status) {
@@ -252,7 +252,7 @@ std::vector<LlmCluster::InstanceView> ScalingManager::get_active_instances(std::
 }
 
 std::uint32_t ScalingManager::count(InstanceTag tag, InstanceState state) const {
-  return cluster_.pool_totals(tag).count(state);
+  return cluster_.pools().totals(tag).count(state);
 }
 
 std::optional<std::uint32_t> ScalingManager::newest_starting(InstanceTag tag) const {
@@ -273,7 +273,7 @@ ScalingStatus ScalingManager::get_status_summary() const {
   status.active_instances = counts.active;
   status.scaling_up_instances = counts.starting;
   status.draining_instances = counts.draining;
-  status.total_servers = cluster_.servers();
+  status.total_servers = cluster_.servers().count();
   status.total_instances = cluster_.instances();
   return status;
 }

@@ -108,7 +108,7 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
   const std::uint32_t node = core_.agents().agent(submitted.agent_name)->node;
   auto [it, fresh] = server_of_node_.try_emplace(node, 0);
   if (fresh) {
-    it->second = serving_.add_server(tag);
+    it->second = serving_.servers().add(tag);
     node_of_server_[it->second] = node;
   }
   serving_gpu_milli_ += config_.instance_resources.gpu_milli();
@@ -120,9 +120,9 @@ bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
   MESHSIM_CHECK(done.success, done.error);
   serving_gpu_milli_ -= config_.instance_resources.gpu_milli();
   const std::uint32_t node = node_of_server_.at(server);
-  const bool emptied = serving_.server_instances(server) == 0;
+  const bool emptied = serving_.servers().load(server) == 0;
   if (emptied) {
-    serving_.remove_server(server);
+    serving_.servers().remove(server);
     server_of_node_.erase(node);
     node_of_server_.erase(server);
   }

@@ -93,13 +93,13 @@ json ServingWorld::submit(std::uint32_t count, std::uint32_t prompt_tokens, std:
 json ServingWorld::scale_up_full(InstanceTag tag, std::optional<std::uint32_t> parallelism,
                                  const std::optional<std::string>& server_sku) {
   // Scaled-up instances match their pool's start state (seed 004's start_state_manager).
-  const auto tp = cluster_->tensor_parallel_of(tag);
+  const auto tp = cluster_->hardware().of(tag).tensor_parallel;
   if (parallelism && *parallelism != tp) {
     return failure("parallelism " + std::to_string(*parallelism) + " differs from the start state's " +
                    std::to_string(tp));
   }
   // The pool's SKU by its catalog name, or as the config names the cluster's.
-  const std::string& sku = cluster_->sku_of(tag).name;
+  const std::string& sku = cluster_->hardware().of(tag).sku.name;
   const bool on_config_sku = sku == cluster_->config().sku.name;
   if (server_sku && *server_sku != sku && !(on_config_sku && *server_sku == sku_name_)) {
     return failure("server_sku '" + *server_sku + "' differs from the pool's '" + (on_config_sku ? sku_name_ : sku) +
@@ -159,7 +159,7 @@ autoscale::ElasticAutoscaler* ServingWorld::elastic(InstanceTag pool) const {
 }
 
 json ServingWorld::configure_elastic(InstanceTag pool, const autoscale::ElasticConfig& config) {
-  if (cluster_->pool_totals(pool).count(cluster::InstanceState::kActive) == 0) {
+  if (cluster_->pools().totals(pool).count(cluster::InstanceState::kActive) == 0) {
     return failure("the cluster has no ACTIVE " + tag_name(pool) + " instance to manage");
   }
   // Replaces an earlier configuration of the pool; the first check runs now. The old loop

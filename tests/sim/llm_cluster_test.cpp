@@ -1,4 +1,5 @@
 #include "sim/cluster/llm_cluster.hpp"
+#include "sim/cluster/step_segment.hpp"
 
 #include <gtest/gtest.h>
 
@@ -116,7 +117,7 @@ TEST(LlmClusterTest, AFoldCutShortPricesAboutTheIterationsItRan) {
     }
     EXPECT_GE(priced[1], 2000u);
     const std::uint64_t cuts = rows.size() - 1;
-    EXPECT_LE(priced[0], 2 * priced[1] + LlmCluster::kFirstSegment * (cuts + 1))
+    EXPECT_LE(priced[0], 2 * priced[1] + StepSegment::kFirstSegment * (cuts + 1))
         << "folded " << priced[0] << ", unfolded " << priced[1];
   }
 }
@@ -138,12 +139,12 @@ TEST(LlmClusterTest, PoolsOnDifferentGpusHaveTheirOwnServersPricesKvAndCosts) {
   auto& cluster = dynamic_cast<const LlmCluster&>(replay.serving());
   // KV: each pool's HBM less the weights (2 GB), 32 KiB a token.
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  EXPECT_EQ(cluster.kv_capacity_tokens(InstanceTag::kPrompt), static_cast<std::uint64_t>((40 * gib - 2e9) / 32768));
-  EXPECT_EQ(cluster.kv_capacity_tokens(InstanceTag::kToken), static_cast<std::uint64_t>((640 * gib - 2e9) / 32768));
-  EXPECT_EQ(cluster.kv_total_tokens(), 2 * cluster.kv_capacity_tokens(InstanceTag::kPrompt) +
-                                           3 * cluster.kv_capacity_tokens(InstanceTag::kToken));
-  EXPECT_EQ(cluster.servers(), 4u);  // both prompt instances on one small server
-  EXPECT_FALSE(cluster.same_hardware(InstanceTag::kPrompt, InstanceTag::kToken));
+  EXPECT_EQ(cluster.hardware().of(InstanceTag::kPrompt).kv_capacity_tokens, static_cast<std::uint64_t>((40 * gib - 2e9) / 32768));
+  EXPECT_EQ(cluster.hardware().of(InstanceTag::kToken).kv_capacity_tokens, static_cast<std::uint64_t>((640 * gib - 2e9) / 32768));
+  EXPECT_EQ(cluster.kv_total_tokens(), 2 * cluster.hardware().of(InstanceTag::kPrompt).kv_capacity_tokens +
+                                           3 * cluster.hardware().of(InstanceTag::kToken).kv_capacity_tokens);
+  EXPECT_EQ(cluster.servers().count(), 4u);  // both prompt instances on one small server
+  EXPECT_FALSE(cluster.hardware().same(InstanceTag::kPrompt, InstanceTag::kToken));
   ASSERT_TRUE(replay.run());
   const RequestRecord& r = collector.result.records.at(0);
   EXPECT_EQ(*r.ttft(), SimTime::from_ms(40));  // the small GPUs' prefill: 30 + 1000 / 100

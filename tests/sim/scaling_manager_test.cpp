@@ -191,11 +191,11 @@ TEST(ScalingManagerTest, ADeactivatedInstanceStaysInactiveAndPassesThroughStarti
   f.run_until(1);
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kInactive);
   EXPECT_EQ(f.cluster.instance(1)->server, std::nullopt);
-  EXPECT_EQ(f.cluster.servers(), 1u) << "an INACTIVE instance releases its server";
+  EXPECT_EQ(f.cluster.servers().count(), 1u) << "an INACTIVE instance releases its server";
   EXPECT_EQ(f.cluster.usage().gpu_us, 8.0 * 2 * 1e6) << "two instances' GPUs for the first second, then one";
   ASSERT_TRUE(f.manager.reactivate(1));
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kStarting);
-  EXPECT_EQ(f.cluster.servers(), 2u);
+  EXPECT_EQ(f.cluster.servers().count(), 2u);
   f.run_until(4);
   EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
 }
@@ -227,7 +227,7 @@ TEST(ScalingManagerTest, TheFirstInactiveInstanceIsTheOneAWalkFinds) {
         break;
       }
     }
-    ASSERT_EQ(f.cluster.first_inactive(InstanceTag::kMixed), walked) << "step " << step;
+    ASSERT_EQ(f.cluster.pools().first_inactive(InstanceTag::kMixed), walked) << "step " << step;
     ASSERT_EQ(f.cluster.check_invariants(), std::vector<std::string>{}) << "step " << step;
   }
   EXPECT_GT(inactive_seen, 50u);  // the walk did find INACTIVE instances, often
@@ -248,7 +248,7 @@ TEST(ScalingManagerTest, AMigratedInstanceDrainsThenServesTheOtherPoolOnItsOwnSe
   EXPECT_EQ(moved->state, InstanceState::kActive);
   EXPECT_EQ(moved->tag, InstanceTag::kToken);
   EXPECT_EQ(moved->server, 1u) << "no new server";
-  EXPECT_EQ(f.cluster.servers(), 3u);
+  EXPECT_EQ(f.cluster.servers().count(), 3u);
   EXPECT_EQ(f.manager.count(InstanceTag::kPrompt, InstanceState::kActive), 1u);
   EXPECT_EQ(f.manager.count(InstanceTag::kToken, InstanceState::kActive), 2u);
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 active as token at 1.00"));

@@ -1,0 +1,84 @@
+#include "sim/cluster/serving_hardware.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "sim/batching/batching_options.hpp"
+#include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
+
+namespace meshsim::cluster {
+
+engine::SimTime InstanceHardware::iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
+  const double ms = perf->iteration_ms(prefill, decode);
+  if (!(ms >= 0 && ms <= kMaxIterationMs)) {
+    throw RangeError("the performance model prices an iteration (" + std::to_string(prefill.tokens) +
+                     " prompt tokens, " + std::to_string(decode.batch) + " decoding sequences) at " +
+                     number_text(ms) + " ms, outside [0, " + number_text(kMaxIterationMs) +
+                     "] ms: check the deployment's hardware, model and performance figures");
+  }
+  // std::llround's value (halves away from zero), without a call into libm on the path
+  // that prices every iteration: a non-negative double's fraction is exact.
+  const double us = ms * 1000.0;
+  auto whole = static_cast<std::int64_t>(us);
+  if (us - static_cast<double>(whole) >= 0.5) ++whole;
+  return engine::SimTime::from_us(std::max<std::int64_t>(1, whole));
+}
+
+std::int64_t InstanceHardware::useful_ns(const PrefillWork& prefill, const DecodeWork& decode,
+                                         engine::SimTime length) const {
+  const double compute_ns = per_token_ns * static_cast<double>(prefill.tokens + decode.batch) +
+                            per_attention_pair_ns * (prefill.squared_tokens + static_cast<double>(decode.context_tokens));
+  const double memory_ns = weights_ns + per_kv_token_ns * static_cast<double>(decode.context_tokens + prefill.tokens);
+  const double ideal_ns = std::min(std::max(compute_ns, memory_ns), static_cast<double>(length.us()) * 1e3);
+  return static_cast<std::int64_t>(ideal_ns + 0.5);
+}
+
+ServingHardware::ServingHardware(const LlmClusterConfig& config) {
+  MESHSIM_CHECK(config.perf != nullptr, "LlmCluster needs a performance model");
+  of_pool_.fill(add(config, config.sku, config.tensor_parallel, config.perf));
+  std::array<bool, 3> own{};
+  for (const PoolHardware& pool : config.pool_hardware) {
+    const auto tag = static_cast<std::size_t>(pool.tag);
+    MESHSIM_CHECK(!std::exchange(own[tag], true),
+                  "pool_hardware names the " + std::string(kInstanceTagNames.name(pool.tag)) + " pool twice");
+    of_pool_[tag] = add(config, pool.sku, pool.tensor_parallel, pool.perf);
+  }
+}
+
+// The index of the hardware of this SKU and TP degree, added if new.
+std::uint32_t ServingHardware::add(const LlmClusterConfig& config, const SkuSpec& sku, std::uint32_t tensor_parallel,
+                                   std::shared_ptr<const PerfModel> perf) {
+  for (std::uint32_t i = 0; i < kinds_.size(); ++i) {
+    if (kinds_[i].sku.name == sku.name && kinds_[i].tensor_parallel == tensor_parallel) return i;
+  }
+  MESHSIM_CHECK(perf != nullptr, "LlmCluster needs a performance model for " + sku.name);
+  MESHSIM_CHECK(tensor_parallel > 0 && sku.gpus_per_node % tensor_parallel == 0,
+                "the tensor-parallel degree must divide the GPUs per node of " + sku.name);
+  InstanceHardware hw;
+  hw.sku = sku;
+  hw.tensor_parallel = tensor_parallel;
+  hw.perf = std::move(perf);
+  hw.per_server = sku.gpus_per_node / tensor_parallel;
+  const double kv_per_token = config.model.kv_bytes_per_token();
+  if (config.kv_capacity_tokens) {
+    hw.kv_capacity_tokens = *config.kv_capacity_tokens;
+  } else {
+    const double hbm = tensor_parallel * sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
+    const double free_bytes = hbm * (1.0 - config.kv_reserve_fraction) - config.model.weight_bytes();
+    hw.kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
+  }
+  hw.kv_capacity_tokens = usable_kv_tokens(config, hw.kv_capacity_tokens);
+  MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
+  const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
+  const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
+  hw.per_token_ns = 2.0 * config.model.parameters / flops_per_ns;
+  hw.per_attention_pair_ns = 4.0 * config.model.layers * config.model.hidden / flops_per_ns;
+  hw.weights_ns = config.model.weight_bytes() / bytes_per_ns;
+  hw.per_kv_token_ns = kv_per_token / bytes_per_ns;
+  kinds_.push_back(std::move(hw));
+  return static_cast<std::uint32_t>(kinds_.size() - 1);
+}
+
+}  // namespace meshsim::cluster
