@@ -10,29 +10,11 @@
 
 namespace meshsim::cluster {
 
-engine::SimTime InstanceHardware::iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
-  const double ms = perf->iteration_ms(prefill, decode);
-  if (!(ms >= 0 && ms <= kMaxIterationMs)) {
-    throw RangeError("the performance model prices an iteration (" + std::to_string(prefill.tokens) +
-                     " prompt tokens, " + std::to_string(decode.batch) + " decoding sequences) at " +
-                     number_text(ms) + " ms, outside [0, " + number_text(kMaxIterationMs) +
-                     "] ms: check the deployment's hardware, model and performance figures");
-  }
-  // std::llround's value (halves away from zero), without a call into libm on the path
-  // that prices every iteration: a non-negative double's fraction is exact.
-  const double us = ms * 1000.0;
-  auto whole = static_cast<std::int64_t>(us);
-  if (us - static_cast<double>(whole) >= 0.5) ++whole;
-  return engine::SimTime::from_us(std::max<std::int64_t>(1, whole));
-}
-
-std::int64_t InstanceHardware::useful_ns(const PrefillWork& prefill, const DecodeWork& decode,
-                                         engine::SimTime length) const {
-  const double compute_ns = per_token_ns * static_cast<double>(prefill.tokens + decode.batch) +
-                            per_attention_pair_ns * (prefill.squared_tokens + static_cast<double>(decode.context_tokens));
-  const double memory_ns = weights_ns + per_kv_token_ns * static_cast<double>(decode.context_tokens + prefill.tokens);
-  const double ideal_ns = std::min(std::max(compute_ns, memory_ns), static_cast<double>(length.us()) * 1e3);
-  return static_cast<std::int64_t>(ideal_ns + 0.5);
+void InstanceHardware::refuse_price(const PrefillWork& prefill, const DecodeWork& decode, double ms) {
+  throw RangeError("the performance model prices an iteration (" + std::to_string(prefill.tokens) +
+                   " prompt tokens, " + std::to_string(decode.batch) + " decoding sequences) at " + number_text(ms) +
+                   " ms, outside [0, " + number_text(kMaxIterationMs) +
+                   "] ms: check the deployment's hardware, model and performance figures");
 }
 
 ServingHardware::ServingHardware(const LlmClusterConfig& config) {

@@ -4,6 +4,7 @@
 // its SKU and tensor-parallel degree, the performance model that prices its iterations,
 // its KV capacity, and the peak rates that measure its useful work.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -26,12 +27,32 @@ struct InstanceHardware {
   double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;
 
   // One iteration's length: whole microseconds, at least one (every iteration moves the
-  // clock). A price outside [0, kMaxIterationMs] is a RangeError naming the work.
-  engine::SimTime iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const;
+  // clock). A price outside [0, kMaxIterationMs] is a RangeError naming the work. Inline:
+  // it prices every iteration of a folded run.
+  engine::SimTime iteration_time(const PrefillWork& prefill, const DecodeWork& decode) const {
+    const double ms = perf->iteration_ms(prefill, decode);
+    if (!(ms >= 0 && ms <= kMaxIterationMs)) refuse_price(prefill, decode, ms);
+    // std::llround's value (halves away from zero), without a call into libm: a
+    // non-negative double's fraction is exact.
+    const double us = ms * 1000.0;
+    auto whole = static_cast<std::int64_t>(us);
+    if (us - static_cast<double>(whole) >= 0.5) ++whole;
+    return engine::SimTime::from_us(std::max<std::int64_t>(1, whole));
+  }
   // An iteration's useful work: the time its FLOPs and bytes would take at the GPUs' peak
   // compute or memory bandwidth, whichever binds (at most `length`), in whole
   // nanoseconds, so that sums do not depend on how iterations were grouped into events.
-  std::int64_t useful_ns(const PrefillWork& prefill, const DecodeWork& decode, engine::SimTime length) const;
+  std::int64_t useful_ns(const PrefillWork& prefill, const DecodeWork& decode, engine::SimTime length) const {
+    const double compute_ns =
+        per_token_ns * static_cast<double>(prefill.tokens + decode.batch) +
+        per_attention_pair_ns * (prefill.squared_tokens + static_cast<double>(decode.context_tokens));
+    const double memory_ns = weights_ns + per_kv_token_ns * static_cast<double>(decode.context_tokens + prefill.tokens);
+    const double ideal_ns = std::min(std::max(compute_ns, memory_ns), static_cast<double>(length.us()) * 1e3);
+    return static_cast<std::int64_t>(ideal_ns + 0.5);
+  }
+
+ private:
+  [[noreturn]] static void refuse_price(const PrefillWork& prefill, const DecodeWork& decode, double ms);
 };
 
 // The distinct hardware of a cluster's pools (the config's SKU and TP degree first, then
