@@ -51,9 +51,8 @@ json submit_json(const sch::SubmitResult& r) {
   return out;
 }
 
-}  // namespace
-
-std::vector<CallSpec> core_calls() {
+// Pools, agents and the clock.
+std::vector<CallSpec> pool_and_agent_calls() {
   return {
       {"advance", "Moves the clock `seconds` ahead; agents that are not hung heartbeat", false,
        [](ScriptWorld& w, ObjectReader& a) -> Action {
@@ -117,6 +116,12 @@ std::vector<CallSpec> core_calls() {
            return json{{"success", true}, {"agents", agents}};
          };
        }},
+  };
+}
+
+// Tasks, preemption and the state preservers.
+std::vector<CallSpec> task_and_preemption_calls() {
+  return {
       {"register_running_task", "Records a task already running on an agent", false,
        [](ScriptWorld& w, ObjectReader& a) -> Action {
          sch::RunningTaskSpec spec;
@@ -217,6 +222,12 @@ std::vector<CallSpec> core_calls() {
            return json{{"success", true}};
          };
        }},
+  };
+}
+
+// Health, saved state and the core's figures.
+std::vector<CallSpec> health_and_state_calls() {
+  return {
       {"hang_agent", "Makes an agent stop answering (cancels wait out their timeout)", false,
        [](ScriptWorld& w, ObjectReader& a) -> Action {
          const std::string agent = require_string(a, "agent_name");
@@ -316,6 +327,16 @@ std::vector<CallSpec> core_calls() {
          };
        }},
   };
+}
+
+}  // namespace
+
+std::vector<CallSpec> core_calls() {
+  std::vector<CallSpec> calls;
+  for (auto group : {pool_and_agent_calls, task_and_preemption_calls, health_and_state_calls}) {
+    for (auto& call : group()) calls.push_back(std::move(call));
+  }
+  return calls;
 }
 
 }  // namespace meshsim::script
