@@ -326,6 +326,57 @@ std::vector<Outcome> play_bounds(const EvalPlan& plan, const configs::ScenarioCo
   return plays;
 }
 
+// The evaluated policies' plays, each window with its own actor; policy-major.
+Expected<std::vector<Outcome>> play_policies(const EvalPlan& plan, const std::vector<EvalPolicy>& policies,
+                                             std::vector<std::vector<rl::Actor>>& actors,
+                                             const configs::ScenarioConfig& at_delay, double delay, std::uint32_t start,
+                                             engine::ThreadPool& pool) {
+  const std::size_t windows = plan.windows.size();
+  std::vector<Outcome> trained(policies.size() * windows);
+  pool.for_each(trained.size(), [&](std::size_t i) {
+    const std::size_t p = i / windows, w = i % windows;
+    const Contender c{policies[p].name, rl::kNoParameter, at_delay, false, &actors[p][w]};
+    trained[i] = rl::play(c, plan.catalog, plan.workload, plan.windows[w], delay, start, plan.base.seed);
+  });
+  for (std::size_t i = 0; i < trained.size(); ++i) {
+    if (!trained[i].error.empty()) return Error{policies[i / windows].source + ": " + trained[i].error};
+  }
+  return trained;
+}
+
+// Window `w`'s share of one delay's plays (each list contender-major over `windows`):
+// the policies, the tuned baselines (static first, the oracle apart), every target
+// tracking parameter, the hindsight statics and the bound's fronts.
+WindowPlays window_plays(const std::vector<EvalWindow>& all, std::size_t w, double delay, std::uint32_t start,
+                         const AdaptiveBaselines& adaptive, const std::vector<std::size_t>& slot,
+                         const std::vector<Outcome>& played, const std::vector<Outcome>& trained,
+                         const rl::StaticPlays& hindsight_statics, const std::vector<Outcome>& bounds,
+                         std::size_t utilisations) {
+  const std::size_t windows = all.size();
+  const auto at = [&](const std::vector<Outcome>& plays_of, std::size_t c) -> const Outcome& {
+    return plays_of[c * windows + w];
+  };
+  WindowPlays plays;
+  plays.window = &all[w];
+  plays.delay_s = delay;
+  plays.start = start;
+  for (std::size_t p = 0; p < trained.size() / windows; ++p) plays.policies.push_back(&at(trained, p));
+  plays.tuned.push_back(at(played, 0));
+  for (std::size_t k = 0; k + 1 < adaptive.chosen.size(); ++k) plays.tuned.push_back(at(played, slot[adaptive.chosen[k]]));
+  for (const auto& sizes : hindsight_statics) plays.hindsight.push_back(sizes[w]);
+  plays.oracle = &at(played, slot[adaptive.chosen.back()]);
+  for (std::size_t c = 0; c < adaptive.contenders.size(); ++c) {
+    if (adaptive.tracking(c)) plays.fronts.tracking.push_back(at(played, slot[c]));
+  }
+  plays.bounded = !bounds.empty();
+  const std::size_t per_window = bounds.size() / windows;
+  for (std::size_t k = 0; k < per_window; ++k) {
+    const Outcome& o = bounds[w * per_window + k];
+    (k < utilisations ? plays.fronts.bound_hindsight : plays.fronts.bound_smoothed).push_back(o);
+  }
+  return plays;
+}
+
 }  // namespace
 
 int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> policies, std::ostream& out,
@@ -400,46 +451,15 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     const std::vector<Outcome> played =
         play_all(pool, contenders, start, windows, plan.catalog, plan.workload, delay, seed);
     if (const Status ok = first_error(played); !ok) return fail(err, ok.error().message, kExitBadInput);
-    // The policies, each window with its own actor.
-    std::vector<Outcome> trained(policies.size() * windows.size());
-    pool.for_each(trained.size(), [&](std::size_t i) {
-      const std::size_t p = i / windows.size(), w = i % windows.size();
-      const Contender c{policies[p].name, rl::kNoParameter, at_delay, false, &(*actors)[p][w]};
-      trained[i] = rl::play(c, plan.catalog, plan.workload, windows[w], delay, start, seed);
-    });
-    for (std::size_t i = 0; i < trained.size(); ++i) {
-      if (!trained[i].error.empty()) {
-        return fail(err, policies[i / windows.size()].source + ": " + trained[i].error, kExitBadInput);
-      }
-    }
+    auto trained = play_policies(plan, policies, *actors, at_delay, delay, start, pool);
+    if (!trained) return fail(err, trained.error().message, kExitBadInput);
     const std::vector<double>& utilisations = options.grids.bound_utilisations;
     const std::vector<Outcome> bounds =
         play_bounds(plan, at_delay, probes, rates, utilisations, delay, start, pool, err);
 
     for (std::size_t w = 0; w < windows.size(); ++w) {
-      const auto at = [&](const std::vector<Outcome>& all, std::size_t c) -> const Outcome& {
-        return all[c * windows.size() + w];
-      };
-      WindowPlays plays;
-      plays.window = &windows[w];
-      plays.delay_s = delay;
-      plays.start = start;
-      for (std::size_t p = 0; p < policies.size(); ++p) plays.policies.push_back(&at(trained, p));
-      plays.tuned.push_back(at(played, 0));
-      for (std::size_t k = 0; k + 1 < adaptive->chosen.size(); ++k) {
-        plays.tuned.push_back(at(played, slot[adaptive->chosen[k]]));
-      }
-      for (const auto& sizes : hindsight_statics) plays.hindsight.push_back(sizes[w]);
-      plays.oracle = &at(played, slot[adaptive->chosen.back()]);
-      for (std::size_t c = 0; c < adaptive->contenders.size(); ++c) {
-        if (adaptive->tracking(c)) plays.fronts.tracking.push_back(at(played, slot[c]));
-      }
-      plays.bounded = !bounds.empty();
-      const std::size_t per_window = bounds.size() / windows.size();
-      for (std::size_t k = 0; k < per_window; ++k) {
-        const Outcome& o = bounds[w * per_window + k];
-        (k < utilisations.size() ? plays.fronts.bound_hindsight : plays.fronts.bound_smoothed).push_back(o);
-      }
+      const WindowPlays plays = window_plays(windows, w, delay, start, *adaptive, slot, played, *trained,
+                                             hindsight_statics, bounds, utilisations.size());
       outputs.report(plays, rl_spec.slo_target, rl_spec.decision_interval.seconds(), out);
     }
   }
