@@ -1,6 +1,7 @@
 #include "rl/ppo/checkpoint_folder.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <vector>
 
 namespace meshsim::rl {
@@ -72,6 +73,35 @@ Status copy_checkpoint(const fs::path& from, const fs::path& to) {
     if (error) return failed(copy, "cannot copy the checkpoint", error);
   }
   return swap_in_checkpoint(to);
+}
+
+Status write_checkpoint(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& files,
+                        const std::string& state) {
+  const fs::path fresh = fresh_checkpoint(dir);
+  const auto give_up = [&](const std::string& why) -> Status {
+    std::error_code ignored;
+    fs::remove_all(fresh, ignored);  // a failed checkpoint leaves the previous one alone
+    return Error{fresh.string() + ": cannot write the checkpoint: " + why};
+  };
+  std::error_code error;
+  fs::remove_all(fresh, error);
+  if (!error) fs::create_directories(fresh, error);
+  if (error) return give_up(error.message());
+  const auto write = [&](const fs::path& file, const std::string& bytes) {
+    std::ofstream out(file, std::ios::binary);
+    out << bytes;
+    out.close();
+    return static_cast<bool>(out);
+  };
+  for (const auto& [name, bytes] : files) {
+    if (!write(fresh / name, bytes)) return give_up((fresh / name).string() + ": write failed (disk full?)");
+  }
+  // state.json last, renamed into place whole: the folder is complete once it is there.
+  const fs::path part = fresh / (std::string(kCheckpointStateFile) + ".part");
+  if (!write(part, state)) return give_up(part.string() + ": write failed (disk full?)");
+  fs::rename(part, fresh / kCheckpointStateFile, error);
+  if (error) return give_up(error.message());
+  return swap_in_checkpoint(dir);
 }
 
 }  // namespace meshsim::rl

@@ -6,6 +6,9 @@
 // or DIR.old, and recover_checkpoint puts the newest back at DIR after an interruption.
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/expected.hpp"
 
@@ -20,6 +23,13 @@ std::filesystem::path fresh_checkpoint(const std::filesystem::path& dir);
 
 // fresh_checkpoint(dir), complete, becomes `dir`.
 Status swap_in_checkpoint(const std::filesystem::path& dir);
+
+// A new checkpoint at `dir`: `files` (name and bytes) and then `state` (state.json's
+// text) written into fresh_checkpoint(dir), state.json renamed into place whole, then
+// swapped in. A failed write (a full disk) is an error naming the file and leaves the
+// previous checkpoint alone.
+Status write_checkpoint(const std::filesystem::path& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files, const std::string& state);
 
 // After an interruption: the newest complete of DIR.tmp, DIR and DIR.old becomes DIR, the
 // rest are removed. Ok when there is none (DIR stays absent).

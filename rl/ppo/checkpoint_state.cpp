@@ -1,9 +1,12 @@
 #include "rl/ppo/checkpoint_state.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "configs/config_file.hpp"
+#include "configs/json_difference.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::rl {
 namespace {
@@ -265,6 +268,55 @@ Expected<CheckpointState> read_checkpoint_state(const std::filesystem::path& fil
   auto text = configs::read_config_text(file.string(), "checkpoint state");
   if (!text) return text.error();
   return parse_checkpoint_state(*text, file.string());
+}
+
+Status check_resumes(const CheckpointState& state, const ResumedRun& run, const std::string& file) {
+  const auto refuse = [&](const std::string& key, const std::string& saved, const std::string& here) {
+    return Error{file + ": " + key + ": the checkpoint has " + saved + ", this run " + here +
+                 "; resume with the run's own config and seed"};
+  };
+  if (state.seed != run.seed) return refuse("seed", std::to_string(state.seed), std::to_string(run.seed));
+  if (state.iterations != run.iterations) {
+    return refuse("iterations", std::to_string(state.iterations), std::to_string(run.iterations));
+  }
+  if (state.envs.size() != run.envs) {
+    return refuse("envs", std::to_string(state.envs.size()) + " environments", std::to_string(run.envs));
+  }
+  if (!(state.policy == run.policy)) {
+    const auto shape = [](const PolicyShape& p) {
+      return std::to_string(p.observations) + " observations, " + std::to_string(p.actions) + " actions, " +
+             std::to_string(p.choices) + " choices, hidden " + nlohmann::json(p.hidden).dump();
+    };
+    return refuse("policy", shape(state.policy), shape(run.policy));
+  }
+  const configs::RlSpec& own = run.specs.front();
+  configs::RlSpec saved_spec = state.rl;
+  saved_spec.ppo.threads = own.ppo.threads;  // the speed alone
+  const nlohmann::json saved_rl = configs::rl_to_json(saved_spec), rl = configs::rl_to_json(own);
+  if (saved_rl != rl) {
+    return Error{file + ": rl." + *configs::first_difference(saved_rl, rl) +
+                 ": the checkpoint was trained with other settings; resume with the run's own config"};
+  }
+  if (!std::equal(state.train_also_rl.begin(), state.train_also_rl.end(), run.specs.begin() + 1, run.specs.end(),
+                  [](const configs::RlSpec& a, const configs::RlSpec& b) {
+                    return configs::rl_to_json(a) == configs::rl_to_json(b);
+                  })) {
+    return Error{file + ": train_also_rl: the checkpoint was trained on other recipes besides its own; resume with "
+                        "the run's own config"};
+  }
+  if (state.normalize_observations != own.ppo.normalize_observations) {
+    return refuse("normalize_observations", state.normalize_observations ? "true" : "false",
+                  own.ppo.normalize_observations ? "true" : "false");
+  }
+  if (state.observation_clip != own.ppo.observation_clip) {
+    return refuse("observation_clip", number_text(state.observation_clip), number_text(own.ppo.observation_clip));
+  }
+  const std::uint64_t per_iteration = run.decisions_per_iteration;
+  if (state.decisions != per_iteration * state.iteration) {
+    return Error{file + ": decisions: expected " + std::to_string(per_iteration * state.iteration) + " after " +
+                 std::to_string(state.iteration) + " iterations, got " + std::to_string(state.decisions)};
+  }
+  return Ok{};
 }
 
 }  // namespace meshsim::rl

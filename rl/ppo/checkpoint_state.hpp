@@ -63,4 +63,18 @@ nlohmann::json to_json(const CheckpointState& state);
 Expected<CheckpointState> parse_checkpoint_state(std::string_view text, const std::string& file);
 Expected<CheckpointState> read_checkpoint_state(const std::filesystem::path& file);
 
+// What a run fixes (its config, trace and seed) that a checkpoint it resumes must have
+// been made with.
+struct ResumedRun {
+  std::uint64_t seed = 0;
+  std::uint32_t iterations = 0;
+  std::size_t envs = 0;  // over all ranks
+  PolicyShape policy;
+  std::vector<configs::RlSpec> specs;  // its own recipe's first, then rl.train_also's
+  std::uint64_t decisions_per_iteration = 0;
+};
+// Whether `state` (read from `file`) resumes `run`; the first difference is the error, as
+// "FILE: key: the checkpoint has ..., this run ...". rl.ppo.threads may differ (speed alone).
+Status check_resumes(const CheckpointState& state, const ResumedRun& run, const std::string& file);
+
 }  // namespace meshsim::rl

@@ -183,4 +183,16 @@ bool RankGroup::all_ok(bool ok, int* failed_rank) {
   return failed == all.end();
 }
 
+Status check_same_on_every_rank(RankGroup& group, const std::string& digest, const std::string& what,
+                                const std::string& purpose) {
+  const auto digests = group.all_gather(digest);
+  for (std::size_t r = 1; r < digests.size(); ++r) {
+    if (digests[r] != digests[0]) {
+      return Error{"rank " + std::to_string(r) + " was started with another " + what + " than rank 0; every rank must " +
+                   purpose};
+    }
+  }
+  return Ok{};
+}
+
 }  // namespace meshsim::rl

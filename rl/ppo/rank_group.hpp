@@ -64,4 +64,10 @@ class RankGroup {
   std::unique_ptr<Impl> impl_;  // null for a single rank
 };
 
+// Ok when every rank of `group` passed the same `digest` (of what must agree for the
+// ranks' work to be one); else an error naming the first rank that differs, as "rank R
+// was started with another WHAT than rank 0; every rank must PURPOSE".
+Status check_same_on_every_rank(RankGroup& group, const std::string& digest, const std::string& what,
+                                const std::string& purpose);
+
 }  // namespace meshsim::rl

@@ -7,19 +7,19 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <mutex>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
 
-#include "configs/json_difference.hpp"
 #include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/checkpoint_state.hpp"
-#include "rl/ppo/gae.hpp"
 #include "rl/ppo/normalizers.hpp"
 #include "rl/ppo/policy.hpp"
 #include "rl/ppo/ppo_loss.hpp"
+#include "rl/ppo/lagrangian.hpp"
+#include "rl/ppo/rollout_buffer.hpp"
+#include "rl/ppo/step_exchange.hpp"
 #include "rl/ppo/torch_message.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/engine/number_text.hpp"
@@ -40,11 +40,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Totals of one rank's rollout, then of all ranks' (sum_over_ranks). Counts stay exact
-// in double below 2^53.
-struct RolloutTotals {
-  double reward = 0, episodes = 0, episode_return = 0, requests_left = 0, slo_met = 0, instances = 0, actions = 0;
-};
 // Sums of one rank's minibatch losses and statistics, then of all ranks'.
 struct UpdateTotals {
   double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
@@ -80,8 +75,6 @@ struct PpoTrainer::Impl {
   EigenPolicy fast;            // the policy's weights as of the rollout under way
   bool torch_rollout = false;  // the rollout's forward passes in LibTorch (a benchmark's baseline)
   std::unique_ptr<torch::optim::Adam> adam;
-  ObservationNormalizer obs_norm;
-  RewardScaler reward_scaler;  // over all ranks' environments
   double slo_target;  // the attainment PPO-Lagrangian holds on training rollouts
   double lagrange;  // PPO-Lagrangian's multiplier of the SLO terms (opt.lagrange_rate > 0)
   std::vector<engine::Rng> action_rngs;  // this rank's environments'
@@ -90,17 +83,9 @@ struct PpoTrainer::Impl {
   std::uint64_t decisions = 0;
   std::vector<double> episode_returns;  // raw, per environment of this rank, of the episode under way
 
-  // The policy's view of this rank's environments' current observations.
-  std::vector<float> obs;
-  // Every rank's environments' raw observations, rewards and ended flags of the last step
-  // (gather_step), and the packed rows it exchanges.
-  std::vector<float> obs_all;
-  std::vector<double> rewards_all;
-  std::vector<std::uint8_t> ended_all;
-  std::vector<double> step_mine, step_all;
-  // This rank's rollout, [t * n + i] (obs and actions with their row sizes).
-  std::vector<float> b_obs, b_actions, b_log_prob, b_values, b_next_values, b_rewards, b_adv, b_returns;
-  std::vector<std::uint8_t> b_ended;
+  StepExchange exchange;  // every environment's steps, and the normalisers over them
+  std::span<const float> obs;  // this rank's current observations, as the policy sees them
+  RolloutBuffer b;  // this rank's rollout
 
   Impl(const configs::PpoSpec& options, double slo_target_, std::uint64_t seed_, std::shared_ptr<RankGroup> group_,
        std::unique_ptr<VectorEnv> vec, std::int64_t choices_, std::int64_t neutral_choice)
@@ -115,18 +100,13 @@ struct PpoTrainer::Impl {
         act_size(envs->action_size()),
         steps(options.rollout_steps),
         choices(choices_),
-        obs_norm(obs_size, options.observation_clip),
-        reward_scaler(n_all, options.gamma, options.reward_clip),
         slo_target(options.lagrange_target.value_or(slo_target_)),
         lagrange(options.lagrange_initial),
         shuffle_rng(engine::derive_seed(seed_, "ppo/minibatches")),
         episode_returns(n, 0.0),
-        obs(n * obs_size),
-        obs_all(n_all * obs_size),
-        rewards_all(n_all),
-        ended_all(n_all),
-        step_mine(n * (obs_size + 2)),
-        step_all(n_all * (obs_size + 2)) {
+        exchange(*group, *envs, first, options.normalize_observations, options.observation_clip, options.gamma,
+                 options.reward_clip),
+        b(steps, n, obs_size, act_size) {
     const std::uint64_t batch = static_cast<std::uint64_t>(n_all) * steps;
     iterations = static_cast<std::uint32_t>((opt.total_decisions + batch - 1) / batch);
     for (std::size_t i = 0; i < n; ++i) {
@@ -144,16 +124,11 @@ struct PpoTrainer::Impl {
     }
     adam = std::make_unique<torch::optim::Adam>(policy->parameters(),
                                                 torch::optim::AdamOptions(opt.learning_rate).eps(1e-5));
-    const std::size_t rows = steps * n;
-    b_obs.resize(rows * obs_size);
-    b_actions.resize(rows * act_size);
-    for (auto* v : {&b_log_prob, &b_values, &b_next_values, &b_rewards, &b_adv, &b_returns}) v->resize(rows);
-    b_ended.resize(rows);
     // Environment i of a VectorEnv is seeded with seed + i: offset by `first`, this rank's
     // are the same environments as in one process.
     envs->reset(engine::derive_seed(seed, "ppo/envs") + first);
-    gather_step({}, {});
-    observe(true);
+    exchange.gather({}, {});
+    obs = exchange.observe(true);
   }
 
   GatherOverRanks gather_over_ranks() {
@@ -162,47 +137,6 @@ struct PpoTrainer::Impl {
       group->all_gather(mine, std::span(all));
       return all;
     };
-  }
-
-  // Every environment's observations, rewards and ended flags, in environment order, from
-  // all ranks in one collective (the latency between machines is paid once per step):
-  // the normalisers then see what one process stepping every environment would see.
-  void gather_step(std::span<const double> rewards, std::span<const std::uint8_t> ended) {
-    const auto raw = envs->observations();
-    const std::size_t row = obs_size + 2;  // observation, reward, ended
-    for (std::size_t i = 0; i < n; ++i) {
-      std::copy_n(raw.begin() + static_cast<std::ptrdiff_t>(i * obs_size), obs_size,
-                  step_mine.begin() + static_cast<std::ptrdiff_t>(i * row));
-      step_mine[i * row + obs_size] = rewards.empty() ? 0.0 : rewards[i];
-      step_mine[i * row + obs_size + 1] = ended.empty() ? 0.0 : ended[i];
-    }
-    group->all_gather(std::span<const double>(step_mine), std::span(step_all));
-    for (std::size_t k = 0; k < n_all; ++k) {
-      std::copy_n(step_all.begin() + static_cast<std::ptrdiff_t>(k * row), obs_size,
-                  obs_all.begin() + static_cast<std::ptrdiff_t>(k * obs_size));  // floats, exactly back
-      rewards_all[k] = step_all[k * row + obs_size];
-      ended_all[k] = step_all[k * row + obs_size + 1] != 0.0;
-    }
-  }
-
-  // Takes this rank's current observations into `obs` (normalised, the statistics first
-  // updated with every environment's, from gather_step, when `update`).
-  void observe(bool update) {
-    const auto raw = envs->observations();
-    if (!opt.normalize_observations) {
-      std::copy(raw.begin(), raw.end(), obs.begin());
-      return;
-    }
-    if (update) obs_norm.update(obs_all);
-    obs_norm.normalize(raw, obs);
-  }
-
-  // This rank's slice of every environment's rewards (from gather_step) scaled by the
-  // reward scaler, which every rank keeps the same.
-  void scale_rewards(std::vector<double>& rewards) {
-    std::vector<double> all(rewards_all);
-    reward_scaler.scale(all, ended_all);
-    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(first), n, rewards.begin());
   }
 
   // The rollout's forward passes, on the Eigen copy of the weights (refreshed at each
@@ -233,12 +167,12 @@ struct PpoTrainer::Impl {
     std::vector<float> final_obs(obs_size), out, values, actions, log_prob;
     for (std::size_t t = 0; t < steps; ++t) {
       const std::size_t row = t * n;
-      std::copy(obs.begin(), obs.end(), b_obs.begin() + static_cast<std::ptrdiff_t>(row * obs_size));
+      std::copy(obs.begin(), obs.end(), b.obs.begin() + static_cast<std::ptrdiff_t>(row * obs_size));
       forward(obs, n, &out, &values);
       fast.sample(out, n, action_rngs, actions, log_prob);
-      std::copy(actions.begin(), actions.end(), b_actions.begin() + static_cast<std::ptrdiff_t>(row * act_size));
-      std::copy_n(log_prob.begin(), n, b_log_prob.begin() + static_cast<std::ptrdiff_t>(row));
-      std::copy_n(values.begin(), n, b_values.begin() + static_cast<std::ptrdiff_t>(row));
+      std::copy(actions.begin(), actions.end(), b.actions.begin() + static_cast<std::ptrdiff_t>(row * act_size));
+      std::copy_n(log_prob.begin(), n, b.log_prob.begin() + static_cast<std::ptrdiff_t>(row));
+      std::copy_n(values.begin(), n, b.values.begin() + static_cast<std::ptrdiff_t>(row));
 
       envs->step(actions);
       std::vector<double> rewards(envs->rewards().begin(), envs->rewards().end());
@@ -246,89 +180,38 @@ struct PpoTrainer::Impl {
       // multiplier (the reported rewards stay the environment's).
       std::vector<double> learned = rewards;
       if (opt.lagrange_rate > 0) {
-        for (std::size_t i = 0; i < n; ++i) {
-          const EnvInfo& info = envs->infos()[i];
-          learned[i] = -(lagrange * (info.slo_penalty + info.waiting_penalty) + info.cost_penalty + info.churn_penalty);
-        }
+        for (std::size_t i = 0; i < n; ++i) learned[i] = lagrangian_reward(lagrange, envs->infos()[i]);
       }
       for (std::size_t i = 0; i < n; ++i) {
-        const EnvInfo& info = envs->infos()[i];
         const bool ended = envs->terminations()[i] || envs->truncations()[i];
-        b_ended[row + i] = ended;
-        totals.reward += rewards[i];
+        b.ended[row + i] = ended;
+        totals.add_step(rewards[i], envs->infos()[i]);
         episode_returns[i] += rewards[i];
-        totals.requests_left += static_cast<double>(info.left);
-        totals.slo_met += static_cast<double>(info.slo_met);
-        totals.instances += info.mean_instances;
-        totals.actions += static_cast<double>(info.scale_ups + info.scale_downs + info.migrations);
-        if (ended) {
-          totals.episode_return += episode_returns[i];
-          ++totals.episodes;
-          episode_returns[i] = 0.0;
-        }
+        if (ended) totals.add_episode(std::exchange(episode_returns[i], 0.0));
       }
-      gather_step(learned, std::span(b_ended).subspan(row, n));
-      if (opt.normalize_rewards) scale_rewards(learned);
-      for (std::size_t i = 0; i < n; ++i) b_rewards[row + i] = static_cast<float>(learned[i]);
-      observe(true);
+      exchange.gather(learned, std::span(b.ended).subspan(row, n));
+      if (opt.normalize_rewards) exchange.scale_rewards(learned);
+      for (std::size_t i = 0; i < n; ++i) b.rewards[row + i] = static_cast<float>(learned[i]);
+      obs = exchange.observe(true);
       // Where an episode ended: bootstrap from its last observation's value if it was
       // truncated (the agent's task goes on), 0 if it terminated.
       for (std::size_t i = 0; i < n; ++i) {
-        if (!b_ended[row + i]) continue;
+        if (!b.ended[row + i]) continue;
         float bootstrap = 0.0f;
         if (envs->truncations()[i] && !envs->terminations()[i]) {
-          const auto raw = envs->final_observations().subspan(i * obs_size, obs_size);
-          if (opt.normalize_observations) {
-            obs_norm.normalize(raw, final_obs);
-          } else {
-            std::copy(raw.begin(), raw.end(), final_obs.begin());
-          }
+          exchange.normalize(envs->final_observations().subspan(i * obs_size, obs_size), final_obs);
           forward(final_obs, 1, nullptr, &values);
           bootstrap = values[0];
         }
-        b_next_values[row + i] = bootstrap;
+        b.next_values[row + i] = bootstrap;
       }
     }
     forward(obs, n, nullptr, &values);  // the values after the last step
-    for (std::size_t t = 0; t < steps; ++t) {
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t k = t * n + i;
-        if (!b_ended[k]) b_next_values[k] = t + 1 < steps ? b_values[k + n] : values[i];
-      }
-    }
+    b.link_next_values(values);
     sum_over_ranks(*group, totals);
-    const double count = static_cast<double>(steps * n_all);
-    stats.mean_reward = totals.reward / count;
-    stats.episodes = static_cast<std::uint32_t>(totals.episodes);
-    stats.mean_episode_return = stats.episodes > 0 ? totals.episode_return / stats.episodes : 0.0;
-    stats.requests = static_cast<std::uint64_t>(totals.requests_left);
-    stats.slo_attainment = totals.requests_left > 0 ? totals.slo_met / totals.requests_left : 1.0;
-    stats.mean_instances = totals.instances / count;
-    stats.scaling_actions = totals.actions / count;
+    totals.fill(stats, static_cast<double>(steps * n_all));
     stats.lagrange = lagrange;
     return stats;
-  }
-
-  // Dual ascent on the multiplier (configs::PpoSpec): up when the rollout missed the SLO
-  // target, down when it held it, in proportion to the misses allowed. Every rank sees
-  // the same attainment, so the multiplier stays the same everywhere.
-  void update_lagrange(const IterationStats& stats) {
-    if (!(opt.lagrange_rate > 0) || stats.requests == 0) return;
-    const double allowed = std::max(1e-9, 1.0 - slo_target);
-    // Clipped alike both ways: rollouts' attainment is noisy, and a lopsided clip would
-    // let the noise alone push the multiplier up.
-    const double violation = std::clamp((slo_target - stats.slo_attainment) / allowed, -1.0, 1.0);
-    lagrange = std::clamp(lagrange * std::exp(opt.lagrange_rate * violation), opt.lagrange_min, opt.lagrange_max);
-  }
-
-  // This rank's rows of a minibatch drawn from all ranks' rows (global row t * n_all + j
-  // is this rank's row t * n + j - first when environment j is this rank's).
-  void local_rows(std::span<const std::int64_t> global, std::vector<std::int64_t>& local) const {
-    local.clear();
-    for (const std::int64_t k : global) {
-      const auto t = static_cast<std::size_t>(k) / n_all, j = static_cast<std::size_t>(k) % n_all;
-      if (j >= first && j < first + n) local.push_back(static_cast<std::int64_t>(t * n + j - first));
-    }
   }
 
   // The ranks' gradients summed, so each holds the whole minibatch's (one collective).
@@ -374,14 +257,14 @@ struct PpoTrainer::Impl {
 
   void update(IterationStats& stats) {
     const std::size_t rows = steps * n, rows_all = steps * n_all;
-    compute_gae(steps, n, b_values, b_rewards, b_next_values, b_ended, opt.gamma, opt.gae_lambda, b_adv, b_returns);
+    b.compute_advantages(opt.gamma, opt.gae_lambda);
     const auto rows64 = static_cast<std::int64_t>(rows);
-    const torch::Tensor obs_t = view(b_obs, {rows64, static_cast<std::int64_t>(obs_size)});
-    const torch::Tensor actions_t = view(b_actions, {rows64, static_cast<std::int64_t>(act_size)});
-    const torch::Tensor log_prob_t = view(b_log_prob, {rows64});
-    const torch::Tensor values_t = view(b_values, {rows64});
-    const torch::Tensor adv_t = view(b_adv, {rows64});
-    const torch::Tensor returns_t = view(b_returns, {rows64});
+    const torch::Tensor obs_t = view(b.obs, {rows64, static_cast<std::int64_t>(obs_size)});
+    const torch::Tensor actions_t = view(b.actions, {rows64, static_cast<std::int64_t>(act_size)});
+    const torch::Tensor log_prob_t = view(b.log_prob, {rows64});
+    const torch::Tensor values_t = view(b.values, {rows64});
+    const torch::Tensor adv_t = view(b.advantages, {rows64});
+    const torch::Tensor returns_t = view(b.returns, {rows64});
 
     const double lr = opt.anneal_lr ? opt.learning_rate * (1.0 - static_cast<double>(iteration) / iterations)
                                     : opt.learning_rate;
@@ -400,7 +283,7 @@ struct PpoTrainer::Impl {
       for (std::size_t i = rows_all; i > 1; --i) std::swap(order[i - 1], order[shuffle_rng.uniform_int(i)]);
       for (std::uint32_t m = 0; m < opt.minibatches; ++m) {
         const std::size_t begin = rows_all * m / opt.minibatches, end = rows_all * (m + 1) / opt.minibatches;
-        local_rows(std::span(order).subspan(begin, end - begin), local);
+        b.local_rows(std::span(order).subspan(begin, end - begin), n_all, first, local);
         const double size = static_cast<double>(end - begin);
         const torch::Tensor index =
             torch::from_blob(local.data(), {static_cast<std::int64_t>(local.size())}, torch::kLong);
@@ -477,13 +360,9 @@ Expected<std::unique_ptr<PpoTrainer>> PpoTrainer::create(std::span<const EnvMemb
   if (members.empty()) return Error{"training needs at least one scenario"};
   if (!group) group = RankGroup::single();
   const configs::RlSpec rl = members.front().config.rl.value_or(configs::RlSpec{});
-  const auto digests = group->all_gather(run_digest(members, seed));
-  for (std::size_t r = 1; r < digests.size(); ++r) {
-    if (digests[r] != digests[0]) {
-      return Error{"rank " + std::to_string(r) + " was started with another config, trace or seed than rank 0; " +
-                   "every rank must train the same run"};
-    }
-  }
+  const Status same = check_same_on_every_rank(*group, run_digest(members, seed), "config, trace or seed",
+                                               "train the same run");
+  if (!same) return same.error();
   const auto ranks = static_cast<std::size_t>(group->size());
   if (rl.ppo.num_envs % ranks != 0) {
     return Error{"rl.ppo.num_envs: " + std::to_string(rl.ppo.num_envs) + " environments do not split over " +
@@ -521,7 +400,7 @@ IterationStats PpoTrainer::iterate() {
   Impl& m = *impl_;
   const auto start = Clock::now();
   IterationStats stats = m.rollout();
-  m.update_lagrange(stats);
+  m.lagrange = next_lagrange(m.opt, m.slo_target, m.lagrange, stats);
   stats.rollout_seconds = seconds_since(start);
   const auto update_start = Clock::now();
   m.update(stats);
@@ -555,9 +434,9 @@ Status PpoTrainer::save(const fs::path& dir) const {
   state.train_also_rl.assign(m.specs.begin() + 1, m.specs.end());
   state.normalize_observations = m.opt.normalize_observations;
   state.observation_clip = m.opt.observation_clip;
-  state.observation_stats = m.obs_norm.stats();
-  state.reward_returns = m.reward_scaler.returns();
-  state.reward_stats = m.reward_scaler.stats();
+  state.observation_stats = m.exchange.observation_normalizer().stats();
+  state.reward_returns = m.exchange.reward_scaler().returns();
+  state.reward_stats = m.exchange.reward_scaler().stats();
   state.shuffle_rng = m.shuffle_rng.state();
   state.lagrange = m.lagrange;
   nlohmann::json document = to_json(state);  // its envs are the ranks' gathered ones
@@ -565,41 +444,17 @@ Status PpoTrainer::save(const fs::path& dir) const {
     for (auto& env : nlohmann::json::parse(rank)) document["envs"].push_back(std::move(env));
   }
 
-  const fs::path fresh = fresh_checkpoint(dir);
-  const auto give_up = [&](const std::string& why) -> Status {
-    std::error_code ignored;
-    fs::remove_all(fresh, ignored);  // a failed checkpoint leaves the previous one alone
-    return Error{fresh.string() + ": cannot write the checkpoint: " + why};
-  };
-  try {  // LibTorch's archive writer throws on a full disk
-    std::error_code error;
-    fs::remove_all(fresh, error);
-    if (!error) fs::create_directories(fresh, error);
-    if (error) return give_up(error.message());
-    // LibTorch's archives are made in memory: its file writer reports a failed write from
-    // a destructor, which ends the process. Written here, a full disk is an error.
-    std::ostringstream policy, optimizer;
+  // LibTorch's archives are made in memory: its file writer reports a failed write from
+  // a destructor, which ends the process. Written by write_checkpoint, a full disk is an
+  // error.
+  std::ostringstream policy, optimizer;
+  try {
     torch::save(m.policy, policy);
     torch::save(*m.adam, optimizer);
-    const auto write = [&](const fs::path& file, const std::string& bytes) {
-      std::ofstream out(file, std::ios::binary);
-      out << bytes;
-      out.close();
-      return static_cast<bool>(out);
-    };
-    const fs::path part = fresh / (std::string(kCheckpointStateFile) + ".part");
-    for (const auto& [file, bytes] : {std::pair{fresh / "policy.pt", policy.str()},
-                                      std::pair{fresh / "optimizer.pt", optimizer.str()},
-                                      std::pair{part, document.dump(1) + '\n'}}) {
-      if (!write(file, bytes)) return give_up(file.string() + ": write failed (disk full?)");
-    }
-    // state.json last, renamed into place whole: the folder is complete once it is there.
-    fs::rename(part, fresh / kCheckpointStateFile, error);
-    if (error) return give_up(error.message());
   } catch (const std::exception& e) {
-    return give_up(torch_message(e));
+    return Error{fresh_checkpoint(dir).string() + ": cannot write the checkpoint: " + torch_message(e)};
   }
-  return swap_in_checkpoint(dir);
+  return write_checkpoint(dir, {{"policy.pt", policy.str()}, {"optimizer.pt", optimizer.str()}}, document.dump(1) + '\n');
 }
 
 Status PpoTrainer::load(const fs::path& dir) {
@@ -608,51 +463,9 @@ Status PpoTrainer::load(const fs::path& dir) {
   auto read = read_checkpoint_state(dir / kCheckpointStateFile);
   if (!read) return read.error();
   CheckpointState& state = *read;
-  // What this run's config, trace and seed fix must be what the checkpoint was made with.
-  const std::uint64_t per_iteration = static_cast<std::uint64_t>(m.steps) * m.n_all;
-  const auto refuse = [&](const std::string& key, const std::string& saved, const std::string& here) {
-    return Error{file + ": " + key + ": the checkpoint has " + saved + ", this run " + here +
-                 "; resume with the run's own config and seed"};
-  };
-  if (state.seed != m.seed) return refuse("seed", std::to_string(state.seed), std::to_string(m.seed));
-  if (state.iterations != m.iterations) {
-    return refuse("iterations", std::to_string(state.iterations), std::to_string(m.iterations));
-  }
-  if (state.envs.size() != m.n_all) {
-    return refuse("envs", std::to_string(state.envs.size()) + " environments", std::to_string(m.n_all));
-  }
-  if (!(state.policy == m.policy->shape())) {
-    const auto shape = [](const PolicyShape& p) {
-      return std::to_string(p.observations) + " observations, " + std::to_string(p.actions) + " actions, " +
-             std::to_string(p.choices) + " choices, hidden " + nlohmann::json(p.hidden).dump();
-    };
-    return refuse("policy", shape(state.policy), shape(m.policy->shape()));
-  }
-  configs::RlSpec saved_spec = state.rl;
-  saved_spec.ppo.threads = m.opt.threads;  // the speed alone
-  const nlohmann::json saved_rl = configs::rl_to_json(saved_spec), rl = configs::rl_to_json(m.specs.front());
-  if (saved_rl != rl) {
-    return Error{file + ": rl." + *configs::first_difference(saved_rl, rl) +
-                 ": the checkpoint was trained with other settings; resume with the run's own config"};
-  }
-  if (!std::equal(state.train_also_rl.begin(), state.train_also_rl.end(), m.specs.begin() + 1, m.specs.end(),
-                  [](const configs::RlSpec& a, const configs::RlSpec& b) {
-                    return configs::rl_to_json(a) == configs::rl_to_json(b);
-                  })) {
-    return Error{file + ": train_also_rl: the checkpoint was trained on other recipes besides its own; resume with "
-                        "the run's own config"};
-  }
-  if (state.normalize_observations != m.opt.normalize_observations) {
-    return refuse("normalize_observations", state.normalize_observations ? "true" : "false",
-                  m.opt.normalize_observations ? "true" : "false");
-  }
-  if (state.observation_clip != m.opt.observation_clip) {
-    return refuse("observation_clip", number_text(state.observation_clip), number_text(m.opt.observation_clip));
-  }
-  if (state.decisions != per_iteration * state.iteration) {
-    return Error{file + ": decisions: expected " + std::to_string(per_iteration * state.iteration) + " after " +
-                 std::to_string(state.iteration) + " iterations, got " + std::to_string(state.decisions)};
-  }
+  ResumedRun run{m.seed, m.iterations, m.n_all, m.policy->shape(), m.specs,
+                 static_cast<std::uint64_t>(m.steps) * m.n_all};
+  if (const Status resumes = check_resumes(state, run, file); !resumes) return resumes;
   std::vector<EnvCursor> cursors;
   for (std::size_t i = 0; i < m.n; ++i) {  // this rank's environments
     const CheckpointEnv& env = state.envs[m.first + i];
@@ -669,8 +482,8 @@ Status PpoTrainer::load(const fs::path& dir) {
   }
   m.iteration = state.iteration;
   m.decisions = state.decisions;
-  m.obs_norm.stats() = std::move(state.observation_stats);
-  m.reward_scaler.restore(std::move(state.reward_returns), std::move(state.reward_stats));
+  m.exchange.observation_normalizer().stats() = std::move(state.observation_stats);
+  m.exchange.reward_scaler().restore(std::move(state.reward_returns), std::move(state.reward_stats));
   m.shuffle_rng = engine::Rng::from_state(state.shuffle_rng);
   m.lagrange = state.lagrange;
   for (std::size_t i = 0; i < m.n; ++i) {
@@ -678,7 +491,7 @@ Status PpoTrainer::load(const fs::path& dir) {
     m.episode_returns[i] = state.envs[m.first + i].episode_return;
   }
   m.envs->restore(cursors);
-  m.observe(false);  // the saved statistics already include the current observations
+  m.obs = m.exchange.observe(false);  // the saved statistics already include the current observations
   return Ok{};
 }
 

@@ -133,3 +133,40 @@ TEST(CheckpointStateTest, AnyValueIsReadAsItselfOrRefusedNamingItsKey) {
 
 }  // namespace
 }  // namespace meshsim::rl
+
+namespace meshsim::rl {
+namespace {
+
+// The run sample_state() resumes: 3 environments, 24 decisions per iteration.
+ResumedRun sample_run(const CheckpointState& s) {
+  return ResumedRun{s.seed, s.iterations, s.envs.size(), s.policy, {s.rl}, 24};
+}
+
+TEST(CheckpointStateTest, AResumeIsRefusedNamingTheFirstThingTheRunFixesDifferently) {
+  const CheckpointState s = sample_state();
+  EXPECT_TRUE(check_resumes(s, sample_run(s), "state.json"));
+  const auto refused = [&](const std::function<void(ResumedRun&, CheckpointState&)>& change) {
+    CheckpointState state = s;
+    ResumedRun run = sample_run(s);
+    change(run, state);
+    const Status resumes = check_resumes(state, run, "state.json");
+    return resumes ? std::string() : resumes.error().message;
+  };
+  EXPECT_NE(refused([](ResumedRun& r, CheckpointState&) { r.seed = 8; }).find("state.json: seed: the checkpoint has 7"),
+            std::string::npos);
+  EXPECT_NE(refused([](ResumedRun& r, CheckpointState&) { r.envs = 4; }).find("envs: the checkpoint has 3 environments"),
+            std::string::npos);
+  EXPECT_NE(refused([](ResumedRun& r, CheckpointState&) { r.policy.hidden = {16}; }).find("policy:"), std::string::npos);
+  EXPECT_NE(refused([](ResumedRun& r, CheckpointState&) { r.specs.front().slo_target = 0.5; }).find("rl.slo_target"),
+            std::string::npos);
+  EXPECT_EQ(refused([](ResumedRun& r, CheckpointState&) { r.specs.front().ppo.threads = 9; }), "")
+      << "the threads change the speed alone";
+  EXPECT_NE(refused([](ResumedRun& r, CheckpointState&) { r.specs.push_back(r.specs.front()); }).find("train_also_rl"),
+            std::string::npos);
+  EXPECT_NE(refused([](ResumedRun&, CheckpointState& c) { c.decisions = 47; })
+                .find("decisions: expected 48 after 2 iterations, got 47"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshsim::rl
