@@ -95,6 +95,14 @@ void LlmCluster::refresh_load(std::uint32_t instance) {
   PoolRouter& router = router_for(in.tag);
   router.update(instance, load_of(in, router.policy()));
   if (pools_.tracks_loads() && in.state == InstanceState::kActive) count_active_load(in);
+  if (in.state == InstanceState::kDraining) report_if_drained(instance);
+}
+
+void LlmCluster::report_if_drained(std::uint32_t instance) {
+  Instance& in = *instances_[instance];
+  if (in.drain_reported || in.state != InstanceState::kDraining || in.requests != 0 || in.busy) return;
+  in.drain_reported = true;
+  if (drained_listener_) drained_listener_(instance);
 }
 
 void LlmCluster::count_active_load(Instance& in) {
@@ -219,6 +227,7 @@ void LlmCluster::unassign(std::uint32_t slot) {
   in.pending_tokens -= seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1
                                           : 1 + (seq.recomputing ? std::int64_t{seq.prefill_tokens()} : 0);
   in.kv_promised -= kv_need(seq, in.tag);
+  report_if_drained(live_[slot].instance);
 }
 
 void LlmCluster::abort_expired(std::uint32_t instance) {

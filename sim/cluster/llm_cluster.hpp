@@ -100,6 +100,10 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void evacuate(std::uint32_t instance);
   // DRAINING with nothing assigned: ready for deactivate().
   bool drained(std::uint32_t instance) const;
+  // Each DRAINING instance that becomes drained is reported to `listener` once, at that
+  // moment (the ScalingManager's drain checks then read only those, never walking every
+  // draining instance).
+  void set_drained_listener(std::function<void(std::uint32_t)> listener) { drained_listener_ = std::move(listener); }
   // Drained DRAINING -> INACTIVE: the KV cache is flushed and the instance leaves its
   // server (returned: the caller releases it when idle).
   std::uint32_t deactivate(std::uint32_t instance);
@@ -163,6 +167,8 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   static std::int64_t scale_down_load(const Instance& in);
   void count_active_load(Instance& in);
   void wake(std::uint32_t instance);
+  // Reports the instance to the drained listener if it has just become drained.
+  void report_if_drained(std::uint32_t instance);
   void prefill_done(std::uint32_t instance, std::uint32_t slot);
   void arrive_for_decode(std::uint32_t instance, std::uint32_t slot);
   // Queues a request to be prefilled (or recomputed) on `instance`.
@@ -226,6 +232,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   metrics::LevelIntegral cost_;      // USD per microsecond of the servers
   std::uint64_t events_handled_ = 0;
   ActivitySink* activity_ = nullptr;
+  std::function<void(std::uint32_t)> drained_listener_;
 };
 
 // What a Replay builds its serving system with (replay::ServingFactory): an LlmCluster

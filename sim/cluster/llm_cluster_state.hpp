@@ -32,6 +32,7 @@ struct LlmCluster::Instance {
   bool removed = false;
   bool counted_state = false;  // in the pool totals' counts by state
   bool evacuating = false;  // DRAINING past its timeout: its requests move at the next boundary
+  bool drain_reported = false;  // DRAINING and drained, and the drained listener told
   std::uint32_t hardware = 0;  // its pool's ServingHardware kind
   std::uint32_t server = 0;
   std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see add_instance)

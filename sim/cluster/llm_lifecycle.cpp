@@ -37,6 +37,7 @@ void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
   const auto from = std::exchange(in.counted_state, true) ? std::optional(in.state) : std::nullopt;
   pools_.move(instance, in.tag, from, state);
   in.state = state;
+  in.drain_reported = false;  // leaving DRAINING, or entering it undrained
   if (pools_.tracks_loads() && state == InstanceState::kActive) count_active_load(in);
   account_levels();
   if (activity_ != nullptr) activity_->on_instance_state(instance, kInstanceStateNames.name(state), sim_.now());
@@ -102,6 +103,7 @@ Status LlmCluster::drain(std::uint32_t instance) {
   }
   router.remove(instance);
   set_state(instance, InstanceState::kDraining);
+  report_if_drained(instance);
   return Ok{};
 }
 
@@ -266,6 +268,9 @@ std::vector<std::string> LlmCluster::check_invariants() const {
       }
     }
     for (const auto& problem : in.engine->check_invariants()) fail(name + ": " + problem);
+    if (in.drain_reported != (in.state == InstanceState::kDraining && in.requests == 0 && !in.busy)) {
+      fail(name + ": reported drained exactly when DRAINING with nothing assigned and idle");
+    }
     if ((in.state == InstanceState::kInactive || in.state == InstanceState::kStarting) &&
         (in.requests != 0 || in.busy || !in.holds_nothing())) {
       fail(name + " holds work while " + std::string(kInstanceStateNames.name(in.state)));

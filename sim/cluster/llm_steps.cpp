@@ -66,6 +66,7 @@ void LlmCluster::end_step(std::uint32_t instance) {
   in.engine->complete(iterations, outcome_);
   for (const std::uint32_t slot : outcome_.finished) finish(slot, metrics::RequestStatus::kCompleted);
   for (const std::uint32_t slot : outcome_.prefilled) prefill_done(instance, slot);
+  report_if_drained(instance);
   if (in.evacuating) {
     // Its requests move one microsecond later, from an ordinary (FIFO) event: moved now,
     // from this ranked event, they would reach instances whose iteration ends at this

@@ -1,6 +1,7 @@
 #include "sim/cluster/scaling_manager.hpp"
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/check.hpp"
@@ -19,7 +20,10 @@ ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, Sca
   MESHSIM_CHECK(config_.scale_up_delay >= SimTime::zero(), "scale_up_delay must not be negative");
   MESHSIM_CHECK(config_.min_instances_per_pool >= 1, "min_instances_per_pool must be at least 1");
   cluster_.track_active_loads();
+  cluster_.set_drained_listener([this](std::uint32_t instance) { drained_.insert(instance); });
 }
+
+ScalingManager::~ScalingManager() { cluster_.set_drained_listener(nullptr); }
 
 std::string ScalingManager::at_now() const {
   char text[32];
@@ -218,8 +222,8 @@ void ScalingManager::release(std::uint32_t instance, std::uint32_t server) {
 
 void ScalingManager::check_draining() {
   std::vector<std::uint32_t> done;
-  for (const auto& [instance, d] : draining_) {
-    if (cluster_.drained(instance)) done.push_back(instance);
+  for (const std::uint32_t instance : std::exchange(drained_, {})) {
+    if (draining_.contains(instance) && cluster_.drained(instance)) done.push_back(instance);
   }
   for (const std::uint32_t instance : done) {
     const Draining d = draining_.at(instance);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,9 @@ struct ScalingCounts {
 // when an instance fills one, as in the seed; smaller ones are packed, so no half-empty
 // server is paid for); it becomes ACTIVE after scale_up_delay (and after any wait for its
 // room, see PlacedInstance). scale_down_full drains an
-// instance, checks it every drain_check_interval, removes it once empty and then its
-// server when idle. Instances get the start state's configuration (the cluster has one
+// instance and removes it at the first drain check (every drain_check_interval, as the
+// seed polls) after the cluster reported it empty and idle, then its server when idle:
+// a check reads only the instances reported since the last, never every draining one. Instances get the start state's configuration (the cluster has one
 // model, parallelism and SKU). Limits are enforced here: an action that would break
 // min_instances_per_pool, max_total_instances or max_servers is refused and logged as
 // blocked, never an error. Draining never blocks the simulation: every step is an event.
@@ -54,6 +56,9 @@ class ScalingManager final : private engine::EventHandler {
   // capped by config.max_servers).
   ScalingManager(engine::Simulation& sim, LlmCluster& cluster, ScalingConfig config,
                  InstancePlacement* placement = nullptr);
+  ~ScalingManager();
+  ScalingManager(const ScalingManager&) = delete;
+  ScalingManager& operator=(const ScalingManager&) = delete;
 
   const ScalingConfig& config() const { return config_; }
   // For drains begun from now on (seed 003 sets it with its ElasticConfig).
@@ -138,6 +143,9 @@ class ScalingManager final : private engine::EventHandler {
   InstancePlacement* placement_;
   LogSink log_;
   std::map<std::uint32_t, Draining> draining_;  // by instance id
+  // Instances the cluster reported drained since the last drain check (its drained
+  // listener): a check reads these alone, so it costs O(drained), not O(draining).
+  std::set<std::uint32_t> drained_;
   std::uint32_t drain_serials_ = 0;
   // STARTING instances by tag, with when each becomes ACTIVE.
   std::array<std::map<std::uint32_t, SimTime>, 3> starting_;
