@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "configs/profile_csv.hpp"
 #include "sim/perf/perf_profile.hpp"
 
 namespace meshsim::configs {
@@ -201,7 +202,7 @@ Expected<cluster::PoolHardware> pool_hardware(const LlmServingSpec& llm, const C
   hardware.sku = *sku;
   hardware.tensor_parallel = tp;
   if (llm.backend == LlmServingSpec::Backend::kTable) {
-    auto rows = cluster::read_profile_csv(llm.profile);
+    auto rows = read_profile_csv(llm.profile);
     if (!rows) return rows.error();
     auto table = cluster::make_table_model(cluster::select_rows(*rows, llm.model, sku_name, tp));
     if (!table) {

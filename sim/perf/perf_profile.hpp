@@ -10,7 +10,8 @@
 
 namespace meshsim::cluster {
 
-// One measurement of a profile CSV in SplitwiseSim's perf_model.csv layout: a prefill of
+// One measurement of a profile CSV in SplitwiseSim's perf_model.csv layout (read by
+// configs/profile_csv.hpp: the simulation opens no file): a prefill of
 // batch_size prompts of prompt_size tokens, then token_size decode iterations; times in ms
 // (token_time is the mean decode iteration).
 struct ProfileRow {
@@ -27,10 +28,6 @@ struct ProfileRow {
   // The mean decode iteration of the row: every sequence at its mean context length.
   DecodeWork decode_work() const;
 };
-
-// Reads a profile CSV (columns model, hardware, tensor_parallel, prompt_size, batch_size,
-// token_size, prompt_time, token_time; others ignored). Errors name file:line and column.
-Expected<std::vector<ProfileRow>> read_profile_csv(const std::string& path);
 
 // The rows of one deployment.
 std::vector<ProfileRow> select_rows(const std::vector<ProfileRow>& rows, const std::string& model,

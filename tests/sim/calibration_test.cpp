@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "configs/catalog.hpp"
+#include "configs/profile_csv.hpp"
 #include "sim/perf/perf_profile.hpp"
 
 namespace meshsim::cluster {
@@ -27,7 +28,7 @@ TEST(CalibrationTest, RooflineMatchesTheSplitwiseProfileWithinTheBound) {
   MESHSIM_NEED_SHARED_FILE(path);
   auto catalog = configs::load_catalog(std::string(MESHSIM_SOURCE_DIR) + "/configs");
   ASSERT_TRUE(catalog) << catalog.error().message;
-  auto rows = read_profile_csv(path);
+  auto rows = configs::read_profile_csv(path);
   ASSERT_TRUE(rows) << rows.error().message;
   std::vector<ProfileRow> dropped;
   const auto kept = drop_non_monotonic(*rows, &dropped);
@@ -56,7 +57,7 @@ TEST(CalibrationTest, RooflineMatchesTheSplitwiseProfileWithinTheBound) {
 TEST(CalibrationTest, TableBackendReproducesSplitwiseSimMedians) {
   const std::string path = std::string(MESHSIM_SHARED_DIR) + "/reference/splitwise_perf_model.csv";
   MESHSIM_NEED_SHARED_FILE(path);
-  auto rows = read_profile_csv(path);
+  auto rows = configs::read_profile_csv(path);
   ASSERT_TRUE(rows);
   auto table = make_table_model(select_rows(*rows, "bloom-176b", "h100-80gb", 8));
   ASSERT_TRUE(table) << table.error().message;

@@ -10,7 +10,11 @@ on lines of the form
 
     - `configs` may include of `sim/cluster`, `sim/autoscale` only: `*_options.hpp`, `*_config.hpp`.
 
-which headers (by name, shell patterns) of those folders alone. This test reads every rule, then every #include "..." of the project's sources (tests and
+which headers (by name, shell patterns) of those folders alone, and on lines of the form
+
+    - `sim` may not include: `<fstream>`.
+
+which system headers no code under a folder may include. This test reads every rule, then every #include "..." of the project's sources (tests and
 experiments aside: they may use anything), and fails naming each file and line whose
 include runs against a rule, and each folder with code but no rule.
 
@@ -23,6 +27,8 @@ import sys
 
 RULE = re.compile(r"^(?:- )?`([\w/]+)` may include: (.*)$")
 ONLY = re.compile(r"^(?:- )?`([\w/]+)` may include of (.*) only: (.*)$")
+FORBIDDEN = re.compile(r"^(?:- )?`([\w/]+)` may not include: (.*)$")
+SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+(<[^>]+>)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CODE_ROOTS = ("sim", "traces", "scheduler", "configs", "rl", "tools")
 READMES = ("sim/README.md", "traces/README.md", "scheduler/README.md", "configs/README.md", "rl/README.md",
@@ -40,6 +46,17 @@ def read_only_rules(repo):
                 for other in re.findall(r"`([\w/]+)`", folders):
                     only[(unit, other)] = re.findall(r"`([^`]+)`", patterns)
     return only
+
+
+def read_forbidden(repo):
+    """folder -> the system headers no code under it may include."""
+    forbidden = {}
+    for name in READMES:
+        for line in (repo / name).read_text().splitlines():
+            match = FORBIDDEN.match(line.strip())
+            if match:
+                forbidden[match.group(1)] = set(re.findall(r"`(<[^>`]+>)`", match.group(2)))
+    return forbidden
 
 
 def read_rules(repo):
@@ -70,6 +87,7 @@ def main():
     repo = pathlib.Path(sys.argv[1]).resolve()
     rules = read_rules(repo)
     only = read_only_rules(repo)
+    forbidden = read_forbidden(repo)
     if not rules:
         sys.exit("no dependency rules found in the folders' READMEs")
     units = set(rules)
@@ -88,7 +106,12 @@ def main():
             if here is None:
                 problems.append(f"{relative}: its folder has no dependency rule in a README")
                 continue
+            banned = set().union(*(headers for folder, headers in forbidden.items()
+                                   if relative.startswith(folder + "/")))
             for number, line in enumerate(source.read_text().splitlines(), 1):
+                system = SYSTEM_INCLUDE.match(line)
+                if system and system.group(1) in banned:
+                    problems.append(f"{relative}:{number}: includes {system.group(1)}, which no code under it may")
                 match = INCLUDE.match(line)
                 if not match:
                     continue

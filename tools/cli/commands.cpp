@@ -13,6 +13,7 @@
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "configs/profile_csv.hpp"
 #include "sim/perf/perf_profile.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
@@ -278,7 +279,7 @@ int run_calibrate_command(const CalibrateCommandOptions& options, std::ostream& 
   if (!catalog) {
     return fail(err, catalog.error().message, kExitBadInput);
   }
-  auto rows = cluster::read_profile_csv(options.profile);
+  auto rows = configs::read_profile_csv(options.profile);
   if (!rows) {
     return fail(err, rows.error().message, kExitBadInput);
   }
