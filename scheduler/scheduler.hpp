@@ -18,6 +18,7 @@
 #include "scheduler/scheduling_strategy.hpp"
 #include "scheduler/task.hpp"
 #include "scheduler/victim_index.hpp"
+#include "scheduler/victim_search.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/expected.hpp"
 
@@ -124,8 +125,6 @@ class Scheduler {
  public:
   static constexpr std::size_t kDefaultCandidates = 16;
   static constexpr std::size_t kRecentPreemptions = 100;
-  // How deep victim selection looks into one class for a single victim that frees enough.
-  static constexpr std::size_t kSingleVictimScan = 64;
 
   explicit Scheduler(const Clock& clock, Actuator* actuator = nullptr, TimerService* timers = nullptr);
 
@@ -215,12 +214,6 @@ class Scheduler {
     StatePreserver preserver;
     StateRestorer restorer;
   };
-  struct Victim {
-    const Task* task;
-    PreemptReason reason;
-    double score;
-  };
-  class FreedRoom;
 
   double now() const { return clock_.now(); }
   // Reserves the PG pool's high-priority PGs; on failure nothing is left behind.
@@ -230,12 +223,8 @@ class Scheduler {
   SubmitResult run_on_idle_agent(const TaskSpec& spec, Agent& agent);
   SubmitResult start_on_new_agent(const TaskSpec& spec, std::optional<PgId> preferred_pg);
   Agent* find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id);
-  // What preempting these tasks would give back, and whether the spec would then fit.
-  bool fits_after(const TaskSpec& spec, const std::vector<const Task*>& victims) const;
-  // `considered` (if given) receives how many tasks the policy let it consider.
-  std::optional<std::vector<Victim>> choose_victims(const TaskSpec& spec, bool pg_reuse_only,
-                                                    std::size_t* considered = nullptr);
-  bool frees_fitting_pg(const Task& victim, const TaskSpec& spec) const;
+  // Victim selection over the core's state as it is now.
+  VictimSearch victim_search() { return VictimSearch(agents_, pg_pools_, index_, task_by_seq_, *strategy_, now()); }
   // A running task leaves its agent, ending in `state`; unless completed, its work since
   // the last checkpoint is counted as lost. A dedicated agent goes too (its PG back to
   // the PG pool) unless held for a preemptor or `keep_agent` (the caller removes it).
