@@ -18,12 +18,6 @@ void FirstTokenWatch::arrived(std::uint32_t slot, engine::SimTime arrival) {
   by_arrival_.push_back(Submission{arrival, by_slot_[slot], slot});
 }
 
-void FirstTokenWatch::done(std::uint32_t slot) {
-  if (slot >= by_slot_.size() || by_slot_[slot] == 0) return;
-  by_slot_[slot] = 0;
-  --waiting_;
-}
-
 ServingSystem::FirstTokenBacklog FirstTokenWatch::backlog(engine::SimTime cutoff) const {
   ServingSystem::FirstTokenBacklog backlog;
   // Submissions come in arrival order: the recent ones are at the back.

@@ -22,7 +22,11 @@ class FirstTokenWatch {
   void arrived(std::uint32_t slot, engine::SimTime arrival);
   // The request in `slot` got its first token, or left the system (either ends its wait;
   // calling both, or one twice, is fine).
-  void done(std::uint32_t slot);
+  void done(std::uint32_t slot) {
+    if (slot >= by_slot_.size() || by_slot_[slot] == 0) return;
+    by_slot_[slot] = 0;
+    --waiting_;
+  }
   std::uint64_t waiting() const { return waiting_; }
   // The waiting requests that arrived at or after `cutoff`, by arrival, and the count of
   // the others.

@@ -45,13 +45,6 @@ std::optional<std::uint32_t> PoolLedger::first_inactive(InstanceTag tag) const {
   return *ids.begin();
 }
 
-void PoolLedger::recount(InstanceTag tag, ActiveLoad& counted, ActiveLoad load) {
-  ActiveLoad& sum = loads_[index(tag)];
-  sum.requests += load.requests - counted.requests;
-  sum.pending_tokens += load.pending_tokens - counted.pending_tokens;
-  counted = load;
-}
-
 std::vector<std::string> PoolLedger::check_invariants(const std::array<PoolTotals, 3>& want,
                                                       const std::array<ActiveLoad, 3>& walked) const {
   std::vector<std::string> problems;

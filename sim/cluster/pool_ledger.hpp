@@ -67,7 +67,13 @@ class PoolLedger {
   const ActiveLoad& tracked_load(InstanceTag tag) const { return loads_[index(tag)]; }
   // An ACTIVE instance of `tag` whose load the ledger holds as `counted` now has `load`
   // (an instance entering ACTIVE has counted nothing, one leaving goes to nothing).
-  void recount(InstanceTag tag, ActiveLoad& counted, ActiveLoad load);
+  // Inline: it runs at every change of an ACTIVE instance's load.
+  void recount(InstanceTag tag, ActiveLoad& counted, ActiveLoad load) {
+    ActiveLoad& sum = loads_[index(tag)];
+    sum.requests += load.requests - counted.requests;
+    sum.pending_tokens += load.pending_tokens - counted.pending_tokens;
+    counted = load;
+  }
 
   // The ledger against `want` (totals counted from the instances) and, when tracked,
   // `walked` (ACTIVE loads summed over them); empty when all agree.
