@@ -11,12 +11,6 @@
 
 namespace meshsim::cluster {
 
-// The KV tokens a request holds at most on an instance of the given tag.
-std::int64_t LlmCluster::kv_need(const Sequence& s, InstanceTag tag) {
-  return tag == InstanceTag::kPrompt ? std::int64_t{s.prompt_tokens} + 1
-                                     : std::int64_t{s.prompt_tokens} + s.output_tokens;
-}
-
 LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, RequestSink& sink)
     : sim_(sim),
       config_(std::move(config)),
@@ -73,34 +67,19 @@ std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)>
   };
 }
 
-std::int64_t LlmCluster::load_of(const Instance& in, RoutePolicy policy) const {
-  switch (policy) {
-    case RoutePolicy::kRoundRobin:
-    case RoutePolicy::kFewestRequests: return in.requests;
-    case RoutePolicy::kFewestPendingTokens:
-    case RoutePolicy::kPrefixAffinity: return in.pending_tokens;
-    case RoutePolicy::kLeastKvMemory: return in.kv_promised;
-  }
-  return 0;
-}
-
-std::int64_t LlmCluster::scale_down_load(const Instance& in) {
-  return in.tag == InstanceTag::kToken ? in.kv_promised : in.pending_tokens;
-}
-
 // Called after every change of an instance's loads: the router follows, and the pools'
 // ACTIVE loads when tracked (see track_active_loads).
 void LlmCluster::refresh_load(std::uint32_t instance) {
   Instance& in = *instances_[instance];
   PoolRouter& router = router_for(in.tag);
-  router.update(instance, load_of(in, router.policy()));
+  router.update(instance, in.load(router.policy()));
   if (pools_.tracks_loads() && in.state == InstanceState::kActive) count_active_load(in);
   if (in.state == InstanceState::kDraining) report_if_drained(instance);
 }
 
 void LlmCluster::report_if_drained(std::uint32_t instance) {
   Instance& in = *instances_[instance];
-  if (in.drain_reported || in.state != InstanceState::kDraining || in.requests != 0 || in.busy) return;
+  if (in.drain_reported || !in.drained()) return;
   in.drain_reported = true;
   if (drained_listener_) drained_listener_(instance);
 }
@@ -215,7 +194,7 @@ void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
   r.record.instance = instance;
   ++in.requests;
   in.pending_tokens += seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1 : 1;
-  in.kv_promised += kv_need(seq, in.tag);
+  in.kv_promised += in.kv_need(seq);
   refresh_load(instance);
 }
 
@@ -226,7 +205,7 @@ void LlmCluster::unassign(std::uint32_t slot) {
   --in.requests;
   in.pending_tokens -= seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1
                                           : 1 + (seq.recomputing ? std::int64_t{seq.prefill_tokens()} : 0);
-  in.kv_promised -= kv_need(seq, in.tag);
+  in.kv_promised -= in.kv_need(seq);
   report_if_drained(live_[slot].instance);
 }
 
@@ -312,7 +291,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   // Splitwise: the KV cache moves to a token instance, then this instance lets it go.
   in.pending_tokens -= std::int64_t{r.record.prompt_tokens} + 1;
   --in.requests;
-  in.kv_promised -= kv_need(seq, in.tag);
+  in.kv_promised -= in.kv_need(seq);
   in.engine->remove(slot);
   refresh_load(instance);
   const std::uint32_t target = token_router_.pick();
@@ -369,7 +348,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
     in.engine->remove(slot);
     --in.requests;
     in.pending_tokens -= 1;
-    in.kv_promised -= kv_need(seq, in.tag);
+    in.kv_promised -= in.kv_need(seq);
     refresh_load(r.instance);
     record.finished = sim_.now();
     record.tbt_max = r.tbt_max;

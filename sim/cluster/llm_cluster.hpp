@@ -163,8 +163,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void refresh_load(std::uint32_t instance);
   // The prompt pool's instance for the request in `slot` (its prompt_routing policy).
   std::uint32_t route_prompt(std::uint32_t slot);
-  std::int64_t load_of(const Instance& in, RoutePolicy policy) const;
-  static std::int64_t scale_down_load(const Instance& in);
   void count_active_load(Instance& in);
   void wake(std::uint32_t instance);
   // Reports the instance to the drained listener if it has just become drained.
@@ -192,8 +190,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void end_step(std::uint32_t instance);
   void close_segment(std::uint32_t instance);
   void interrupt_fold(Instance& in);
-  std::uint64_t kv_in_segment(const Instance& in) const;
-  static std::int64_t kv_need(const Sequence& s, InstanceTag tag);
 
   engine::Simulation& sim_;
   LlmClusterConfig config_;

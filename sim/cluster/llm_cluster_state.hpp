@@ -53,6 +53,32 @@ struct LlmCluster::Instance {
   std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
   ActiveLoad counted;            // what of requests and pending_tokens active_loads_ holds
 
+  // Its load as `policy` routes by.
+  std::int64_t load(RoutePolicy policy) const {
+    switch (policy) {
+      case RoutePolicy::kRoundRobin:
+      case RoutePolicy::kFewestRequests: return requests;
+      case RoutePolicy::kFewestPendingTokens:
+      case RoutePolicy::kPrefixAffinity: return pending_tokens;
+      case RoutePolicy::kLeastKvMemory: return kv_promised;
+    }
+    return 0;
+  }
+  // What a scale-down takes the least of: pending prompt tokens, or for a token instance
+  // the KV memory held or promised to its requests.
+  std::int64_t scale_down_load() const { return tag == InstanceTag::kToken ? kv_promised : pending_tokens; }
+  // The KV tokens a request holds here at most: a prompt instance keeps the prompt and
+  // the first token until the transfer, the others the whole sequence.
+  std::int64_t kv_need(const Sequence& s) const {
+    return tag == InstanceTag::kPrompt ? std::int64_t{s.prompt_tokens} + 1
+                                       : std::int64_t{s.prompt_tokens} + s.output_tokens;
+  }
+  // KV tokens held at `now`: an unfolded run's use, counting what the running segment's
+  // iterations begun by now take.
+  std::uint64_t kv_held(SimTime now) const { return engine->kv_used_tokens(busy ? segment.begun(now) : 0); }
+  // DRAINING with nothing assigned and idle: ready to leave its state.
+  bool drained() const { return state == InstanceState::kDraining && requests == 0 && !busy; }
+
   // No work, KV or load left here (a drained instance may leave its server).
   bool holds_nothing() const {
     return !engine->has_waiting() && engine->kv_used_tokens(0) == 0 && pending_tokens == 0 && kv_promised == 0;

@@ -53,7 +53,7 @@ std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
   for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE, by id
     const Instance& in = *instances_[id];
     if (in.tag != tag) continue;
-    const std::int64_t load = scale_down_load(in);
+    const std::int64_t load = in.scale_down_load();
     if (!best || load < best_load) {
       best = id;
       best_load = load;
@@ -64,7 +64,7 @@ std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
 
 std::uint64_t LlmCluster::kv_used_tokens() const {
   std::uint64_t used = 0;
-  for (const auto& in : instances_) used += kv_in_segment(*in);
+  for (const auto& in : instances_) used += in->kv_held(sim_.now());
   return used;
 }
 
@@ -81,7 +81,7 @@ std::string LlmCluster::describe(std::uint32_t instance) const {
   return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +
          std::string(kInstanceStateNames.name(in.state)) + (in.evacuating ? ", evacuating" : "") + ", " +
          (in.busy ? "busy" : "idle") + "): " + in.engine->describe() + ", KV " +
-         std::to_string(kv_in_segment(in)) + " of " +
+         std::to_string(in.kv_held(sim_.now())) + " of " +
          std::to_string(hardware_of(in).kv_capacity_tokens) + " tokens held";
 }
 

@@ -86,7 +86,7 @@ void LlmCluster::activate(std::uint32_t instance) {
   ++serving_;
   serving_kv_tokens_ += hardware_of(in).kv_capacity_tokens;
   PoolRouter& router = router_for(in.tag);
-  router.add(instance, load_of(in, router.policy()));
+  router.add(instance, in.load(router.policy()));
   set_state(instance, InstanceState::kActive);
 }
 
@@ -162,8 +162,7 @@ void LlmCluster::migrate(std::uint32_t from, std::uint32_t slot) {
 bool LlmCluster::drained(std::uint32_t instance) const {
   MESHSIM_CHECK(instance < instances_.size() && !instances_[instance]->removed,
                 "drained: no instance " + std::to_string(instance));
-  const Instance& in = *instances_[instance];
-  return in.state == InstanceState::kDraining && in.requests == 0 && !in.busy;
+  return instances_[instance]->drained();
 }
 
 std::uint32_t LlmCluster::deactivate(std::uint32_t instance) {
@@ -198,7 +197,7 @@ void LlmCluster::retag(std::uint32_t instance, InstanceTag tag) {
   in.tag = tag;
   if (activity_ != nullptr) activity_->on_instance(instance, in.server, kInstanceTagNames.name(tag));
   PoolRouter& router = router_for(tag);
-  router.add(instance, load_of(in, router.policy()));
+  router.add(instance, in.load(router.policy()));
   set_state(instance, InstanceState::kActive);
 }
 
@@ -268,7 +267,7 @@ std::vector<std::string> LlmCluster::check_invariants() const {
       }
     }
     for (const auto& problem : in.engine->check_invariants()) fail(name + ": " + problem);
-    if (in.drain_reported != (in.state == InstanceState::kDraining && in.requests == 0 && !in.busy)) {
+    if (in.drain_reported != in.drained()) {
       fail(name + ": reported drained exactly when DRAINING with nothing assigned and idle");
     }
     if ((in.state == InstanceState::kInactive || in.state == InstanceState::kStarting) &&
@@ -301,7 +300,7 @@ std::optional<LlmCluster::InstanceView> LlmCluster::instance(std::uint32_t id) c
   const EngineStep& step = in.engine->step();
   const auto running = in.busy ? static_cast<std::uint32_t>(step.prefill.size() + step.decode.size()) : 0u;
   InstanceView view{id,      in.tag,           in.state, std::nullopt, in.requests, running, in.pending_tokens,
-                    kv_in_segment(in), in.evacuating};
+                    in.kv_held(sim_.now()), in.evacuating};
   if (in.server != kNoServer) view.server = in.server;
   return view;
 }

@@ -108,10 +108,4 @@ void LlmCluster::interrupt_fold(Instance& in) {
   if (const auto end = in.segment.cut(sim_.now())) in.timer->arm_at(*end);
 }
 
-// KV tokens held now: an unfolded run's use, counting what the running segment's
-// iterations begun by now take.
-std::uint64_t LlmCluster::kv_in_segment(const Instance& in) const {
-  return in.engine->kv_used_tokens(in.busy ? in.segment.begun(sim_.now()) : 0);
-}
-
 }  // namespace meshsim::cluster
