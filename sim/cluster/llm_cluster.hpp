@@ -1,11 +1,9 @@
 #pragma once
 
-#include <array>
-#include <deque>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -190,12 +188,12 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   void end_step(std::uint32_t instance);
   void close_segment(std::uint32_t instance);
   void interrupt_fold(Instance& in);
+  const InstanceHardware& hardware_of(const Instance& in) const;
 
   engine::Simulation& sim_;
   LlmClusterConfig config_;
   RequestSink& sink_;
   ServingHardware hardware_;
-  const InstanceHardware& hardware_of(const Instance& in) const;
   ServerPool servers_;
   // The largest request (prompt and output tokens) every start-state pool's instances can
   // hold: one longer is dropped at arrival.
