@@ -44,7 +44,7 @@ void LlmCluster::set_state(std::uint32_t instance, InstanceState state) {
 }
 
 void LlmCluster::attach(Instance& in, std::uint32_t server) {
-  servers_.hold(server, in.hardware, std::string(kInstanceTagNames.name(in.tag)) + " instance");
+  servers_.hold(server, in.tag);
   in.server = server;
   ++attached_;
   attached_gpus_ += hardware_of(in).tensor_parallel;

@@ -40,10 +40,12 @@ void ServerPool::remove(std::uint32_t server) {
   changed_();
 }
 
-void ServerPool::hold(std::uint32_t server, std::uint32_t kind, const std::string& who) {
+void ServerPool::hold(std::uint32_t server, InstanceTag tag) {
+  const std::uint32_t kind = hardware_.index_of(tag);
   MESHSIM_CHECK(load(server) < room(server), "server " + std::to_string(server) + " has no room for another instance");
-  MESHSIM_CHECK(kind_[server] == kind,
-                "server " + std::to_string(server) + " is not of its " + who + "'s SKU " + hardware_.kind(kind).sku.name);
+  MESHSIM_CHECK(kind_[server] == kind, "server " + std::to_string(server) + " is not of its " +
+                                           std::string(kInstanceTagNames.name(tag)) + " instance's SKU " +
+                                           hardware_.kind(kind).sku.name);
   if (++load_[server] == room(server)) with_room_[kind].erase(server);
 }
 

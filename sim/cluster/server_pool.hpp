@@ -39,8 +39,9 @@ class ServerPool {
   // The lowest-numbered server with room for one more instance of `tag`'s pool, if any.
   std::optional<std::uint32_t> with_room(InstanceTag tag) const;
 
-  // One more instance of hardware `kind` on `server`, which must have room and be of it.
-  void hold(std::uint32_t server, std::uint32_t kind, const std::string& who);
+  // One more instance of `tag`'s pool on `server`, which must have room and be of that
+  // pool's hardware.
+  void hold(std::uint32_t server, InstanceTag tag);
   // One instance fewer on `server`.
   void release(std::uint32_t server);
   // What the servers alive cost, USD per hour.

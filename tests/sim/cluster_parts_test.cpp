@@ -147,7 +147,7 @@ TEST(ServerPoolTest, RandomAddsHoldsReleasesAndRemovesAgreeWithASlowTwin) {
       case 0: twin[pool.add(tag)] = {kind, 0}; break;
       case 1:
         if (want_room) {
-          pool.hold(*want_room, kind, "test");
+          pool.hold(*want_room, tag);
           ++twin[*want_room].second;
         }
         break;
@@ -183,8 +183,9 @@ TEST(ServerPoolTest, RandomAddsHoldsReleasesAndRemovesAgreeWithASlowTwin) {
   }
   EXPECT_GT(changes, 100);
   const auto full = pool.add(InstanceTag::kMixed);
-  for (int i = 0; i < 4; ++i) pool.hold(full, hardware.index_of(InstanceTag::kMixed), "test");
-  EXPECT_THROW(pool.hold(full, hardware.index_of(InstanceTag::kMixed), "test"), std::logic_error);
+  for (int i = 0; i < 4; ++i) pool.hold(full, InstanceTag::kMixed);
+  EXPECT_THROW(pool.hold(full, InstanceTag::kMixed), std::logic_error);
+  EXPECT_THROW(pool.hold(pool.add(InstanceTag::kMixed), InstanceTag::kToken), std::logic_error) << "another SKU";
   EXPECT_THROW(pool.remove(full), std::logic_error) << "a server holding instances stays";
 }
 

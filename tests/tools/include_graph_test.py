@@ -35,41 +35,38 @@ READMES = ("sim/README.md", "traces/README.md", "scheduler/README.md", "configs/
            "tools/README.md")
 
 
+def rule_matches(repo, pattern):
+    """(README name, match) for each line of the folders' READMEs that `pattern` matches."""
+    for name in READMES:
+        for line in (repo / name).read_text().splitlines():
+            match = pattern.match(line.strip())
+            if match:
+                yield name, match
+
+
 def read_only_rules(repo):
     """(folder, other folder) -> the header name patterns the folder may include from it."""
     only = {}
-    for name in READMES:
-        for line in (repo / name).read_text().splitlines():
-            match = ONLY.match(line.strip())
-            if match:
-                unit, folders, patterns = match.groups()
-                for other in re.findall(r"`([\w/]+)`", folders):
-                    only[(unit, other)] = re.findall(r"`([^`]+)`", patterns)
+    for _, match in rule_matches(repo, ONLY):
+        unit, folders, patterns = match.groups()
+        for other in re.findall(r"`([\w/]+)`", folders):
+            only[(unit, other)] = re.findall(r"`([^`]+)`", patterns)
     return only
 
 
 def read_forbidden(repo):
     """folder -> the system headers no code under it may include."""
-    forbidden = {}
-    for name in READMES:
-        for line in (repo / name).read_text().splitlines():
-            match = FORBIDDEN.match(line.strip())
-            if match:
-                forbidden[match.group(1)] = set(re.findall(r"`(<[^>`]+>)`", match.group(2)))
-    return forbidden
+    return {match.group(1): set(re.findall(r"`(<[^>`]+>)`", match.group(2)))
+            for _, match in rule_matches(repo, FORBIDDEN)}
 
 
 def read_rules(repo):
     rules = {}
-    for name in READMES:
-        for line in (repo / name).read_text().splitlines():
-            match = RULE.match(line.strip())
-            if not match:
-                continue
-            unit, allowed = match.groups()
-            if unit in rules:
-                sys.exit(f"{name}: a second rule for `{unit}`")
-            rules[unit] = set() if allowed.strip().rstrip(".") == "nothing" else set(re.findall(r"`([\w/]+)`", allowed))
+    for name, match in rule_matches(repo, RULE):
+        unit, allowed = match.groups()
+        if unit in rules:
+            sys.exit(f"{name}: a second rule for `{unit}`")
+        rules[unit] = set() if allowed.strip().rstrip(".") == "nothing" else set(re.findall(r"`([\w/]+)`", allowed))
     return rules
 
 
