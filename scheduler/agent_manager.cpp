@@ -59,10 +59,36 @@ Agent& AgentManager::insert(Agent agent) {
     slots_[id] = std::move(agent);
   }
   ids_.emplace(slots_[id].spec.name, id);
+  if (!slots_[id].task) idle_[slots_[id].spec.pool].insert(slots_[id].spec.name);
   return slots_[id];
 }
 
-OpResult AgentManager::create_agent(AgentSpec spec) {
+void AgentManager::assign_task(Agent& agent, const std::string& task) {
+  if (!agent.task) {
+    if (const auto idle = idle_.find(agent.spec.pool); idle != idle_.end()) idle->second.erase(agent.spec.name);
+  }
+  agent.task = task;
+}
+
+void AgentManager::clear_task(Agent& agent, bool stays) {
+  agent.task.reset();
+  if (stays) idle_[agent.spec.pool].insert(agent.spec.name);
+}
+
+Agent* AgentManager::find_idle(const std::string& pool, const ResourceVector& need, const std::string& task_id) {
+  Agent* best = nullptr;
+  const auto idle = idle_.find(pool);
+  if (idle == idle_.end()) return nullptr;
+  for (const std::string& name : idle->second) {
+    Agent* found = agent(name);
+    if (!need.fits_in(found->spec.resources)) continue;
+    if (found->held_for == task_id) return found;  // held for this very task
+    if (found->held_for.empty() && best == nullptr) best = found;
+  }
+  return best;
+}
+
+OpResult AgentManager::create_agent(AgentSpec spec, std::optional<std::string> task) {
   // Built only on failure: agents are created on every batch task's start.
   const auto where = [&spec] { return "create_agent '" + spec.name + "': "; };
   if (spec.name.empty()) return OpResult::fail("create_agent: the agent needs a name");
@@ -109,6 +135,7 @@ OpResult AgentManager::create_agent(AgentSpec spec) {
   // 3. Commit.
   pool.ledger.commit(spec.resources);
   agent.spec = std::move(spec);
+  agent.task = std::move(task);
   insert(std::move(agent));
   return OpResult::ok();
 }
@@ -134,6 +161,7 @@ OpResult AgentManager::delete_agent(AgentId id, bool force, bool destroy_pg) {
     }
   }
   ids_.erase(gone.spec.name);
+  if (const auto idle = idle_.find(gone.spec.pool); idle != idle_.end()) idle->second.erase(gone.spec.name);
   gone = Agent{};  // id kNoAgent: the slot is free
   free_slots_.push_back(id);
   return OpResult::ok();
@@ -178,8 +206,16 @@ OpResult AgentManager::restore(const State& state) {
 std::vector<std::string> AgentManager::check_invariants() const {
   std::vector<std::string> problems = cluster_.check_invariants();
   std::map<std::string, ResourceVector> used;
+  std::size_t without_task = 0;
   for (const Agent* agent : list_agents()) {
     used[agent->spec.pool] += agent->spec.resources;
+    if (!agent->task) {
+      ++without_task;
+      const auto it = idle_.find(agent->spec.pool);
+      if (it == idle_.end() || it->second.count(agent->spec.name) == 0) {
+        problems.push_back("idle agent " + agent->spec.name + " is not listed as idle");
+      }
+    }
     const PlacementGroup* pg = cluster_.placement_group(agent->placement_group);
     if (pg == nullptr || pg->state != PgState::kReady) {
       problems.push_back("agent " + agent->spec.name + " has no ready placement group");
@@ -196,6 +232,9 @@ std::vector<std::string> AgentManager::check_invariants() const {
     }
     if (!ledger.reserved().is_zero()) problems.push_back("pool " + name + " has a reservation left over");
   }
+  std::size_t idle = 0;
+  for (const auto& [pool, names] : idle_) idle += names.size();
+  if (idle != without_task) problems.push_back("idle agent list holds agents that are busy or gone");
   return problems;
 }
 

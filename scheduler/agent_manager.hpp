@@ -3,6 +3,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,7 +70,8 @@ class AgentManager {
   const Pool* pool(const std::string& name) const;
   const std::map<std::string, Pool>& pools() const { return pools_; }
 
-  OpResult create_agent(AgentSpec spec);
+  // An agent created for `task` runs it from the start (it is never listed idle).
+  OpResult create_agent(AgentSpec spec, std::optional<std::string> task = std::nullopt);
   // Frees the agent's pool quota; with destroy_pg, also its placement group (and so the
   // node resources). An agent running a task is only deleted with `force`.
   OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
@@ -84,6 +86,15 @@ class AgentManager {
   }
   Agent* agent(AgentId id) { return id < slots_.size() && slots_[id].id == id ? &slots_[id] : nullptr; }
 
+  // A task starts on the agent, or leaves it. Agents without a task are kept listed idle
+  // by pool, so a submission finds one without walking them all.
+  void assign_task(Agent& agent, const std::string& task);
+  // Without `stays` the agent is about to be deleted and is not listed.
+  void clear_task(Agent& agent, bool stays = true);
+  // An idle agent of `pool` whose resources fit `need`: the one held for `task_id` if
+  // any, else the first by name held for nobody; nullptr when there is none.
+  Agent* find_idle(const std::string& pool, const ResourceVector& need, const std::string& task_id);
+
   // Everything a state file keeps; pool ledgers follow from the agents.
   struct State {
     ClusterState::State cluster;
@@ -94,7 +105,8 @@ class AgentManager {
   OpResult restore(const State& state);
 
   // Node ledgers agree with placement groups, pool ledgers with their agents, every agent
-  // sits in a ready placement group; empty when all is well.
+  // sits in a ready placement group, exactly those without a task are listed idle; empty
+  // when all is well.
   std::vector<std::string> check_invariants() const;
 
  private:
@@ -109,6 +121,7 @@ class AgentManager {
   std::deque<Agent> slots_;
   std::vector<AgentId> free_slots_;
   std::unordered_map<std::string, AgentId> ids_;
+  std::map<std::string, std::set<std::string>> idle_;  // agents without a task, by pool
 };
 
 }  // namespace meshsim::scheduler

@@ -6,17 +6,17 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "scheduler/agent_manager.hpp"
-#include "scheduler/pg_pool.hpp"
+#include "scheduler/capacity_holds.hpp"
+#include "scheduler/pg_pools.hpp"
 #include "scheduler/preemption_policy.hpp"
 #include "scheduler/scheduler_metrics.hpp"
 #include "scheduler/scheduling_strategy.hpp"
 #include "scheduler/task.hpp"
+#include "scheduler/task_table.hpp"
 #include "scheduler/victim_index.hpp"
 #include "scheduler/victim_search.hpp"
 #include "scheduler/world.hpp"
@@ -89,7 +89,7 @@ struct PreemptionStats {
   std::deque<PreemptionRecord> recent_preemptions;  // newest first
 };
 
-// stats(): what the core holds, per pool and overall.
+// summarize(): what the core holds, per pool and overall.
 struct PoolStats {
   ResourceVector capacity, used, available;
   std::size_t agents = 0, running_tasks = 0;
@@ -130,6 +130,7 @@ class Scheduler {
 
   ClusterState& cluster() { return agents_.cluster(); }
   const ClusterState& cluster() const { return agents_.cluster(); }
+  // Pools and agents (list_agents, agent by name or id).
   const AgentManager& agents() const { return agents_; }
 
   // The scheduling strategy plugin (default "binpack"): node choice, task priority, a
@@ -140,13 +141,14 @@ class Scheduler {
   // Pools. A PG pool config with `enable` reserves its high-priority PGs at once.
   OpResult create_pool(PoolSpec spec, PgPoolConfig pg_pool = {});
   OpResult ensure_pool(PoolSpec spec, std::optional<PgPoolConfig> pg_pool = std::nullopt);
+  // The PG pools (their stats: seed 001's pg_pool_stats) and the kept placement groups.
+  const PgPools& pg_pools() const { return pg_pools_; }
 
   OpResult create_agent(AgentSpec spec);
   // With force, a running task on the agent is reported lost (its work counted).
+  // Without destroy_pg the agent's placement group is kept (pg_pools().kept()): it holds
+  // its node resources until shutdown.
   OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
-  std::vector<const Agent*> list_agents(const std::optional<std::string>& pool = std::nullopt) const {
-    return agents_.list_agents(pool);
-  }
   void record_heartbeat(const std::string& agent_name);
   // Agents whose last heartbeat is older than `timeout` seconds are removed and created
   // again (same spec, a new PG, idle); a task they ran is requeued, its work since the
@@ -162,8 +164,8 @@ class Scheduler {
   OpResult register_running_task(const RunningTaskSpec& spec);
   // The task finished: its dedicated agent goes (its PG back to the PG pool).
   OpResult complete(const std::string& task_id);
-  const Task* task(const std::string& id) const;
-  const std::map<std::string, Task>& tasks() const { return tasks_; }
+  // Every task the core holds, by id (tasks().find(id)), and the running ones.
+  const TaskTable& tasks() const { return tasks_; }
 
   // Preemption.
   PolicyUpdateResult update_preemption_policy(const PolicyUpdate& update);
@@ -185,10 +187,7 @@ class Scheduler {
   OpResult restore_task(const SavedState& saved_state);
 
   PreemptionStats get_preemption_stats() const;
-  SchedulerStats stats() const;
   const SchedulerMetrics& metrics() const { return metrics_; }
-  std::map<std::string, PgPoolStats> pg_pool_stats() const;
-  const PgPool* pg_pool(const std::string& pool) const;
 
   SchedulerState save_state() const;
   // Replaces everything with `state`, re-arming capacity holds. All or nothing: a state
@@ -205,9 +204,6 @@ class Scheduler {
   // Ledgers, PG pools, agents, tasks and the victim index agree, and every placement
   // group belongs to an agent, a PG pool or the kept set; empty when all is well.
   std::vector<std::string> check_invariants() const;
-  // PGs kept by delete_agent(destroy_pg=false): they hold their node resources until
-  // shutdown (by pool).
-  const std::map<PgId, std::string>& kept_placement_groups() const { return kept_pgs_; }
 
  private:
   struct Handlers {
@@ -215,16 +211,11 @@ class Scheduler {
     StateRestorer restorer;
   };
 
-  double now() const { return clock_.now(); }
-  // Reserves the PG pool's high-priority PGs; on failure nothing is left behind.
-  OpResult add_pg_pool(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy);
+  // `task` (its traits and id set) runs on `agent` from now.
   void start_task(Task task, Agent& agent);
-  void index_add(const Task& task);
-  SubmitResult run_on_idle_agent(const TaskSpec& spec, Agent& agent);
-  SubmitResult start_on_new_agent(const TaskSpec& spec, std::optional<PgId> preferred_pg);
-  Agent* find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id);
-  // Victim selection over the core's state as it is now.
-  VictimSearch victim_search() { return VictimSearch(agents_, pg_pools_, index_, task_by_seq_, *strategy_, now()); }
+  // Runs the task on `idle`, or on a new dedicated agent (in a PG of the pool's PG pool,
+  // `preferred_pg` first, when it has one).
+  SubmitResult start_on_agent(const TaskSpec& spec, Agent* idle, std::optional<PgId> preferred_pg);
   // A running task leaves its agent, ending in `state`; unless completed, its work since
   // the last checkpoint is counted as lost. A dedicated agent goes too (its PG back to
   // the PG pool) unless held for a preemptor or `keep_agent` (the caller removes it).
@@ -237,9 +228,6 @@ class Scheduler {
   // The saved state goes on the victim (the outcome's saved_state is left empty).
   PreemptionOutcome preempt(Task& victim, std::optional<PreemptReason> why, const std::string& preemptor,
                             const std::string& hold_for);
-  void arm_hold(Agent& agent, double until);
-  void release_hold(const std::string& agent_name, std::uint64_t serial);
-  OpResult check_submission(const TaskSpec& spec) const;
   // Both submit paths: the strategy's priority, the checks, the latency metric, then
   // `place` (the path's own way to find room).
   SubmitResult submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&));
@@ -252,23 +240,21 @@ class Scheduler {
   Actuator* actuator_;
   TimerService* timers_;
   AgentManager agents_;
-  std::map<std::string, std::unique_ptr<PgPool>> pg_pools_;
+  CapacityHolds holds_;
+  PgPools pg_pools_;
   std::map<std::string, Handlers> handlers_;
-  std::map<std::string, Task> tasks_;
-  // Agents without a task, by pool, so a submission finds one without walking them all.
-  std::map<std::string, std::set<std::string>> idle_agents_;
-  // Running tasks only, by their sequence number (pointers into tasks_, a node map).
-  std::unordered_map<std::uint64_t, Task*> task_by_seq_;
-  std::uint64_t next_seq_ = 1;
+  TaskTable tasks_;
   PreemptionPolicy policy_;
-  VictimIndex index_;
+  VictimIndex index_;  // the running tasks, by victim class
   // The reason each candidate of the last evaluation was given, for execute_preemption.
   std::map<std::string, PreemptReason> last_reasons_;
-  std::map<PgId, std::string> kept_pgs_;
   PreemptionStats stats_;
-  std::uint64_t hold_serial_ = 0;
   SchedulerMetrics metrics_;
   std::unique_ptr<SchedulingStrategy> strategy_;
 };
+
+// What `core` holds, per pool and overall (seed 001's stats()): a view over its tasks,
+// agents and nodes.
+SchedulerStats summarize(const Scheduler& core);
 
 }  // namespace meshsim::scheduler

@@ -17,12 +17,12 @@ PolicyUpdateResult Scheduler::update_preemption_policy(const PolicyUpdate& updat
 
 PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming, std::size_t k) {
   PreemptionEvaluation out;
-  const auto evaluation = index_.evaluate(incoming, now(), k);
+  const auto evaluation = index_.evaluate(incoming, clock_.now(), k);
   out.eligible = evaluation.eligible;
   out.should_preempt = evaluation.eligible > 0;
   last_reasons_.clear();
   for (const auto& candidate : evaluation.best) {
-    const Task& task = *task_by_seq_.at(candidate.seq);
+    const Task& task = tasks_.running(candidate.seq);
     out.candidates.push_back(
         PreemptionCandidate{task.id, task.agent, task.pool, task.priority, candidate.score, candidate.reason});
     last_reasons_[task.id] = candidate.reason;
@@ -36,7 +36,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   const std::string_view reason = why ? kPreemptReasonNames.name(*why) : "manual_preemption";
   metrics_.count_preemption(victim.pool, reason);
   PreemptionOutcome out;
-  const double at = now();
+  const double at = clock_.now();
   // 1. Save the state: the pool's preserver, else the snapshot itself. It is kept on the
   //    task; execute_preemption hands a copy to its caller.
   SavedState snapshot;
@@ -67,7 +67,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   Agent* agent = agents_.agent(victim.agent_id);
   if (agent != nullptr && !hold_for.empty()) {
     agent->held_for = hold_for;
-    arm_hold(*agent, at + policy_.hold_timeout);
+    holds_.arm(*agent, at + policy_.hold_timeout);
   }
   end_task(victim, saved ? TaskState::kPreempted : TaskState::kLost);
   if (saved) {
@@ -92,115 +92,82 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   return out;
 }
 
-void Scheduler::arm_hold(Agent& agent, double until) {
-  agent.hold_until = until;
-  agent.hold_serial = ++hold_serial_;
-  if (timers_ == nullptr) return;
-  const std::string agent_name = agent.spec.name;
-  const std::uint64_t serial = agent.hold_serial;
-  agent.hold_timer = timers_->call_after(std::max(0.0, until - now()),
-                                         [this, agent_name, serial] { release_hold(agent_name, serial); });
-}
-
-void Scheduler::release_hold(const std::string& agent_name, std::uint64_t serial) {
-  Agent* agent = agents_.agent(agent_name);
-  if (agent == nullptr || agent->hold_serial != serial || agent->held_for.empty()) return;
-  agent->held_for.clear();
-  agent->hold_timer = 0;
-  if (agent->dedicated && !agent->task) remove_agent(*agent, PgFate::kRelease);
-}
-
 PreemptionOutcome Scheduler::execute_preemption(const std::string& task_id, const std::string& agent_name,
                                                 const std::string& hold_for) {
-  const auto it = tasks_.find(task_id);
-  if (it == tasks_.end() || it->second.state != TaskState::kRunning) {
+  Task* task = tasks_.find(task_id);
+  if (task == nullptr || task->state != TaskState::kRunning) {
     PreemptionOutcome out;
     out.result = OpResult::fail("execute_preemption: no running task '" + task_id + "'");
     return out;
   }
-  if (it->second.agent != agent_name) {
+  if (task->agent != agent_name) {
     PreemptionOutcome out;
-    out.result = OpResult::fail("execute_preemption: task '" + task_id + "' runs on agent '" + it->second.agent +
-                                "', not '" + agent_name + "'");
+    out.result = OpResult::fail("execute_preemption: task '" + task_id + "' runs on agent '" + task->agent + "', not '" +
+                                agent_name + "'");
     return out;
   }
   const auto reason = last_reasons_.find(task_id);
-  auto out = preempt(it->second, reason == last_reasons_.end() ? std::nullopt : std::optional(reason->second), "", hold_for);
-  out.saved_state = it->second.saved_state;
+  auto out = preempt(*task, reason == last_reasons_.end() ? std::nullopt : std::optional(reason->second), "", hold_for);
+  out.saved_state = task->saved_state;
   return out;
 }
 
 // ---- submission ----------------------------------------------------------------------
 
-OpResult Scheduler::check_submission(const TaskSpec& spec) const {
+namespace {
+
+OpResult check_submission(const TaskSpec& spec, const TaskTable& tasks, const AgentManager& agents) {
   const auto where = [&] { return "submit '" + spec.task_id + "': "; };
   if (spec.task_id.empty()) return OpResult::fail("submit: the task needs an id");
-  if (const Task* existing = task(spec.task_id); existing != nullptr && existing->state == TaskState::kRunning) {
+  if (const Task* existing = tasks.find(spec.task_id); existing != nullptr && existing->state == TaskState::kRunning) {
     return OpResult::fail(where() + "the task is already running on agent '" + existing->agent + "'");
   }
-  if (agents_.pool(spec.pool) == nullptr) return OpResult::fail(where() + "no pool '" + spec.pool + "'");
+  if (agents.pool(spec.pool) == nullptr) return OpResult::fail(where() + "no pool '" + spec.pool + "'");
   if (!spec.resources.is_non_negative() || spec.resources.is_zero()) {
     return OpResult::fail(where() + "resources must be non-empty and non-negative, got " + spec.resources.to_string());
   }
   return OpResult::ok();
 }
 
-Agent* Scheduler::find_idle_agent(const std::string& pool, const ResourceVector& need, const std::string& task_id) {
-  Agent* best = nullptr;
-  const auto idle = idle_agents_.find(pool);
-  if (idle == idle_agents_.end()) return nullptr;
-  for (const std::string& name : idle->second) {
-    Agent* agent = agents_.agent(name);
-    if (!need.fits_in(agent->spec.resources)) continue;
-    if (agent->held_for == task_id) return agent;  // held for this very task
-    if (agent->held_for.empty() && best == nullptr) best = agent;
-  }
-  return best;
-}
+}  // namespace
 
-SubmitResult Scheduler::run_on_idle_agent(const TaskSpec& spec, Agent& agent) {
+SubmitResult Scheduler::start_on_agent(const TaskSpec& spec, Agent* idle, std::optional<PgId> preferred_pg) {
+  SubmitResult out;
+  out.pg_reused = true;  // an idle agent's PG served before
+  if (idle == nullptr) {
+    std::string name = spec.agent_name.empty() ? spec.task_id : spec.agent_name;
+    if (agents_.agent(name) != nullptr) name += "#" + std::to_string(tasks_.next_seq());
+    AgentSpec agent_spec{name, spec.pool, spec.actor_class, spec.resources, std::nullopt, 0};
+    PgPool* pool = pg_pools_.find(spec.pool);
+    out.pg_reused = false;
+    if (pool != nullptr) {
+      const PgPoolStats before = pool->stats();
+      const auto pg = pool->acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority), preferred_pg);
+      if (!pg) {
+        out.result = OpResult::fail("submit '" + spec.task_id + "': no placement group of pool '" + spec.pool +
+                                    "' fits " + spec.resources.to_string());
+        return out;
+      }
+      agent_spec.placement_group = pg;
+      out.pg_reused = pool->stats().reuse_hits > before.reuse_hits;
+    }
+    if (auto created = agents_.create_agent(agent_spec, spec.task_id); !created) {
+      if (pool != nullptr) pool->release(cluster(), *agent_spec.placement_group);
+      out.result = OpResult::fail("submit '" + spec.task_id + "': " + created.error);
+      return out;
+    }
+    idle = agents_.agent(name);
+    idle->last_heartbeat = clock_.now();
+    idle->dedicated = true;
+  }
   Task task;
   static_cast<TaskTraits&>(task) = spec;
   task.id = spec.task_id;
   task.pool = spec.pool;
-  start_task(std::move(task), agent);
-  SubmitResult out;
-  out.agent_name = agent.spec.name;
-  out.placement_group = agent.placement_group;
-  out.pg_reused = true;
+  start_task(std::move(task), *idle);
+  out.agent_name = idle->spec.name;
+  out.placement_group = idle->placement_group;
   return out;
-}
-
-SubmitResult Scheduler::start_on_new_agent(const TaskSpec& spec, std::optional<PgId> preferred_pg) {
-  SubmitResult out;
-  std::string name = spec.agent_name.empty() ? spec.task_id : spec.agent_name;
-  if (agents_.agent(name) != nullptr) name += "#" + std::to_string(next_seq_);
-  AgentSpec agent_spec{name, spec.pool, spec.actor_class, spec.resources, std::nullopt, 0};
-  PgPool* pool = nullptr;
-  if (const auto it = pg_pools_.find(spec.pool); it != pg_pools_.end()) pool = it->second.get();
-  if (pool != nullptr) {
-    const PgPoolStats before = pool->stats();
-    const auto pg = pool->acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority), preferred_pg);
-    if (!pg) {
-      out.result = OpResult::fail("submit '" + spec.task_id + "': no placement group of pool '" + spec.pool +
-                                  "' fits " + spec.resources.to_string());
-      return out;
-    }
-    agent_spec.placement_group = pg;
-    out.pg_reused = pool->stats().reuse_hits > before.reuse_hits;
-  }
-  // Not through create_agent: the agent takes its task at once, never listed idle.
-  if (auto created = agents_.create_agent(agent_spec); !created) {
-    if (pool != nullptr) pool->release(cluster(), *agent_spec.placement_group);
-    out.result = OpResult::fail("submit '" + spec.task_id + "': " + created.error);
-    return out;
-  }
-  Agent& agent = *agents_.agent(name);
-  agent.last_heartbeat = now();
-  agent.dedicated = true;
-  SubmitResult started = run_on_idle_agent(spec, agent);
-  started.pg_reused = out.pg_reused;
-  return started;
 }
 
 SubmitResult Scheduler::submit(const TaskSpec& submitted, SubmitResult (Scheduler::*place)(const TaskSpec&)) {
@@ -213,7 +180,7 @@ SubmitResult Scheduler::submit(const TaskSpec& submitted, SubmitResult (Schedule
     reprioritised->priority = priority;
   }
   const TaskSpec& spec = reprioritised ? *reprioritised : submitted;
-  if (auto checked = check_submission(spec); !checked) return SubmitResult{checked, {}, {}, {}, false};
+  if (auto checked = check_submission(spec, tasks_, agents_); !checked) return SubmitResult{checked, {}, {}, {}, false};
   return (this->*place)(spec);
 }
 
@@ -225,9 +192,11 @@ SubmitResult Scheduler::submit_with_pg_preemption(const TaskSpec& spec) { return
 
 SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   SubmitResult out;
-  if (Agent* idle = find_idle_agent(spec.pool, spec.resources, spec.task_id)) return run_on_idle_agent(spec, *idle);
-  VictimSearch search = victim_search();
-  if (search.fits_after(spec, {})) return start_on_new_agent(spec, std::nullopt);
+  if (Agent* idle = agents_.find_idle(spec.pool, spec.resources, spec.task_id)) {
+    return start_on_agent(spec, idle, std::nullopt);
+  }
+  VictimSearch search(agents_, pg_pools_, index_, tasks_.running(), *strategy_, clock_.now());
+  if (search.fits_after(spec, {})) return start_on_agent(spec, nullptr, std::nullopt);
 
   std::size_t considered = 0;
   const auto victims = search.choose(spec, /*pg_reuse_only=*/false, &considered);
@@ -242,14 +211,14 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   std::vector<std::string> preempted;
   double ready_in = 0.0;
   for (const VictimSearch::Victim& victim : *victims) {
-    Task& task = *task_by_seq_.at(victim.task->seq);
+    Task& task = tasks_.running(victim.task->seq);
     if (const Agent* agent = agents_.agent(task.agent_id); agent != nullptr && search.frees_fitting_pg(task, spec)) {
       freed_pg = agent->placement_group;
     }
     preempted.push_back(task.id);
     ready_in = std::max(ready_in, preempt(task, victim.reason, spec.task_id, "").stops_in);
   }
-  out = start_on_new_agent(spec, freed_pg);
+  out = start_on_agent(spec, nullptr, freed_pg);
   out.preempted = std::move(preempted);
   if (out.result.success) out.ready_in = ready_in;
   return out;
@@ -257,7 +226,7 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
 
 SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   SubmitResult out;
-  const PgPool* pool = pg_pool(spec.pool);
+  const PgPool* pool = pg_pools_.find(spec.pool);
   if (pool == nullptr) {
     out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': pool '" + spec.pool +
                                 "' has no PG pool (pg_pool_config.enable)");
@@ -271,19 +240,20 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
     return out;
   }
   if (pool->can_acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority))) {
-    return start_on_new_agent(spec, std::nullopt);
+    return start_on_agent(spec, nullptr, std::nullopt);
   }
-  const auto victims = victim_search().choose(spec, /*pg_reuse_only=*/true);
+  const auto victims = VictimSearch(agents_, pg_pools_, index_, tasks_.running(), *strategy_, clock_.now())
+                           .choose(spec, /*pg_reuse_only=*/true);
   if (!victims) {
     out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': no placement group of pool '" +
                                 spec.pool + "' is free for " + spec.resources.to_string() +
                                 " and no task the policy lets it preempt holds one that fits");
     return out;
   }
-  Task& victim = tasks_.at(victims->front().task->id);
+  Task& victim = tasks_.running(victims->front().task->seq);
   const PgId freed_pg = agents_.agent(victim.agent_id)->placement_group;
   const double ready_in = preempt(victim, victims->front().reason, spec.task_id, "").stops_in;
-  out = start_on_new_agent(spec, freed_pg);
+  out = start_on_agent(spec, nullptr, freed_pg);
   out.preempted = {victim.id};
   if (out.result.success) out.ready_in = ready_in;
   return out;

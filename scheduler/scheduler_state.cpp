@@ -11,15 +11,15 @@ namespace meshsim::scheduler {
 
 SchedulerState Scheduler::save_state() const {
   SchedulerState state;
-  state.saved_at = now();
+  state.saved_at = clock_.now();
   state.agents = agents_.state();
-  for (const auto& [name, pool] : pg_pools_) state.pg_pools.push_back(pool->state());
-  for (const auto& [id, task] : tasks_) state.tasks.push_back(task);
-  state.next_seq = next_seq_;
+  state.pg_pools = pg_pools_.state();
+  for (const auto& [id, task] : tasks_.all()) state.tasks.push_back(task);
+  state.next_seq = tasks_.next_seq();
   state.policy = policy_;
   state.stats = stats_;
   state.last_reasons = last_reasons_;
-  state.kept_pgs = kept_pgs_;
+  state.kept_pgs = pg_pools_.kept();
   return state;
 }
 
@@ -104,42 +104,27 @@ OpResult Scheduler::apply_state(const SchedulerState& state) {
       return OpResult::fail("load_state: running task '" + task.id + "' is not on its agent '" + task.agent + "'");
     }
   }
-  for (const Agent* agent : agents_.list_agents()) {
-    if (agent->hold_timer != 0 && timers_ != nullptr) timers_->cancel(agent->hold_timer);
-  }
+  for (const Agent* listed : agents_.list_agents()) holds_.end(*agents_.agent(listed->id));
   agents_ = std::move(agents);
-  pg_pools_.clear();
-  for (const auto& pool : state.pg_pools) pg_pools_[pool.pool] = std::make_unique<PgPool>(pool);
-  tasks_.clear();
-  task_by_seq_.clear();
-  for (const auto& task : state.tasks) {
-    Task& stored = tasks_.emplace(task.id, task).first->second;
-    const Agent* agent = agents_.agent(task.agent);
-    stored.agent_id = task.state == TaskState::kRunning && agent != nullptr ? agent->id : kNoAgent;
-  }
-  next_seq_ = state.next_seq;
+  pg_pools_.restore(state.pg_pools, state.kept_pgs);
+  tasks_.restore(state.tasks, state.next_seq);
   policy_ = state.policy;
   stats_ = state.stats;
   last_reasons_ = state.last_reasons;
-  kept_pgs_ = state.kept_pgs;
-  idle_agents_.clear();
   for (const Agent* listed : agents_.list_agents()) {
-    Agent& agent = *agents_.agent(listed->spec.name);
+    Agent& agent = *agents_.agent(listed->id);
     agent.hold_timer = 0;
-    if (!agent.task) idle_agents_[agent.spec.pool].insert(agent.spec.name);
-    if (!agent.held_for.empty()) arm_hold(agent, agent.hold_until);
+    if (!agent.held_for.empty()) holds_.arm(agent, agent.hold_until);
   }
   set_scheduling_strategy(std::move(strategy_));  // the new cluster takes its node order
   index_ = VictimIndex();
   index_.configure(policy_);
-  std::vector<const Task*> running;
-  for (const auto& [id, task] : tasks_) {
-    if (task.state == TaskState::kRunning) running.push_back(&task);
-  }
+  std::vector<Task*> running;
+  for (const auto& [seq, task] : tasks_.running()) running.push_back(task);
   std::sort(running.begin(), running.end(), [](const Task* a, const Task* b) { return a->seq < b->seq; });
-  for (const Task* task : running) {
-    task_by_seq_[task->seq] = &tasks_.at(task->id);
-    index_add(*task);
+  for (Task* task : running) {
+    task->agent_id = agents_.agent(task->agent)->id;
+    index_.add(victim_info(*task, agents_), clock_.now());
   }
   return OpResult::ok();
 }

@@ -3,7 +3,7 @@
 namespace meshsim::scheduler {
 
 SubmitResult SimpleScheduler::submit(const TaskSpec& spec) {
-  if (scheduler_.pg_pool(spec.pool) != nullptr) {
+  if (scheduler_.pg_pools().find(spec.pool) != nullptr) {
     auto via_pg = scheduler_.submit_with_pg_preemption(spec);
     if (via_pg.result.success) return via_pg;
   }

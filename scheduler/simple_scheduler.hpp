@@ -19,7 +19,7 @@ class SimpleScheduler {
   }
   SubmitResult submit(const TaskSpec& spec);
   OpResult complete(const std::string& task_id) { return scheduler_.complete(task_id); }
-  SchedulerStats stats() const { return scheduler_.stats(); }
+  SchedulerStats stats() const { return summarize(scheduler_); }
   Scheduler& scheduler() { return scheduler_; }
 
  private:

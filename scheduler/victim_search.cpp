@@ -4,15 +4,10 @@
 
 namespace meshsim::scheduler {
 
-const PgPool* VictimSearch::pg_pool(const std::string& pool) const {
-  const auto it = pg_pools_.find(pool);
-  return it == pg_pools_.end() ? nullptr : it->second.get();
-}
-
 bool VictimSearch::fits_after(const TaskSpec& spec, const std::vector<const Task*>& victims) const {
   ResourceVector available = agents_.pool(spec.pool)->ledger.available();
   std::vector<PgId> pooled_pgs, own_pgs;
-  const PgPool* pool = pg_pool(spec.pool);
+  const PgPool* pool = pg_pools_.find(spec.pool);
   for (const Task* victim : victims) {
     const Agent* agent = agents_.agent(victim->agent_id);
     if (agent == nullptr || !agent->dedicated) continue;
@@ -30,7 +25,7 @@ bool VictimSearch::fits_after(const TaskSpec& spec, const std::vector<const Task
 
 bool VictimSearch::frees_fitting_pg(const Task& victim, const TaskSpec& spec) const {
   const Agent* agent = agents_.agent(victim.agent_id);
-  const PgPool* pool = pg_pool(spec.pool);
+  const PgPool* pool = pg_pools_.find(spec.pool);
   if (agent == nullptr || !agent->dedicated || pool == nullptr) return false;
   const ResourceVector* shape = pool->shape(agent->placement_group);
   return shape != nullptr && spec.resources.fits_in(*shape);
@@ -124,7 +119,7 @@ std::optional<std::vector<VictimSearch::Victim>> VictimSearch::choose(const Task
   //    take over wins, then the higher score.
   std::optional<Victim> single;
   bool single_reuses = false;
-  const bool pooled = pg_pool(spec.pool) != nullptr;
+  const bool pooled = pg_pools_.find(spec.pool) != nullptr;
   std::optional<FreedRoom> base;  // without a PG pool: the room with no victim yet
   if (!pooled) base.emplace(*this, spec);
   // A lone victim frees at most its class's largest GPU share on one node: when even the
@@ -211,6 +206,26 @@ std::optional<std::vector<VictimSearch::Victim>> VictimSearch::choose(const Task
     }
   }
   return chosen;
+}
+
+VictimIndex::TaskInfo victim_info(const Task& task, const AgentManager& agents) {
+  const Agent* agent = agents.agent(task.agent_id);
+  const bool dedicated = agent != nullptr && agent->dedicated;
+  std::int64_t gpu_on_a_node = 0;
+  const PlacementGroup* pg = dedicated && agent->owns_placement_group
+                                 ? agents.cluster().placement_group(agent->placement_group)
+                                 : nullptr;
+  if (pg != nullptr && pg->state == PgState::kReady) {
+    for (std::size_t b = 0; b < pg->bundles.size(); ++b) {
+      std::int64_t on_node = 0;
+      for (std::size_t other = 0; other < pg->bundles.size(); ++other) {
+        if (pg->nodes[other] == pg->nodes[b]) on_node += pg->bundles[other].gpu_milli();
+      }
+      gpu_on_a_node = std::max(gpu_on_a_node, on_node);
+    }
+  }
+  return VictimIndex::TaskInfo{task.seq,     task.pool,       task.labels, dedicated ? agent->spec.resources : ResourceVector{},
+                               gpu_on_a_node, task.priority, task.start_time, task.deadline()};
 }
 
 }  // namespace meshsim::scheduler

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "scheduler/agent_manager.hpp"
-#include "scheduler/pg_pool.hpp"
+#include "scheduler/pg_pools.hpp"
 #include "scheduler/scheduling_strategy.hpp"
 #include "scheduler/task.hpp"
 #include "scheduler/victim_index.hpp"
@@ -34,7 +34,7 @@ class VictimSearch {
     double score;
   };
 
-  VictimSearch(const AgentManager& agents, const std::map<std::string, std::unique_ptr<PgPool>>& pg_pools,
+  VictimSearch(const AgentManager& agents, const PgPools& pg_pools,
                VictimIndex& index, const std::unordered_map<std::uint64_t, Task*>& running,
                const SchedulingStrategy& strategy, double now)
       : agents_(agents), pg_pools_(pg_pools), index_(index), running_(running), strategy_(strategy), now_(now) {}
@@ -51,14 +51,18 @@ class VictimSearch {
 
  private:
   class FreedRoom;
-  const PgPool* pg_pool(const std::string& pool) const;
 
   const AgentManager& agents_;
-  const std::map<std::string, std::unique_ptr<PgPool>>& pg_pools_;
+  const PgPools& pg_pools_;
   VictimIndex& index_;
   const std::unordered_map<std::uint64_t, Task*>& running_;  // by sequence number
   const SchedulingStrategy& strategy_;
   double now_;
 };
+
+// What the victim index keeps of a running task: its pool, labels, priority and times,
+// and for a dedicated agent the room preempting it frees (its resources, and the most
+// GPU its own placement group holds on one node, as FreedRoom counts it).
+VictimIndex::TaskInfo victim_info(const Task& task, const AgentManager& agents);
 
 }  // namespace meshsim::scheduler

@@ -168,7 +168,7 @@ void BM_SubmitWithPreemptionCycle(benchmark::State& state) {
         one_cpu_task("urgent-" + std::to_string(i++), 9.0, 0.0));
     const std::string victim = result.preempted.at(0);
     (void)scheduler.complete("urgent-" + std::to_string(i - 1));
-    const Task& task = *scheduler.task(victim);
+    const Task& task = *scheduler.tasks().find(victim);
     (void)scheduler.submit_task_with_preemption(
         one_cpu_task(victim, task.priority, 600.0));
   });

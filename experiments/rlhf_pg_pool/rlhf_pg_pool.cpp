@@ -31,7 +31,7 @@ void report(const std::string& what, const SubmitResult& result) {
 }
 
 void stats_line(const Scheduler& scheduler) {
-  const auto pg = scheduler.pg_pool_stats().at("rlhf-pg-pool");
+  const auto pg = scheduler.pg_pools().stats().at("rlhf-pg-pool");
   std::cout << "  total_preemptions=" << scheduler.get_preemption_stats().total_preemptions
             << " reserved_in_use=" << pg.reserved_in_use << "/" << pg.reserved_total
             << " dynamic_in_use=" << pg.dynamic_in_use << " reuse_hits=" << pg.reuse_hits << "\n";
@@ -87,9 +87,9 @@ int main() {
   std::cout << "=== Cleanup: complete, shutdown ===\n";
   for (const char* id : {"rollout-00", "train-00", "rollout-extra-00"}) (void)scheduler.complete(id);
   scheduler.shutdown();
-  std::cout << "stats() = " << meshsim::script::to_json(scheduler.stats()).dump(1) << "\n";
+  std::cout << "stats() = " << meshsim::script::to_json(summarize(scheduler)).dump(1) << "\n";
   std::cout << "get_preemption_stats() = " << meshsim::script::to_json(scheduler.get_preemption_stats()).dump(1) << "\n";
-  std::cout << "pg_pool_stats() = " << meshsim::script::to_json(scheduler.pg_pool_stats().at("rlhf-pg-pool")).dump(1)
+  std::cout << "pg_pool_stats() = " << meshsim::script::to_json(scheduler.pg_pools().stats().at("rlhf-pg-pool")).dump(1)
             << "\n";
   const auto problems = scheduler.check_invariants();
   std::cout << "node and pool ledgers after shutdown: "

@@ -92,7 +92,7 @@ bool BatchRunner::try_start(std::size_t index) {
   const std::string id = task_id(job.record.name);
   // A preempted job goes back through the core's restore path (its saved state), then
   // is submitted again under the same id.
-  if (const scheduler::Task* task = core_.task(id);
+  if (const scheduler::Task* task = core_.tasks().find(id);
       task != nullptr && task->state == scheduler::TaskState::kPreempted && task->saved_state) {
     const auto restored = core_.restore_task(*task->saved_state);
     MESHSIM_CHECK(restored.success, restored.error);
@@ -299,7 +299,7 @@ std::vector<std::string> BatchRunner::check_invariants() const {
   std::uint64_t by_state[6] = {};
   for (const Job& job : jobs_) {
     ++by_state[static_cast<int>(job.state)];
-    const scheduler::Task* task = core_.task(task_id(job.record.name));
+    const scheduler::Task* task = core_.tasks().find(task_id(job.record.name));
     const bool core_running = task != nullptr && task->state == scheduler::TaskState::kRunning;
     if (core_running != (job.state == State::kRunning)) {
       problems.push_back("batch job '" + job.record.name + "' is " + (core_running ? "" : "not ") +

@@ -135,7 +135,7 @@ std::vector<std::string> SharedCluster::check_invariants() const {
   for (auto& problem : batch_->check_invariants()) problems.push_back(std::move(problem));
   std::int64_t gpu_milli = 0;
   for (const auto& view : serving_.instance_views()) {
-    const scheduler::Task* task = core_.task(task_id(view.id));
+    const scheduler::Task* task = core_.tasks().find(task_id(view.id));
     const bool placed = task != nullptr && task->state == scheduler::TaskState::kRunning;
     if (placed != view.server.has_value()) {
       problems.push_back("serving instance " + std::to_string(view.id) + (placed ? " has" : " has no") +

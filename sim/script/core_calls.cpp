@@ -112,7 +112,7 @@ std::vector<CallSpec> pool_and_agent_calls() {
          a.read_optional("pool_name", pool);
          return [&w, pool] {
            json agents = json::array();
-           for (const sch::Agent* agent : w.scheduler.list_agents(pool)) agents.push_back(to_json(*agent));
+           for (const sch::Agent* agent : w.scheduler.agents().list_agents(pool)) agents.push_back(to_json(*agent));
            return json{{"success", true}, {"agents", agents}};
          };
        }},
@@ -306,7 +306,7 @@ std::vector<CallSpec> health_and_state_calls() {
       {"stats", "The core's counts of pools, agents, tasks and placement groups", false,
        [](ScriptWorld& w, ObjectReader&) -> Action {
          return [&w] {
-           json out = to_json(w.scheduler.stats());
+           json out = to_json(summarize(w.scheduler));
            out["success"] = true;
            return out;
          };
@@ -315,7 +315,7 @@ std::vector<CallSpec> health_and_state_calls() {
        [](ScriptWorld& w, ObjectReader&) -> Action {
          return [&w] {
            json pools = json::object();
-           for (const auto& [name, s] : w.scheduler.pg_pool_stats()) pools[name] = to_json(s);
+           for (const auto& [name, s] : w.scheduler.pg_pools().stats()) pools[name] = to_json(s);
            return json{{"success", true}, {"pools", pools}};
          };
        }},

@@ -69,7 +69,7 @@ ScriptWorld::ScriptWorld(const json& setup, std::string file_name, StateStore* s
 json ScriptWorld::advance(double seconds) {
   if (auto moved = clock.advance(seconds); !moved) return json{{"success", false}, {"error", moved.error().message}};
   // Simulated agents heartbeat as time passes, unless hung.
-  for (const sch::Agent* agent : scheduler.list_agents()) {
+  for (const sch::Agent* agent : scheduler.agents().list_agents()) {
     if (clock.hanging.count(agent->spec.name) == 0) scheduler.record_heartbeat(agent->spec.name);
   }
   return json{{"success", true}, {"time", clock.now()}};

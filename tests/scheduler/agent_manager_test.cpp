@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/capacity_holds.hpp"
+#include "scheduler/manual_world.hpp"
+
 namespace meshsim::scheduler {
 namespace {
 
@@ -122,6 +125,50 @@ TEST_F(AgentManagerTest, EnsurePoolCreatesOrUpdatesButNeverShrinksBelowUse) {
                                              PlacementStrategy::kPack});
   EXPECT_FALSE(shrink.success);
   EXPECT_EQ(scheduler.pool("compute-pool")->ledger.capacity(), ResourceVector::of(32, 131'072, 8));
+}
+
+TEST_F(AgentManagerTest, AnIdleAgentIsFoundHeldForTheTaskFirstThenUnheldByName) {
+  for (const char* name : {"c", "b", "a"}) ASSERT_TRUE(scheduler.create_agent(agent(name, 1)));
+  const ResourceVector one_gpu = ResourceVector::of(4, 16'384, 1);
+  EXPECT_EQ(scheduler.find_idle("compute-pool", one_gpu, "t")->spec.name, "a");
+  EXPECT_EQ(scheduler.find_idle("compute-pool", ResourceVector::of(8, 32'768, 2), "t"), nullptr);  // none fits
+  scheduler.agent("a")->held_for = "other";
+  scheduler.agent("c")->held_for = "t";
+  EXPECT_EQ(scheduler.find_idle("compute-pool", one_gpu, "t")->spec.name, "c");
+  EXPECT_EQ(scheduler.find_idle("compute-pool", one_gpu, "u")->spec.name, "b");
+  // A busy agent is not idle; it is again once its task leaves, and not once it is gone.
+  scheduler.assign_task(*scheduler.agent("b"), "job");
+  EXPECT_EQ(scheduler.find_idle("compute-pool", one_gpu, "u"), nullptr);
+  EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});
+  scheduler.clear_task(*scheduler.agent("b"));
+  EXPECT_EQ(scheduler.find_idle("compute-pool", one_gpu, "u")->spec.name, "b");
+  ASSERT_TRUE(scheduler.delete_agent("b"));
+  EXPECT_EQ(scheduler.find_idle("compute-pool", one_gpu, "u"), nullptr);
+  EXPECT_EQ(scheduler.find_idle("no-pool", one_gpu, "u"), nullptr);
+}
+
+TEST_F(AgentManagerTest, AHoldLapsesAtItsTimeUnlessEndedOrArmedAgain) {
+  ManualWorld world;
+  std::vector<std::string> lapsed;
+  CapacityHolds holds(world, &world, scheduler, [&](Agent& a) { lapsed.push_back(a.spec.name); });
+  ASSERT_TRUE(scheduler.create_agent(agent("a", 1)));
+  ASSERT_TRUE(scheduler.create_agent(agent("b", 1)));
+  Agent& a = *scheduler.agent("a");
+  Agent& b = *scheduler.agent("b");
+  a.held_for = "p";
+  holds.arm(a, 10.0);
+  b.held_for = "q";
+  holds.arm(b, 5.0);
+  holds.arm(b, 20.0);  // armed again: the first timer is stale
+  world.advance(9.0);
+  EXPECT_TRUE(lapsed.empty());
+  holds.end(a);  // its preemptor came: no lapse
+  EXPECT_TRUE(a.held_for.empty());
+  world.advance(5.0);
+  EXPECT_TRUE(lapsed.empty());
+  world.advance(10.0);
+  EXPECT_EQ(lapsed, std::vector<std::string>{"b"});
+  EXPECT_TRUE(b.held_for.empty());
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ class PgPoolRlhfTest : public ::testing::Test {
     return TaskSpec{{priority, {{"role", role_name}}, 25.0, "", 0.0}, id, "rlhf-pg-pool", "RLHFWorker",
                     ResourceVector::of(cpu, memory, 0), ""};
   }
-  PgPoolStats pg_stats() const { return scheduler.pg_pool_stats().at("rlhf-pg-pool"); }
+  PgPoolStats pg_stats() const { return scheduler.pg_pools().stats().at("rlhf-pg-pool"); }
 
   ManualWorld world;
   Scheduler scheduler{world, &world, &world};

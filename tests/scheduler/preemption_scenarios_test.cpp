@@ -59,7 +59,7 @@ TEST_F(PreemptionScenarioTest, P1BasicFlowScoresSavesAndFrees) {
   EXPECT_EQ(outcome.saved_state->task_id, "low-priority-job");
   EXPECT_EQ(outcome.saved_state->payload, "payload of low-priority-job");
   EXPECT_DOUBLE_EQ(outcome.saved_state->elapsed, 10.0);
-  EXPECT_EQ(scheduler.task("low-priority-job")->state, TaskState::kPreempted);
+  EXPECT_EQ(scheduler.tasks().find("low-priority-job")->state, TaskState::kPreempted);
   // The agent is free for the high-priority work.
   EXPECT_FALSE(scheduler.agents().agent("agent-low-priority-job")->task);
   EXPECT_EQ(world.cancels, std::vector<std::string>{"agent-low-priority-job/low-priority-job"});
@@ -182,7 +182,7 @@ TEST_F(PreemptionScenarioTest, P9TrainingStagesSubmitPreemptsThePretrainingJob) 
   const auto result = scheduler.submit_task_with_preemption(rlhf);
   ASSERT_TRUE(result.result.success) << result.result.error;
   EXPECT_EQ(result.preempted, std::vector<std::string>{"llama-70b-pretrain"});
-  const Task* victim = scheduler.task("llama-70b-pretrain");
+  const Task* victim = scheduler.tasks().find("llama-70b-pretrain");
   EXPECT_EQ(victim->state, TaskState::kPreempted);
   ASSERT_TRUE(victim->saved_state);
   EXPECT_EQ(victim->saved_state->payload, "step=0");
@@ -205,7 +205,7 @@ TEST_F(PreemptionScenarioTest, P9bASubmitThatNoVictimCanMakeRoomForChangesNothin
   EXPECT_FALSE(result.result.success);
   EXPECT_NE(result.result.error.find("the 0 tasks the policy lets it preempt do not free enough"), std::string::npos)
       << result.result.error;
-  EXPECT_EQ(scheduler.task("pretrain")->state, TaskState::kRunning);
+  EXPECT_EQ(scheduler.tasks().find("pretrain")->state, TaskState::kRunning);
   EXPECT_EQ(scheduler.get_preemption_stats().total_preemptions, 0u);
 }
 
@@ -232,14 +232,14 @@ TEST_F(PreemptionScenarioTest, P11StateHandlersPreserveAndRestore) {
   EXPECT_EQ(preserved, std::vector<std::string>{"job-a:payload of job-a"});
   ASSERT_TRUE(scheduler.restore_task(*a.saved_state));
   EXPECT_EQ(restored, std::vector<std::string>{"/checkpoints/job-a.ckpt"});
-  EXPECT_EQ(scheduler.task("job-a")->state, TaskState::kRequeued);
+  EXPECT_EQ(scheduler.tasks().find("job-a")->state, TaskState::kRequeued);
 
   const auto b = scheduler.execute_preemption("job-b", "agent-job-b");
   restorer_fails = true;
   const auto failed = scheduler.restore_task(*b.saved_state);
   EXPECT_FALSE(failed.success);
   EXPECT_NE(failed.error.find("checkpoint /checkpoints/job-b.ckpt is corrupt"), std::string::npos) << failed.error;
-  EXPECT_EQ(scheduler.task("job-b")->state, TaskState::kPreempted);  // still saved, not lost
+  EXPECT_EQ(scheduler.tasks().find("job-b")->state, TaskState::kPreempted);  // still saved, not lost
   EXPECT_EQ(scheduler.get_preemption_stats().restored_tasks, 1u);
 }
 
@@ -253,7 +253,7 @@ TEST_F(PreemptionScenarioTest, P11bAFailingPreserverReportsTheTaskLostWithItsWor
   EXPECT_TRUE(outcome.result.success);
   EXPECT_FALSE(outcome.saved_state);
   EXPECT_NE(outcome.state_error.find("disk full"), std::string::npos);
-  EXPECT_EQ(scheduler.task("job")->state, TaskState::kLost);
+  EXPECT_EQ(scheduler.tasks().find("job")->state, TaskState::kLost);
   const auto stats = scheduler.get_preemption_stats();
   EXPECT_EQ(stats.lost_tasks, 1u);
   EXPECT_DOUBLE_EQ(stats.lost_work, 12.0);
@@ -307,8 +307,8 @@ TEST_F(PreemptionScenarioTest, EveryTraitATaskComesWithReachesItsRecordAndItsSav
       spec.agent_name = "agent-" + id;
       ASSERT_TRUE(scheduler.register_running_task(spec));
     }
-    EXPECT_EQ(static_cast<const TaskTraits&>(*scheduler.task(id)), traits) << id;
-    const auto outcome = scheduler.execute_preemption(id, scheduler.task(id)->agent);
+    EXPECT_EQ(static_cast<const TaskTraits&>(*scheduler.tasks().find(id)), traits) << id;
+    const auto outcome = scheduler.execute_preemption(id, scheduler.tasks().find(id)->agent);
     ASSERT_TRUE(outcome.saved_state) << id;
     EXPECT_EQ(static_cast<const TaskTraits&>(*outcome.saved_state), traits) << id;
   }
@@ -385,7 +385,7 @@ TEST_F(PreemptionScenarioTest, FreedCapacityIsHeldForThePreemptorUntilTheHoldTim
 
   // A hold nobody claims ends after hold_timeout and the capacity is free again.
   ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
-  ASSERT_TRUE(scheduler.execute_preemption("low", scheduler.task("low")->agent, "never-comes").result.success);
+  ASSERT_TRUE(scheduler.execute_preemption("low", scheduler.tasks().find("low")->agent, "never-comes").result.success);
   EXPECT_FALSE(scheduler.submit_task_with_preemption(third).result.success);
   world.advance(30.0);
   EXPECT_TRUE(scheduler.submit_task_with_preemption(third).result.success);
@@ -407,9 +407,9 @@ TEST_F(PreemptionScenarioTest, AgentsWithoutARecentHeartbeatAreRecreatedAndTheir
   const auto report = scheduler.ensure_agent_health(120.0);
   EXPECT_EQ(report.recreated_agents, std::vector<std::string>{"agent-silent"});
   EXPECT_EQ(report.requeued_tasks, std::vector<std::string>{"silent"});
-  EXPECT_EQ(scheduler.task("silent")->state, TaskState::kRequeued);
-  EXPECT_DOUBLE_EQ(scheduler.task("silent")->lost_work, 130.0);
-  EXPECT_EQ(scheduler.task("alive")->state, TaskState::kRunning);
+  EXPECT_EQ(scheduler.tasks().find("silent")->state, TaskState::kRequeued);
+  EXPECT_DOUBLE_EQ(scheduler.tasks().find("silent")->lost_work, 130.0);
+  EXPECT_EQ(scheduler.tasks().find("alive")->state, TaskState::kRunning);
   const Agent* fresh = scheduler.agents().agent("agent-silent");
   ASSERT_NE(fresh, nullptr);
   EXPECT_FALSE(fresh->task);

@@ -81,8 +81,8 @@ TEST_F(SchedulingStrategyTest, APluginChoosesNodesSetsPrioritiesAndVetoesPreempt
   const auto result = scheduler.submit_task_with_preemption(urgent);
   ASSERT_TRUE(result.result.success) << result.result.error;
   EXPECT_EQ(result.preempted, std::vector<std::string>{"filler"});
-  EXPECT_EQ(scheduler.task("kept")->state, TaskState::kRunning);
-  EXPECT_DOUBLE_EQ(scheduler.task("urgent")->priority, 11.0);
+  EXPECT_EQ(scheduler.tasks().find("kept")->state, TaskState::kRunning);
+  EXPECT_DOUBLE_EQ(scheduler.tasks().find("urgent")->priority, 11.0);
 }
 
 // Worst fit through the index equals a scan for the node with the most free (gpu, cpu,

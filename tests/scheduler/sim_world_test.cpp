@@ -37,8 +37,8 @@ TEST(SimWorldTest, TheCoreRunsOnSimulatedTimeAndItsHoldsExpireAsEvents) {
   sim.run_until(SimTime::from_seconds(100));
   TaskSpec low{{1.0, {}, 0.0, "", 0.0}, "low", "pool", "w", ResourceVector::of(1, 1024, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
-  EXPECT_EQ(scheduler.task("low")->start_time, 100.0);
-  const auto outcome = scheduler.execute_preemption("low", scheduler.task("low")->agent, "never-comes");
+  EXPECT_EQ(scheduler.tasks().find("low")->start_time, 100.0);
+  const auto outcome = scheduler.execute_preemption("low", scheduler.tasks().find("low")->agent, "never-comes");
   ASSERT_TRUE(outcome.result.success);
   EXPECT_TRUE(outcome.cancel_success);
   EXPECT_EQ(world.cancels_asked(), 1u);

@@ -39,12 +39,12 @@ class StateLoadTest : public ::testing::Test {
   void expect_refused(const std::function<void(SchedulerState&)>& edit, const std::string& problem) {
     SchedulerState broken = saved;
     edit(broken);
-    const auto before = scheduler.stats();
+    const auto before = summarize(scheduler);
     const auto result = scheduler.load_state(broken);
     EXPECT_FALSE(result.success);
     EXPECT_NE(result.error.find(problem), std::string::npos) << "got: " << result.error;
-    EXPECT_EQ(scheduler.stats().tasks, before.tasks);
-    EXPECT_EQ(scheduler.stats().node_used, before.node_used);
+    EXPECT_EQ(summarize(scheduler).tasks, before.tasks);
+    EXPECT_EQ(summarize(scheduler).node_used, before.node_used);
     EXPECT_EQ(scheduler.save_state().tasks.size(), saved.tasks.size());
     EXPECT_EQ(scheduler.cluster().placement_groups().size(), saved.agents.cluster.placement_groups.size());
   }
@@ -94,22 +94,22 @@ TEST_F(StateLoadTest, APlacementGroupNobodyOwnsIsRefused) {
 // resources, and the checker did not see it.
 TEST_F(StateLoadTest, KeptPlacementGroupsAreAccountedAndShutdownReleasesThem) {
   ASSERT_TRUE(scheduler.complete("task-a").success);
-  const auto agents = scheduler.list_agents();
+  const auto agents = scheduler.agents().list_agents();
   ASSERT_FALSE(agents.empty());
   const PgId pg = agents.front()->placement_group;
   const std::string name = agents.front()->spec.name;
   ASSERT_TRUE(scheduler.delete_agent(name, /*force=*/true, /*destroy_pg=*/false).success);
-  EXPECT_EQ(scheduler.kept_placement_groups().count(pg), 1u);
+  EXPECT_EQ(scheduler.pg_pools().kept().count(pg), 1u);
   EXPECT_NE(scheduler.cluster().placement_group(pg), nullptr);
   EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});
   // The kept PG survives a save and load.
   const auto state = scheduler.save_state();
   ASSERT_TRUE(scheduler.load_state(state).success);
-  EXPECT_EQ(scheduler.kept_placement_groups().count(pg), 1u);
+  EXPECT_EQ(scheduler.pg_pools().kept().count(pg), 1u);
   scheduler.shutdown();
   EXPECT_TRUE(scheduler.cluster().placement_groups().empty());
   EXPECT_TRUE(scheduler.cluster().nodes()[0].ledger.used().is_zero());
-  EXPECT_TRUE(scheduler.kept_placement_groups().empty());
+  EXPECT_TRUE(scheduler.pg_pools().kept().empty());
 }
 
 // Issue 9: completed tasks stayed in the core's tables, so memory grew with job churn.
@@ -123,12 +123,12 @@ TEST_F(StateLoadTest, CompletedTasksLeaveTheTablesAndAreCounted) {
     ASSERT_TRUE(scheduler.complete(id).success);
   }
   EXPECT_EQ(scheduler.save_state().tasks.size(), 2u);  // task-a and task-b, still running
-  EXPECT_EQ(scheduler.stats().tasks.at("completed"), 10'000u);
+  EXPECT_EQ(summarize(scheduler).tasks.at("completed"), 10'000u);
   EXPECT_EQ(scheduler.get_preemption_stats().completed_tasks, 10'000u);
-  EXPECT_EQ(scheduler.task("churn-0"), nullptr);
+  EXPECT_EQ(scheduler.tasks().find("churn-0"), nullptr);
   // The count survives a save and load.
   ASSERT_TRUE(scheduler.load_state(scheduler.save_state()).success);
-  EXPECT_EQ(scheduler.stats().tasks.at("completed"), 10'000u);
+  EXPECT_EQ(summarize(scheduler).tasks.at("completed"), 10'000u);
 }
 
 }  // namespace

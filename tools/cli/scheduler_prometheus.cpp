@@ -81,7 +81,7 @@ void write_scheduler_metrics(std::ostream& out, const sch::Scheduler& scheduler)
             "Wall-clock time spent in the core placing one submitted task on an agent.",
             metrics.task_schedule_latency_ms);
 
-  const auto stats = scheduler.stats();
+  const auto stats = summarize(scheduler);
   pool_gauge(out, "schedulemesh_pool_capacity", "Pool quota.", stats.pools, &sch::PoolStats::capacity);
   pool_gauge(out, "schedulemesh_pool_used", "Pool quota held by agents.", stats.pools, &sch::PoolStats::used);
   header(out, "schedulemesh_pool_agents", "gauge", "Agents per pool.");
@@ -91,12 +91,12 @@ void write_scheduler_metrics(std::ostream& out, const sch::Scheduler& scheduler)
     out << "schedulemesh_pool_running_tasks{pool=\"" << escaped(pool) << "\"} " << s.running_tasks << '\n';
   }
   header(out, "schedulemesh_pg_pool_in_use", "gauge", "Placement groups of a PG pool in use, by kind.");
-  for (const auto& [pool, s] : scheduler.pg_pool_stats()) {
+  for (const auto& [pool, s] : scheduler.pg_pools().stats()) {
     out << "schedulemesh_pg_pool_in_use{pool=\"" << escaped(pool) << "\",kind=\"reserved\"} " << s.reserved_in_use << '\n';
     out << "schedulemesh_pg_pool_in_use{pool=\"" << escaped(pool) << "\",kind=\"dynamic\"} " << s.dynamic_in_use << '\n';
   }
   header(out, "schedulemesh_pg_pool_reuse_hits", "counter", "Freed placement groups handed to a new task.");
-  for (const auto& [pool, s] : scheduler.pg_pool_stats()) {
+  for (const auto& [pool, s] : scheduler.pg_pools().stats()) {
     out << "schedulemesh_pg_pool_reuse_hits{pool=\"" << escaped(pool) << "\"} " << s.reuse_hits << '\n';
   }
 }
