@@ -5,7 +5,7 @@
 namespace meshsim::autoscale {
 
 PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
-  const auto& totals = manager.cluster().pools().totals(tag);
+  const auto& totals = manager.cluster().fleet().pools().totals(tag);
   PoolSnapshot pool;
   pool.tag = tag;
   pool.active = totals.count(InstanceState::kActive);
@@ -14,7 +14,7 @@ PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
   pool.inactive = totals.count(InstanceState::kInactive);
   pool.arrived_requests = totals.arrived_requests;
   pool.arrived_tokens = totals.arrived_tokens;
-  const auto load = manager.cluster().active_load(tag);
+  const auto load = manager.cluster().fleet().active_load(tag);
   pool.active_requests = static_cast<std::uint64_t>(load.requests);
   pool.pending_tokens = load.pending_tokens;
   return pool;
@@ -22,11 +22,11 @@ PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
 
 PoolKv scan_active(const ScalingManager& manager, InstanceTag tag) {
   PoolKv pool;
-  for (const auto& view : manager.cluster().instance_views()) {
+  for (const auto& view : manager.cluster().fleet().views()) {
     if (view.tag != tag || view.state != InstanceState::kActive) continue;
     pool.pending_requests += static_cast<std::uint64_t>(view.requests) - view.running;
     pool.kv_used += view.kv_used;
-    pool.kv_capacity += manager.cluster().hardware().of(tag).kv_capacity_tokens;
+    pool.kv_capacity += manager.cluster().fleet().hardware().of(tag).kv_capacity_tokens;
   }
   return pool;
 }

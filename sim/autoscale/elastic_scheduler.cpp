@@ -28,7 +28,7 @@ double ElasticScheduler::load_ratio(const PoolSnapshot& pool) const {
 }
 
 bool ElasticScheduler::add_worker(ScalingManager& manager) {
-  if (const auto inactive = manager.cluster().pools().first_inactive(pool_)) {
+  if (const auto inactive = manager.cluster().fleet().pools().first_inactive(pool_)) {
     return static_cast<bool>(manager.reactivate(*inactive));
   }
   return static_cast<bool>(manager.scale_up_full(pool_));

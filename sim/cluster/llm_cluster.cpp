@@ -15,14 +15,8 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
     : sim_(sim),
       config_(std::move(config)),
       sink_(sink),
-      hardware_(config_),
-      servers_(hardware_, [this] { account_levels(); }),
-      prompt_router_(config_.prompt_routing),
-      token_router_(config_.token_routing),
-      capacity_(sim.now()),
-      gpus_(sim.now()),
-      attached_level_(sim.now()),
-      cost_(sim.now()) {
+      fleet_(sim, config_, *this, kIterationEnd,
+             [this](std::uint64_t kv_capacity_tokens) { return make_engine(config_, kv_capacity_tokens, seqs_); }) {
   MESHSIM_CHECK(config_.prompt_routing != RoutePolicy::kPrefixAffinity ||
                     caches_prefixes(config_),
                 "prefix_affinity routing needs the vLLM scheduler with prefix caching");
@@ -33,15 +27,17 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
   request_costs_ = config_.perf->request_costs();
   // The start state, packed onto as few servers of each hardware as hold it, ACTIVE from
   // the start.
-  std::vector<std::optional<std::uint32_t>> filling(hardware_.kinds());
+  const ServingHardware& hardware = fleet_.hardware();
+  ServerPool& servers = fleet_.servers();
+  std::vector<std::optional<std::uint32_t>> filling(hardware.kinds());
   bool any_prompt = false, any_token = false, any_routable = false;
-  kv_fit_tokens_ = config_.start_state.empty() ? hardware_.kind(0).kv_capacity_tokens : ~std::uint64_t{0};
+  kv_fit_tokens_ = config_.start_state.empty() ? hardware.kind(0).kv_capacity_tokens : ~std::uint64_t{0};
   for (const auto& group : config_.start_state) {
-    std::optional<std::uint32_t>& server = filling[hardware_.index_of(group.tag)];
-    kv_fit_tokens_ = std::min(kv_fit_tokens_, hardware_.of(group.tag).kv_capacity_tokens);
+    std::optional<std::uint32_t>& server = filling[hardware.index_of(group.tag)];
+    kv_fit_tokens_ = std::min(kv_fit_tokens_, hardware.of(group.tag).kv_capacity_tokens);
     for (std::uint32_t i = 0; i < group.count; ++i) {
-      if (!server || servers_.load(*server) == servers_.room(*server)) server = servers_.add(group.tag);
-      activate(add_instance(group.tag, *server));
+      if (!server || servers.load(*server) == servers.room(*server)) server = servers.add(group.tag);
+      fleet_.activate(fleet_.add(group.tag, *server));
       any_prompt |= group.tag == InstanceTag::kPrompt;
       any_token |= group.tag == InstanceTag::kToken;
       any_routable |= group.tag != InstanceTag::kToken;
@@ -56,8 +52,6 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
 
 LlmCluster::~LlmCluster() = default;
 
-const InstanceHardware& LlmCluster::hardware_of(const Instance& in) const { return hardware_.kind(in.hardware); }
-
 std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
     LlmClusterConfig config, LlmCluster** built) {
   return [config = std::move(config), built](engine::Simulation& sim, RequestSink& sink) {
@@ -65,35 +59,6 @@ std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)>
     if (built != nullptr) *built = cluster.get();
     return std::unique_ptr<ServingSystem>(std::move(cluster));
   };
-}
-
-// Called after every change of an instance's loads: the router follows, and the pools'
-// ACTIVE loads when tracked (see track_active_loads).
-void LlmCluster::refresh_load(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
-  PoolRouter& router = router_for(in.tag);
-  router.update(instance, in.load(router.policy()));
-  if (pools_.tracks_loads() && in.state == InstanceState::kActive) count_active_load(in);
-  if (in.state == InstanceState::kDraining) report_if_drained(instance);
-}
-
-void LlmCluster::report_if_drained(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
-  if (in.drain_reported || !in.drained()) return;
-  in.drain_reported = true;
-  if (drained_listener_) drained_listener_(instance);
-}
-
-void LlmCluster::count_active_load(Instance& in) {
-  pools_.recount(in.tag, in.counted, ActiveLoad{in.requests, in.pending_tokens});
-}
-
-void LlmCluster::track_active_loads() {
-  if (pools_.tracks_loads()) return;
-  pools_.track_loads();
-  for (const auto& in : instances_) {
-    if (!in->removed && in->state == InstanceState::kActive) count_active_load(*in);
-  }
 }
 
 void LlmCluster::submit(const traces::TraceRequest& request) {
@@ -160,19 +125,20 @@ void LlmCluster::admit(std::uint32_t slot) {
   const std::uint32_t instance = route_prompt(slot);
   r.record.prompt_instance = instance;
   assign(instance, slot);
-  pools_.arrived(instances_[instance]->tag, std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens);
+  fleet_.arrived(fleet_.at(instance).tag, std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens);
   enqueue_prefill(instance, slot);
   wake(instance);
 }
 
 std::uint32_t LlmCluster::route_prompt(std::uint32_t slot) {
-  if (config_.prompt_routing != RoutePolicy::kPrefixAffinity) return prompt_router_.pick();
+  PoolRouter& prompts = fleet_.router(InstanceTag::kPrompt);
+  if (config_.prompt_routing != RoutePolicy::kPrefixAffinity) return prompts.pick();
   const Sequence& seq = seqs_[slot];
   const std::uint32_t prompt = seq.prompt_tokens + seq.generated;
   std::optional<std::uint32_t> best;
   std::int64_t best_cost = 0;
-  for (const std::uint32_t id : prompt_router_.members()) {
-    Instance& in = *instances_[id];
+  for (const std::uint32_t id : prompts.members()) {
+    ServingInstance& in = fleet_.at(id);
     const std::uint32_t begun = in.busy && in.engine->step().prefill.empty() ? in.segment.begun(sim_.now()) : 0;
     const std::int64_t cost =
         in.pending_tokens + std::int64_t{prompt} - in.engine->cached_prefix_tokens(slot, prompt, begun);
@@ -189,28 +155,28 @@ std::uint32_t LlmCluster::route_prompt(std::uint32_t slot) {
 void LlmCluster::assign(std::uint32_t instance, std::uint32_t slot) {
   Live& r = live_[slot];
   const Sequence& seq = seqs_[slot];
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   r.instance = instance;
   r.record.instance = instance;
   ++in.requests;
   in.pending_tokens += seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1 : 1;
   in.kv_promised += in.kv_need(seq);
-  refresh_load(instance);
+  fleet_.refresh_load(instance);
 }
 
 void LlmCluster::unassign(std::uint32_t slot) {
   const Sequence& seq = seqs_[slot];
-  Instance& in = *instances_[live_[slot].instance];
+  ServingInstance& in = fleet_.at(live_[slot].instance);
   in.engine->remove(slot);
   --in.requests;
   in.pending_tokens -= seq.generated == 0 ? std::int64_t{seq.prompt_tokens} + 1
                                           : 1 + (seq.recomputing ? std::int64_t{seq.prefill_tokens()} : 0);
   in.kv_promised -= in.kv_need(seq);
-  report_if_drained(live_[slot].instance);
+  fleet_.report_if_drained(live_[slot].instance);
 }
 
 void LlmCluster::abort_expired(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   while (!in.deadlines.empty() && in.deadlines.top().first <= sim_.now()) {
     const auto [deadline, slot] = in.deadlines.top();
     in.deadlines.pop();
@@ -222,12 +188,12 @@ void LlmCluster::abort_expired(std::uint32_t instance) {
     r.record.timed_out = true;
     finish(slot, metrics::RequestStatus::kDropped);
   }
-  refresh_load(instance);
+  fleet_.refresh_load(instance);
 }
 
 // New work for an instance: it joins the next batch formed there.
 void LlmCluster::wake(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   if (in.busy) {
     interrupt_fold(in);
   } else {
@@ -246,8 +212,8 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
   } else if (payload.a == kDeadline) {
     const Live& r = live_[payload.b];
     // Routed (past its pre-queue cost) and on an instance in the middle of a step.
-    if (r.used && r.deadline == sim_.now() && r.record.prompt_instance && instances_[r.instance]->busy) {
-      interrupt_fold(*instances_[r.instance]);
+    if (r.used && r.deadline == sim_.now() && r.record.prompt_instance && fleet_.at(r.instance).busy) {
+      interrupt_fold(fleet_.at(r.instance));
     }
   } else {
     arrive_for_decode(static_cast<std::uint32_t>(payload.b >> 32), static_cast<std::uint32_t>(payload.b));
@@ -255,7 +221,7 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
 }
 
 void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   Live& r = live_[slot];
   Sequence& seq = seqs_[slot];
   if (seq.recomputing) {
@@ -269,7 +235,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
       finish(slot, metrics::RequestStatus::kCompleted);
     } else {
       in.engine->decode_here(slot);
-      refresh_load(instance);
+      fleet_.refresh_load(instance);
     }
     return;
   }
@@ -285,7 +251,7 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   if (in.tag == InstanceTag::kMixed) {
     in.pending_tokens -= r.record.prompt_tokens;
     in.engine->decode_here(slot);
-    refresh_load(instance);
+    fleet_.refresh_load(instance);
     return;
   }
   // Splitwise: the KV cache moves to a token instance, then this instance lets it go.
@@ -293,14 +259,14 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
   --in.requests;
   in.kv_promised -= in.kv_need(seq);
   in.engine->remove(slot);
-  refresh_load(instance);
-  const std::uint32_t target = token_router_.pick();
+  fleet_.refresh_load(instance);
+  const std::uint32_t target = fleet_.router(InstanceTag::kToken).pick();
   assign(target, slot);
   r.in_transit = true;
-  pools_.arrived(InstanceTag::kToken, std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens);
+  fleet_.arrived(InstanceTag::kToken, std::uint64_t{r.record.prompt_tokens} + r.record.output_tokens);
   // Over the slower of the two servers' networks.
   const double network =
-      std::min(hardware_of(in).sku.network_gb_per_s, hardware_of(*instances_[target]).sku.network_gb_per_s);
+      std::min(in.hardware->sku.network_gb_per_s, fleet_.at(target).hardware->sku.network_gb_per_s);
   const double bandwidth = config_.kv_transfer_gb_per_s.value_or(network) * 1e9;
   const double bytes = config_.model.kv_bytes_per_token() * r.record.prompt_tokens;
   const double transfer_s = bytes / bandwidth;
@@ -319,19 +285,19 @@ void LlmCluster::prefill_done(std::uint32_t instance, std::uint32_t slot) {
 void LlmCluster::arrive_for_decode(std::uint32_t instance, std::uint32_t slot) {
   Live& r = live_[slot];
   r.in_transit = false;
-  if (instances_[instance]->evacuating) {
+  if (fleet_.at(instance).evacuating) {
     // Shipped here before the instance was evacuated: it goes on to an ACTIVE one.
     migrate(instance, slot);
     return;
   }
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   in.engine->enqueue_transferred(slot);
   if (config_.request_timeout) in.deadlines.emplace(r.deadline, slot);
   wake(instance);
 }
 
 void LlmCluster::enqueue_prefill(std::uint32_t instance, std::uint32_t slot) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   in.engine->enqueue_prefill(slot);
   if (config_.request_timeout) in.deadlines.emplace(live_[slot].deadline, slot);
 }
@@ -344,12 +310,12 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
   record.pauses = seq.pauses;
   record.kv_evictions = seq.kv_evictions;
   if (status == metrics::RequestStatus::kCompleted) {
-    Instance& in = *instances_[r.instance];
+    ServingInstance& in = fleet_.at(r.instance);
     in.engine->remove(slot);
     --in.requests;
     in.pending_tokens -= 1;
     in.kv_promised -= in.kv_need(seq);
-    refresh_load(r.instance);
+    fleet_.refresh_load(r.instance);
     record.finished = sim_.now();
     record.tbt_max = r.tbt_max;
   }
@@ -363,13 +329,7 @@ void LlmCluster::finish(std::uint32_t slot, metrics::RequestStatus status) {
 
 void LlmCluster::set_activity_sink(ActivitySink* sink) {
   activity_ = sink;
-  if (activity_ == nullptr) return;
-  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
-    const Instance& in = *instances_[i];
-    if (in.removed) continue;
-    if (in.server != kNoServer) activity_->on_instance(i, in.server, kInstanceTagNames.name(in.tag));
-    activity_->on_instance_state(i, kInstanceStateNames.name(in.state), sim_.now());
-  }
+  fleet_.set_activity_sink(sink);
 }
 
 }  // namespace meshsim::cluster

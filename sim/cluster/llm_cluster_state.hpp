@@ -1,17 +1,11 @@
 #pragma once
 
-#include <functional>
-#include <queue>
-#include <utility>
-
-// LlmCluster's private state, shared by its source files (llm_cluster.cpp: requests,
-// routing and the Splitwise flow; llm_steps.cpp: timed and folded steps; llm_lifecycle.cpp:
-// instance states and evacuation; llm_cluster_views.cpp: what it reports).
-
-#include <vector>
+// LlmCluster's request slots, shared by its source files (llm_cluster.cpp: requests,
+// routing and the Splitwise flow; llm_steps.cpp: timed and folded steps;
+// llm_evacuation.cpp: a draining instance's requests move; llm_cluster_views.cpp: what it
+// reports).
 
 #include "sim/cluster/llm_cluster.hpp"
-#include "sim/cluster/step_segment.hpp"
 
 namespace meshsim::cluster {
 
@@ -24,65 +18,6 @@ struct LlmCluster::Live {
   SimTime last_token;
   SimTime tbt_max;
   SimTime deadline = SimTime::max();  // arrival + the request timeout
-};
-
-struct LlmCluster::Instance {
-  InstanceTag tag = InstanceTag::kMixed;
-  InstanceState state = InstanceState::kStarting;
-  bool removed = false;
-  bool counted_state = false;  // in the pool totals' counts by state
-  bool evacuating = false;  // DRAINING past its timeout: its requests move at the next boundary
-  bool drain_reported = false;  // DRAINING and drained, and the drained listener told
-  std::uint32_t hardware = 0;  // its pool's ServingHardware kind
-  std::uint32_t server = 0;
-  std::unique_ptr<engine::Timer> timer;  // ranked by instance index (see add_instance)
-  std::unique_ptr<InstanceEngine> engine;  // its queues, batch formation and KV
-  PrefixCacheCounts prefix;                // its steps' lookups, over every engine it had
-  // Under a request timeout: (deadline, slot) of the requests that joined the engine here,
-  // earliest first; entries of requests gone elsewhere or finished are skipped when they
-  // surface. (A request joins when it is queued, not when it is routed: one routed here
-  // while its KV cache is in transit must not lose its entry.)
-  std::priority_queue<std::pair<SimTime, std::uint32_t>, std::vector<std::pair<SimTime, std::uint32_t>>,
-                      std::greater<>>
-      deadlines;
-  bool busy = false;
-  StepSegment segment;  // the running step's timing, while busy
-  // Routing loads.
-  std::int64_t requests = 0;
-  std::int64_t pending_tokens = 0;
-  std::int64_t kv_promised = 0;  // KV tokens the routed requests will need here
-  ActiveLoad counted;            // what of requests and pending_tokens active_loads_ holds
-
-  // Its load as `policy` routes by.
-  std::int64_t load(RoutePolicy policy) const {
-    switch (policy) {
-      case RoutePolicy::kRoundRobin:
-      case RoutePolicy::kFewestRequests: return requests;
-      case RoutePolicy::kFewestPendingTokens:
-      case RoutePolicy::kPrefixAffinity: return pending_tokens;
-      case RoutePolicy::kLeastKvMemory: return kv_promised;
-    }
-    return 0;
-  }
-  // What a scale-down takes the least of: pending prompt tokens, or for a token instance
-  // the KV memory held or promised to its requests.
-  std::int64_t scale_down_load() const { return tag == InstanceTag::kToken ? kv_promised : pending_tokens; }
-  // The KV tokens a request holds here at most: a prompt instance keeps the prompt and
-  // the first token until the transfer, the others the whole sequence.
-  std::int64_t kv_need(const Sequence& s) const {
-    return tag == InstanceTag::kPrompt ? std::int64_t{s.prompt_tokens} + 1
-                                       : std::int64_t{s.prompt_tokens} + s.output_tokens;
-  }
-  // KV tokens held at `now`: an unfolded run's use, counting what the running segment's
-  // iterations begun by now take.
-  std::uint64_t kv_held(SimTime now) const { return engine->kv_used_tokens(busy ? segment.begun(now) : 0); }
-  // DRAINING with nothing assigned and idle: ready to leave its state.
-  bool drained() const { return state == InstanceState::kDraining && requests == 0 && !busy; }
-
-  // No work, KV or load left here (a drained instance may leave its server).
-  bool holds_nothing() const {
-    return !engine->has_waiting() && engine->kv_used_tokens(0) == 0 && pending_tokens == 0 && kv_promised == 0;
-  }
 };
 
 }  // namespace meshsim::cluster

@@ -1,6 +1,6 @@
-// What LlmCluster reports without changing anything: usage integrals, counts and loads by
-// pool, KV and prefix-cache use, requests in flight and awaiting their first token, and
-// descriptions for errors.
+// What LlmCluster reports without changing anything: usage integrals, KV and prefix-cache
+// use, requests in flight and awaiting their first token, and descriptions for errors
+// (counts and loads by pool are the fleet's).
 
 #include <algorithm>
 #include <string>
@@ -16,79 +16,52 @@ ServingSystem::Usage LlmCluster::usage() const {
   // order: the same sum whether iterations were folded.
   std::int64_t whole = useful_done_ns_, busy_us = busy_done_us_;
   double partial = 0.0;
-  for (const auto& in : instances_) {
-    if (!in->busy) continue;
-    const StepSegment::Useful so_far = in->segment.useful_so_far(now);
+  for (std::uint32_t id = 0; id < fleet_.size(); ++id) {
+    const ServingInstance& in = fleet_.at(id);
+    if (!in.busy) continue;
+    const StepSegment::Useful so_far = in.segment.useful_so_far(now);
     whole += so_far.whole_ns;
     partial += so_far.partial_ns;
-    busy_us += (now - in->segment.start()).us();
+    busy_us += (now - in.segment.start()).us();
   }
-  const double serving_us = capacity_.total(now);  // one capacity unit per serving instance
+  const InstanceFleet::Levels& levels = fleet_.levels();
+  const double serving_us = levels.serving.total(now);  // one capacity unit per serving instance
   return Usage{.work_unit_us = (static_cast<double>(whole) + partial) / 1e3,
                .capacity_unit_us = serving_us,
                .busy_instance_us = static_cast<double>(busy_us),
                .serving_instance_us = serving_us,
-               .gpu_us = gpus_.total(now),
-               .cost_usd = cost_.total(now),
-               .instance_us = attached_level_.total(now)};
-}
-
-ServingSystem::InstanceCounts LlmCluster::instance_counts() const { return pools_.counts(); }
-
-ActiveLoad LlmCluster::active_load(InstanceTag tag) const {
-  if (pools_.tracks_loads()) return pools_.tracked_load(tag);
-  ActiveLoad load;
-  for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE
-    const Instance& in = *instances_[id];
-    if (in.tag != tag) continue;
-    load.requests += in.requests;
-    load.pending_tokens += in.pending_tokens;
-  }
-  return load;
-}
-
-std::optional<std::uint32_t> LlmCluster::least_loaded(InstanceTag tag) const {
-  std::optional<std::uint32_t> best;
-  std::int64_t best_load = 0;
-  for (const std::uint32_t id : router_for(tag).members()) {  // ACTIVE, by id
-    const Instance& in = *instances_[id];
-    if (in.tag != tag) continue;
-    const std::int64_t load = in.scale_down_load();
-    if (!best || load < best_load) {
-      best = id;
-      best_load = load;
-    }
-  }
-  return best;
+               .gpu_us = levels.gpus.total(now),
+               .cost_usd = levels.cost_per_us.total(now),
+               .instance_us = levels.attached.total(now)};
 }
 
 std::uint64_t LlmCluster::kv_used_tokens() const {
   std::uint64_t used = 0;
-  for (const auto& in : instances_) used += in->kv_held(sim_.now());
+  for (std::uint32_t id = 0; id < fleet_.size(); ++id) used += fleet_.at(id).kv_held(sim_.now());
   return used;
 }
 
 std::vector<ServingSystem::PrefixCacheCounts> LlmCluster::prefix_cache_by_instance() const {
   if (!caches_prefixes(config_)) return {};
   std::vector<PrefixCacheCounts> counts;
-  counts.reserve(instances_.size());
-  for (const auto& in : instances_) counts.push_back(in->prefix);
+  counts.reserve(fleet_.size());
+  for (std::uint32_t id = 0; id < fleet_.size(); ++id) counts.push_back(fleet_.at(id).prefix);
   return counts;
 }
 
 std::string LlmCluster::describe(std::uint32_t instance) const {
-  const Instance& in = *instances_[instance];
+  const ServingInstance& in = fleet_.at(instance);
   return "instance " + std::to_string(instance) + " (" + std::string(kInstanceTagNames.name(in.tag)) + ", " +
          std::string(kInstanceStateNames.name(in.state)) + (in.evacuating ? ", evacuating" : "") + ", " +
          (in.busy ? "busy" : "idle") + "): " + in.engine->describe() + ", KV " +
          std::to_string(in.kv_held(sim_.now())) + " of " +
-         std::to_string(hardware_of(in).kv_capacity_tokens) + " tokens held";
+         std::to_string(in.hardware->kv_capacity_tokens) + " tokens held";
 }
 
 std::string LlmCluster::describe_waiting() const {
   std::string out;
-  for (std::uint32_t i = 0; i < instances_.size(); ++i) {
-    const Instance& in = *instances_[i];
+  for (std::uint32_t i = 0; i < fleet_.size(); ++i) {
+    const ServingInstance& in = fleet_.at(i);
     if (!in.busy && !in.engine->has_waiting()) continue;
     if (!out.empty()) out += "; ";
     out += describe(i);

@@ -19,14 +19,14 @@ namespace meshsim::cluster {
 // Forms the instance's next step with its engine and starts timing it; an idle instance
 // with nothing to run stays idle.
 void LlmCluster::start_step(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   if (in.busy || in.evacuating) return;
   if (config_.request_timeout) abort_expired(instance);
   const EngineStep& step = in.engine->form_step();
   in.prefix.queried_tokens += step.queried_tokens;
   in.prefix.hit_tokens += step.hit_tokens;
   for (const std::uint32_t slot : step.recompute_started) in.pending_tokens += seqs_[slot].prefill_tokens();
-  refresh_load(instance);
+  fleet_.refresh_load(instance);
   if (step.empty()) {
     // Waiting work and nothing to run: no event would ever change that here.
     MESHSIM_CHECK(!in.engine->has_waiting(), "the serving model cannot make progress at " +
@@ -41,10 +41,10 @@ void LlmCluster::start_step(std::uint32_t instance) {
   running_ += step.prefill.size() + step.decode.size();
   in.busy = true;
   if (!step.prefill.empty()) {
-    in.segment.begin_prefill(hardware_of(in), now, step.prefill_work, step.decode_work);
+    in.segment.begin_prefill(*in.hardware, now, step.prefill_work, step.decode_work);
   } else {
     const std::uint32_t steady = in.engine->steady_iterations(config_.fold_decode ? StepSegment::kFoldSegment : 1);
-    in.segment.begin_decode(hardware_of(in), now, static_cast<std::uint32_t>(step.decode.size()),
+    in.segment.begin_decode(*in.hardware, now, static_cast<std::uint32_t>(step.decode.size()),
                             step.decode_work.context_tokens, steady);
   }
   in.timer->arm_at(in.segment.end());
@@ -55,7 +55,7 @@ void LlmCluster::start_step(std::uint32_t instance) {
 // instance), and the next step is formed: a folded run re-forms its (unchanged) batch at
 // every segment's end, so its engine's state is always an unfolded run's at a boundary.
 void LlmCluster::end_step(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   const std::uint32_t iterations = in.segment.iterations();
   close_segment(instance);
   const EngineStep& step = in.engine->step();
@@ -66,7 +66,7 @@ void LlmCluster::end_step(std::uint32_t instance) {
   in.engine->complete(iterations, outcome_);
   for (const std::uint32_t slot : outcome_.finished) finish(slot, metrics::RequestStatus::kCompleted);
   for (const std::uint32_t slot : outcome_.prefilled) prefill_done(instance, slot);
-  report_if_drained(instance);
+  fleet_.report_if_drained(instance);
   if (in.evacuating) {
     // Its requests move one microsecond later, from an ordinary (FIFO) event: moved now,
     // from this ranked event, they would reach instances whose iteration ends at this
@@ -83,7 +83,7 @@ void LlmCluster::end_step(std::uint32_t instance) {
 // sequence's tokens and gaps (its first iteration's end minus the sequence's previous
 // token, then each later iteration's length).
 void LlmCluster::close_segment(std::uint32_t instance) {
-  Instance& in = *instances_[instance];
+  ServingInstance& in = fleet_.at(instance);
   const SimTime now = sim_.now();
   const StepSegment& segment = in.segment;
   const EngineStep& step = in.engine->step();
@@ -104,7 +104,7 @@ void LlmCluster::close_segment(std::uint32_t instance) {
 
 // New work arrived at a busy instance: a folded run ends at the first iteration boundary
 // at or after now, where the unfolded model would let the work join.
-void LlmCluster::interrupt_fold(Instance& in) {
+void LlmCluster::interrupt_fold(ServingInstance& in) {
   if (const auto end = in.segment.cut(sim_.now())) in.timer->arm_at(*end);
 }
 

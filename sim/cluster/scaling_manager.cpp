@@ -13,17 +13,17 @@ ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, Sca
     : sim_(sim),
       cluster_(cluster),
       config_(config),
-      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(cluster.servers(), config.max_servers) : nullptr),
+      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(cluster.fleet().servers(), config.max_servers) : nullptr),
       placement_(placement == nullptr ? elastic_.get() : placement),
       drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
   MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
   MESHSIM_CHECK(config_.scale_up_delay >= SimTime::zero(), "scale_up_delay must not be negative");
   MESHSIM_CHECK(config_.min_instances_per_pool >= 1, "min_instances_per_pool must be at least 1");
-  cluster_.track_active_loads();
-  cluster_.set_drained_listener([this](std::uint32_t instance) { drained_.insert(instance); });
+  cluster_.fleet().track_active_loads();
+  cluster_.fleet().set_drained_listener([this](std::uint32_t instance) { drained_.insert(instance); });
 }
 
-ScalingManager::~ScalingManager() { cluster_.set_drained_listener(nullptr); }
+ScalingManager::~ScalingManager() { cluster_.fleet().set_drained_listener(nullptr); }
 
 std::string ScalingManager::at_now() const {
   char text[32];
@@ -60,7 +60,7 @@ void ScalingManager::arm_activation(std::uint32_t instance, InstanceTag tag, Sim
 }
 
 Status ScalingManager::room_for_one_more(InstanceTag tag) {
-  if (cluster_.attached_instances() >= config_.max_total_instances) {
+  if (cluster_.fleet().counts().attached >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
   if (auto room = placement_->room_for_one_more(tag); !room) return blocked(room.error().message);
@@ -72,12 +72,12 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
   if (tag == InstanceTag::kPrompt && count(InstanceTag::kToken, InstanceState::kActive) == 0) {
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
-  const std::uint32_t instance = cluster_.next_instance_id();
+  const std::uint32_t instance = cluster_.fleet().size();
   const auto placed = take_server(instance, tag);
   if (!placed) return placed.error();
   ScaleUp added;
   added.server = placed->server;
-  added.instance = cluster_.add_instance(tag, added.server);
+  added.instance = cluster_.fleet().add(tag, added.server);
   if (log_) log("[ScalingManager] Full scale-up: server " + std::to_string(added.server) + " + instance " +
       std::to_string(added.instance));
   arm_activation(added.instance, tag, placed->wait_for_room);
@@ -85,14 +85,14 @@ Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag)
 }
 
 Status ScalingManager::begin_drain(std::uint32_t instance, AfterDrain after, InstanceTag retag_to) {
-  if (cluster_.state_of(instance) != InstanceState::kActive) {
+  if (cluster_.fleet().state_of(instance) != InstanceState::kActive) {
     return blocked("Cannot drain instance " + std::to_string(instance) + ", it is not ACTIVE");
   }
-  const InstanceTag tag = cluster_.tag_of(instance);
+  const InstanceTag tag = cluster_.fleet().tag_of(instance);
   if (count(tag, InstanceState::kActive) <= config_.min_instances_per_pool) {
     return blocked("Cannot remove " + std::string(kInstanceTagNames.name(tag)) + ", min limit reached");
   }
-  if (auto drained = cluster_.drain(instance); !drained) return blocked(drained.error().message);
+  if (auto drained = cluster_.fleet().drain(instance); !drained) return blocked(drained.error().message);
   Draining& d = draining_[instance];
   d.since = sim_.now();
   d.after = after;
@@ -120,8 +120,8 @@ Status ScalingManager::deactivate(std::uint32_t instance) {
 }
 
 Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
-  if (cluster_.state_of(instance) == InstanceState::kActive) {
-    const InstanceTag from = cluster_.tag_of(instance);
+  if (cluster_.fleet().state_of(instance) == InstanceState::kActive) {
+    const InstanceTag from = cluster_.fleet().tag_of(instance);
     const auto refuse = [&](const char* why) {
       return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + " instance " +
                      std::to_string(instance) + " to " + std::string(kInstanceTagNames.name(to)) + ", " + why);
@@ -129,7 +129,7 @@ Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
     if (from == InstanceTag::kMixed || to == InstanceTag::kMixed || from == to) {
       return refuse("only between prompt and token");
     }
-    if (!cluster_.hardware().same(from, to)) return refuse("the pools run on different hardware");
+    if (!cluster_.fleet().hardware().same(from, to)) return refuse("the pools run on different hardware");
   }
   auto status = begin_drain(instance, AfterDrain::kRetag, to);
   if (status) {
@@ -149,11 +149,11 @@ Status ScalingManager::migrate_pool(InstanceTag from, InstanceTag to) {
 }
 
 Status ScalingManager::cancel_scale_up(std::uint32_t instance) {
-  if (cluster_.state_of(instance) != InstanceState::kStarting) {
+  if (cluster_.fleet().state_of(instance) != InstanceState::kStarting) {
     return blocked("Cannot cancel instance " + std::to_string(instance) + ", it is not STARTING");
   }
-  starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].erase(instance);
-  const std::uint32_t server = *cluster_.remove_instance(instance);
+  starting_[static_cast<std::size_t>(cluster_.fleet().tag_of(instance))].erase(instance);
+  const std::uint32_t server = *cluster_.fleet().remove(instance);
   ++counts_.scale_downs;
   ++counts_.instances_removed;
   if (log_) {
@@ -164,22 +164,22 @@ Status ScalingManager::cancel_scale_up(std::uint32_t instance) {
 }
 
 Status ScalingManager::reactivate(std::uint32_t instance) {
-  if (cluster_.state_of(instance) != InstanceState::kInactive) {
+  if (cluster_.fleet().state_of(instance) != InstanceState::kInactive) {
     return blocked("Cannot reactivate instance " + std::to_string(instance) + ", it is not INACTIVE");
   }
-  if (auto room = room_for_one_more(cluster_.tag_of(instance)); !room) return room;
-  const auto placed = take_server(instance, cluster_.tag_of(instance));
+  if (auto room = room_for_one_more(cluster_.fleet().tag_of(instance)); !room) return room;
+  const auto placed = take_server(instance, cluster_.fleet().tag_of(instance));
   if (!placed) return placed.error();
-  cluster_.restart(instance, placed->server);
+  cluster_.fleet().restart(instance, placed->server);
   if (log_) {
     log("[ScalingManager] Instance " + std::to_string(instance) + " restarting on server " +
         std::to_string(placed->server) + " at " + at_now());
   }
-  arm_activation(instance, cluster_.tag_of(instance), placed->wait_for_room);
+  arm_activation(instance, cluster_.fleet().tag_of(instance), placed->wait_for_room);
   return Ok{};
 }
 
-std::optional<std::uint32_t> ScalingManager::least_loaded(InstanceTag tag) const { return cluster_.least_loaded(tag); }
+std::optional<std::uint32_t> ScalingManager::least_loaded(InstanceTag tag) const { return cluster_.fleet().least_loaded(tag); }
 
 Status ScalingManager::scale_down(InstanceTag tag) {
   const auto chosen = least_loaded(tag);
@@ -191,9 +191,9 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
   switch (payload.a) {
     case kActivate: {
       const auto instance = static_cast<std::uint32_t>(payload.b);
-      if (cluster_.state_of(instance) != InstanceState::kStarting) return;
-      starting_[static_cast<std::size_t>(cluster_.tag_of(instance))].erase(instance);
-      cluster_.activate(instance);
+      if (cluster_.fleet().state_of(instance) != InstanceState::kStarting) return;
+      starting_[static_cast<std::size_t>(cluster_.fleet().tag_of(instance))].erase(instance);
+      cluster_.fleet().activate(instance);
       if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " scaled up at " + at_now());
       return;
     }
@@ -202,7 +202,7 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
       const auto instance = static_cast<std::uint32_t>(payload.b);
       const auto it = draining_.find(instance);
       if (it == draining_.end() || it->second.serial != static_cast<std::uint32_t>(payload.b >> 32)) return;
-      const auto view = cluster_.instance(instance);
+      const auto view = cluster_.fleet().view(instance);
       if (!view || view->state != InstanceState::kDraining || view->evacuating) return;
       ++counts_.evacuations;
       if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " drain timeout at " + at_now() + ": " +
@@ -223,20 +223,20 @@ void ScalingManager::release(std::uint32_t instance, std::uint32_t server) {
 void ScalingManager::check_draining() {
   std::vector<std::uint32_t> done;
   for (const std::uint32_t instance : std::exchange(drained_, {})) {
-    if (draining_.contains(instance) && cluster_.drained(instance)) done.push_back(instance);
+    if (draining_.contains(instance) && cluster_.fleet().drained(instance)) done.push_back(instance);
   }
   for (const std::uint32_t instance : done) {
     const Draining d = draining_.at(instance);
     draining_.erase(instance);
     if (d.after == AfterDrain::kRetag) {
-      cluster_.retag(instance, d.retag_to);
+      cluster_.fleet().retag(instance, d.retag_to);
       if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " active as " +
                     std::string(kInstanceTagNames.name(d.retag_to)) + " at " + at_now());
       continue;
     }
-    const std::uint32_t server = cluster_.deactivate(instance);
+    const std::uint32_t server = cluster_.fleet().deactivate(instance);
     if (d.after == AfterDrain::kRemove) {
-      cluster_.remove_instance(instance);
+      cluster_.fleet().remove(instance);
       ++counts_.instances_removed;
       if (log_) log("[ScalingManager] Instance " + std::to_string(instance) + " removed at " + at_now());
     } else {
@@ -247,16 +247,16 @@ void ScalingManager::check_draining() {
   if (!draining_.empty()) drain_check_.arm_after(config_.drain_check_interval);
 }
 
-std::vector<LlmCluster::InstanceView> ScalingManager::get_active_instances(std::optional<InstanceTag> tag) const {
-  std::vector<LlmCluster::InstanceView> active;
-  for (const auto& view : cluster_.instance_views()) {
+std::vector<InstanceView> ScalingManager::get_active_instances(std::optional<InstanceTag> tag) const {
+  std::vector<InstanceView> active;
+  for (const auto& view : cluster_.fleet().views()) {
     if (view.state == InstanceState::kActive && (!tag || view.tag == *tag)) active.push_back(view);
   }
   return active;
 }
 
 std::uint32_t ScalingManager::count(InstanceTag tag, InstanceState state) const {
-  return cluster_.pools().totals(tag).count(state);
+  return cluster_.fleet().pools().totals(tag).count(state);
 }
 
 std::optional<std::uint32_t> ScalingManager::newest_starting(InstanceTag tag) const {
@@ -277,7 +277,7 @@ ScalingStatus ScalingManager::get_status_summary() const {
   status.active_instances = counts.active;
   status.scaling_up_instances = counts.starting;
   status.draining_instances = counts.draining;
-  status.total_servers = cluster_.servers().count();
+  status.total_servers = cluster_.fleet().servers().count();
   status.total_instances = cluster_.instances();
   return status;
 }

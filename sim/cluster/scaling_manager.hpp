@@ -99,7 +99,7 @@ class ScalingManager final : private engine::EventHandler {
   Status deactivate(std::uint32_t instance);
   Status reactivate(std::uint32_t instance);
 
-  std::vector<LlmCluster::InstanceView> get_active_instances(std::optional<InstanceTag> tag = std::nullopt) const;
+  std::vector<InstanceView> get_active_instances(std::optional<InstanceTag> tag = std::nullopt) const;
   std::uint32_t count(InstanceTag tag, InstanceState state) const;
   // The most recent scale-up of `tag` still STARTING, if any.
   std::optional<std::uint32_t> newest_starting(InstanceTag tag) const;

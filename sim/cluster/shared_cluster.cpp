@@ -79,13 +79,13 @@ Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulatio
   std::uint32_t placed = 0;
   for (const auto& group : start_state) {
     for (std::uint32_t i = 0; i < group.count; ++i) {
-      const std::uint32_t instance = serving.next_instance_id();
+      const std::uint32_t instance = serving.fleet().size();
       auto where = shared->place(instance, group.tag);
       if (!where) {
         return Error{"the serving start state does not fit the cluster's nodes: " + std::to_string(placed) +
                      " instances placed, then " + where.error().message};
       }
-      serving.activate(serving.add_instance(group.tag, where->server));
+      serving.fleet().activate(serving.fleet().add(group.tag, where->server));
       ++placed;
     }
   }
@@ -108,7 +108,7 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
   const std::uint32_t node = core_.agents().agent(submitted.agent_name)->node;
   auto [it, fresh] = server_of_node_.try_emplace(node, 0);
   if (fresh) {
-    it->second = serving_.servers().add(tag);
+    it->second = serving_.fleet().servers().add(tag);
     node_of_server_[it->second] = node;
   }
   serving_gpu_milli_ += config_.instance_resources.gpu_milli();
@@ -120,9 +120,9 @@ bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
   MESHSIM_CHECK(done.success, done.error);
   serving_gpu_milli_ -= config_.instance_resources.gpu_milli();
   const std::uint32_t node = node_of_server_.at(server);
-  const bool emptied = serving_.servers().load(server) == 0;
+  const bool emptied = serving_.fleet().servers().load(server) == 0;
   if (emptied) {
-    serving_.servers().remove(server);
+    serving_.fleet().servers().remove(server);
     server_of_node_.erase(node);
     node_of_server_.erase(server);
   }
@@ -134,7 +134,7 @@ std::vector<std::string> SharedCluster::check_invariants() const {
   std::vector<std::string> problems = core_.check_invariants();
   for (auto& problem : batch_->check_invariants()) problems.push_back(std::move(problem));
   std::int64_t gpu_milli = 0;
-  for (const auto& view : serving_.instance_views()) {
+  for (const auto& view : serving_.fleet().views()) {
     const scheduler::Task* task = core_.tasks().find(task_id(view.id));
     const bool placed = task != nullptr && task->state == scheduler::TaskState::kRunning;
     if (placed != view.server.has_value()) {

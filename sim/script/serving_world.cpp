@@ -23,7 +23,7 @@ json acted(const Status& status, std::uint32_t instance) {
 
 std::string tag_name(InstanceTag tag) { return std::string(cluster::kInstanceTagNames.name(tag)); }
 
-json view_json(const cluster::LlmCluster::InstanceView& v) {
+json view_json(const cluster::InstanceView& v) {
   return json{{"id", v.id},
               {"tag", tag_name(v.tag)},
               {"state", cluster::kInstanceStateNames.name(v.state)},
@@ -93,13 +93,13 @@ json ServingWorld::submit(std::uint32_t count, std::uint32_t prompt_tokens, std:
 json ServingWorld::scale_up_full(InstanceTag tag, std::optional<std::uint32_t> parallelism,
                                  const std::optional<std::string>& server_sku) {
   // Scaled-up instances match their pool's start state (seed 004's start_state_manager).
-  const auto tp = cluster_->hardware().of(tag).tensor_parallel;
+  const auto tp = cluster_->fleet().hardware().of(tag).tensor_parallel;
   if (parallelism && *parallelism != tp) {
     return failure("parallelism " + std::to_string(*parallelism) + " differs from the start state's " +
                    std::to_string(tp));
   }
   // The pool's SKU by its catalog name, or as the config names the cluster's.
-  const std::string& sku = cluster_->hardware().of(tag).sku.name;
+  const std::string& sku = cluster_->fleet().hardware().of(tag).sku.name;
   const bool on_config_sku = sku == cluster_->config().sku.name;
   if (server_sku && *server_sku != sku && !(on_config_sku && *server_sku == sku_name_)) {
     return failure("server_sku '" + *server_sku + "' differs from the pool's '" + (on_config_sku ? sku_name_ : sku) +
@@ -137,7 +137,7 @@ json ServingWorld::active_instances(std::optional<InstanceTag> tag) const {
 }
 
 json ServingWorld::instance(std::uint32_t id) const {
-  const auto view = cluster_->instance(id);
+  const auto view = cluster_->fleet().view(id);
   if (!view) return json{{"success", false}, {"removed", true}, {"error", "no instance " + std::to_string(id)}};
   json out = view_json(*view);
   out["success"] = true;
@@ -159,7 +159,7 @@ autoscale::ElasticAutoscaler* ServingWorld::elastic(InstanceTag pool) const {
 }
 
 json ServingWorld::configure_elastic(InstanceTag pool, const autoscale::ElasticConfig& config) {
-  if (cluster_->pools().totals(pool).count(cluster::InstanceState::kActive) == 0) {
+  if (cluster_->fleet().pools().totals(pool).count(cluster::InstanceState::kActive) == 0) {
     return failure("the cluster has no ACTIVE " + tag_name(pool) + " instance to manage");
   }
   // Replaces an earlier configuration of the pool; the first check runs now. The old loop

@@ -92,7 +92,7 @@ TEST(ElasticSchedulerTest, E1ScalesOneStepPerCheckAfterTheStablePeriodAndTheCool
   EXPECT_EQ(w.sink.done.size(), 40u);
   // Drained workers end INACTIVE (their server released), ready to be woken.
   EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).inactive, 6u);
-  EXPECT_EQ(w.cluster->servers().count(), 1u);
+  EXPECT_EQ(w.cluster->fleet().servers().count(), 1u);
 }
 
 TEST(ElasticSchedulerTest, E3NeverLeavesMinAndMaxWorkersAndDisabledFreezesTheCount) {
@@ -255,12 +255,12 @@ TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastL
   scale_pool_to(*w.manager, InstanceTag::kMixed, 4);
   EXPECT_EQ(w.manager->get_status_summary().scaling_up_instances, 2u);
   scale_pool_to(*w.manager, InstanceTag::kMixed, 3);
-  EXPECT_FALSE(w.cluster->instance(3).has_value()) << "the newest STARTING instance was cancelled";
+  EXPECT_FALSE(w.cluster->fleet().view(3).has_value()) << "the newest STARTING instance was cancelled";
   EXPECT_EQ(w.manager->get_status_summary().total_servers, 3u);
   w.sim.run_until(SimTime::from_seconds(20));
   w.submit(1, 1000);  // goes to instance 0 (least loaded, lowest id)
   scale_pool_to(*w.manager, InstanceTag::kMixed, 2);
-  EXPECT_EQ(w.cluster->instance(1)->state, InstanceState::kDraining) << "idle, lowest id";
+  EXPECT_EQ(w.cluster->fleet().view(1)->state, InstanceState::kDraining) << "idle, lowest id";
   StaticAutoscaler fixed({{InstanceTag::kMixed, 5}}, SimTime::from_seconds(60));
   fixed.decide(*w.manager);
   EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 5u);

@@ -139,16 +139,16 @@ TEST(LlmClusterTest, PoolsOnDifferentGpusHaveTheirOwnServersPricesKvAndCosts) {
   auto& cluster = dynamic_cast<const LlmCluster&>(replay.serving());
   // KV: each pool's HBM less the weights (2 GB), 32 KiB a token.
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  EXPECT_EQ(cluster.hardware().of(InstanceTag::kPrompt).kv_capacity_tokens, static_cast<std::uint64_t>((40 * gib - 2e9) / 32768));
-  EXPECT_EQ(cluster.hardware().of(InstanceTag::kToken).kv_capacity_tokens, static_cast<std::uint64_t>((640 * gib - 2e9) / 32768));
-  EXPECT_EQ(cluster.kv_total_tokens(), 2 * cluster.hardware().of(InstanceTag::kPrompt).kv_capacity_tokens +
-                                           3 * cluster.hardware().of(InstanceTag::kToken).kv_capacity_tokens);
-  EXPECT_EQ(cluster.servers().count(), 4u);  // both prompt instances on one small server
-  EXPECT_FALSE(cluster.hardware().same(InstanceTag::kPrompt, InstanceTag::kToken));
+  EXPECT_EQ(cluster.fleet().hardware().of(InstanceTag::kPrompt).kv_capacity_tokens, static_cast<std::uint64_t>((40 * gib - 2e9) / 32768));
+  EXPECT_EQ(cluster.fleet().hardware().of(InstanceTag::kToken).kv_capacity_tokens, static_cast<std::uint64_t>((640 * gib - 2e9) / 32768));
+  EXPECT_EQ(cluster.kv_total_tokens(), 2 * cluster.fleet().hardware().of(InstanceTag::kPrompt).kv_capacity_tokens +
+                                           3 * cluster.fleet().hardware().of(InstanceTag::kToken).kv_capacity_tokens);
+  EXPECT_EQ(cluster.fleet().servers().count(), 4u);  // both prompt instances on one small server
+  EXPECT_FALSE(cluster.fleet().hardware().same(InstanceTag::kPrompt, InstanceTag::kToken));
   ASSERT_TRUE(replay.run());
   const RequestRecord& r = collector.result.records.at(0);
   EXPECT_EQ(*r.ttft(), SimTime::from_ms(40));  // the small GPUs' prefill: 30 + 1000 / 100
-  EXPECT_EQ(cluster.instance(*r.prompt_instance)->tag, InstanceTag::kPrompt);
+  EXPECT_EQ(cluster.fleet().view(*r.prompt_instance)->tag, InstanceTag::kPrompt);
   const double us = static_cast<double>(sim.now().us());
   const auto usage = cluster.usage();
   EXPECT_DOUBLE_EQ(usage.gpu_us, (2 * 4 + 3 * 8) * us);

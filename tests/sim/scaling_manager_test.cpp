@@ -69,16 +69,16 @@ TEST(ScalingManagerTest, ScaleUpCreatesAServerAndAnInstanceThatIsActiveAfterTheD
   // Requests while it starts go to the ACTIVE instance only.
   for (int i = 0; i < 5; ++i) f.submit(i, 100, 2000);
   f.run_until(14.999999);
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kStarting);
-  EXPECT_EQ(f.cluster.instance(1)->requests, 0);
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kStarting);
+  EXPECT_EQ(f.cluster.fleet().view(1)->requests, 0);
   f.run_until(15);
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kActive);
   EXPECT_EQ(f.manager.get_status_summary(), status(2, 0, 0, 2, 2));
   EXPECT_TRUE(f.logged("[ScalingManager] Full scale-up: server 1 + instance 1"));
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 scaled up at 15.00"));
   // New requests now reach it (it has the least load).
   f.submit(10, 100, 50);
-  EXPECT_EQ(f.cluster.instance(1)->requests, 1);
+  EXPECT_EQ(f.cluster.fleet().view(1)->requests, 1);
 }
 
 TEST(ScalingManagerTest, ScaleDownDrainsTheLeastLoadedAndRemovesItsServerOnceEmpty) {
@@ -88,18 +88,18 @@ TEST(ScalingManagerTest, ScaleDownDrainsTheLeastLoadedAndRemovesItsServerOnceEmp
   f.submit(1, 100, 3);
   ASSERT_EQ(f.manager.least_loaded(InstanceTag::kPrompt), 1u);
   ASSERT_TRUE(f.manager.scale_down(InstanceTag::kPrompt));
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kDraining);
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kDraining);
   EXPECT_EQ(f.manager.get_status_summary(), status(3, 0, 1, 4, 4));
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 draining started at 0.00"));
   // A draining instance gets no new request.
   f.submit(2, 10, 3);
-  EXPECT_EQ(f.cluster.instance(1)->requests, 1);
+  EXPECT_EQ(f.cluster.fleet().view(1)->requests, 1);
   f.run_until(0.5);
   // Its request finished prefill and left; the next check (1 s) removes it, then its
   // server (one 8-GPU instance per 8-GPU server).
-  EXPECT_TRUE(f.cluster.drained(1));
+  EXPECT_TRUE(f.cluster.fleet().drained(1));
   f.run_until(1.0);
-  EXPECT_FALSE(f.cluster.instance(1).has_value());
+  EXPECT_FALSE(f.cluster.fleet().view(1).has_value());
   EXPECT_EQ(f.manager.get_status_summary(), status(3, 0, 0, 3, 3));
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 removed at 1.00"));
   EXPECT_TRUE(f.logged("[ScalingManager] Auto scale-down server 1 after instance removal"));
@@ -116,7 +116,7 @@ TEST(ScalingManagerTest, ScaleDownOfATokenInstanceTakesTheOneWithLeastKvMemory) 
   // Token instances 1 and 2 hold the two requests' KV; 3 holds none.
   EXPECT_EQ(f.manager.least_loaded(InstanceTag::kToken), 3u);
   ASSERT_TRUE(f.manager.scale_down(InstanceTag::kToken));
-  EXPECT_EQ(f.cluster.instance(3)->state, InstanceState::kDraining);
+  EXPECT_EQ(f.cluster.fleet().view(3)->state, InstanceState::kDraining);
 }
 
 TEST(ScalingManagerTest, AScaledUpInstanceOnItsOwnServerTakesTheServerWithItWhenRemoved) {
@@ -153,9 +153,9 @@ TEST(ScalingManagerTest, TheClusterRefusesToDrainTheLastInstanceAPoolRoutesTo) {
   engine::Simulation sim(1);
   Sink sink;
   LlmCluster cluster(sim, base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}}), sink);
-  EXPECT_FALSE(cluster.drain(0));
-  EXPECT_FALSE(cluster.drain(1));
-  EXPECT_EQ(cluster.instance(0)->state, InstanceState::kActive);
+  EXPECT_FALSE(cluster.fleet().drain(0));
+  EXPECT_FALSE(cluster.fleet().drain(1));
+  EXPECT_EQ(cluster.fleet().view(0)->state, InstanceState::kActive);
 }
 
 TEST(ScalingManagerTest, PastTheDrainTimeoutRequestsMoveToActiveInstancesAndNoneIsLost) {
@@ -166,14 +166,14 @@ TEST(ScalingManagerTest, PastTheDrainTimeoutRequestsMoveToActiveInstancesAndNone
   for (int i = 0; i < 6; ++i) f.submit(i, 200, 2000);
   f.run_until(1);
   ASSERT_TRUE(f.manager.scale_down_full(1));
-  const auto moving = f.cluster.instance(1)->requests;
+  const auto moving = f.cluster.fleet().view(1)->requests;
   ASSERT_GT(moving, 0);
   f.run_until(3.1);
   EXPECT_EQ(f.manager.counts().evacuations, 1u);
-  EXPECT_EQ(f.cluster.instance(1)->requests, 0) << "evacuated at the first iteration boundary after 3 s";
+  EXPECT_EQ(f.cluster.fleet().view(1)->requests, 0) << "evacuated at the first iteration boundary after 3 s";
   f.run_until(4);
-  EXPECT_EQ(f.cluster.instance(1), std::nullopt) << "removed at the next check";
-  EXPECT_EQ(f.cluster.instance(0)->requests, 6);
+  EXPECT_EQ(f.cluster.fleet().view(1), std::nullopt) << "removed at the next check";
+  EXPECT_EQ(f.cluster.fleet().view(0)->requests, 6);
   f.run_until(1000);
   ASSERT_EQ(f.sink.done.size(), 6u);
   std::int64_t migrated = 0;
@@ -189,15 +189,15 @@ TEST(ScalingManagerTest, ADeactivatedInstanceStaysInactiveAndPassesThroughStarti
   Fixture f({{InstanceTag::kMixed, 2}}, with_delay(3));
   ASSERT_TRUE(f.manager.deactivate(1));
   f.run_until(1);
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kInactive);
-  EXPECT_EQ(f.cluster.instance(1)->server, std::nullopt);
-  EXPECT_EQ(f.cluster.servers().count(), 1u) << "an INACTIVE instance releases its server";
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kInactive);
+  EXPECT_EQ(f.cluster.fleet().view(1)->server, std::nullopt);
+  EXPECT_EQ(f.cluster.fleet().servers().count(), 1u) << "an INACTIVE instance releases its server";
   EXPECT_EQ(f.cluster.usage().gpu_us, 8.0 * 2 * 1e6) << "two instances' GPUs for the first second, then one";
   ASSERT_TRUE(f.manager.reactivate(1));
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kStarting);
-  EXPECT_EQ(f.cluster.servers().count(), 2u);
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kStarting);
+  EXPECT_EQ(f.cluster.fleet().servers().count(), 2u);
   f.run_until(4);
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kActive);
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kActive);
 }
 
 // The cluster's INACTIVE index against a walk over every instance, through random
@@ -209,7 +209,7 @@ TEST(ScalingManagerTest, TheFirstInactiveInstanceIsTheOneAWalkFinds) {
   std::uint64_t request = 0;
   std::size_t inactive_seen = 0;
   for (int step = 0; step < 400; ++step) {
-    const auto views = f.cluster.instance_views();
+    const auto views = f.cluster.fleet().views();
     const auto pick = [&] { return views[rng.uniform_int(views.size())].id; };
     switch (rng.uniform_int(6)) {
       case 0: (void)f.manager.scale_up_full(InstanceTag::kMixed); break;
@@ -220,14 +220,14 @@ TEST(ScalingManagerTest, TheFirstInactiveInstanceIsTheOneAWalkFinds) {
       default: f.run_until(f.sim.now().seconds() + rng.uniform() * 3); break;
     }
     std::optional<std::uint32_t> walked;
-    for (const auto& view : f.cluster.instance_views()) {
+    for (const auto& view : f.cluster.fleet().views()) {
       if (view.tag == InstanceTag::kMixed && view.state == InstanceState::kInactive) {
         walked = view.id;
         ++inactive_seen;
         break;
       }
     }
-    ASSERT_EQ(f.cluster.pools().first_inactive(InstanceTag::kMixed), walked) << "step " << step;
+    ASSERT_EQ(f.cluster.fleet().pools().first_inactive(InstanceTag::kMixed), walked) << "step " << step;
     ASSERT_EQ(f.cluster.check_invariants(), std::vector<std::string>{}) << "step " << step;
   }
   EXPECT_GT(inactive_seen, 50u);  // the walk did find INACTIVE instances, often
@@ -239,16 +239,16 @@ TEST(ScalingManagerTest, AMigratedInstanceDrainsThenServesTheOtherPoolOnItsOwnSe
   f.submit(1, 100, 50);
   // Prompt instance 1 has fewer pending tokens: it is the one that moves.
   ASSERT_TRUE(f.manager.migrate_pool(InstanceTag::kPrompt, InstanceTag::kToken));
-  EXPECT_EQ(f.cluster.instance(1)->state, InstanceState::kDraining);
-  EXPECT_EQ(f.cluster.instance(1)->tag, InstanceTag::kPrompt);
+  EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kDraining);
+  EXPECT_EQ(f.cluster.fleet().view(1)->tag, InstanceTag::kPrompt);
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 migrating to token"));
   f.run_until(1.0);
-  const auto moved = f.cluster.instance(1);
+  const auto moved = f.cluster.fleet().view(1);
   ASSERT_TRUE(moved.has_value());
   EXPECT_EQ(moved->state, InstanceState::kActive);
   EXPECT_EQ(moved->tag, InstanceTag::kToken);
   EXPECT_EQ(moved->server, 1u) << "no new server";
-  EXPECT_EQ(f.cluster.servers().count(), 3u);
+  EXPECT_EQ(f.cluster.fleet().servers().count(), 3u);
   EXPECT_EQ(f.manager.count(InstanceTag::kPrompt, InstanceState::kActive), 1u);
   EXPECT_EQ(f.manager.count(InstanceTag::kToken, InstanceState::kActive), 2u);
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 active as token at 1.00"));

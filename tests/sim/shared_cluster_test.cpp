@@ -134,7 +134,7 @@ TEST(SharedClusterTest, ANodesLastInstanceLeavingRemovesItsServerCountedAndLogge
   const auto b = w.manager->scale_up_full(InstanceTag::kMixed);
   ASSERT_TRUE(a && b);
   ASSERT_EQ(a->server, b->server);  // the second node: the first is full
-  EXPECT_EQ(w.cluster.servers().count(), 2u);
+  EXPECT_EQ(w.cluster.fleet().servers().count(), 2u);
   w.run_until(100);
   ASSERT_TRUE(w.manager->scale_down_full(a->instance));
   w.run_until(200);
@@ -142,7 +142,7 @@ TEST(SharedClusterTest, ANodesLastInstanceLeavingRemovesItsServerCountedAndLogge
   ASSERT_TRUE(w.manager->scale_down_full(b->instance));
   w.run_until(300);
   EXPECT_EQ(w.manager->counts().servers_removed, 1u);
-  EXPECT_EQ(w.cluster.servers().count(), 1u);
+  EXPECT_EQ(w.cluster.fleet().servers().count(), 1u);
   const std::string removed = "[ScalingManager] Auto scale-down server " + std::to_string(b->server) + " after instance removal";
   EXPECT_NE(std::find(log.begin(), log.end(), removed), log.end());
   w.expect_sound();
