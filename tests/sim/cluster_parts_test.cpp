@@ -1,6 +1,6 @@
 // The parts LlmCluster is built from, each alone: the timing of a step (StepSegment), the
-// servers (ServerPool), the pools' ledger (PoolLedger) and the requests awaiting their
-// first token (FirstTokenWatch). The fast ones are checked against slow twins on random
+// servers (ServerPool), the pools' ledger (PoolLedger), the instances' lifecycle
+// (InstanceFleet) and the requests awaiting their first token (FirstTokenWatch). The fast ones are checked against slow twins on random
 // operations; the whole cluster is checked in llm_cluster_property_test.cpp.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cluster/first_token_watch.hpp"
+#include "sim/cluster/instance_fleet.hpp"
 #include "sim/cluster/pool_ledger.hpp"
 #include "sim/cluster/server_pool.hpp"
 #include "sim/cluster/serving_hardware.hpp"
@@ -220,6 +221,131 @@ TEST(PoolLedgerTest, CountsFirstInactiveAndTrackedLoadsFollowTheMoves) {
 }
 
 // FirstTokenWatch against a slow twin: the requests waiting, walked for every backlog.
+// Random lifecycle calls and load changes on a fleet of prompt and token instances, with
+// no request and no cluster: after each, the fleet's books agree with its instances, its
+// counts with a slow twin's, least_loaded with a walk, and every instance that became
+// drained was reported exactly once; draining the last ACTIVE instance a pool needs is
+// refused and changes nothing.
+TEST(InstanceFleetTest, RandomLifecycleCallsKeepTheBooksAndAgreeWithASlowTwin) {
+  struct NoSteps final : engine::EventHandler {
+    void on_event(const engine::EventPayload&) override {}
+  } steps;
+  engine::Simulation sim(1);
+  const LlmClusterConfig config = config_on("h100", 8, 2);
+  Sequences seqs;
+  InstanceFleet fleet(sim, config, steps, 0, [&](std::uint64_t kv) { return make_engine(config, kv, seqs); });
+  std::map<std::uint32_t, std::uint32_t> reports;  // by instance
+  fleet.set_drained_listener([&](std::uint32_t id) { ++reports[id]; });
+  std::map<std::uint32_t, std::pair<InstanceTag, InstanceState>> twin;  // existing instances
+  std::mt19937 rng(7);
+  const auto pick = [&](InstanceState state) -> std::optional<std::uint32_t> {
+    std::vector<std::uint32_t> in_state;
+    for (const auto& [id, s] : twin) {
+      if (s.second == state) in_state.push_back(id);
+    }
+    if (in_state.empty()) return std::nullopt;
+    return in_state[rng() % in_state.size()];
+  };
+  const auto place = [&](InstanceTag tag) {
+    ServerPool& servers = fleet.servers();
+    return servers.with_room(tag).value_or(servers.add(tag));
+  };
+  for (const InstanceTag tag : {InstanceTag::kPrompt, InstanceTag::kToken}) {
+    const std::uint32_t id = fleet.add(tag, place(tag));
+    fleet.activate(id);
+    twin[id] = {tag, InstanceState::kActive};
+  }
+  std::uint32_t refused = 0;
+  for (int step = 0; step < 3000; ++step) {
+    const int op = static_cast<int>(rng() % 8);
+    if (op == 0) {
+      const InstanceTag tag = rng() % 2 == 0 ? InstanceTag::kPrompt : InstanceTag::kToken;
+      twin[fleet.add(tag, place(tag))] = {tag, InstanceState::kStarting};
+    } else if (op == 1) {
+      if (const auto id = pick(InstanceState::kStarting)) {
+        fleet.activate(*id);
+        twin[*id].second = InstanceState::kActive;
+      }
+    } else if (op == 2) {
+      if (const auto id = pick(InstanceState::kActive)) {
+        const auto before = fleet.pools().counts();
+        if (fleet.drain(*id)) {
+          twin[*id].second = InstanceState::kDraining;
+        } else {
+          ++refused;
+          EXPECT_EQ(fleet.router(twin[*id].first).size(), 1u) << "only the last ACTIVE instance is kept";
+          EXPECT_EQ(fleet.pools().counts().active, before.active);
+        }
+      }
+    } else if (op == 3) {
+      // Load comes and goes on ACTIVE instances; a DRAINING one's only goes (no routing
+      // reaches it), and it is drained when none is left.
+      const auto id = pick(rng() % 2 == 0 ? InstanceState::kActive : InstanceState::kDraining);
+      if (id) {
+        ServingInstance& in = fleet.at(*id);
+        const bool draining = in.state == InstanceState::kDraining;
+        in.requests = draining ? static_cast<std::int64_t>(rng() % (in.requests + 1)) : rng() % 3;
+        in.pending_tokens = in.requests * (rng() % 500);
+        in.kv_promised = in.pending_tokens;
+        fleet.refresh_load(*id);
+      }
+    } else if (op == 4) {
+      if (const auto id = pick(InstanceState::kDraining); id && fleet.drained(*id)) {
+        const std::uint32_t server = fleet.deactivate(*id);
+        if (fleet.servers().load(server) == 0) fleet.servers().remove(server);
+        twin[*id].second = InstanceState::kInactive;
+      }
+    } else if (op == 5) {
+      if (const auto id = pick(InstanceState::kInactive)) {
+        fleet.restart(*id, place(twin[*id].first));
+        twin[*id].second = InstanceState::kStarting;
+      }
+    } else if (op == 6) {
+      const auto id = pick(rng() % 2 == 0 ? InstanceState::kInactive : InstanceState::kStarting);
+      if (id) {
+        if (const auto server = fleet.remove(*id); server && fleet.servers().load(*server) == 0) {
+          fleet.servers().remove(*server);
+        }
+        twin.erase(*id);
+      }
+    } else if (const auto id = pick(InstanceState::kDraining); id && fleet.drained(*id)) {
+      const InstanceTag to = twin[*id].first == InstanceTag::kPrompt ? InstanceTag::kToken : InstanceTag::kPrompt;
+      fleet.retag(*id, to);
+      twin[*id] = {to, InstanceState::kActive};
+    }
+    ASSERT_EQ(fleet.check_invariants(), std::vector<std::string>{}) << "after step " << step;
+    for (const InstanceTag tag : {InstanceTag::kPrompt, InstanceTag::kToken}) {
+      std::array<std::uint32_t, 4> by_state{};
+      std::optional<std::uint32_t> least;
+      std::int64_t least_load = 0;
+      for (const auto& [id, s] : twin) {
+        if (s.first != tag) continue;
+        ++by_state[static_cast<std::size_t>(s.second)];
+        const std::int64_t load = fleet.at(id).scale_down_load();
+        if (s.second == InstanceState::kActive && (!least || load < least_load)) {
+          least = id;
+          least_load = load;
+        }
+      }
+      for (std::size_t state = 0; state < 4; ++state) {
+        ASSERT_EQ(fleet.pools().totals(tag).by_state[state], by_state[state]) << "step " << step;
+      }
+      ASSERT_EQ(fleet.least_loaded(tag), least) << "step " << step;
+    }
+    for (const auto& [id, s] : twin) {
+      ASSERT_EQ(fleet.state_of(id), s.second);
+      if (s.second == InstanceState::kDraining && fleet.drained(id)) {
+        ASSERT_EQ(reports[id], 1u) << "instance " << id << " drained, reported once";
+      }
+    }
+    for (auto& [id, count] : reports) {
+      if (fleet.state_of(id) != InstanceState::kDraining) count = 0;  // a later drain reports again
+    }
+  }
+  EXPECT_GT(refused, 0u) << "the walk tried to drain a last ACTIVE instance";
+  EXPECT_EQ(fleet.counts().existing, twin.size());
+}
+
 TEST(FirstTokenWatchTest, RandomArrivalsTokensAndDeparturesAgreeWithASlowTwin) {
   FirstTokenWatch watch;
   std::map<std::uint32_t, SimTime> waiting;  // slot -> arrival
