@@ -181,6 +181,8 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         r.read("experts", m.experts);
         r.read("experts_per_token", m.experts_per_token);
         r.read("expert_parameters", m.expert_parameters, "a non-negative number", kNonNegative);
+        r.read("max_position_embeddings", m.max_context_tokens, "a positive integer (the context, in tokens)",
+               kAtLeastOne);
         if (m.experts > 0 && (m.experts_per_token == 0 || m.experts_per_token > m.experts)) {
           r.fail("experts_per_token", "expected 1 to experts (" + std::to_string(m.experts) + ")");
         }

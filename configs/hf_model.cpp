@@ -14,6 +14,40 @@ using nlohmann::json;
 // The families whose config.json keys and layer shapes model_from_hf_config knows.
 const std::set<std::string> kFamilies = {"llama", "mistral", "mixtral", "qwen2"};
 
+// vLLM's default max_model_len for a config: max_position_embeddings, stretched by a
+// rope_scaling factor unless the scaling kind already counts it (llama3, longrope, su;
+// yarn stretches original_max_position_embeddings). 0 when the config names no length.
+// An error names the key that is not as expected.
+Expected<std::uint32_t> context_tokens(const json& c) {
+  const auto positive = [&](const json& v) { return v.is_number_unsigned() && v.get<std::uint64_t>() > 0; };
+  const auto it = c.find("max_position_embeddings");
+  if (it == c.end() || it->is_null()) return std::uint32_t{0};
+  const Error bad_length{"max_position_embeddings: expected a positive integer below 2^32"};
+  const Error bad_rope{"rope_scaling: expected an object with a positive factor (and for yarn a positive "
+                       "original_max_position_embeddings)"};
+  if (!positive(*it) || it->get<std::uint64_t>() >= (1ull << 32)) return bad_length;
+  double tokens = static_cast<double>(it->get<std::uint64_t>());
+  const auto rope = c.find("rope_scaling");
+  if (rope != c.end() && !rope->is_null()) {
+    if (!rope->is_object()) return bad_rope;
+    const json& r = *rope;
+    const std::string kind = r.contains("rope_type") && r["rope_type"].is_string() ? r["rope_type"].get<std::string>()
+                             : r.contains("type") && r["type"].is_string()         ? r["type"].get<std::string>()
+                                                                                    : "";
+    if (kind != "llama3" && kind != "longrope" && kind != "su") {
+      const auto factor = r.find("factor");
+      if (factor == r.end() || !factor->is_number() || !(factor->get<double>() > 0)) return bad_rope;
+      if (kind == "yarn" && r.contains("original_max_position_embeddings")) {
+        if (!positive(r["original_max_position_embeddings"])) return bad_rope;
+        tokens = static_cast<double>(r["original_max_position_embeddings"].get<std::uint64_t>());
+      }
+      tokens *= factor->get<double>();
+    }
+  }
+  if (!(tokens < 4294967296.0)) return bad_length;
+  return static_cast<std::uint32_t>(tokens);
+}
+
 }  // namespace
 
 Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const std::string& hf_id) {
@@ -58,6 +92,8 @@ Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const
     return fail("head_dim", "expected hidden_size / num_attention_heads (" + std::to_string(head_dim) + ")");
   }
   if (experts_per_token > experts) return fail("num_experts_per_tok", "expected at most num_local_experts");
+  auto context = context_tokens(c);
+  if (!context) return Error{path + ": " + context.error().message};
   const std::string dtype = c.value("torch_dtype", "bfloat16");
   std::uint32_t dtype_bytes = 0;
   if (dtype == "bfloat16" || dtype == "float16") dtype_bytes = 2;
@@ -78,6 +114,7 @@ Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const
   m.hidden = static_cast<std::uint32_t>(hidden);
   m.heads = static_cast<std::uint32_t>(heads);
   m.kv_heads = static_cast<std::uint32_t>(kv_heads);
+  m.max_context_tokens = *context;
   m.dtype_bytes = dtype_bytes;
   if (experts > 0) {
     m.experts = static_cast<std::uint32_t>(experts);

@@ -210,14 +210,25 @@ Expected<cluster::PoolHardware> pool_hardware(const LlmServingSpec& llm, const C
                    std::to_string(tp) + ": " + table.error().message};
     }
     hardware.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
+    hardware.perf_source = "table: the measured rows of " + llm.profile;
   } else if (llm.backend == LlmServingSpec::Backend::kConstant) {
     hardware.perf = std::make_shared<cluster::ConstantPerfModel>(llm.constant_prefill_ms, llm.constant_decode_ms);
+    hardware.perf_source = "constant: the scenario's prefill and decode times";
   } else if (llm.backend == LlmServingSpec::Backend::kStepModel) {
     const cluster::StepCoefficients* fit = catalog.step_fit(sku->name);
     hardware.perf = std::make_shared<cluster::StepTimeModel>(model, *sku, tp, fit ? *fit : cluster::StepCoefficients{});
+    hardware.perf_source = fit ? "step_model: coefficients fitted on " + sku->name + " (step_model.json)"
+                               : "step_model: borrowed coefficients (the built-in ones; no fit for " + sku->name +
+                                     " in step_model.json)";
   } else {
-    hardware.perf = std::make_shared<cluster::RooflinePerfModel>(model, *sku, tp,
-                                                                 catalog.factors_for(model.name, sku->name, tp));
+    const FactorsLookup lookup = catalog.lookup_factors(model.name, sku->name, tp);
+    hardware.perf = std::make_shared<cluster::RooflinePerfModel>(model, *sku, tp, lookup.factors);
+    hardware.perf_source = lookup.source == FactorsSource::kFitted
+                               ? "roofline: factors fitted for " + model.name + " on " + sku->name + " at TP " +
+                                     std::to_string(tp) + " (perf_fits.json)"
+                           : lookup.source == FactorsSource::kSkuMedian
+                               ? "roofline: borrowed factors (the median of " + sku->name + "'s other fits)"
+                               : std::string("roofline: borrowed factors (the built-in defaults)");
   }
   return hardware;
 }
@@ -257,6 +268,7 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
   config.sku = main->sku;
   config.tensor_parallel = llm.tensor_parallel;
   config.perf = main->perf;
+  config.perf_source = main->perf_source;
   config.start_state = llm.start_state;
   for (const auto& [tag, named] : llm.pool_hardware) {
     auto pool = pool_hardware(llm, catalog, *model, named.sku.empty() ? llm.sku : named.sku,
@@ -267,6 +279,15 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
     config.pool_hardware.push_back(std::move(*pool));
   }
   static_cast<cluster::ServingOptions&>(config) = llm;  // the options as the scenario set them
+  // vLLM serves the model's own context unless told less (more it refuses to start with).
+  if (llm.scheduler == cluster::BatchScheduler::kVllm && model->max_context_tokens > 0) {
+    if (llm.max_model_len && *llm.max_model_len > model->max_context_tokens) {
+      return Error{"serving.vllm.max_model_len: " + std::to_string(*llm.max_model_len) + " tokens is beyond " +
+                   model->name + "'s context of " + std::to_string(model->max_context_tokens) +
+                   " tokens (its max_position_embeddings); expected at most that, or null for the model's own"};
+    }
+    config.max_model_len = llm.max_model_len.value_or(model->max_context_tokens);
+  }
   if (llm.request_timeout && !cluster::supports_aborts(llm)) {
     return Error{"serving.vllm.request_timeout_s: request timeouts need serving.scheduler vllm"};
   }

@@ -85,7 +85,7 @@ Outcome play(const Contender& contender, const configs::Catalog& catalog, const 
   // ends has missed, whatever comes next: counted, so a backlog left behind is no saving.
   const std::uint64_t missed_in_flight =
       e.run().replay().serving().awaiting_first_token(e.run().now() - config.replay.slo.ttft).arrived_before;
-  o.left = metrics.counts().completed + metrics.counts().dropped + missed_in_flight;
+  o.left = metrics.counts().judged() + missed_in_flight;
   o.arrived = metrics.counts().arrived;
   o.completed = metrics.counts().completed;
   o.slo_met = metrics.slo_met();

@@ -65,7 +65,9 @@ struct Outcome {
   double parameter = kNoParameter;
   std::string error;  // the play failed: nothing else is set
   std::uint32_t start_instances = 0;
-  std::uint64_t left = 0, slo_met = 0;  // requests that left the system, and those meeting the SLO
+  // Requests judged (those that left the system less those refused for their length, and
+  // those still awaiting a first token past the TTFT target), and those meeting the SLO.
+  std::uint64_t left = 0, slo_met = 0;
   std::uint64_t arrived = 0, completed = 0;
   double slo_attainment = 0, ttft_p50 = 0, ttft_p99 = 0, tbt_p50 = 0, tbt_p99 = 0, e2e_p50 = 0;
   double gpu_hours = 0, mean_instances = 0, reward = 0, actions_per_hour = 0, hours = 0;

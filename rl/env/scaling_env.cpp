@@ -408,6 +408,7 @@ void ScalingEnv::restore(const EnvCursor& cursor, std::span<float> obs) {
 }
 
 void ScalingEnv::on_request(const metrics::RequestRecord& record) {
+  if (!metrics::slo_judges(record)) return;
   ++left_;
   met_ += metrics::judge(record, config_.replay.slo).met();
   if (record.status == metrics::RequestStatus::kCompleted) {

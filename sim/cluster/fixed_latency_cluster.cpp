@@ -56,6 +56,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
 
   if (in.running >= config_.max_batch && config_.max_queue && in.queue.size() >= *config_.max_queue) {
     record.status = metrics::RequestStatus::kDropped;
+    record.dropped_for = metrics::DropReason::kQueueFull;
     sink_.on_request_finished(record);
     return;
   }

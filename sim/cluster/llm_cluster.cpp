@@ -88,12 +88,13 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   const std::uint64_t length = std::uint64_t{request.prompt_tokens} + request.output_tokens;
   // Longer than the model's context: refused, as vLLM refuses it.
   if (config_.max_model_len && length > *config_.max_model_len) {
-    r.record.rejected = true;
+    r.record.dropped_for = metrics::DropReason::kOverContext;
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
   // A request whose KV cache can never fit on an instance is dropped, and counted.
   if (length > kv_fit_tokens_) {
+    r.record.dropped_for = metrics::DropReason::kOverKvCapacity;
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
@@ -118,7 +119,7 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
 void LlmCluster::admit(std::uint32_t slot) {
   Live& r = live_[slot];
   if (r.deadline <= sim_.now()) {  // its client gave up before the API server was done
-    r.record.timed_out = true;
+    r.record.dropped_for = metrics::DropReason::kTimedOut;
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
@@ -185,7 +186,7 @@ void LlmCluster::abort_expired(std::uint32_t instance) {
     // on its way here has not joined the engine yet).
     if (!r.used || r.deadline != deadline || r.instance != instance || r.in_transit) continue;
     unassign(slot);
-    r.record.timed_out = true;
+    r.record.dropped_for = metrics::DropReason::kTimedOut;
     finish(slot, metrics::RequestStatus::kDropped);
   }
   fleet_.refresh_load(instance);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/cluster/serving_options.hpp"
@@ -22,6 +23,7 @@ struct PoolHardware {
   SkuSpec sku;
   std::uint32_t tensor_parallel = 8;
   std::shared_ptr<const PerfModel> perf;
+  std::string perf_source;  // where `perf`'s figures come from: fitted, borrowed, measured
 };
 
 // The cluster as built: the options (one definition: configs fills them) and what the
@@ -31,6 +33,7 @@ struct LlmClusterConfig : ServingOptions {
   SkuSpec sku;
   std::uint32_t tensor_parallel = 8;
   std::shared_ptr<const PerfModel> perf;
+  std::string perf_source;  // where `perf`'s figures come from: fitted, borrowed, measured
   std::vector<InstanceGroup> start_state;  // instances packed onto servers of their SKU
   // Pools on other hardware than sku/tensor_parallel/perf, at most one entry per tag.
   // Requests cost the API server what `perf` says, whichever pool serves them.

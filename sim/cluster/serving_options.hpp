@@ -51,11 +51,12 @@ inline constexpr EnumNames kRoutePolicyNames{
 // start state (configs/README.md names their keys): the engine's (EngineOptions: which
 // rules form batches, their limits) and the cluster's own.
 struct ServingOptions : EngineOptions {
-  // A request whose prompt and output together exceed this is rejected at arrival and
-  // counted (RequestRecord::rejected), never served, as vLLM refuses it.
+  // A request whose prompt and output together exceed this is refused at arrival and
+  // counted (DropReason::kOverContext), never served, as vLLM refuses it. Under the vLLM
+  // scheduler it defaults to the model's context (configs fill it in).
   std::optional<std::uint32_t> max_model_len;
   // A request not finished this long after it arrived is aborted, as when a client gives
-  // up and vLLM drops its request (RequestRecord::timed_out); under kVllm only. Aborts
+  // up and vLLM drops its request (DropReason::kTimedOut); under kVllm only. Aborts
   // happen at the instance's next step boundary.
   std::optional<engine::SimTime> request_timeout;
   RoutePolicy prompt_routing = RoutePolicy::kFewestPendingTokens;

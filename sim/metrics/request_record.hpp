@@ -14,6 +14,21 @@ using engine::SimTime;
 enum class RequestStatus { kCompleted, kDropped, kInFlight };
 std::string_view to_string(RequestStatus status);
 
+// Why a request was dropped (kNone unless it was).
+enum class DropReason {
+  kNone,
+  kOverContext,     // at arrival: prompt + output longer than the context (max_model_len), as vLLM refuses it
+  kOverKvCapacity,  // at arrival: its KV cache could never fit on an instance
+  kTimedOut,        // not finished within the client's timeout (aborted)
+  kQueueFull,       // the fixed-latency model's queue was full
+};
+inline constexpr EnumNames kDropReasonNames{
+    std::array{std::pair{DropReason::kNone, std::string_view("")},
+               std::pair{DropReason::kOverContext, std::string_view("over_context")},
+               std::pair{DropReason::kOverKvCapacity, std::string_view("over_kv_capacity")},
+               std::pair{DropReason::kTimedOut, std::string_view("timed_out")},
+               std::pair{DropReason::kQueueFull, std::string_view("queue_full")}}};
+
 // How a request's mean time between tokens is taken: over its output - 1 gaps (meshsim),
 // or as (E2E - TTFT) / output tokens (SplitwiseSim), which is slightly lower.
 enum class TbtDefinition { kMeanGap, kSplitwiseSim };
@@ -37,8 +52,7 @@ struct RequestRecord {
   std::uint32_t pauses = 0;        // times a decoding sequence was left out of a batch (KV kept)
   std::uint32_t kv_evictions = 0;  // times its KV was evicted and later recomputed
   std::uint32_t migrations = 0;    // times it moved off an evacuated instance (its KV, if any, recomputed)
-  bool rejected = false;           // dropped at arrival: longer than the model's context (max_model_len)
-  bool timed_out = false;          // dropped: not finished within the client's timeout (aborted)
+  DropReason dropped_for = DropReason::kNone;
 
   bool operator==(const RequestRecord&) const = default;
 
@@ -59,5 +73,9 @@ struct RequestRecord {
     return divisor > 0 ? SimTime::from_us((*finished - *first_token).us() / divisor) : SimTime::zero();
   }
 };
+
+// A request refused for its length is the workload's, not the deployment's doing (vLLM
+// answers it with an error at once): SLO attainment judges the others.
+inline bool slo_judges(const RequestRecord& record) { return record.dropped_for != DropReason::kOverContext; }
 
 }  // namespace meshsim::metrics

@@ -21,8 +21,7 @@ SloVerdict judge(const RequestRecord& record, const SloTargets& slo) {
 void RunMetrics::on_finished(const RequestRecord& record) {
   if (record.status == RequestStatus::kDropped) {
     ++counts_.dropped;
-    counts_.rejected += record.rejected;
-    counts_.timed_out += record.timed_out;
+    ++counts_.dropped_for[static_cast<std::size_t>(record.dropped_for)];
     return;
   }
   MESHSIM_CHECK(record.status == RequestStatus::kCompleted && record.finished && record.first_token &&

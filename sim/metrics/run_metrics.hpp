@@ -35,8 +35,12 @@ struct RequestCounts {
   std::uint64_t completed = 0;
   std::uint64_t dropped = 0;
   std::uint64_t in_flight = 0;
-  std::uint64_t rejected = 0;  // of the dropped: longer than the model's context (max_model_len)
-  std::uint64_t timed_out = 0;  // of the dropped: aborted when the client's timeout passed
+  // The dropped, by DropReason (kNone's: dropped for no reason given).
+  std::array<std::uint64_t, 5> dropped_for{};
+  std::uint64_t dropped_by(DropReason reason) const { return dropped_for[static_cast<std::size_t>(reason)]; }
+  // The requests SLO attainment judges: those that left the system, less those refused
+  // for their length (slo_judges).
+  std::uint64_t judged() const { return completed + dropped - dropped_by(DropReason::kOverContext); }
 };
 
 // One row of timeseries.csv: the interval [start, end) and the state at its end.
@@ -89,9 +93,10 @@ class RunMetrics {
   LatencySummary tbt() const { return summarize(tbt_); }
   LatencySummary e2e() const { return summarize(e2e_); }
   LatencySummary queueing() const { return summarize(queueing_); }
-  // Fractions of the requests that left the system (completed or dropped) meeting each
-  // target, and both: a dropped request is a miss. Requests still in flight when a run
-  // stops at `until` are not counted (their outcome is unknown).
+  // Fractions of the requests judged (RequestCounts::judged: those that left the system,
+  // less those refused for their length) meeting each target, and both: a request dropped
+  // otherwise is a miss. Requests still in flight when a run stops at `until` are not
+  // counted (their outcome is unknown).
   double ttft_attainment() const { return fraction(ttft_met_); }
   double tbt_attainment() const { return fraction(tbt_met_); }
   double slo_attainment() const { return fraction(slo_met_); }
@@ -104,8 +109,8 @@ class RunMetrics {
  private:
   static LatencySummary summarize(const QuantileSketch& sketch);
   double fraction(std::uint64_t met) const {
-    const std::uint64_t left = counts_.completed + counts_.dropped;
-    return left ? static_cast<double>(met) / static_cast<double>(left) : 0.0;
+    const std::uint64_t judged = counts_.judged();
+    return judged ? static_cast<double>(met) / static_cast<double>(judged) : 0.0;
   }
 
   SloTargets slo_;

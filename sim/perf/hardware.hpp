@@ -37,6 +37,9 @@ struct ModelSpec {
   std::uint32_t experts = 0;
   std::uint32_t experts_per_token = 0;
   double expert_parameters = 0.0;
+  // The longest sequence (prompt and output tokens) it was trained for: vLLM's default
+  // max_model_len (from config.json's max_position_embeddings and rope scaling); 0 unknown.
+  std::uint32_t max_context_tokens = 0;
 
   bool moe() const { return experts > 0; }
   // The parameters one token computes with.

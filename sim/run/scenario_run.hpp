@@ -56,6 +56,8 @@ class ScenarioRun {
   autoscale::ScalingHarness* scaling() { return scaling_.get(); }
   engine::SimTime now() const { return sim_.now(); }
   const cluster::SharedCluster* shared() const { return shared_.get(); }
+  // The LLM serving model, when the scenario serves with one (null for fixed latency).
+  const cluster::LlmCluster* llm() const { return llm_; }
   const std::string& workload_description() const { return workload_; }
 
  private:

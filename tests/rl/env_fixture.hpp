@@ -13,7 +13,8 @@ inline const configs::Catalog& catalog() {
 }
 
 // The bundled default scenario (Azure-fitted generator, Llama2-70B TP4, mixed pool) with
-// short episodes, and its workload generated for two hours.
+// short episodes, and its workload generated for two hours, less the requests longer
+// than the model's context.
 struct Fixture {
   configs::ScenarioConfig config;
   traces::SharedTrace requests;      // the workload's requests, to check against
@@ -29,7 +30,16 @@ inline Fixture make_fixture(double episode_s = 600, double interval_s = 15) {
   rl.decision_interval = SimTime::from_seconds(interval_s);
   f.config.rl = rl;
   auto source = traces::open_workload(f.config.workload, f.config.seed);
-  f.requests = *traces::load_trace(**source);
+  // Only requests the model's context holds: every arrival reaches a pool (vLLM refuses
+  // the longer ones at once; the environments' counts are checked without them).
+  const auto& serving = std::get<configs::LlmServingSpec>(f.config.serving);
+  const std::uint64_t context = catalog().find_model(serving.model)->max_context_tokens;
+  auto fitting = std::make_shared<std::vector<traces::TraceRequest>>();
+  const traces::SharedTrace all = *traces::load_trace(**source);
+  for (const auto& r : *all) {
+    if (std::uint64_t{r.prompt_tokens} + r.output_tokens <= context) fitting->push_back(r);
+  }
+  f.requests = std::move(fitting);
   f.workload = traces::in_memory(f.requests);
   return f;
 }

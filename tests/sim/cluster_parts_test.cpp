@@ -110,7 +110,7 @@ TEST(StepSegmentTest, SegmentsThatRunWholeDoubleUpToTheFoldSegmentAndAPrefillIsN
 
 TEST(ServingHardwareTest, PoolsOnOneSkuAndTpShareOneKindAndBadFiguresAreRefused) {
   LlmClusterConfig config = config_on("h100", 8, 2);
-  config.pool_hardware.push_back(PoolHardware{InstanceTag::kToken, config_on("a100", 8, 2).sku, 2, config.perf});
+  config.pool_hardware.push_back(PoolHardware{InstanceTag::kToken, config_on("a100", 8, 2).sku, 2, config.perf, "test"});
   const ServingHardware hardware(config);
   EXPECT_EQ(hardware.kinds(), 2u);
   EXPECT_TRUE(hardware.same(InstanceTag::kPrompt, InstanceTag::kMixed));
@@ -126,7 +126,7 @@ TEST(ServingHardwareTest, PoolsOnOneSkuAndTpShareOneKindAndBadFiguresAreRefused)
 // ServerPool against a slow twin: a map of server -> (kind, load), walked for every answer.
 TEST(ServerPoolTest, RandomAddsHoldsReleasesAndRemovesAgreeWithASlowTwin) {
   LlmClusterConfig config = config_on("h100", 8, 2);  // 4 instances per server
-  config.pool_hardware.push_back(PoolHardware{InstanceTag::kToken, config_on("a100", 4, 2).sku, 2, config.perf});
+  config.pool_hardware.push_back(PoolHardware{InstanceTag::kToken, config_on("a100", 4, 2).sku, 2, config.perf, "test"});
   const ServingHardware hardware(config);
   int changes = 0;
   ServerPool pool(hardware, [&] { ++changes; });

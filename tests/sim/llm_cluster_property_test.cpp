@@ -36,8 +36,11 @@ void expect_everything_accounted(const testing::ServingCase& c, const testing::R
     std::uint64_t capacity = *c.config.kv_capacity_tokens;
     if (c.config.scheduler == BatchScheduler::kVllm) capacity -= capacity % c.config.vllm.block_size;
     const bool over_context = c.config.max_model_len && length > *c.config.max_model_len;
-    EXPECT_EQ(record.rejected, over_context) << "request " << record.id;
-    if (record.timed_out) {
+    using metrics::DropReason;
+    EXPECT_EQ(record.dropped_for == DropReason::kOverContext, over_context) << "request " << record.id;
+    EXPECT_EQ(record.dropped_for == DropReason::kOverKvCapacity, !over_context && length > capacity)
+        << "request " << record.id;
+    if (record.dropped_for == DropReason::kTimedOut) {
       // Aborted at its client's timeout: only under one, and only what could have run.
       EXPECT_TRUE(c.config.request_timeout.has_value()) << "request " << record.id;
       EXPECT_EQ(record.status, metrics::RequestStatus::kDropped) << "request " << record.id;

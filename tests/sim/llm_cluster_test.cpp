@@ -131,7 +131,7 @@ TEST(LlmClusterTest, PoolsOnDifferentGpusHaveTheirOwnServersPricesKvAndCosts) {
   small.name = "small-gpu";
   small.hbm_gib_per_gpu = 10;
   small.cost_per_hour = 2.0;
-  config.pool_hardware.push_back({InstanceTag::kPrompt, small, 4, std::make_shared<testing::SimplePerf>(30.0)});
+  config.pool_hardware.push_back({InstanceTag::kPrompt, small, 4, std::make_shared<testing::SimplePerf>(30.0), "simple"});
   engine::Simulation sim(1);
   testing::Collector collector;
   ListSource source({{0.0, 1000, 3}});
@@ -161,7 +161,7 @@ TEST(LlmClusterTest, ScalingAPoolOnItsOwnGpusAddsServersOfItsSku) {
   auto config = base_config({{InstanceTag::kPrompt, 1}, {InstanceTag::kToken, 1}});
   SkuSpec small = config.sku;
   small.name = "small-gpu";
-  config.pool_hardware.push_back({InstanceTag::kPrompt, small, 4, std::make_shared<testing::SimplePerf>()});
+  config.pool_hardware.push_back({InstanceTag::kPrompt, small, 4, std::make_shared<testing::SimplePerf>(), "simple"});
   ListSource source({{0.0, 100, 2}, {5.0, 100, 2}});
   ScalingConfig scaling;
   const auto result = testing::run_scaled(

@@ -88,7 +88,8 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
     other.cost_per_hour = 3.0;
     c.config.pool_hardware.push_back(
         {InstanceTag::kPrompt, other, static_cast<std::uint32_t>(one_of({1, 2, 4})),
-         std::make_shared<SimplePerf>(static_cast<double>(one_of({2, 30})), static_cast<double>(one_of({50, 1000})))});
+         std::make_shared<SimplePerf>(static_cast<double>(one_of({2, 30})), static_cast<double>(one_of({50, 1000}))),
+         "simple"});
   }
   c.timeseries_interval = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 50, 1000})));
 

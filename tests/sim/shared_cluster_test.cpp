@@ -259,7 +259,7 @@ TEST(SharedClusterTest, PoolsOnTheirOwnGpusAreRefused) {
   engine::Simulation sim(1);
   NullSink sink;
   LlmClusterConfig config = World::tp4();
-  config.pool_hardware.push_back({InstanceTag::kPrompt, config.sku, 8, config.perf});
+  config.pool_hardware.push_back({InstanceTag::kPrompt, config.sku, 8, config.perf, "test"});
   LlmCluster cluster(sim, config, sink);
   const auto created = SharedCluster::create(sim, cluster, shared_config(2), {}, {{InstanceTag::kMixed, 1}});
   ASSERT_FALSE(created);

@@ -8,9 +8,12 @@
 #include <sstream>
 
 #include "configs/catalog.hpp"
+#include "configs/scenario_config.hpp"
+#include "configs/serving_config.hpp"
 #include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/models_command.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -238,6 +241,121 @@ TEST(CatalogTest, MixtureOfExpertsFiguresMustAgree) {
   EXPECT_NE(catalog.error().message.find("experts_per_token: expected 1 to experts (4)"), std::string::npos)
       << catalog.error().message;
   EXPECT_NE(catalog.error().message.find("expert_parameters"), std::string::npos) << catalog.error().message;
+}
+
+// A Llama-shaped config.json of `extra` keys (max_position_embeddings, rope_scaling).
+std::string llama_config(const std::string& extra) {
+  return R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000)" +
+         (extra.empty() ? std::string() : ", " + extra) + "}";
+}
+
+TEST(CatalogTest, TheContextIsTheConfigsMaxPositionEmbeddingsStretchedAsVllmStretchesIt) {
+  const fs::path dir = fresh_dir("catalog_context");
+  const std::map<std::string, std::pair<std::string, std::uint32_t>> cases = {
+      {"none", {"", 0}},
+      {"plain", {R"("max_position_embeddings": 32768)", 32768}},
+      {"linear", {R"("max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 4.0})", 16384}},
+      {"yarn", {R"("max_position_embeddings": 131072, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                 "original_max_position_embeddings": 32768})", 131072}},
+      {"llama3", {R"("max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0})", 131072}},
+  };
+  for (const auto& [name, c] : cases) {
+    fs::create_directories(dir / "hf/acme" / name);
+    write(dir / "hf/acme" / name / "config.json", llama_config(c.first));
+  }
+  const auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  for (const auto& [name, c] : cases) {
+    const auto* model = catalog->find_model("acme/" + name);
+    ASSERT_NE(model, nullptr) << name;
+    EXPECT_EQ(model->max_context_tokens, c.second) << name;
+  }
+  EXPECT_EQ(catalog->find_model("llama2-70b")->max_context_tokens, 4096u);  // the bundled catalog's
+  for (const std::string bad : {R"("max_position_embeddings": -1)", R"("max_position_embeddings": "4k")",
+                                R"("max_position_embeddings": 4096, "rope_scaling": {"type": "linear"})",
+                                R"("max_position_embeddings": 4096, "rope_scaling": 2)"}) {
+    write(dir / "hf/acme/none/config.json", llama_config(bad));
+    const auto refused = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("acme/none/config.json: "), std::string::npos) << refused.error().message;
+    EXPECT_TRUE(refused.error().message.find("max_position_embeddings: expected") != std::string::npos ||
+                refused.error().message.find("rope_scaling: expected") != std::string::npos)
+        << refused.error().message;
+  }
+}
+
+// The default scenario with its model swapped for `model` (of the catalog in `dir`) and
+// the scheduler `scheduler`, written beside the catalog; its path.
+fs::path scenario_with_model(const fs::path& dir, const std::string& model, const std::string& scheduler,
+                             const std::string& max_model_len = "null") {
+  auto scenario = nlohmann::json::parse(slurp(configs::default_scenario_path()));
+  scenario["workload"]["generator"] = configs::default_catalog_folder() + "/workloads/azure_conv.json";
+  scenario["serving"]["model"] = model;
+  scenario["serving"]["scheduler"] = scheduler;
+  scenario["serving"]["vllm"]["max_model_len"] = nlohmann::json::parse(max_model_len);
+  scenario["catalog"] = dir.string();
+  scenario["run"]["until_s"] = 600;
+  write(dir / "scenario.json", scenario.dump());
+  return dir / "scenario.json";
+}
+
+TEST(CatalogTest, VllmServesTheModelsOwnContextAndRefusesLongerRequestsCountingThem) {
+  const fs::path dir = fresh_dir("context_limit");
+  fs::create_directories(dir / "hf/acme/short");
+  fs::create_directories(dir / "hf/acme/unsized");
+  write(dir / "hf/acme/short/config.json", llama_config(R"("max_position_embeddings": 2048)"));
+  write(dir / "hf/acme/unsized/config.json", llama_config(""));
+  const auto resolved = [&](const std::string& model, const std::string& scheduler, const std::string& limit) {
+    auto config = configs::load_scenario(scenario_with_model(dir, model, scheduler, limit).string());
+    EXPECT_TRUE(config) << config.error().message;
+    auto catalog = configs::load_scenario_catalog(*config);
+    EXPECT_TRUE(catalog) << catalog.error().message;
+    return configs::resolve_llm_cluster(std::get<configs::LlmServingSpec>(config->serving), *catalog, true);
+  };
+  EXPECT_EQ(resolved("acme/short", "vllm", "null")->max_model_len, 2048u);  // the model's
+  EXPECT_EQ(resolved("acme/short", "vllm", "1000")->max_model_len, 1000u);  // less, as asked
+  EXPECT_EQ(resolved("acme/unsized", "vllm", "null")->max_model_len, std::nullopt);  // no length known
+  EXPECT_EQ(resolved("acme/short", "splitwise", "null")->max_model_len, std::nullopt);  // SplitwiseSim's rules
+  const auto beyond = resolved("acme/short", "vllm", "4096");
+  ASSERT_FALSE(beyond);
+  EXPECT_NE(beyond.error().message.find("serving.vllm.max_model_len: 4096 tokens is beyond acme/short's context of "
+                                        "2048 tokens"),
+            std::string::npos)
+      << beyond.error().message;
+
+  // A replay refuses the longer requests at arrival, says so, and judges the SLO over the rest.
+  ReplayCommandOptions options;
+  options.config_path = scenario_with_model(dir, "acme/short", "vllm").string();
+  options.out_dir = (dir / "run").string();
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  const auto summary = nlohmann::json::parse(slurp(dir / "run/summary.json"));
+  const auto over = summary["requests"]["dropped_for"]["over_context"].get<std::uint64_t>();
+  EXPECT_GT(over, 0u);
+  EXPECT_EQ(summary["requests"]["dropped"].get<std::uint64_t>(), over);
+  EXPECT_EQ(summary["deployment"]["context_limit_tokens"], 2048);
+  EXPECT_EQ(summary["deployment"]["context_limit_from"], "the model (max_position_embeddings)");
+  std::uint64_t refused = 0;
+  for (const auto& row : testing::csv_rows(slurp(dir / "run/requests.csv"))) {
+    const bool longer = std::stoull(row.at("prompt_tokens")) + std::stoull(row.at("output_tokens")) > 2048;
+    EXPECT_EQ(row.at("dropped_for") == "over_context", longer) << "request " << row.at("id");
+    refused += longer;
+  }
+  EXPECT_EQ(refused, over);
+  EXPECT_NE(out.str().find("longer than the context limit of 2048 tokens"), std::string::npos) << out.str();
+  const auto completed = summary["requests"]["completed"].get<double>();
+  EXPECT_GT(completed, 0);
+  EXPECT_NEAR(summary["slo"]["attainment"].get<double>(), 1.0, 0.05)
+      << "the refused are not misses: a lightly loaded deployment meets its SLO";
+
+  // `meshsim models` shows the deployment before it runs.
+  std::ostringstream models_out, models_err;
+  ASSERT_EQ(run_models_command({options.config_path, std::nullopt}, models_out, models_err), kExitOk)
+      << models_err.str();
+  EXPECT_NE(models_out.str().find("context     at most 2048 tokens served, from the model"), std::string::npos)
+      << models_out.str();
+  EXPECT_NE(models_out.str().find("KV tokens per instance"), std::string::npos) << models_out.str();
 }
 
 }  // namespace

@@ -207,7 +207,7 @@ TEST(FitCommandTest, ATraceWhoseRequestsAllArriveAtOnceHasNoRateToFit) {
   EXPECT_EQ(out.str(), "");
 }
 
-TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequest) {
+TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequestServedOrRefusedForItsLength) {
   const std::string shared = MESHSIM_SHARED_DIR;
   const std::vector<std::pair<std::string, std::uint64_t>> cases = {
       {shared + "/traces/azure2023_conv.csv", 19366}, {shared + "/traces/mooncake_fast25_conversation.jsonl", 12031}};
@@ -221,8 +221,17 @@ TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequest) {
     std::ostringstream out, err;
     ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
     const auto summary = nlohmann::json::parse(slurp(dir / "summary.json"));
-    EXPECT_EQ(summary["requests"]["arrived"].get<std::uint64_t>(), expected) << trace;
-    EXPECT_EQ(summary["requests"]["completed"].get<std::uint64_t>(), expected) << trace;
+    const auto& requests = summary["requests"];
+    EXPECT_EQ(requests["arrived"].get<std::uint64_t>(), expected) << trace;
+    // Served, or refused for a length past Llama2-70B's context of 4,096 tokens.
+    const auto refused = requests["dropped_for"]["over_context"].get<std::uint64_t>();
+    EXPECT_EQ(requests["completed"].get<std::uint64_t>() + refused, expected) << trace;
+    EXPECT_EQ(requests["dropped"].get<std::uint64_t>(), refused) << trace;
+    std::uint64_t longer = 0;
+    for (const auto& row : testing::csv_rows(slurp(dir / "requests.csv"))) {
+      longer += std::stoull(row.at("prompt_tokens")) + std::stoull(row.at("output_tokens")) > 4096;
+    }
+    EXPECT_EQ(longer, refused) << trace;
   }
 }
 

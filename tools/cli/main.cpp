@@ -10,6 +10,7 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/companion.hpp"
 #include "tools/cli/compare_presets.hpp"
+#include "tools/cli/models_command.hpp"
 #include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 #include "tools/cli/sweep_command.hpp"
@@ -68,6 +69,16 @@ CLI::App* add_fit(CLI::App& app, FitCommandOptions& o) {
   cmd->add_option("--trace", o.trace, "Trace file")->required();
   add_trace_format(cmd, o.trace_format);
   cmd->add_option("--name", o.name, "Name of the generator")->capture_default_str();
+  return cmd;
+}
+
+CLI::App* add_models(CLI::App& app, ModelsCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "models", "List the catalog's models, or show what a scenario's model and servers become (--config)");
+  cmd->add_option("--config", o.config_path,
+                  "Scenario file: its model, context limit, KV capacity per instance and step-time source")
+      ->check(CLI::ExistingFile);
+  add_catalog(cmd, o.catalog);
   return cmd;
 }
 
@@ -247,6 +258,8 @@ int main(int argc, char** argv) {
   CLI::App* replay_cmd = add_replay(app, replay);
   FitCommandOptions fit;
   CLI::App* fit_cmd = add_fit(app, fit);
+  ModelsCommandOptions models;
+  CLI::App* models_cmd = add_models(app, models);
   CalibrateCommandOptions calibrate;
   std::string calibrate_reference;
   CLI::App* calibrate_cmd = add_calibrate(app, calibrate, calibrate_reference);
@@ -274,6 +287,7 @@ int main(int argc, char** argv) {
   try {
     if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
+    if (models_cmd->parsed()) return run_models_command(models, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) {
       if (!calibrate_reference.empty()) {

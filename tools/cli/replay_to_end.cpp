@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "sim/engine/check.hpp"
+#include "tools/cli/deployment_report.hpp"
 #include "tools/cli/run_outputs.hpp"
 
 namespace meshsim::cli {
@@ -32,7 +33,8 @@ Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, co
   const replay::Replay& replay = out.run->replay();
   out.summary = make_summary(configs::to_json(config), config.seed, out.run->workload_description(), out.result,
                              replay.metrics(), scaling_summary(*out.run, out.result),
-                             batch_summary(*out.run, out.result), borrowed);
+                             batch_summary(*out.run, out.result), borrowed,
+                             out.run->llm() != nullptr ? deployment_json(out.run->llm()->config()) : nullptr);
   return out;
 }
 

@@ -19,12 +19,14 @@ Cell fraction(const std::optional<double>& value) { return value ? Cell{*value} 
 
 }  // namespace
 
-const std::array<RequestColumn, 15> kRequestColumns = {{
+const std::array<RequestColumn, 16> kRequestColumns = {{
     {"id", ColumnType::kCount, [](const RequestRecord& r, TbtDefinition) { return count(r.id); }},
     {"arrival_s", ColumnType::kSeconds, [](const RequestRecord& r, TbtDefinition) { return seconds(r.arrival); }},
     {"prompt_tokens", ColumnType::kCount, [](const RequestRecord& r, TbtDefinition) { return count(r.prompt_tokens); }},
     {"output_tokens", ColumnType::kCount, [](const RequestRecord& r, TbtDefinition) { return count(r.output_tokens); }},
     {"status", ColumnType::kWord, [](const RequestRecord& r, TbtDefinition) { return Cell{metrics::to_string(r.status)}; }},
+    {"dropped_for", ColumnType::kWord,
+     [](const RequestRecord& r, TbtDefinition) { return Cell{metrics::kDropReasonNames.name(r.dropped_for)}; }},
     {"prompt_instance", ColumnType::kOptionalId, [](const RequestRecord& r, TbtDefinition) { return id(r.prompt_instance); }},
     {"instance", ColumnType::kOptionalId, [](const RequestRecord& r, TbtDefinition) { return id(r.instance); }},
     {"queueing_s", ColumnType::kSeconds, [](const RequestRecord& r, TbtDefinition) { return seconds(r.queueing()); }},

@@ -37,7 +37,7 @@ struct Column {
 using RequestColumn = Column<metrics::RequestRecord, metrics::TbtDefinition>;
 using TimeseriesColumn = Column<metrics::TimeseriesRow>;
 
-extern const std::array<RequestColumn, 15> kRequestColumns;
+extern const std::array<RequestColumn, 16> kRequestColumns;
 extern const std::array<TimeseriesColumn, 29> kTimeseriesColumns;
 
 // One cell in its column's fixed format (byte-identical from run to run); absent is empty.

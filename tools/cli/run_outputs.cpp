@@ -89,10 +89,48 @@ nlohmann::ordered_json prefix_cache_json(const std::vector<cluster::ServingSyste
 
 }  // namespace
 
+// The dropped requests by reason (DropReason), every reason named.
+nlohmann::ordered_json dropped_for_json(const metrics::RequestCounts& counts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto reason : {metrics::DropReason::kOverContext, metrics::DropReason::kOverKvCapacity,
+                            metrics::DropReason::kTimedOut, metrics::DropReason::kQueueFull}) {
+    out[std::string(metrics::kDropReasonNames.name(reason))] = counts.dropped_by(reason);
+  }
+  return out;
+}
+
+// Why requests were dropped, when any were: the share over the context limit first (a
+// what-if a longer-context deployment answers), then the rest.
+std::string dropped_text(const nlohmann::ordered_json& s) {
+  const auto& r = s["requests"];
+  const auto arrived = r["arrived"].get<std::uint64_t>();
+  if (r["dropped"].get<std::uint64_t>() == 0 || arrived == 0) return "";
+  const auto& by = r["dropped_for"];
+  const auto share = [&](const char* reason) {
+    const auto n = by[reason].get<std::uint64_t>();
+    return std::to_string(n) + " (" + percent_text(static_cast<double>(n) / static_cast<double>(arrived), 1) + ")";
+  };
+  std::string out = "dropped    ";
+  std::string limit = "the context limit";
+  if (s.contains("deployment") && !s["deployment"]["context_limit_tokens"].is_null()) {
+    limit += " of " + std::to_string(s["deployment"]["context_limit_tokens"].get<std::uint64_t>()) + " tokens";
+  }
+  std::string parts;
+  const auto part = [&](const char* reason, const std::string& words) {
+    if (by[reason].get<std::uint64_t>() == 0) return;
+    parts += (parts.empty() ? " " : "; ") + share(reason) + " " + words;
+  };
+  part("over_context", "longer than " + limit);
+  part("over_kv_capacity", "too long for any instance's KV cache");
+  part("timed_out", "past the client's timeout");
+  part("queue_full", "at a full queue");
+  return parts.empty() ? "" : out + parts + "\n";
+}
+
 nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
                                    const metrics::RunMetrics& metrics, const json& scaling, const json& batch,
-                                   const json& roofline) {
+                                   const json& roofline, const nlohmann::ordered_json& deployment) {
   const auto& counts = metrics.counts();
   const double duration = result.end_time.seconds();
   const auto per_second = [duration](double amount) { return duration > 0 ? amount / duration : 0.0; };
@@ -105,8 +143,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                          {"completed", counts.completed},
                          {"dropped", counts.dropped},
                          {"in_flight", counts.in_flight},
-                         {"rejected_over_context", counts.rejected},
-                         {"timed_out", counts.timed_out}};
+                         {"dropped_for", dropped_for_json(counts)}};
   summary["slo"] = {{"ttft_target_s", metrics.slo().ttft.seconds()},
                     {"tbt_definition", metrics::kTbtDefinitionNames.name(metrics.slo().tbt_definition)},
                     {"tbt_target_s", metrics.slo().tbt.seconds()},
@@ -130,6 +167,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                          {"backlog_after", o.backlog_after},
                          {"waiting_after", o.waiting_after}};
   summary["cost"] = {{"gpu_hours", result.gpu_hours}, {"usd", result.cost}};
+  if (!deployment.is_null()) summary["deployment"] = deployment;
   if (!result.prefix_cache.empty()) summary["prefix_cache"] = prefix_cache_json(result.prefix_cache);
   if (!scaling.is_null()) summary["scaling"] = scaling;
   if (!batch.is_null()) summary["batch"] = batch;
@@ -149,6 +187,7 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
                 r["arrived"].get<std::uint64_t>(), r["completed"].get<std::uint64_t>(),
                 r["dropped"].get<std::uint64_t>(), r["in_flight"].get<std::uint64_t>());
   out += line;
+  out += dropped_text(s);
   out += "latency (s)        mean       p50       p90       p99       max\n";
   for (const char* name : {"ttft", "tbt", "e2e", "queueing"}) {
     const auto& l = s["latency_s"][name];

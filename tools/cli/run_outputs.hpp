@@ -50,11 +50,13 @@ nlohmann::json batch_summary(const run::ScenarioRun& run, const replay::ReplayRe
 
 // The summary.json document of a finished replay: headline figures, then the resolved
 // config. `scaling` and `batch` (null when nothing scaled, or no batch jobs shared the
-// cluster) are their sections.
+// cluster) are their sections; `deployment` what the model and servers became
+// (deployment_report.hpp; null for the fixed-latency model).
 nlohmann::ordered_json make_summary(const nlohmann::json& resolved_config, std::uint64_t seed,
                                    const std::string& workload_source, const replay::ReplayResult& result,
                                    const metrics::RunMetrics& metrics, const nlohmann::json& scaling = nullptr,
-                                   const nlohmann::json& batch = nullptr, const nlohmann::json& roofline = nullptr);
+                                   const nlohmann::json& batch = nullptr, const nlohmann::json& roofline = nullptr,
+                                   const nlohmann::ordered_json& deployment = nullptr);
 
 // A human-readable table of the summary, for the terminal.
 std::string format_summary_table(const nlohmann::ordered_json& summary);
