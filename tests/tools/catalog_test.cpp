@@ -351,7 +351,7 @@ TEST(CatalogTest, VllmServesTheModelsOwnContextAndRefusesLongerRequestsCountingT
 
   // `meshsim models` shows the deployment before it runs.
   std::ostringstream models_out, models_err;
-  ASSERT_EQ(run_models_command({options.config_path, std::nullopt}, models_out, models_err), kExitOk)
+  ASSERT_EQ(run_models_command({options.config_path, std::nullopt, {}}, models_out, models_err), kExitOk)
       << models_err.str();
   EXPECT_NE(models_out.str().find("context     at most 2048 tokens served, from the model"), std::string::npos)
       << models_out.str();

@@ -235,6 +235,35 @@ TEST(ReplayCommandTest, RealTracesReportEveryArrivedRequestServedOrRefusedForIts
   }
 }
 
+// --set changes the scenario before it is checked, as sweep grids and Python's overrides
+// do; the summary records the assignments, and a bad one is refused naming its key.
+TEST(ReplayCommandTest, SetAssignmentsChangeTheScenarioAndAreRecorded) {
+  const auto dir = fresh_dir("replay_set");
+  ReplayCommandOptions options;
+  options.out_dir = dir.string();
+  options.quiet = true;
+  options.until_s = 120;
+  options.sets = {"serving.vllm.prefix_caching=false", "serving.start_state.0.count=2", "slo.ttft_ms=250"};
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  const auto summary = nlohmann::json::parse(slurp(dir / "summary.json"));
+  EXPECT_EQ(summary["overrides"], nlohmann::json(options.sets));
+  EXPECT_EQ(summary["config"]["serving"]["vllm"]["prefix_caching"], false);
+  EXPECT_EQ(summary["config"]["serving"]["start_state"][0]["count"], 2);
+  EXPECT_DOUBLE_EQ(summary["slo"]["ttft_target_s"].get<double>(), 0.25);
+  EXPECT_FALSE(summary.contains("prefix_cache")) << "prefix caching is off";
+  for (const auto& [assignment, words] : std::vector<std::pair<std::string, std::string>>{
+           {"serving.vllm.max_num_seqs=-3", "serving.vllm.max_num_seqs: expected a positive integer, got -3"},
+           {"serving.start_state.7.count=1", "serving.start_state.7"},
+           {"no-equals-sign", "--set: override 'no-equals-sign': expected key.path=value"}}) {
+    options.sets = {assignment};
+    options.out_dir = (dir / "bad").string();
+    std::ostringstream bad_out, bad_err;
+    EXPECT_EQ(run_replay_command(options, bad_out, bad_err), kExitBadInput) << assignment;
+    EXPECT_NE(bad_err.str().find(words), std::string::npos) << bad_err.str();
+  }
+}
+
 // Issue 8: with folding on, 11,457 of 19,366 rows differed (a prompt over the token budget
 // waited behind paused sequences until the next arrival). Now not a byte may differ, in
 // either KV allocation mode.

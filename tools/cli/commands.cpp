@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "configs/catalog.hpp"
+#include "configs/overrides.hpp"
 #include "configs/scenario_config.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "configs/profile_csv.hpp"
@@ -73,8 +74,15 @@ std::optional<std::uint64_t> parse_seed(const std::string& text) {
 Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
                                                             const std::optional<std::string>& trace,
                                                             const std::string& trace_format,
-                                                            const std::optional<std::string>& seed) {
-  auto config = configs::load_scenario(config_path);
+                                                            const std::optional<std::string>& seed,
+                                                            const std::vector<std::string>& sets) {
+  std::vector<configs::Override> overrides;
+  for (const std::string& assignment : sets) {
+    auto parsed = configs::parse_override(assignment);
+    if (!parsed) return Error{"--set: " + parsed.error().message};
+    overrides.push_back(std::move(*parsed));
+  }
+  auto config = configs::load_scenario_with(config_path, overrides);
   if (!config) return config.error();
   if (trace) {
     auto spec = trace_file_spec(*trace, trace_format);
@@ -94,7 +102,8 @@ namespace {
 // The scenario a replay runs: the config file (or the default), with the command line's
 // overrides applied and checked. Errors name the option.
 Expected<configs::ScenarioConfig> replay_config(const ReplayCommandOptions& options, const std::string& config_path) {
-  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed);
+  auto loaded =
+      load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed, options.sets);
   if (!loaded) return loaded.error();
   configs::ScenarioConfig config = std::move(*loaded);
   if (options.rate_scale) {
@@ -224,7 +233,8 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
     return fail(err, finished.error().message, kExitBadInput);
   }
   const auto& run = finished->run;
-  const auto& summary = finished->summary;
+  auto& summary = finished->summary;
+  if (!options.sets.empty()) summary["overrides"] = options.sets;  // what the resolved config was made with
   if (auto status = writer.commit(summary); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }

@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "configs/scenario_config.hpp"
 #include "sim/engine/expected.hpp"
@@ -26,6 +27,7 @@ struct ReplayCommandOptions {
   bool quiet = false;                // no summary table
   std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live Prometheus metrics
   std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
+  std::vector<std::string> sets;       // --set key.path=value, in order (summary.json records them)
 };
 
 // Exit codes, so scripts can tell failures apart.
@@ -42,13 +44,15 @@ int fail(std::ostream& err, const std::string& message, int code);
 // A --trace file with --trace-format (auto: azure for .csv, mooncake for .jsonl/.json).
 Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const std::string& format_name);
 
-// The scenario at `config_path` with a command's --trace (replacing the workload's source;
-// its window, rate scale and limits stay) and --seed applied. Errors name the file or
-// option.
+// The scenario at `config_path` with a command's --set assignments ("key.path=value",
+// applied to the file's tree before it is checked, as sweep grids and Python's overrides
+// are), --trace (replacing the workload's source; its window, rate scale and limits stay)
+// and --seed applied. Errors name the file, option or assignment.
 Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
                                                             const std::optional<std::string>& trace,
                                                             const std::string& trace_format,
-                                                            const std::optional<std::string>& seed);
+                                                            const std::optional<std::string>& seed,
+                                                            const std::vector<std::string>& sets = {});
 
 
 // A --seed value: digits only, at most 2^64 - 1 (no sign, exponent or fraction).

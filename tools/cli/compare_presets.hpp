@@ -9,6 +9,7 @@ namespace meshsim::cli {
 
 struct ComparePresetsOptions {
   std::string config_path;  // empty: configs/scenarios/shared-cluster-synthetic.json
+  std::vector<std::string> sets;  // --set key.path=value on the scenario, in order
   std::vector<std::string> presets = {"HIGH", "MEDIUM", "LOW"};  // names or aliases
   std::vector<std::string> policy_files;  // update_preemption_policy objects (+ "name")
   std::optional<std::string> seed;

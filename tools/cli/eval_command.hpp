@@ -16,6 +16,7 @@ struct EvalCommandOptions {
   // The recipe: cluster, workload and its splits. Empty: the first policy's run's
   // config.json, else configs/scenarios/rl-train.json.
   std::string config_path;
+  std::vector<std::string> sets;  // --set key.path=value on the recipe, in order
   std::vector<std::string> policies;   // checkpoint folders of meshsim train; none: baselines only
   std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
   // Evaluate on another workload than the recipe's (a trace file, or a scenario file's

@@ -157,7 +157,8 @@ Expected<std::vector<EvalWindow>> evaluated_windows(const EvalCommandOptions& op
 Expected<EvalPlan> plan_evaluation(const EvalCommandOptions& options, const std::vector<EvalPolicy>& policies) {
   EvalPlan plan;
   plan.config_path = recipe_path(options);
-  auto loaded = load_scenario_for_command(plan.config_path, std::nullopt, options.trace_format, options.seed);
+  auto loaded =
+      load_scenario_for_command(plan.config_path, std::nullopt, options.trace_format, options.seed, options.sets);
   if (!loaded) return loaded.error();
   plan.base = std::move(*loaded);
   if (!plan.base.rl) plan.base.rl = configs::RlSpec{};

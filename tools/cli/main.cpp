@@ -34,6 +34,12 @@ template <class T>
 void add_seed(CLI::App* cmd, T& seed) {
   cmd->add_option("--seed", seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
 }
+void add_set(CLI::App* cmd, std::vector<std::string>& sets) {
+  cmd->add_option("--set", sets,
+                  "key.path=value: change the scenario before it is checked, as sweep grids do "
+                  "(e.g. serving.vllm.prefix_caching=false); repeatable, applied in order")
+      ->allow_extra_args(false);
+}
 template <class T>
 void add_catalog(CLI::App* cmd, T& catalog) {
   cmd->add_option("--catalog", catalog,
@@ -49,6 +55,7 @@ CLI::App* add_replay(CLI::App& app, ReplayCommandOptions& o) {
   cmd->add_option("--out", o.out_dir, "Run folder for summary.json, requests.csv, timeseries.csv")
       ->capture_default_str();
   add_seed(cmd, o.seed);
+  add_set(cmd, o.sets);
   cmd->add_option("--rate-scale", o.rate_scale, "Multiply the arrival rate (2 = twice as fast)");
   cmd->add_option("--until", o.until_s, "Stop at this simulated time, in seconds");
   cmd->add_option("--trace-events", o.trace_events,
@@ -78,6 +85,7 @@ CLI::App* add_models(CLI::App& app, ModelsCommandOptions& o) {
   cmd->add_option("--config", o.config_path,
                   "Scenario file: its model, context limit, KV capacity per instance and step-time source")
       ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets);
   add_catalog(cmd, o.catalog);
   return cmd;
 }
@@ -129,6 +137,7 @@ CLI::App* add_compare_presets(CLI::App& app, ComparePresetsOptions& o) {
   cmd->add_option("--config", o.config_path,
                   "Scenario with a fixed cluster; default: configs/scenarios/shared-cluster-synthetic.json")
       ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets);
   cmd->add_option("--presets", o.presets, "Presets to run (names or aliases)")
       ->delimiter(',')
       ->capture_default_str();
@@ -148,6 +157,7 @@ CLI::App* add_train(CLI::App& app, TrainCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("train", "Train a PPO scaling policy on a scenario's RL environment");
   cmd->add_option("--config", o.config_path, "Scenario with an rl object; default: configs/scenarios/rl-train.json")
       ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets);
   cmd->add_option("--trace", o.trace, "Trace file to train on instead of the config's workload");
   add_trace_format(cmd, o.trace_format);
   cmd->add_option("--out", o.out_dir, "Folder for learning_curve.csv/.png, checkpoint/, config.json")
@@ -180,6 +190,7 @@ CLI::App* add_eval(CLI::App& app, EvalCommandOptions& o) {
                   "The recipe (scenario with an rl object); default: the policy's run's config.json, else "
                   "configs/scenarios/rl-train.json")
       ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets);
   cmd->add_option("--policy", o.policies, "Checkpoint folder of meshsim train (its --out/checkpoint); repeat for several")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--split", o.split, "The recipe's spans to evaluate on: test or validation")->capture_default_str();

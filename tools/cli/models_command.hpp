@@ -3,6 +3,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace meshsim::cli {
 
@@ -12,6 +13,7 @@ namespace meshsim::cli {
 struct ModelsCommandOptions {
   std::string config_path;             // empty: list the catalog's models
   std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one
+  std::vector<std::string> sets;       // --set key.path=value on the scenario, in order
 };
 int run_models_command(const ModelsCommandOptions& options, std::ostream& out, std::ostream& err);
 

@@ -218,7 +218,7 @@ Expected<configs::ScenarioConfig> train_config(const TrainCommandOptions& option
                                                std::ostream& err) {
   // --seed is the training's (rl.ppo.seed): the scenario's seed, which draws a synthetic
   // workload, stays the recipe's, so every seed trains and is judged on the same load.
-  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, std::nullopt);
+  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, std::nullopt, options.sets);
   if (!loaded) return loaded.error();
   configs::ScenarioConfig config = std::move(*loaded);
   if (!config.rl) config.rl = configs::RlSpec{};

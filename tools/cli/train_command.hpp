@@ -4,12 +4,14 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace meshsim::cli {
 
 // `meshsim train`: PPO on the scenario's RL environment (its rl and rl.ppo objects).
 struct TrainCommandOptions {
   std::string config_path;           // empty: configs/scenarios/rl-train.json
+  std::vector<std::string> sets;     // --set key.path=value on the recipe, in order
   std::optional<std::string> trace;  // a trace file instead of the config's workload
   std::string trace_format = "auto";
   std::string out_dir = "meshsim-train";
