@@ -257,6 +257,10 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     }
     ObjectReader slo(reader.raw("slo"), "slo", errors);
     slo.read_duration("ttft_ms", config.replay.slo.ttft, 1e-3);
+    double per_token_ms = config.replay.slo.ttft_per_prompt_token_s * 1e3;
+    slo.read("ttft_ms_per_prompt_token", per_token_ms, "a number of milliseconds in [0, 1e6]",
+             [](double v) { return v >= 0 && v <= 1e6; });
+    config.replay.slo.ttft_per_prompt_token_s = per_token_ms * 1e-3;
     slo.read_duration("tbt_ms", config.replay.slo.tbt, 1e-3);
     slo.read_choice("tbt_definition", config.replay.slo.tbt_definition, metrics::kTbtDefinitionNames);
     slo.finish();
@@ -353,6 +357,7 @@ json to_json(const ScenarioConfig& config) {
       {"cluster", cluster_to_json(config.cluster)},
       {"slo",
        {{"ttft_ms", config.replay.slo.ttft.ms()},
+        {"ttft_ms_per_prompt_token", config.replay.slo.ttft_per_prompt_token_s * 1e3},
         {"tbt_ms", config.replay.slo.tbt.ms()},
         {"tbt_definition", metrics::kTbtDefinitionNames.name(config.replay.slo.tbt_definition)}}},
       {"run",

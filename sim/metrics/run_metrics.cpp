@@ -15,7 +15,8 @@ std::string_view to_string(RequestStatus status) {
 
 SloVerdict judge(const RequestRecord& record, const SloTargets& slo) {
   if (record.status != RequestStatus::kCompleted || !record.first_token || !record.finished) return {};
-  return SloVerdict{*record.ttft() <= slo.ttft, *record.tbt_mean(slo.tbt_definition) <= slo.tbt};
+  return SloVerdict{*record.ttft() <= slo.ttft_for(record.prompt_tokens),
+                    *record.tbt_mean(slo.tbt_definition) <= slo.tbt};
 }
 
 void RunMetrics::on_finished(const RequestRecord& record) {

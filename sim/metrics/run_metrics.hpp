@@ -12,6 +12,14 @@ namespace meshsim::metrics {
 // TTFT <= ttft and mean TBT <= tbt.
 struct SloTargets {
   SimTime ttft = SimTime::from_ms(1000);
+  // Added to `ttft` per prompt token (a target that scales with prompt length, as
+  // DistServe-style studies set it); 0: absolute. The environment's backlog features and
+  // the evaluation's count of first tokens still awaited use `ttft` alone.
+  double ttft_per_prompt_token_s = 0.0;
+  // A request's TTFT target.
+  SimTime ttft_for(std::uint32_t prompt_tokens) const {
+    return ttft + SimTime::from_seconds(ttft_per_prompt_token_s * prompt_tokens);
+  }
   SimTime tbt = SimTime::from_ms(100);
   TbtDefinition tbt_definition = TbtDefinition::kMeanGap;
 };
@@ -81,7 +89,10 @@ class RunMetrics {
  public:
   explicit RunMetrics(SloTargets slo) : slo_(slo) {}
 
-  void on_arrival() { ++counts_.arrived; }
+  void on_arrival(SimTime now) {
+    ++counts_.arrived;
+    last_arrival_ = now;
+  }
   // A request leaving the system, completed or dropped.
   void on_finished(const RequestRecord& record);
   // Called once at the end for the requests still in the system.
@@ -102,6 +113,11 @@ class RunMetrics {
   double slo_attainment() const { return fraction(slo_met_); }
   std::uint64_t slo_met() const { return slo_met_; }
   std::uint64_t output_tokens() const { return output_tokens_; }
+  // The load offered: arrivals per second from the start to the last arrival (0 before
+  // the first), whatever the run's tail of draining work.
+  double offered_per_s() const {
+    return last_arrival_ > SimTime::zero() ? static_cast<double>(counts_.arrived) / last_arrival_.seconds() : 0.0;
+  }
   std::uint64_t prompt_tokens() const { return prompt_tokens_; }
   // Moves off evacuated instances, over completed requests.
   std::uint64_t migrations() const { return migrations_; }
@@ -119,6 +135,7 @@ class RunMetrics {
   std::uint64_t ttft_met_ = 0, tbt_met_ = 0, slo_met_ = 0;
   std::uint64_t output_tokens_ = 0, prompt_tokens_ = 0;
   std::uint64_t migrations_ = 0;
+  SimTime last_arrival_;
 };
 
 }  // namespace meshsim::metrics

@@ -47,7 +47,7 @@ void Replay::on_event(const engine::EventPayload& payload) {
     sample();
     return;
   }
-  metrics_.on_arrival();
+  metrics_.on_arrival(sim_.now());
   ++row_.arrivals;
   cluster_->submit(*next_);
   next_.reset();

@@ -61,6 +61,15 @@ Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const s
   return spec;
 }
 
+Status apply_rate_scale(configs::ScenarioConfig& config, const std::optional<double>& rate_scale) {
+  if (!rate_scale) return Ok{};
+  if (!traces::rate_scale_in_range(*rate_scale)) {
+    return Error{"--rate-scale: expected a factor in " + traces::rate_scale_range() + ", got " + number_text(*rate_scale)};
+  }
+  config.workload.rate_scale = *rate_scale;
+  return Ok{};
+}
+
 // Digits only, at most 2^64 - 1: no sign, exponent or fraction (CLI11 would wrap -1 and
 // round 1e23 to 2^64 - 1).
 std::optional<std::uint64_t> parse_seed(const std::string& text) {
@@ -106,13 +115,7 @@ Expected<configs::ScenarioConfig> replay_config(const ReplayCommandOptions& opti
       load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed, options.sets);
   if (!loaded) return loaded.error();
   configs::ScenarioConfig config = std::move(*loaded);
-  if (options.rate_scale) {
-    if (!traces::rate_scale_in_range(*options.rate_scale)) {
-      return Error{"--rate-scale: expected a factor in " + traces::rate_scale_range() + ", got " +
-                   number_text(*options.rate_scale)};
-    }
-    config.workload.rate_scale = *options.rate_scale;
-  }
+  if (auto scaled = apply_rate_scale(config, options.rate_scale); !scaled) return scaled.error();
   if (options.autoscaler) {
     const auto policy = configs::kAutoscalerPolicyNames.parse(*options.autoscaler);
     if (!policy) {

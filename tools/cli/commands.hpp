@@ -55,6 +55,9 @@ Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& c
                                                             const std::vector<std::string>& sets = {});
 
 
+// A command's --rate-scale, checked, as the workload's rate scale (none: the config's).
+Status apply_rate_scale(configs::ScenarioConfig& config, const std::optional<double>& rate_scale);
+
 // A --seed value: digits only, at most 2^64 - 1 (no sign, exponent or fraction).
 std::optional<std::uint64_t> parse_seed(const std::string& text);
 

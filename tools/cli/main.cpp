@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "sim/engine/check.hpp"
+#include "tools/cli/capacity_command.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/companion.hpp"
 #include "tools/cli/compare_presets.hpp"
@@ -86,6 +87,30 @@ CLI::App* add_models(CLI::App& app, ModelsCommandOptions& o) {
                   "Scenario file: its model, context limit, KV capacity per instance and step-time source")
       ->check(CLI::ExistingFile);
   add_set(cmd, o.sets);
+  add_catalog(cmd, o.catalog);
+  return cmd;
+}
+
+CLI::App* add_capacity(CLI::App& app, CapacityCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "capacity", "Find the fewest instances that meet an SLO target at a load, or the most load a deployment takes");
+  cmd->add_option("--config", o.config_path, "Scenario file (its autoscaler is off); default: the bundled default")
+      ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets);
+  cmd->add_option("--trace", o.trace, "Trace file to replay instead of the config's workload");
+  add_trace_format(cmd, o.trace_format);
+  add_seed(cmd, o.seed);
+  cmd->add_option("--find", o.find, "instances (the fewest for the load) or rate (the most load)")->capture_default_str();
+  cmd->add_option("--pool", o.pool, "The start-state pool to size (prompt, token or mixed; default: the first)");
+  cmd->add_option("--target", o.target, "SLO attainment to reach, in (0, 1]")->capture_default_str();
+  cmd->add_option("--rate-scale", o.rate_scale, "The load (x the trace's rate) instances are found for");
+  cmd->add_option("--max-instances", o.max_instances, "The most instances tried")->capture_default_str();
+  cmd->add_option("--precision", o.precision, "--find rate: the answer within a factor of 1 + this")
+      ->capture_default_str();
+  cmd->add_option("--until", o.until_s, "Replay each probe up to this simulated time, in seconds");
+  cmd->add_option("--threads", o.threads, "Replays at a time (0: one per core)")->capture_default_str();
+  cmd->add_option("--out", o.out_dir, "Folder for capacity.csv and capacity.png")->capture_default_str();
+  cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw capacity.png");
   add_catalog(cmd, o.catalog);
   return cmd;
 }
@@ -269,6 +294,8 @@ int main(int argc, char** argv) {
   CLI::App* replay_cmd = add_replay(app, replay);
   FitCommandOptions fit;
   CLI::App* fit_cmd = add_fit(app, fit);
+  CapacityCommandOptions capacity;
+  CLI::App* capacity_cmd = add_capacity(app, capacity);
   ModelsCommandOptions models;
   CLI::App* models_cmd = add_models(app, models);
   CalibrateCommandOptions calibrate;
@@ -299,6 +326,7 @@ int main(int argc, char** argv) {
     if (replay_cmd->parsed()) return run_replay_command(replay, std::cout, std::cerr);
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
     if (models_cmd->parsed()) return run_models_command(models, std::cout, std::cerr);
+    if (capacity_cmd->parsed()) return run_capacity_command(capacity, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) {
       if (!calibrate_reference.empty()) {

@@ -145,6 +145,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                          {"in_flight", counts.in_flight},
                          {"dropped_for", dropped_for_json(counts)}};
   summary["slo"] = {{"ttft_target_s", metrics.slo().ttft.seconds()},
+                    {"ttft_target_s_per_prompt_token", metrics.slo().ttft_per_prompt_token_s},
                     {"tbt_definition", metrics::kTbtDefinitionNames.name(metrics.slo().tbt_definition)},
                     {"tbt_target_s", metrics.slo().tbt.seconds()},
                     {"ttft_attainment", metrics.ttft_attainment()},
@@ -154,7 +155,10 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                           {"tbt", latency_json(metrics.tbt())},
                           {"e2e", latency_json(metrics.e2e())},
                           {"queueing", latency_json(metrics.queueing())}};
+  // Goodput: the requests meeting the SLO per second, beside the load offered (arrivals).
   summary["throughput"] = {{"completed_per_s", per_second(static_cast<double>(counts.completed))},
+                           {"goodput_per_s", per_second(static_cast<double>(metrics.slo_met()))},
+                           {"offered_per_s", metrics.offered_per_s()},
                            {"output_tokens_per_s", per_second(static_cast<double>(metrics.output_tokens()))}};
   // Two figures, never one "utilisation" (cluster::utilisation_between): a loaded cluster
   // of small decode batches is busy all the time yet far from its GPUs' roofline.
@@ -196,13 +200,17 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
     out += line;
   }
   const auto& slo = s["slo"];
-  std::snprintf(line, sizeof line, "SLO         %s met (TTFT <= %.3f s: %s, TBT <= %.3f s: %s)\n",
+  const double per_token_ms = slo["ttft_target_s_per_prompt_token"].get<double>() * 1e3;
+  const std::string scaled = per_token_ms > 0 ? " + " + number_text(per_token_ms) + " ms per prompt token" : "";
+  std::snprintf(line, sizeof line, "SLO         %s met (TTFT <= %.3f s%s: %s, TBT <= %.3f s: %s)\n",
                 percent_text(slo["attainment"].get<double>(), 1).c_str(), slo["ttft_target_s"].get<double>(),
+                scaled.c_str(),
                 percent_text(slo["ttft_attainment"].get<double>(), 1).c_str(), slo["tbt_target_s"].get<double>(),
                 percent_text(slo["tbt_attainment"].get<double>(), 1).c_str());
   out += line;
-  std::snprintf(line, sizeof line, "throughput  %.2f req/s, %.1f output tokens/s\n",
-                s["throughput"]["completed_per_s"].get<double>(), s["throughput"]["output_tokens_per_s"].get<double>());
+  std::snprintf(line, sizeof line, "throughput  %.2f req/s, %.1f output tokens/s; goodput %.2f req/s (SLO met) of %.2f req/s offered\n",
+                s["throughput"]["completed_per_s"].get<double>(), s["throughput"]["output_tokens_per_s"].get<double>(),
+                s["throughput"]["goodput_per_s"].get<double>(), s["throughput"]["offered_per_s"].get<double>());
   out += line;
   std::snprintf(line, sizeof line, "GPUs        busy %s of serving time, at %s of their roofline (FLOPs or bandwidth)\n",
                 percent_text(s["busy_share"].get<double>(), 1).c_str(),

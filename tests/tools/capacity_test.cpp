@@ -1,0 +1,147 @@
+// meshsim capacity: the searches against brute force on random monotone answers, and the
+// command against a brute-force sweep of replays on a small case.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/capacity_command.hpp"
+#include "tools/cli/capacity_search.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+using testing::csv_rows;
+using testing::fresh_dir;
+using testing::slurp;
+
+TEST(CapacitySearchTest, TheFewestMeetingIsFoundProbingEachPointOnce) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::int64_t max = 1 + static_cast<std::int64_t>(rng() % 300);
+    // The first meeting point, or none (max + 1).
+    const std::int64_t threshold = 1 + static_cast<std::int64_t>(rng() % (max + 1));
+    std::set<std::int64_t> probed;
+    std::size_t rounds = 0;
+    const auto answer = fewest_meeting(max, [&](const std::vector<std::int64_t>& xs) {
+      ++rounds;
+      EXPECT_LE(xs.size(), kProbesPerRound);
+      std::vector<bool> met;
+      for (const auto x : xs) {
+        EXPECT_TRUE(x >= 1 && x <= max) << x;
+        EXPECT_TRUE(probed.insert(x).second) << "probed twice: " << x;
+        met.push_back(x >= threshold);
+      }
+      return met;
+    });
+    if (threshold > max) {
+      EXPECT_FALSE(answer) << "max " << max;
+    } else {
+      ASSERT_TRUE(answer) << "max " << max << ", threshold " << threshold;
+      EXPECT_EQ(*answer, threshold) << "max " << max;
+    }
+    EXPECT_LE(rounds, 12u) << "max " << max << ", threshold " << threshold;
+  }
+}
+
+TEST(CapacitySearchTest, TheHighestMeetingRateIsFoundWithinThePrecision) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> log_rate(-8, 8);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const double threshold = std::exp(log_rate(rng));  // meets up to here
+    const double start = std::exp(log_rate(rng));
+    const double lowest = 1e-3, highest = 1e3, precision = 0.02;
+    std::set<double> probed;
+    const auto answer = highest_meeting(start, lowest, highest, precision, [&](const std::vector<double>& rates) {
+      std::vector<bool> met;
+      for (const double r : rates) {
+        EXPECT_TRUE(r >= lowest && r <= highest) << r;
+        EXPECT_TRUE(probed.insert(r).second) << "probed twice: " << r;
+        met.push_back(r <= threshold);
+      }
+      return met;
+    });
+    if (threshold < lowest) {
+      EXPECT_FALSE(answer) << threshold;
+    } else if (threshold >= highest) {
+      ASSERT_TRUE(answer);
+      EXPECT_EQ(*answer, highest);
+    } else {
+      ASSERT_TRUE(answer) << "threshold " << threshold << ", start " << start;
+      EXPECT_LE(*answer, threshold);
+      EXPECT_GT(*answer * (1 + precision), threshold) << "start " << start;
+    }
+  }
+}
+
+// The default scenario's first five minutes at four times its rate: the search's answer
+// and every probe's figures equal what replays of each size, run one by one, say.
+TEST(CapacityCommandTest, TheAnswerIsWhatABruteForceSweepOfReplaysFinds) {
+  const auto dir = fresh_dir("capacity");
+  CapacityCommandOptions options;
+  options.rate_scale = 4;
+  options.until_s = 300;
+  options.target = 0.99;
+  options.max_instances = 6;
+  options.out_dir = (dir / "search").string();
+  options.plot = false;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_capacity_command(options, out, err), kExitOk) << err.str();
+  const auto probes = csv_rows(slurp(dir / "search/capacity.csv"));
+  ASSERT_FALSE(probes.empty());
+  std::map<std::uint32_t, double> searched;
+  for (const auto& row : probes) searched[std::stoul(row.at("instances"))] = std::stod(row.at("slo_attainment"));
+
+  std::optional<std::uint32_t> fewest;
+  for (std::uint32_t n = 1; n <= options.max_instances; ++n) {
+    ReplayCommandOptions replay;
+    replay.rate_scale = 4;
+    replay.until_s = 300;
+    replay.quiet = true;
+    replay.sets = {"serving.start_state.0.count=" + std::to_string(n)};
+    replay.out_dir = (dir / ("n" + std::to_string(n))).string();
+    std::ostringstream replay_out, replay_err;
+    ASSERT_EQ(run_replay_command(replay, replay_out, replay_err), kExitOk) << replay_err.str();
+    const auto summary = nlohmann::json::parse(slurp(dir / ("n" + std::to_string(n)) / "summary.json"));
+    const double attainment = summary["slo"]["attainment"].get<double>();
+    if (!fewest && attainment >= options.target) fewest = n;
+    if (const auto it = searched.find(n); it != searched.end()) {
+      EXPECT_NEAR(it->second, attainment, 1e-6) << n << " instances: the search's probe is a replay";
+    }
+  }
+  ASSERT_TRUE(fewest) << "the case needs a size that meets the target";
+  EXPECT_GT(*fewest, 1u) << "the case needs a size that does not";
+  EXPECT_NE(out.str().find("capacity    " + std::to_string(*fewest) + " mixed instance"), std::string::npos)
+      << out.str();
+  EXPECT_TRUE(searched.count(*fewest) && searched.count(*fewest - 1)) << "the answer and the size below were probed";
+}
+
+TEST(CapacityCommandTest, BadOptionsAndAScenarioItCannotSizeAreRefused) {
+  const auto refused = [](CapacityCommandOptions options, const std::string& words) {
+    options.plot = false;
+    options.out_dir = fresh_dir("capacity_bad").string();
+    std::ostringstream out, err;
+    EXPECT_EQ(run_capacity_command(options, out, err), kExitBadInput) << words;
+    EXPECT_NE(err.str().find(words), std::string::npos) << err.str();
+  };
+  CapacityCommandOptions o;
+  o.find = "nodes";
+  refused(o, "--find: expected instances or rate");
+  o = {};
+  o.target = 1.5;
+  refused(o, "--target: expected an SLO attainment in (0, 1]");
+  o = {};
+  o.pool = "token";
+  refused(o, "--pool: expected a pool of the start state (mixed), got 'token'");
+  o = {};
+  o.config_path = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json";
+  refused(o, "capacity sizes serving alone");
+}
+
+}  // namespace
+}  // namespace meshsim::cli
