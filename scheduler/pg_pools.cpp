@@ -15,13 +15,6 @@ PgPool* PgPools::find(const std::string& pool) {
   return it == pools_.end() ? nullptr : it->second.get();
 }
 
-PgPool* PgPools::holding(PgId pg) {
-  for (auto& [name, pool] : pools_) {
-    if (pool->holds(pg)) return pool.get();
-  }
-  return nullptr;
-}
-
 OpResult PgPools::add(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy, ClusterState& cluster) {
   auto pg_pool = std::make_unique<PgPool>(pool, std::move(config), strategy);
   if (auto reserved = pg_pool->reserve(cluster); !reserved) {

@@ -16,8 +16,6 @@ class PgPools {
  public:
   const PgPool* find(const std::string& pool) const;
   PgPool* find(const std::string& pool);
-  // The PG pool that holds `pg`, if any.
-  PgPool* holding(PgId pg);
   // Adds `pool`'s PG pool and reserves its high-priority PGs; on failure nothing is left
   // behind.
   OpResult add(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy, ClusterState& cluster);

@@ -286,13 +286,9 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
         << target << " SLO target: " << percent_text(at.attainment, 1) << " met " << judged_text(at) << '\n';
   }
   out << "outputs     " << csv_path;
-  if (options.plot) {
-    const std::string png = options.out_dir + "/capacity.png";
-    if (run_plot_script("plot_capacity.py", {csv_path, "--target", number_text(options.target), "--out", png})) {
-      out << ", " << png;
-    } else {
-      err << "note: no capacity.png (tools/plot_capacity.py needs python3-matplotlib)\n";
-    }
+  const std::string png = options.out_dir + "/capacity.png";
+  if (options.plot && draw_plot("plot_capacity.py", {csv_path, "--target", number_text(options.target)}, png, err)) {
+    out << ", " << png;
   }
   out << '\n';
   return kExitOk;

@@ -248,14 +248,8 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   }
   out << "each policy's run (summary.json, requests.csv, timeseries.csv) is in " << options.out_dir << "/<policy>/\n";
   out << "outputs       " << csv_path;
-  if (options.plot) {
-    const std::string png = options.out_dir + "/presets.png";
-    if (run_plot_script("plot_presets.py", {csv_path, "--out", png})) {
-      out << ", " << png;
-    } else {
-      err << "note: no presets.png (tools/plot_presets.py needs python3-matplotlib)\n";
-    }
-  }
+  const std::string png = options.out_dir + "/presets.png";
+  if (options.plot && draw_plot("plot_presets.py", {csv_path}, png, err)) out << ", " << png;
   out << '\n';
   return kExitOk;
 }

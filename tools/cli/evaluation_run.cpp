@@ -466,14 +466,8 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
   }
   if (const Status written = outputs.commit(); !written) return fail(err, written.error().message, kExitOutputError);
   out << "\noutputs       " << outputs.paths();
-  if (options.plot) {
-    const std::string png = (fs::path(options.out_dir) / "eval.png").string();
-    if (run_plot_script("plot_eval.py", {options.out_dir, "--out", png})) {
-      out << ", " << png;
-    } else {
-      err << "note: no eval.png (tools/plot_eval.py needs python3-matplotlib)\n";
-    }
-  }
+  const std::string png = (fs::path(options.out_dir) / "eval.png").string();
+  if (options.plot && draw_plot("plot_eval.py", {options.out_dir}, png, err)) out << ", " << png;
   out << '\n';
   return kExitOk;
 }

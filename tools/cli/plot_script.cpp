@@ -1,6 +1,8 @@
 #include "tools/cli/plot_script.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <ostream>
 
 #include "configs/catalog.hpp"
 
@@ -21,6 +23,16 @@ bool run_plot_script(const std::string& script_name, const std::vector<std::stri
   for (const auto& arg : args) command += " " + shell_quote(arg);
   command += " > /dev/null 2>&1";
   return std::system(command.c_str()) == 0;
+}
+
+bool draw_plot(const std::string& script_name, std::vector<std::string> args, const std::string& png,
+               std::ostream& err) {
+  args.push_back("--out");
+  args.push_back(png);
+  if (run_plot_script(script_name, args)) return true;
+  err << "note: no " << std::filesystem::path(png).filename().string() << " (tools/" << script_name
+      << " needs python3-matplotlib)\n";
+  return false;
 }
 
 }  // namespace meshsim::cli

@@ -309,13 +309,9 @@ void print_train_report(const TrainCommandOptions& options, const rl::PpoTrainer
     out << "outputs       " << csv.string() << ", " << (dir / "checkpoint").string();
     if (validated) out << ", " << (dir / "validation.csv").string() << ", " << (dir / "best").string();
   }
-  if (options.plot) {
-    const std::string png = (dir / "learning_curve.png").string();
-    if (run_plot_script("plot_learning_curve.py", {csv.string(), "--out", png})) {
-      if (!options.quiet) out << ", " << png;
-    } else {
-      err << "note: no learning_curve.png (tools/plot_learning_curve.py needs python3-matplotlib)\n";
-    }
+  const std::string png = (dir / "learning_curve.png").string();
+  if (options.plot && draw_plot("plot_learning_curve.py", {csv.string()}, png, err) && !options.quiet) {
+    out << ", " << png;
   }
   if (!options.quiet) out << '\n';
 }
