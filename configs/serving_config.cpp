@@ -210,7 +210,9 @@ Expected<cluster::PoolHardware> pool_hardware(const LlmServingSpec& llm, const C
                    std::to_string(tp) + ": " + table.error().message};
     }
     hardware.perf = std::make_shared<cluster::TablePerfModel>(std::move(*table));
-    hardware.perf_source = "table: the measured rows of " + llm.profile;
+    // The file's name only: its path (in the resolved config) depends on where the run starts.
+    hardware.perf_source =
+        "table: the measured rows of " + std::filesystem::path(llm.profile).filename().string() + " (serving.profile)";
   } else if (llm.backend == LlmServingSpec::Backend::kConstant) {
     hardware.perf = std::make_shared<cluster::ConstantPerfModel>(llm.constant_prefill_ms, llm.constant_decode_ms);
     hardware.perf_source = "constant: the scenario's prefill and decode times";
