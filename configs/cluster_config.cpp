@@ -1,5 +1,7 @@
 #include "configs/cluster_config.hpp"
 
+#include <set>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -120,6 +122,8 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
   spec.node_list = relative_to(base_dir, spec.node_list);
   reader.read("serving_priority", spec.serving_priority, "a number in [0, 1e6]",
               [](double v) { return v >= 0 && v <= 1e6; });
+  reader.read("serving_pool", spec.serving_pool);
+  if (spec.serving_pool.empty()) reader.fail("serving_pool", "must not be empty");
   {
     ObjectReader batch(reader.raw("batch"), reader.path_of("batch"), reader.errors());
     batch.read("openb_pods", spec.openb_pods);
@@ -165,10 +169,6 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
           one.read("checkpoint_interval_s", cls.checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
           read_agent_answers(one, cls);
           if (cls.pool.empty()) one.fail("pool", "must not be empty");
-          // The serving pool is the instances' own: batch work in it could preempt them.
-          if (cls.pool == cluster::SharedClusterConfig{}.serving_pool) {
-            one.fail("pool", "'" + cls.pool + "' is the serving instances' pool; give batch work a pool of its own");
-          }
           spec.classes[name] = cls;
         }
       }
@@ -180,6 +180,9 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
     const auto applied = scheduler::update_policy(spec.policy, update);
     if (!applied.result.success) reader.fail("preemption", applied.result.error);
     for (const auto& warning : applied.warnings) reader.fail("preemption", warning);
+    if (spec.mode == ClusterMode::kFixed) {
+      if (const auto problem = unknown_protected_pool(spec, spec.policy)) preemption.fail("protected_pools", *problem);
+    }
   }
   if (spec.mode == ClusterMode::kFixed && spec.node_groups.empty() && spec.node_list.empty()) {
     reader.fail("nodes", "a fixed cluster needs nodes (\"nodes\" groups or a \"node_list\" file)");
@@ -188,6 +191,18 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
                                              !spec.openb_pods.empty() || spec.generator)) {
     reader.fail("mode", "nodes and batch jobs need \"mode\": \"fixed\" (an elastic cluster creates its servers)");
   }
+}
+
+std::optional<std::string> unknown_protected_pool(const ClusterSpec& spec, const scheduler::PreemptionPolicy& policy) {
+  std::set<std::string> pools{spec.serving_pool};
+  for (const auto& [name, cls] : spec.classes) pools.insert(cls.pool);
+  for (const auto& pool : policy.protected_pools) {
+    if (pools.count(pool) != 0) continue;
+    std::string known;
+    for (const auto& p : pools) known += (known.empty() ? "" : ", ") + p;
+    return "'" + pool + "' is no pool of this cluster (its pools: " + known + ")";
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -230,6 +245,7 @@ json cluster_to_json(const ClusterSpec& spec) {
               {"nodes", groups},
               {"node_list", spec.node_list},
               {"serving_priority", spec.serving_priority},
+              {"serving_pool", spec.serving_pool},
               {"batch",
                {{"openb_pods", spec.openb_pods},
                 {"start_s", spec.openb.start_s},
@@ -247,6 +263,7 @@ Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterS
                                                                   const Catalog& catalog) {
   cluster::SharedClusterConfig config;
   config.serving_priority = spec.serving_priority;
+  config.serving_pool = spec.serving_pool;
   config.classes = spec.classes;
   config.policy = spec.policy;
   std::optional<scheduler::ResourceVector> instance;

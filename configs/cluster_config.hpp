@@ -35,6 +35,9 @@ struct ClusterSpec {
   std::vector<NodeGroupSpec> node_groups;
   std::string node_list;  // an openb node list CSV (its GPU models are SKUs of their own)
   double serving_priority = 100.0;
+  // The serving instances' pool; batch classes may share it (then serving and batch work
+  // preempt by the same-pool rules, as seed 000's RLHF roles share one pool).
+  std::string serving_pool = "serving";
   // The batch jobs: an openb pod list CSV, or a generator (at most one; neither: none).
   std::string openb_pods;
   traces::OpenbPodOptions openb;
@@ -52,6 +55,9 @@ struct ClusterSpec {
 std::map<std::string, cluster::BatchClass> default_openb_classes(const cluster::BatchClass& common);
 
 void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpec& spec);
+// A pool `policy` protects that neither serving nor any batch class uses (it protects
+// nothing: most likely a typo), said as "'x' is no pool of this cluster (its pools: ...)".
+std::optional<std::string> unknown_protected_pool(const ClusterSpec& spec, const scheduler::PreemptionPolicy& policy);
 nlohmann::json cluster_to_json(const ClusterSpec& spec);
 
 // The shared cluster a fixed-mode spec describes for this serving deployment: nodes

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from plot_setup import pyplot
+
 
 def read_csv(path):
     with open(path, newline="") as f:
@@ -31,12 +33,8 @@ def main():
     parser.add_argument("run_dir")
     parser.add_argument("--out", help="folder for the PNGs (default: the run folder)")
     args = parser.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot.py: python3-matplotlib is not installed", file=sys.stderr)
+    plt = pyplot("plot.py")
+    if plt is None:
         return 77
     out = args.out or args.run_dir
     try:

@@ -13,6 +13,8 @@ import argparse
 import csv
 import sys
 
+from plot_setup import pyplot
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -20,12 +22,8 @@ def main():
     parser.add_argument("--target", type=float, default=0.99)
     parser.add_argument("--out", help="PNG path (default: capacity.png beside the CSV)")
     args = parser.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(f"plot_capacity.py: python3-matplotlib is not installed for {sys.executable}", file=sys.stderr)
+    plt = pyplot("plot_capacity.py")
+    if plt is None:
         return 77
     try:
         with open(args.csv, newline="") as f:

@@ -13,6 +13,8 @@ import csv
 import os
 import sys
 
+from plot_setup import pyplot
+
 
 def read(path):
     with open(path, newline="") as f:
@@ -24,12 +26,8 @@ def main():
     parser.add_argument("dir")
     parser.add_argument("--out", help="PNG path (default: eval.png in the folder)")
     args = parser.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_eval.py: python3-matplotlib is not installed", file=sys.stderr)
+    plt = pyplot("plot_eval.py")
+    if plt is None:
         return 77
     try:
         runs = read(os.path.join(args.dir, "eval.csv"))

@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+from plot_setup import pyplot
+
 
 def smoothed(values):
     """Exponential moving average with a span of about a tenth of the run."""
@@ -68,12 +70,8 @@ def main():
     parser.add_argument("csv")
     parser.add_argument("--out", help="PNG path (default: learning_curve.png beside the CSV)")
     args = parser.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_learning_curve.py: python3-matplotlib is not installed", file=sys.stderr)
+    plt = pyplot("plot_learning_curve.py")
+    if plt is None:
         return 77
     try:
         with open(args.csv, newline="") as f:

@@ -111,6 +111,7 @@ bool BatchRunner::try_start(std::size_t index) {
     if (prune_refusals_) add_refusal(Refusal{job.cls, job.need});
     return false;
   }
+  count_preemptions(job.record.job_class, submitted.preempted);
   job.node = core_.agents().agent(submitted.agent_name)->node;
   job.slot = running_on_[job.node].size();
   running_on_[job.node].push_back(index);
@@ -180,6 +181,14 @@ std::optional<double> BatchRunner::cancel(const std::string& task_id) {
   if (hangs || job.cls->cancel_answer_s > 0) resources_freed(job.node);
   if (hangs) return std::nullopt;
   return job.cls->cancel_answer_s;
+}
+
+void BatchRunner::count_preemptions(const std::string& preemptor, const std::vector<std::string>& victims) {
+  for (const auto& victim : victims) {
+    const auto it = by_task_.find(victim);
+    MESHSIM_CHECK(it != by_task_.end(), "'" + victim + "' was preempted, which is not a batch job");
+    ++by_class_[{preemptor, jobs_[it->second].record.job_class}];
+  }
 }
 
 void BatchRunner::stopped(const std::string& task_id, bool answered) {
@@ -317,6 +326,12 @@ std::vector<std::string> BatchRunner::check_invariants() const {
     problems.push_back("batch counts disagree with the jobs' states");
   }
   if (!counts_.adds_up()) problems.push_back("batch jobs arrived != completed + running + stopping + queued + failed");
+  std::uint64_t attributed = 0;
+  for (const auto& [pair, n] : by_class_) attributed += n;
+  if (attributed != counts_.preemptions) {
+    problems.push_back(std::to_string(counts_.preemptions) + " batch preemptions, " + std::to_string(attributed) +
+                       " of them attributed to a preemptor's class");
+  }
   return problems;
 }
 

@@ -65,6 +65,14 @@ class BatchRunner final : private engine::EventHandler {
   void resources_freed(std::optional<std::uint32_t> node);
 
   const BatchCounts& counts() const { return counts_; }
+  // Every job of the run, arrived or not yet.
+  std::uint64_t jobs_total() const { return jobs_.size(); }
+  // Who preempted whom: (preemptor's class, victim's class) -> preemptions. The runner
+  // counts its own jobs' submissions; whoever else submits to the core (the serving
+  // instances) reports its victims, naming itself.
+  using PreemptionsByClass = std::map<std::pair<std::string, std::string>, std::uint64_t>;
+  const PreemptionsByClass& preemptions_by_class() const { return by_class_; }
+  void count_preemptions(const std::string& preemptor, const std::vector<std::string>& victims);
   // Reports each ended run of a job to `sink` from now on (nullptr: stop).
   void set_activity_sink(ActivitySink* sink) { activity_ = sink; }
   // GPU-seconds run by jobs still running at `now` since they (re)started.
@@ -130,6 +138,7 @@ class BatchRunner final : private engine::EventHandler {
   std::vector<Job> jobs_;
   std::map<std::string, BatchClass> classes_;
   std::unordered_map<std::string, std::size_t> by_task_;
+  PreemptionsByClass by_class_;
   std::size_t next_arrival_ = 0;
   std::set<QueueKey> queue_;
   std::vector<scheduler::ResourceVector> node_shapes_;  // distinct node capacities

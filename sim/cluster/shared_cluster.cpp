@@ -9,11 +9,10 @@ namespace {
 
 // The core's default strategy (binpack), except that a serving instance is never a
 // victim: it leaves only by draining. (The serving pool's protection keeps other pools
-// off it; this also covers its own pool under a policy with a zero same-pool threshold.)
+// off it; this also covers batch work sharing its pool, and a same-pool threshold of 0.)
 class ServingStays final : public scheduler::SchedulingStrategy {
  public:
-  explicit ServingStays(std::string serving_pool)
-      : inner_(std::move(*scheduler::make_scheduling_strategy("binpack"))), pool_(std::move(serving_pool)) {}
+  ServingStays() : inner_(std::move(*scheduler::make_scheduling_strategy("binpack"))) {}
   std::string_view name() const override { return inner_->name(); }
   scheduler::NodeOrder node_order() const override { return inner_->node_order(); }
   double score(const scheduler::ResourceVector& need, const scheduler::Node& node) const override {
@@ -21,12 +20,11 @@ class ServingStays final : public scheduler::SchedulingStrategy {
   }
   double priority(const scheduler::TaskSpec& task) const override { return inner_->priority(task); }
   bool should_preempt(const scheduler::IncomingTask& incoming, const scheduler::Task& victim) const override {
-    return victim.pool != pool_ && inner_->should_preempt(incoming, victim);
+    return !SharedCluster::is_serving_task(victim.id) && inner_->should_preempt(incoming, victim);
   }
 
  private:
   std::unique_ptr<scheduler::SchedulingStrategy> inner_;
-  std::string pool_;
 };
 
 }  // namespace
@@ -55,7 +53,7 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   if (!policy.is_protected(config_.serving_pool)) policy.protected_pools.push_back(config_.serving_pool);
   const auto updated = core_.update_preemption_policy(scheduler::as_update(policy));
   MESHSIM_CHECK(updated.result.success, updated.result.error);
-  core_.set_scheduling_strategy(std::make_unique<ServingStays>(config_.serving_pool));
+  core_.set_scheduling_strategy(std::make_unique<ServingStays>());
   batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
   scheduler::SimWorld::Agents agents;
   agents.answer_in = [this](const std::string& /*agent*/, const std::string& task) { return batch_->cancel(task); };
@@ -105,6 +103,7 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
     return Error{"no node has room for a serving instance (" + config_.instance_resources.to_string() +
                  ") even after preemption: " + submitted.result.error};
   }
+  batch_->count_preemptions(kServingClass, submitted.preempted);
   const std::uint32_t node = core_.agents().agent(submitted.agent_name)->node;
   auto [it, fresh] = server_of_node_.try_emplace(node, 0);
   if (fresh) {

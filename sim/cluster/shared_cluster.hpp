@@ -43,7 +43,13 @@ class SharedCluster final : public InstancePlacement {
   std::int64_t serving_gpu_milli() const { return serving_gpu_milli_; }
   // The core's, the batch runner's and the serving map's invariants; empty when all is well.
   std::vector<std::string> check_invariants() const;
-  static std::string task_id(std::uint32_t instance) { return "serving/instance-" + std::to_string(instance); }
+  static constexpr std::string_view kServingTaskPrefix = "serving/instance-";
+  static std::string task_id(std::uint32_t instance) {
+    return std::string(kServingTaskPrefix) + std::to_string(instance);
+  }
+  static bool is_serving_task(const std::string& id) { return id.starts_with(kServingTaskPrefix); }
+  // The preemptor's class the batch runner counts for serving instances' preemptions.
+  static inline const std::string kServingClass = "serving";
 
  private:
   SharedCluster(engine::Simulation& sim, LlmCluster& serving, SharedClusterConfig config,

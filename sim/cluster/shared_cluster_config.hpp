@@ -30,9 +30,11 @@ struct BatchClass {
 // A fixed cluster shared by LLM serving and batch jobs, under one scheduling core.
 struct SharedClusterConfig {
   std::vector<scheduler::NodeSpec> nodes;
+  // Protected from other pools' preemption; batch classes may share it.
   std::string serving_pool = "serving";
-  // Above every batch class: serving takes GPUs from batch work, never the reverse (the
-  // serving pool is also protected from other pools' preemption).
+  // By default above every batch class. Whatever it is, a serving instance is never a
+  // victim (it leaves only by draining): a priority below a batch class means serving
+  // cannot take that class's GPUs, and its scale-ups wait for them.
   double serving_priority = 100.0;
   // What one serving instance asks of a node: its GPUs (tensor-parallel degree), the
   // custom resource that marks nodes of the serving SKU, and its share of CPU and memory.

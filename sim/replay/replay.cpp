@@ -69,11 +69,13 @@ void Replay::on_request_finished(const metrics::RequestRecord& record) {
 void Replay::note_if_done() {
   if (done_at_ || !source_done_ || cluster_->in_flight() != 0) return;
   done_at_ = sim_.now();
+  // A run that outlives its workload goes on sampling and is measured to its end.
+  if (!options_.stop_when_served) return;
   usage_at_done_ = cluster_->usage();
   sample_timer_.cancel();
-  // The run ends with its workload: whatever else still has events (batch jobs beside
-  // the serving, a scale-down under way) stops here, as measured.
-  if (options_.stop_when_served && sim_.state() == engine::RunState::kRunning) sim_.stop();
+  // The run ends with its workload: whatever else still has events (a scale-down under
+  // way) stops here, as measured.
+  if (sim_.state() == engine::RunState::kRunning) sim_.stop();
 }
 
 // The interval's prefix-cache lookups: each instance's counts since the last row.
@@ -174,7 +176,8 @@ void Replay::advance_until(SimTime time) {
 }
 
 bool Replay::done() const {
-  return source_error_.has_value() || done_at_.has_value() || (options_.until && sim_.now() >= *options_.until);
+  return source_error_.has_value() || (done_at_.has_value() && options_.stop_when_served) ||
+         (options_.until && sim_.now() >= *options_.until);
 }
 
 Expected<ReplayResult> Replay::finish() {
@@ -182,8 +185,9 @@ Expected<ReplayResult> Replay::finish() {
   phase_ = Phase::kFinished;
   if (source_error_) return *source_error_;
   // A cancelled sampling event may have moved the clock past the last departure.
-  const SimTime end = done_at_.value_or(sim_.now());
-  const auto usage = done_at_ ? usage_at_done_ : cluster_->usage();
+  const bool ended_served = done_at_ && options_.stop_when_served;
+  const SimTime end = ended_served ? *done_at_ : sim_.now();
+  const auto usage = ended_served ? usage_at_done_ : cluster_->usage();
   if (row_.start < end || row_.arrivals + row_.completions + row_.drops > 0) emit_row(end, usage);
 
   // Requests still in the system are reported with only what had happened by the end.
@@ -205,6 +209,7 @@ Expected<ReplayResult> Replay::finish() {
 
   ReplayResult result;
   result.end_time = end;
+  result.workload_served_at = done_at_;
   result.prefix_cache = cluster_->prefix_cache_by_instance();
   result.events = sim_.events_processed();
   result.utilisation = cluster::utilisation_between({}, usage);

@@ -33,6 +33,9 @@ class ReplayObserver {
 
 struct ReplayResult {
   SimTime end_time;  // the clock when the replay stopped
+  // When the last request of the workload left (unset: some were still in flight). Before
+  // end_time only in a run that outlives its workload (stop_when_served false).
+  std::optional<SimTime> workload_served_at;
   std::uint64_t events = 0;
   cluster::Utilisation utilisation;  // over the run (cluster::utilisation_between)
   metrics::OverloadVerdict overload;  // whether the deployment kept up (second half of the run)
@@ -63,7 +66,8 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   // event up to t, or up to `until`, and leaves the clock there), finish() once.
   void start();
   void advance_until(SimTime time);
-  // The workload has ended with nothing in flight, `until` is reached, or the source failed.
+  // The workload has ended with nothing in flight (in a run that stops when served),
+  // `until` is reached, or the source failed.
   bool done() const;
   Expected<ReplayResult> finish();
 

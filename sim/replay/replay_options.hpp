@@ -21,8 +21,9 @@ struct ReplayOptions {
   std::uint64_t timeseries_row_budget = 100'000;
   metrics::SloTargets slo;
   // The run ends once its workload is served (what else still has events stops there).
-  // Off for a driver that keeps acting until `until` (the RL environment: instances
-  // still exist, cost and scale after the last request).
+  // Off, the run lasts to `until` and is measured to there: for a driver that keeps acting
+  // (the RL environment: instances still exist, cost and scale after the last request)
+  // and for a shared cluster, whose batch jobs do not end with the serving workload.
   bool stop_when_served = true;
 };
 

@@ -55,7 +55,11 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
     system->set_activity_sink(hooks.timeline);
     return system;
   };
-  run->replay_ = std::make_unique<replay::Replay>(run->sim_, *run->source_, with_timeline, config.replay, observer);
+  replay::ReplayOptions replay_options = config.replay;
+  // A shared cluster's batch jobs run to the end the scenario sets, whenever the serving
+  // workload ends (a rate scale compresses it); without one it ends with the serving.
+  if (fixed && replay_options.until) replay_options.stop_when_served = false;
+  run->replay_ = std::make_unique<replay::Replay>(run->sim_, *run->source_, with_timeline, replay_options, observer);
   MESHSIM_CHECK((llm != nullptr) == (run->llm_ != nullptr), "the replay builds its serving system when constructed");
 
   cluster::InstancePlacement* placement = nullptr;

@@ -40,6 +40,16 @@ SharedClusterConfig shared_config(std::uint32_t nodes) {
   return config;
 }
 
+// Batch classes in the serving pool or their own, serving above, between or below them,
+// with or without a label rule (seed 000's roles share one pool).
+void share_serving_pool_at_random(SharedClusterConfig& config, std::mt19937_64& rng) {
+  config.serving_priority = std::vector<double>{100, 2.0, 0.5}[rng() % 3];
+  if (rng() % 2 == 0) {
+    for (auto& [name, cls] : config.classes) cls.pool = config.serving_pool;
+  }
+  if (rng() % 2 == 0) config.policy.label_preemption_rules = {{"qos", {{"LS", {"BE"}}}}};
+}
+
 traces::BatchJobRecord job(std::string name, double arrival, double duration, double gpu, std::string cls) {
   traces::BatchJobRecord record;
   record.name = std::move(name);
@@ -214,6 +224,33 @@ TEST(SharedClusterTest, AServingInstanceIsNeverAVictimEvenUnderAZeroThreshold) {
   w.expect_sound();
 }
 
+TEST(SharedClusterTest, BatchWorkInTheServingPoolAboveServingWaitsForItAndServingPreemptsOnlyWhatItOutranks) {
+  // One node: a serving instance (priority 2.0, 4 GPUs) and 4 GPUs of BE work (1.0). LS
+  // (2.5) shares the serving pool and outranks serving: arriving with no room it preempts
+  // BE work, never the instance; then a scale-up finds only LS work, which it may not
+  // preempt, and is blocked.
+  auto config = shared_config(1);
+  config.serving_priority = 2.0;
+  for (auto& [name, cls] : config.classes) cls.pool = config.serving_pool;
+  World w(1, {job("be", 0, 1000, 4, "BE"), job("ls", 10, 1000, 4, "LS")}, {{InstanceTag::kMixed, 1}}, config);
+  w.run_until(11);
+  const auto& counts = w.shared->batch().counts();
+  EXPECT_EQ(counts.preemptions, 1u);
+  EXPECT_EQ(w.shared->batch().preemptions_by_class(),
+            (BatchRunner::PreemptionsByClass{{{"LS", "BE"}, 1}}));
+  EXPECT_EQ(w.cluster.instances(), 1u);
+  EXPECT_FALSE(w.manager->scale_up_full(InstanceTag::kMixed));
+  EXPECT_EQ(counts.preemptions, 1u);
+  w.expect_sound();
+  // Once LS is done, the scale-up preempts the BE job that took its room back (2.0 over
+  // 1.0 clears MEDIUM's same-pool threshold), and says so by class.
+  w.run_until(1020);
+  EXPECT_TRUE(w.manager->scale_up_full(InstanceTag::kMixed));
+  EXPECT_EQ(w.shared->batch().preemptions_by_class(),
+            (BatchRunner::PreemptionsByClass{{{"LS", "BE"}, 1}, {{"serving", "BE"}, 1}}));
+  w.expect_sound();
+}
+
 TEST(SharedClusterTest, BatchClassesPreemptEachOtherOnlyAsThePresetAllows) {
   // LS (2.5) arrives on a node full of BE (1.0) work: Δ 1.5 clears HIGH's and MEDIUM's
   // same-pool threshold (0.5, 1.0) but not LOW's (3.0).
@@ -287,6 +324,7 @@ TEST(SharedClusterPropertyTest, RandomScalingAndBatchJobsLoseNothing) {
       total_work += jobs.back().duration_s * gpu;
     }
     auto config = shared_config(nodes);
+    share_serving_pool_at_random(config, rng);
     config.classes["BE"].checkpoint_interval_s = std::vector<double>{0, 10, 45}[rng() % 3];
     // Agents that hang or answer late (stopping jobs must add up too).
     config.classes["BE"].hung_share = std::vector<double>{0, 0.5, 1}[rng() % 3];
@@ -352,6 +390,7 @@ TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
       jobs.push_back(job("j" + std::to_string(i), t, pick(1, 150), gpu, classes[rng() % 2]));
     }
     auto config = shared_config(nodes);
+    share_serving_pool_at_random(config, rng);
     config.classes["BE"].hung_share = std::vector<double>{0, 0.5}[rng() % 2];
     config.classes["LS"].cancel_answer_s = std::vector<double>{0, 4}[rng() % 2];
     scheduler::PolicyUpdate update;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -157,6 +159,64 @@ TEST(ComparePresetsTest, BadInputIsRefusedWithAClearMessage) {
   run = compare(twins, "presets_twin_out");
   EXPECT_EQ(run.code, kExitBadInput);
   EXPECT_NE(run.err.find("two policies are named 'HIGH'"), std::string::npos) << run.err;
+  // A policy protecting a pool the cluster does not have protects nothing: refused.
+  const auto typo = scenario_in_fresh_dir("presets_typo", "typo.json", R"({"protected_pools": ["servng"]})");
+  ComparePresetsOptions typo_policy;
+  typo_policy.policy_files = {typo.string()};
+  run = compare(typo_policy, "presets_typo_out");
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("'servng' is no pool of this cluster"), std::string::npos) << run.err;
+  ComparePresetsOptions no_seeds;
+  no_seeds.seeds = 0;
+  run = compare(no_seeds, "presets_no_seeds");
+  EXPECT_EQ(run.code, kExitBadInput);
+  EXPECT_NE(run.err.find("--seeds: expected a number of seeds in [1, 1000], got 0"), std::string::npos) << run.err;
+}
+
+// Seed 000's RLHF roles share one pool: rollout (serving) sits between the batch classes,
+// so the presets' same-pool thresholds decide what a rollout scale-up may preempt, and
+// the serving side's figures differ by preset, over several seeds.
+TEST(ComparePresetsTest, OnTheRlhfRolesThePresetsChangeWhatServingGets) {
+  ComparePresetsOptions options;
+  options.config_path = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/rlhf-roles.json";
+  options.presets = {"HIGH", "LOW"};
+  options.seeds = 2;
+  options.until_s = 3600;
+  const PresetsRun run = compare(options, "presets_rlhf");
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  const auto rows = testing::csv_rows(slurp(run.dir + "/presets.csv"));
+  ASSERT_EQ(rows.size(), 4u);  // 2 policies x 2 seeds, policy by policy
+  EXPECT_EQ(rows[0].at("policy") + rows[0].at("seed") + rows[1].at("seed"), "HIGH78");
+  std::map<std::string, double> slo, ttft, blocked;
+  for (const auto& row : rows) {
+    slo[row.at("policy")] += std::stod(row.at("slo_attainment")) / 2;
+    ttft[row.at("policy")] += std::stod(row.at("ttft_p99_s")) / 2;
+    blocked[row.at("policy")] += std::stod(row.at("scale_ups_blocked")) / 2;
+  }
+  // HIGH lets rollout preempt evaluation and data jobs, LOW neither: fewer blocked
+  // scale-ups, a shorter P99 TTFT and a higher SLO attainment under HIGH.
+  EXPECT_LT(blocked["HIGH"], blocked["LOW"]);
+  EXPECT_LT(ttft["HIGH"], ttft["LOW"]);
+  EXPECT_GT(slo["HIGH"], slo["LOW"] + 0.005);
+  // Who preempted whom, by class: serving only under HIGH, and only classes below it.
+  std::map<std::string, std::set<std::string>> serving_victims;
+  std::uint64_t train_on_reward = 0;
+  for (const auto& row : testing::csv_rows(slurp(run.dir + "/preemptions.csv"))) {
+    if (row.at("preemptor") == "serving") serving_victims[row.at("policy")].insert(row.at("victim"));
+    if (row.at("preemptor") == "train" && row.at("victim") == "reward") train_on_reward += std::stoull(row.at("preemptions"));
+    EXPECT_NE(row.at("victim"), "serving") << "a serving instance is never a victim";
+  }
+  EXPECT_EQ(serving_victims["LOW"].size(), 0u);
+  EXPECT_EQ(serving_victims["HIGH"], (std::set<std::string>{"data", "eval"}));
+  EXPECT_GT(train_on_reward, 0u);  // by the label rule, under either preset
+  // The table gives means, the spread over the seeds and who preempted whom; each run
+  // has its own folder.
+  EXPECT_NE(run.out.find("means over 2 seeds"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("spread over the seeds"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("who preempted whom"), std::string::npos) << run.out;
+  for (const char* folder : {"/HIGH/seed-7", "/HIGH/seed-8", "/LOW/seed-7", "/LOW/seed-8"}) {
+    EXPECT_TRUE(std::filesystem::exists(run.dir + folder + "/summary.json")) << folder;
+  }
 }
 
 }  // namespace

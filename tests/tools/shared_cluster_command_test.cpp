@@ -8,12 +8,14 @@
 
 #include <nlohmann/json.hpp>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/run_outputs.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -32,8 +34,9 @@ struct Replayed {
 };
 
 Replayed replay(const std::string& config_path, const std::string& name, bool timeline = false,
-                bool scaling_log = false) {
+                bool scaling_log = false, std::optional<double> rate_scale = std::nullopt) {
   ReplayCommandOptions options;
+  options.rate_scale = rate_scale;
   options.scaling_log = scaling_log;
   options.config_path = config_path;
   options.out_dir = fresh_dir(name).string();
@@ -100,10 +103,53 @@ TEST(SharedClusterCommandTest, TheSyntheticSharedClusterScalesServingAndPreempts
   EXPECT_NE(prom.find("schedulemesh_preemption_count{pool=\"batch\",reason=\"cross_pool_preemption\"}"),
             std::string::npos);
   EXPECT_NE(prom.find("schedulemesh_task_schedule_latency_ms_bucket"), std::string::npos);
+  // Who preempted whom, by class, adds up to the preemptions.
+  std::uint64_t by_class = 0;
+  for (const auto& [preemptor, victims] : batch["preempted_by"].items()) {
+    for (const auto& [victim, n] : victims.items()) {
+      by_class += n.get<std::uint64_t>();
+      EXPECT_NE(prom.find("meshsim_batch_preemptions_total{preemptor=\"" + preemptor + "\",victim=\"" + victim +
+                          "\"} " + std::to_string(n.get<std::uint64_t>())),
+                std::string::npos);
+    }
+  }
+  EXPECT_EQ(by_class, batch["preemptions"].get<std::uint64_t>());
+  EXPECT_GT(batch["preempted_by"]["serving"].size(), 0u);
   // The timeline marks every preemption on the node it happened on.
   int preempted = 0;
   for (const auto& event : r.timeline["traceEvents"]) preempted += event["name"] == "preempted";
   EXPECT_EQ(preempted, batch["preemptions"].get<int>());
+}
+
+// A rate scale compresses the serving workload, not the run: the batch jobs all arrive
+// and run to the scenario's end, the autoscaler goes on deciding after the last request
+// (back to one instance), and the summary says when the serving workload ended.
+TEST(SharedClusterCommandTest, ARateScaleCompressesTheServingLoadNotTheRun) {
+  const std::string config = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/shared-cluster-synthetic.json";
+  const Replayed once = replay(config, "shared_rate1");
+  const Replayed twice = replay(config, "shared_rate2", false, false, 2.0);
+  ASSERT_EQ(once.code, kExitOk) << once.err;
+  ASSERT_EQ(twice.code, kExitOk) << twice.err;
+  const auto& jobs = twice.summary["batch"]["jobs"];
+  EXPECT_EQ(jobs["total"], once.summary["batch"]["jobs"]["total"]);
+  EXPECT_EQ(jobs["not_arrived"].get<int>(), 0);
+  EXPECT_EQ(jobs["arrived"], jobs["total"]);
+  expect_batch_adds_up(twice.summary["batch"]);
+  EXPECT_EQ(twice.summary["simulated_time_s"].get<double>(), 3600.0);
+  EXPECT_EQ(twice.summary["requests"]["arrived"], once.summary["requests"]["arrived"]);
+  const double ended = twice.summary["serving_ended_s"].get<double>();
+  EXPECT_LT(ended, 1900.0);
+  EXPECT_GT(ended, 1600.0);
+  // Rates are over the serving workload's span: twice the rate, twice the throughput.
+  EXPECT_NEAR(twice.summary["throughput"]["completed_per_s"].get<double>(),
+              2 * once.summary["throughput"]["completed_per_s"].get<double>(),
+              0.1 * once.summary["throughput"]["completed_per_s"].get<double>());
+  const std::string table = format_summary_table(nlohmann::ordered_json(twice.summary));
+  EXPECT_NE(table.find("NOTE        the serving workload ended at 17"), std::string::npos) << table;
+  const auto rows = testing::csv_rows(twice.timeseries);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(std::stod(rows.back().at("end_s")), 3600.0);
+  EXPECT_EQ(rows.back().at("instances"), "1");
 }
 
 // The hung-agent scenario: scale-ups wait for their victims' agents (5 s of clean-up, or
@@ -176,10 +222,22 @@ TEST(SharedClusterCommandTest, ABadClusterObjectIsRefusedNamingItsKey) {
   EXPECT_NE(r.err.find("the serving start state does not fit the cluster's nodes: 10 instances placed"),
             std::string::npos)
       << r.err;
-  r = with("shared_serving_pool", [](auto& c) { c["cluster"]["batch"]["classes"]["LS"]["pool"] = "serving"; });
+  // A protected pool no class or serving uses protects nothing: a typo, refused.
+  r = with("shared_protected_typo", [](auto& c) { c["cluster"]["preemption"]["protected_pools"] = {"servng"}; });
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("cluster.batch.classes.LS.pool: 'serving' is the serving instances' pool"), std::string::npos)
+  EXPECT_NE(r.err.find("cluster.preemption.protected_pools: 'servng' is no pool of this cluster (its pools: batch, "
+                       "serving)"),
+            std::string::npos)
       << r.err;
+  r = with("shared_protected_renamed", [](auto& c) {
+    c["cluster"]["serving_pool"] = "rollout";
+    c["cluster"]["preemption"]["protected_pools"] = {"serving"};
+  });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("'serving' is no pool of this cluster (its pools: batch, rollout)"), std::string::npos) << r.err;
+  r = with("shared_empty_pool", [](auto& c) { c["cluster"]["serving_pool"] = ""; });
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("cluster.serving_pool: must not be empty"), std::string::npos) << r.err;
   r = with("shared_bad_hung_share", [](auto& c) { c["cluster"]["batch"]["classes"]["BE"]["hung_share"] = 1.5; });
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("cluster.batch.classes.BE.hung_share: expected a share in [0, 1]"), std::string::npos) << r.err;

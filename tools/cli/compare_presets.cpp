@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/plot_script.hpp"
+#include "tools/cli/presets_report.hpp"
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
 #include "sim/cluster/shared_cluster.hpp"
@@ -33,26 +35,16 @@ struct Candidate {
   scheduler::PolicyUpdate update;
 };
 
-// What the comparison reports of one run.
-struct Outcome {
-  std::string name;
-  std::string error;  // the run failed: nothing else is set
-  double slo_attainment = 0, ttft_p99_s = 0;
-  std::uint64_t scale_ups = 0, blocked = 0;
-  std::uint64_t jobs_completed = 0, jobs_queued = 0, preemptions = 0;
-  std::uint64_t same_pool = 0, cross_pool = 0, label = 0;
-  double held_gpu_h = 0, useful_gpu_h = 0, lost_gpu_h = 0, lost_share = 0;
-  // Wall-clock, so not part of what must repeat exactly.
-  double schedule_p50_us = 0, schedule_p99_us = 0;
-};
-
 // Replays the scenario under one candidate into `folder` (a replay's run folder:
 // summary.json, requests.csv, timeseries.csv); the outcome is read from the finished run.
-Outcome run_one(const configs::ScenarioConfig& base, const std::string& config_path, const configs::Catalog& catalog,
-                const Candidate& candidate, const std::string& folder) {
-  Outcome o;
+PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& config_path,
+                      const configs::Catalog& catalog, const Candidate& candidate, std::uint64_t seed,
+                      const std::string& folder) {
+  PresetOutcome o;
   o.name = candidate.name;
+  o.seed = seed;
   configs::ScenarioConfig config = base;
+  config.seed = seed;
   const auto applied = scheduler::update_policy(config.cluster.policy, candidate.update);
   if (!applied.result.success) {
     o.error = applied.result.error;
@@ -97,6 +89,7 @@ Outcome run_one(const configs::ScenarioConfig& base, const std::string& config_p
   o.same_pool = stats.same_pool_preemptions;
   o.cross_pool = stats.cross_pool_preemptions;
   o.label = stats.label_preemptions;
+  o.preempted_by = shared.batch().preemptions_by_class();
   o.held_gpu_h = shared.batch().held_gpu_s(result->end_time) / 3600.0;
   o.useful_gpu_h = c.useful_gpu_s / 3600.0;
   o.lost_gpu_h = c.lost_gpu_s / 3600.0;
@@ -128,17 +121,6 @@ Expected<Candidate> read_policy_file(const std::string& path) {
   return candidate;
 }
 
-std::string csv_row(const Outcome& o) {
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%s,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.3f,%.3f\n",
-                o.name.c_str(), o.slo_attainment, o.ttft_p99_s, o.scale_ups, o.blocked, o.jobs_completed,
-                o.jobs_queued, o.preemptions, o.same_pool, o.cross_pool, o.label, o.held_gpu_h, o.useful_gpu_h,
-                o.lost_gpu_h, o.lost_share, o.schedule_p50_us, o.schedule_p99_us);
-  return line;
-}
-
 }  // namespace
 
 int run_compare_presets_command(const ComparePresetsOptions& options, std::ostream& out, std::ostream& err) {
@@ -160,6 +142,15 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
     const auto seed = parse_seed(*options.seed);
     if (!seed) return fail("--seed: expected an integer in [0, 2^64), got '" + *options.seed + "'", kExitBadInput);
     config.seed = *seed;
+  }
+  if (options.seeds < 1 || options.seeds > 1000) {
+    return fail("--seeds: expected a number of seeds in [1, 1000], got " + std::to_string(options.seeds),
+                kExitBadInput);
+  }
+  if (config.seed > std::numeric_limits<std::uint64_t>::max() - (options.seeds - 1)) {
+    return fail("--seeds: seed " + std::to_string(config.seed) + " and the " + std::to_string(options.seeds - 1) +
+                    " after it pass 2^64",
+                kExitBadInput);
   }
   if (options.until_s) {
     const auto until = engine::SimTime::from_seconds_checked(*options.until_s);
@@ -185,6 +176,14 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
     candidates.push_back(std::move(*candidate));
   }
   if (candidates.empty()) return fail("nothing to compare: give --presets or --policy", kExitBadInput);
+  for (const auto& candidate : candidates) {
+    scheduler::PreemptionPolicy policy = config.cluster.policy;
+    const auto applied = scheduler::update_policy(policy, candidate.update);
+    if (!applied.result.success) return fail(candidate.name + ": " + applied.result.error, kExitBadInput);
+    if (const auto problem = configs::unknown_protected_pool(config.cluster, policy)) {
+      return fail(candidate.name + ": protected_pools: " + *problem, kExitBadInput);
+    }
+  }
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (candidates[i].name == candidates[j].name) {
@@ -199,16 +198,23 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   auto lock = FolderLock::acquire(options.out_dir, "meshsim compare-presets");
   if (!lock) return fail(lock.error().message, kExitOutputError);
 
-  // Each run is its own simulation; threads take the next candidate as they finish.
-  std::vector<Outcome> outcomes(candidates.size());
+  // Each run (a policy under a seed) is its own simulation; threads take the next run as
+  // they finish. Runs are ordered policy by policy, seeds in order within each.
+  const std::size_t runs = candidates.size() * options.seeds;
+  const auto run_folder = [&](std::size_t i) {
+    const std::string policy = options.out_dir + "/" + candidates[i / options.seeds].name;
+    return options.seeds == 1 ? policy : policy + "/seed-" + std::to_string(config.seed + i % options.seeds);
+  };
+  std::vector<PresetOutcome> outcomes(runs);
   std::atomic<std::size_t> next{0};
   const unsigned threads = std::max(1u, std::min<unsigned>(options.threads != 0 ? options.threads
                                                                                  : std::thread::hardware_concurrency(),
-                                                           static_cast<unsigned>(candidates.size())));
+                                                           static_cast<unsigned>(runs)));
   const auto wall_start = std::chrono::steady_clock::now();
   const auto work = [&] {
-    for (std::size_t i = next++; i < candidates.size(); i = next++) {
-      outcomes[i] = run_one(config, config_path, *catalog, candidates[i], options.out_dir + "/" + candidates[i].name);
+    for (std::size_t i = next++; i < runs; i = next++) {
+      outcomes[i] = run_one(config, config_path, *catalog, candidates[i / options.seeds],
+                            config.seed + i % options.seeds, run_folder(i));
     }
   };
   std::vector<std::thread> pool;
@@ -221,33 +227,22 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   }
 
   const std::string csv_path = options.out_dir + "/presets.csv";
-  AtomicFile csv(csv_path);
-  csv.stream() << "policy,slo_attainment,ttft_p99_s,scale_ups,scale_ups_blocked,jobs_completed,jobs_queued,"
-                  "preemptions,same_pool_preemptions,cross_pool_preemptions,label_preemptions,batch_gpu_hours,"
-                  "useful_gpu_hours,lost_gpu_hours,lost_share,schedule_p50_us,schedule_p99_us\n";
-  for (const auto& o : outcomes) csv.stream() << csv_row(o);
-  if (auto status = csv.commit(); !status) return fail(status.error().message, kExitOutputError);
-
-  char line[256];
-  out << "meshsim compare-presets: " << config.name << " (seed " << config.seed << "), " << candidates.size()
-      << " policies on " << threads << " threads in " << number_text(std::round(wall_s * 100) / 100) << " s\n";
-  std::size_t name_width = 12;
-  for (const auto& o : outcomes) name_width = std::max(name_width, o.name.size());
-  out << std::string(name_width, ' ').replace(0, 6, "policy")
-      << "  SLO met  P99 TTFT  scale-ups/blocked  jobs done/queued  preempted (same/cross/label)  "
-         "useful GPU-h  lost GPU-h (share)  sched p50/p99 us\n";
-  for (const auto& o : outcomes) {
-    std::snprintf(line, sizeof line,
-                  "%-*s %8s %8.3fs %10" PRIu64 "/%-6" PRIu64 " %9" PRIu64 "/%-6" PRIu64 "  %6" PRIu64 " (%" PRIu64
-                  "/%" PRIu64 "/%" PRIu64 ")%*s %12.2f  %9.3f (%5s)  %6.1f/%.1f\n",
-                  static_cast<int>(name_width), o.name.c_str(), percent_text(o.slo_attainment).c_str(), o.ttft_p99_s,
-                  o.scale_ups, o.blocked, o.jobs_completed, o.jobs_queued, o.preemptions, o.same_pool, o.cross_pool,
-                  o.label, 8, "", o.useful_gpu_h, o.lost_gpu_h, percent_text(o.lost_share, 1).c_str(),
-                  o.schedule_p50_us, o.schedule_p99_us);
-    out << line;
+  const std::string by_class_path = options.out_dir + "/preemptions.csv";
+  AtomicFile csv(csv_path), by_class(by_class_path);
+  write_presets_csv(csv.stream(), outcomes);
+  write_preemptions_csv(by_class.stream(), outcomes);
+  for (auto* file : {&csv, &by_class}) {
+    if (auto status = file->commit(); !status) return fail(status.error().message, kExitOutputError);
   }
-  out << "each policy's run (summary.json, requests.csv, timeseries.csv) is in " << options.out_dir << "/<policy>/\n";
-  out << "outputs       " << csv_path;
+
+  out << "meshsim compare-presets: " << config.name << " (seed " << config.seed;
+  if (options.seeds > 1) out << " to " << config.seed + options.seeds - 1;
+  out << "), " << candidates.size() << " policies" << (options.seeds > 1 ? " x " + std::to_string(options.seeds) + " seeds" : "")
+      << " on " << threads << " threads in " << number_text(std::round(wall_s * 100) / 100) << " s\n";
+  print_presets_table(out, outcomes, options.seeds);
+  out << "each policy's run (summary.json, requests.csv, timeseries.csv) is in " << options.out_dir
+      << (options.seeds == 1 ? "/<policy>/\n" : "/<policy>/seed-<seed>/\n");
+  out << "outputs       " << csv_path << ", " << by_class_path;
   const std::string png = options.out_dir + "/presets.png";
   if (options.plot && draw_plot("plot_presets.py", {csv_path}, png, err)) out << ", " << png;
   out << '\n';

@@ -170,9 +170,14 @@ CLI::App* add_compare_presets(CLI::App& app, ComparePresetsOptions& o) {
                   "A policy file (update_preemption_policy's fields, optional \"name\"); repeatable")
       ->check(CLI::ExistingFile);
   add_seed(cmd, o.seed);
+  cmd->add_option("--seeds", o.seeds,
+                  "Run each policy under this many seeds (the first, then the next ones); the table shows means "
+                  "and the spread")
+      ->capture_default_str();
   cmd->add_option("--until", o.until_s, "Stop each run at this simulated time, in seconds");
   cmd->add_option("--threads", o.threads, "Runs at once (0: one per core)")->capture_default_str();
-  cmd->add_option("--out", o.out_dir, "Folder for presets.csv and presets.png")->capture_default_str();
+  cmd->add_option("--out", o.out_dir, "Folder for presets.csv, preemptions.csv and presets.png")
+      ->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw presets.png");
   return cmd;
 }

@@ -133,7 +133,10 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
                                    const json& roofline, const nlohmann::ordered_json& deployment) {
   const auto& counts = metrics.counts();
   const double duration = result.end_time.seconds();
-  const auto per_second = [duration](double amount) { return duration > 0 ? amount / duration : 0.0; };
+  // Serving rates are over the serving workload's span: a shared cluster's run goes on
+  // after it (its batch jobs run to the scenario's end).
+  const double served = result.workload_served_at.value_or(result.end_time).seconds();
+  const auto per_second = [served](double amount) { return served > 0 ? amount / served : 0.0; };
   // Headline figures first, the resolved config last (ordered_json keeps this order).
   nlohmann::ordered_json summary;
   summary["meshsim_version"] = MESHSIM_VERSION;
@@ -177,6 +180,7 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
   if (!batch.is_null()) summary["batch"] = batch;
   if (!roofline.is_null()) summary["roofline_factors"] = roofline;  // borrowed (see the note)
   summary["simulated_time_s"] = duration;
+  if (served < duration) summary["serving_ended_s"] = served;
   summary["events"] = result.events;
   summary["config"] = resolved_config;
   return summary;
@@ -222,6 +226,16 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
                 s["cost"]["gpu_hours"].get<double>(), s["cost"]["usd"].get<double>(),
                 s["simulated_time_s"].get<double>());
   out += line;
+  // Only a workload that ended well before the run is worth a line (a trace's last
+  // requests always leave a little before a round end time).
+  if (s.contains("serving_ended_s") && s["serving_ended_s"].get<double>() < 0.9 * s["simulated_time_s"].get<double>()) {
+    std::snprintf(line, sizeof line,
+                  "NOTE        the serving workload ended at %.0f s, the run at %.0f s: serving rates are over the "
+                  "workload's %.0f s, costs and batch jobs over the run\n",
+                  s["serving_ended_s"].get<double>(), s["simulated_time_s"].get<double>(),
+                  s["serving_ended_s"].get<double>());
+    out += line;
+  }
   if (s.contains("scaling")) {
     const auto& k = s["scaling"];
     std::snprintf(line, sizeof line,
@@ -242,6 +256,25 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
                   jobs["running"].get<std::uint64_t>(), jobs["queued"].get<std::uint64_t>(),
                   jobs["failed"].get<std::uint64_t>(), b["preemptions"].get<std::uint64_t>());
     out += line;
+    if (const auto missing = jobs["not_arrived"].get<std::uint64_t>(); missing > 0) {
+      std::snprintf(line, sizeof line,
+                    "NOTE        %" PRIu64 " of %" PRIu64 " batch jobs had not arrived when the run ended at %.0f s "
+                    "(it ends with the serving workload unless run.until_s sets its end)\n",
+                    missing, jobs["total"].get<std::uint64_t>(), s["simulated_time_s"].get<double>());
+      out += line;
+    }
+    if (!b["preempted_by"].empty()) {
+      std::string who;
+      for (const auto& [preemptor, victims] : b["preempted_by"].items()) {
+        who += (who.empty() ? "" : "; ") + preemptor + " preempted";
+        std::string list;
+        for (const auto& [victim, n] : victims.items()) {
+          list += (list.empty() ? " " : ", ") + victim + " " + std::to_string(n.get<std::uint64_t>());
+        }
+        who += list;
+      }
+      out += "preempted   " + who + "\n";
+    }
     const auto& g = b["gpu_hours"];
     std::snprintf(line, sizeof line, "batch GPUs  %.2f GPU-hours held: %.2f useful, %.2f lost, %.2f in progress\n",
                   g["held"].get<double>(), g["useful"].get<double>(), g["lost"].get<double>(),
@@ -292,8 +325,13 @@ json batch_summary(const run::ScenarioRun& run, const replay::ReplayResult& resu
   for (const auto& [pool, by_reason] : shared->core().metrics().preemption_count) {
     for (const auto& [reason, count] : by_reason) reasons[reason] = reasons.value(reason, std::uint64_t{0}) + count;
   }
+  // preemptor's class -> victim's class -> preemptions ("serving" for serving instances).
+  json preempted_by = json::object();
+  for (const auto& [pair, n] : batch.preemptions_by_class()) preempted_by[pair.first][pair.second] = n;
   return json{{"jobs",
-               {{"arrived", c.arrived},
+               {{"total", batch.jobs_total()},
+                {"not_arrived", batch.jobs_total() - c.arrived},
+                {"arrived", c.arrived},
                 {"completed", c.completed},
                 {"running", c.running},
                 {"stopping", c.stopping},
@@ -304,6 +342,7 @@ json batch_summary(const run::ScenarioRun& run, const replay::ReplayResult& resu
               {"requeues", c.requeues},
               {"hung_agents", c.hung_agents},
               {"preemptions_by_reason", reasons},
+              {"preempted_by", preempted_by},
               {"core_preemptions", stats.total_preemptions},
               {"gpu_hours",
                {{"held", held}, {"useful", useful}, {"lost", lost}, {"in_progress", held - useful - lost}}},

@@ -141,12 +141,20 @@ void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summa
   if (summary.contains("batch")) {
     const auto& batch = summary["batch"];
     header(out, "meshsim_batch_jobs", "gauge", "Batch jobs at the end of the run, by state.");
-    for (const char* state : {"arrived", "completed", "running", "stopping", "queued", "failed"}) {
+    for (const char* state : {"arrived", "completed", "running", "stopping", "queued", "failed", "not_arrived"}) {
       out << "meshsim_batch_jobs{state=\"" << state << "\"} " << batch["jobs"][state].get<std::uint64_t>() << '\n';
     }
     header(out, "meshsim_batch_hung_agents_total", "counter",
            "Preemptions whose batch agent never answered the cancel and was killed at cancel_timeout.");
     out << "meshsim_batch_hung_agents_total " << batch["hung_agents"].get<std::uint64_t>() << '\n';
+    header(out, "meshsim_batch_preemptions_total", "counter",
+           "Batch jobs preempted, by the preemptor's class (serving: a serving instance) and the victim's.");
+    for (const auto& [preemptor, victims] : batch["preempted_by"].items()) {
+      for (const auto& [victim, n] : victims.items()) {
+        out << "meshsim_batch_preemptions_total{preemptor=\"" << escaped(preemptor) << "\",victim=\""
+            << escaped(victim) << "\"} " << n.get<std::uint64_t>() << '\n';
+      }
+    }
     header(out, "meshsim_batch_gpu_hours", "gauge", "Batch GPU-hours held, kept, lost to preemption, in progress.");
     for (const char* kind : {"held", "useful", "lost", "in_progress"}) {
       out << "meshsim_batch_gpu_hours{kind=\"" << kind << "\"} " << number(batch["gpu_hours"][kind].get<double>())
