@@ -5,7 +5,8 @@
 
 Writes latency_cdf.png (TTFT, TBT and end-to-end latency CDFs of completed requests) and
 timeline.png (arrivals and completions, queued and running requests, instances and
-utilisation per interval). Uses Debian's python3-matplotlib (hence /usr/bin/python3).
+utilisation per interval; on a shared cluster also the GPUs serving and batch jobs hold,
+batch jobs queued and preemptions per interval). Uses Debian's python3-matplotlib (hence /usr/bin/python3).
 Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
@@ -78,7 +79,10 @@ def main():
 
     t = [float(row["end_s"]) for row in series]
     width = [float(row["end_s"]) - float(row["start_s"]) or 1.0 for row in series]
-    fig, axes = plt.subplots(3, 1, figsize=(12, 9), sharex=True)
+    # A shared cluster's run (batch columns filled) gets a fourth panel: GPUs held by
+    # serving and by batch jobs, batch jobs queued, and preemptions per interval.
+    shared = bool(series[0].get("batch_gpus"))
+    fig, axes = plt.subplots(5 if shared else 3, 1, figsize=(12, 15 if shared else 9), sharex=True)
     axes[0].plot(t, [int(r["arrivals"]) / w for r, w in zip(series, width)], label="arrivals/s")
     axes[0].plot(t, [int(r["completions"]) / w for r, w in zip(series, width)], label="completions/s")
     axes[0].set_ylabel("requests per second")
@@ -96,14 +100,29 @@ def main():
     util.set_ylabel("fraction")
     util.legend(loc="upper right")
     util.set_ylim(0, 1.05)
-    axes[2].set_xlabel("simulated time (s)")
+    if shared:
+        serving = [float(r["serving_gpus"]) for r in series]
+        batch = [float(r["batch_gpus"]) for r in series]
+        axes[3].stackplot(t, serving, batch, labels=["GPUs held by serving", "GPUs held by batch jobs"],
+                          colors=["tab:blue", "tab:gray"], alpha=0.6, step="pre")
+        axes[3].set_ylabel("GPUs (mean over the interval)")
+        preempted = axes[3].twinx()
+        preempted.bar(t, [int(r["batch_preemptions"]) for r in series], width=[-w for w in width], align="edge",
+                      color="tab:red", alpha=0.7, label="preemptions")
+        preempted.set_ylabel("preemptions per interval")
+        preempted.legend(loc="upper right")
+        axes[4].plot(t, [int(r["batch_running"]) for r in series], label="batch jobs running")
+        axes[4].plot(t, [int(r["batch_queued"]) for r in series], label="batch jobs queued")
+        axes[4].set_ylabel("batch jobs")
+    axes[-1].set_xlabel("simulated time (s)")
     for ax in axes:
         ax.legend(loc="upper left")
         ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "timeline.png"), dpi=100)
     plt.close(fig)
-    print(f"wrote {os.path.join(out, 'latency_cdf.png')} and {os.path.join(out, 'timeline.png')}")
+    batch_panels = " (with the shared cluster's GPUs, preemptions and batch jobs)" if shared else ""
+    print(f"wrote {os.path.join(out, 'latency_cdf.png')} and {os.path.join(out, 'timeline.png')}{batch_panels}")
     return 0
 
 

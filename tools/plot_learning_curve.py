@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""Plots the learning_curve.csv of `meshsim train` as one PNG of four panels.
+"""Plots the learning_curve.csv of `meshsim train` as one PNG of five panels.
 
     tools/plot_learning_curve.py LEARNING_CURVE_CSV [--out PNG]
 
-Panels against decisions trained: mean reward per decision, SLO attainment, mean
-instances per environment, and the PPO diagnostics (approximate KL, clip fraction,
-explained variance). Where the run has validation spans, the SLO and instance panels
-also show each checkpoint's validation play (validation.csv) and the level of the
-baseline it must beat, the tuned static size on the same spans
-(validation_baseline.csv). Uses Debian's python3-matplotlib.
+Panels against decisions trained: mean reward per decision, SLO misses (the share of
+requests missing the SLO, on a log scale, so 99% and 99.9% stay apart), mean instances
+per environment, the PPO diagnostics (approximate KL, clip fraction, explained variance)
+and the validation GPU-hours. Where the run has validation spans, the SLO and instance
+panels also show each checkpoint's validation play (validation.csv) and the level of the
+baseline it must beat, the tuned static size on the same spans (validation_baseline.csv);
+the GPU-hours panel shows what each checkpoint's play cost there and rings the one kept
+as best/ (the cheapest meeting the SLO target). Uses Debian's python3-matplotlib.
 Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
@@ -49,20 +51,37 @@ def read_rows(path):
         return []
 
 
+# SLO misses are drawn on a log scale: a run that meets every SLO sits on this floor.
+MISS_FLOOR = 0.01  # percent
+
+
+def misses(attainment):
+    """The percentage of requests missing the SLO, floored for the log scale."""
+    return max(MISS_FLOOR, 100 * (1 - attainment))
+
+
 def draw_validation(axes, folder, decisions_at):
     """Each checkpoint's validation play as points, and the tuned static size's level on
     the same spans as a dotted line (a residual policy's base, target tracking, dashed), on
-    the SLO (axes[1]) and instances (axes[2]) panels."""
+    the SLO (axes[1]), instances (axes[2]) and validation GPU-hours (axes[4]) panels."""
     played = [r for r in read_rows(os.path.join(folder, "validation.csv")) if int(r["iteration"]) in decisions_at]
     baseline = read_rows(os.path.join(folder, "validation_baseline.csv"))
-    for ax, column, scale in ((axes[1], "slo_attainment", 100), (axes[2], "mean_instances", 1)):
+    for ax, column, value in ((axes[1], "slo_attainment", misses), (axes[2], "mean_instances", float),
+                              (axes[4], "gpu_hours", float)):
         if played:
-            ax.plot([decisions_at[int(r["iteration"])] for r in played], [scale * float(r[column]) for r in played],
+            ax.plot([decisions_at[int(r["iteration"])] for r in played], [value(float(r[column])) for r in played],
                     "o", color="tab:green", markersize=4, label="checkpoint on validation")
         for b, style in zip(baseline, (":", "--")):  # the static size, then a residual policy's base
             name = "tuned static" if b["policy"] == "static" else "target tracking (residual base)"
-            ax.axhline(scale * float(b[column]), color="tab:green", linestyle=style,
+            ax.axhline(value(float(b[column])), color="tab:green", linestyle=style,
                        label=f"{name} {b['parameter']} on validation")
+    best = [r for r in played if r.get("best") == "1"]
+    if best:
+        axes[4].plot([decisions_at[int(r["iteration"])] for r in best], [float(r["gpu_hours"]) for r in best], "o",
+                     markersize=11, markerfacecolor="none", markeredgecolor="tab:red", label="kept as best/")
+    if not played:
+        axes[4].text(0.5, 0.5, "no validation spans (rl.validation)", ha="center", va="center",
+                     transform=axes[4].transAxes)
 
 
 def main():
@@ -84,22 +103,30 @@ def main():
         return 2
     x = [int(r["decisions"]) for r in rows]
     col = lambda name: [float(r[name]) for r in rows]
-    fig, axes = plt.subplots(1, 4, figsize=(17, 3.6))
+    fig, axes = plt.subplots(1, 5, figsize=(21, 3.8))
     # Each iteration's figure faint, and its exponential average over about a tenth of
-    # the run bold: single iterations are noisy (episodes end in bursts).
+    # the run bold: single iterations are noisy (episodes end in bursts). Misses are
+    # averaged before the floor, so a smoothed curve is a share of requests too.
+    slo_misses = [100 * (1 - v) for v in col("slo_attainment")]
     for ax, values, title in ((axes[0], col("mean_reward"), "mean reward per decision"),
-                              (axes[1], [100 * v for v in col("slo_attainment")], "SLO attainment (%)"),
+                              (axes[1], slo_misses, "SLO misses (% of requests, log scale)"),
                               (axes[2], col("mean_instances"), "instances (mean per environment)")):
-        ax.plot(x, values, color="tab:blue", alpha=0.3, label="per iteration")
-        ax.plot(x, smoothed(values), color="tab:blue", label="smoothed")
+        floor = (lambda v: max(MISS_FLOOR, v)) if ax is axes[1] else (lambda v: v)
+        ax.plot(x, [floor(v) for v in values], color="tab:blue", alpha=0.3, label="per iteration")
+        ax.plot(x, [floor(v) for v in smoothed(values)], color="tab:blue", label="smoothed")
         ax.set_title(title)
+    axes[1].set_yscale("log")
     target = slo_target(os.path.join(os.path.dirname(args.csv) or ".", "config.json"))
     if target is not None:
-        axes[1].axhline(100 * target, color="tab:red", linestyle="--", label=f"SLO target {100 * target:g}%")
+        axes[1].axhline(misses(target), color="tab:red", linestyle="--",
+                        label=f"SLO target: at most {100 * (1 - target):g}% missed")
     folder = os.path.dirname(args.csv) or "."
+    axes[4].set_title("GPU-hours on the validation spans")
     draw_validation(axes, folder, {int(r["iteration"]): v for r, v in zip(rows, x)})
-    axes[1].legend(fontsize=8)
-    axes[2].legend(fontsize=8)
+    axes[4].set_xlim(axes[0].get_xlim())
+    for ax in (axes[1], axes[2], axes[4]):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
     for name in ("approx_kl", "clip_fraction", "explained_variance"):
         axes[3].plot(x, col(name), label=name)
     axes[3].set_title("PPO diagnostics")

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/bench/bench_reporter.hpp"
 #include "sim/engine/simulation.hpp"
 
 namespace {
@@ -86,7 +87,7 @@ BENCHMARK(BM_HoldEngine)->Arg(1000)->Arg(100000);
 BENCHMARK(BM_HoldPriorityQueue)->Arg(1000)->Arg(100000);
 
 // Collects events/s per benchmark to print the engine / bare-loop ratio.
-class RatioReporter : public benchmark::ConsoleReporter {
+class RatioReporter : public meshsim::bench::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
@@ -114,9 +115,6 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return meshsim::bench::run_benchmarks(argc, argv, &reporter);
 }

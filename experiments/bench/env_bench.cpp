@@ -141,5 +141,3 @@ BENCHMARK(BM_VectorEnvDecisions)
     ->Args({8, 1})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_VectorEnvBesideBusyProcess)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-BENCHMARK_MAIN();

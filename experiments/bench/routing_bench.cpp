@@ -44,5 +44,3 @@ BENCHMARK(BM_RouteLoadIndex);
 BENCHMARK(BM_RouteLinearScan);
 
 }  // namespace
-
-BENCHMARK_MAIN();

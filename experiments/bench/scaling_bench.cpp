@@ -206,5 +206,3 @@ void BM_ElasticDecision(benchmark::State& state) {
 BENCHMARK(BM_AutoscaledReplay)->Arg(50'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ScalingDecision)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->Iterations(200);
 BENCHMARK(BM_ElasticDecision)->Arg(1000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond)->Iterations(200);
-
-BENCHMARK_MAIN();

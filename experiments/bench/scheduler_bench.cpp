@@ -225,5 +225,3 @@ BENCHMARK(BM_SubmitWithPreemptionCycle)->Arg(1000)->Arg(100000);
 
 }  // namespace
 }  // namespace meshsim::scheduler
-
-BENCHMARK_MAIN();

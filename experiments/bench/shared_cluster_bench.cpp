@@ -148,5 +148,3 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
 
 BENCHMARK(BM_SharedClusterReplay)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_ScalingDecisionThroughCore)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMicrosecond)->Iterations(4000);
-
-BENCHMARK_MAIN();

@@ -97,5 +97,3 @@ BENCHMARK(BM_TrainDecisions)
     ->ArgsProduct({{0, 1}, {0, 1}})
     ->ArgNames({"heavy", "torch_rollout"})
     ->Unit(benchmark::kMillisecond);
-
-BENCHMARK_MAIN();

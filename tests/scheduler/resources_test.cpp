@@ -170,10 +170,11 @@ namespace {
 TEST(LatencyHistogramTest, QuantilesInterpolateWithinTheirBucketLikePrometheus) {
   LatencyHistogram h;
   EXPECT_EQ(h.quantile(0.5), 0.0);
-  for (int i = 0; i < 4; ++i) h.observe(0.0005);  // bucket (0, 0.001]
-  for (int i = 0; i < 4; ++i) h.observe(0.002);   // bucket (0.001, 0.0025]
-  EXPECT_DOUBLE_EQ(h.quantile(0.25), 0.0005);     // rank 2 of 4 in the first bucket
+  for (int i = 0; i < 4; ++i) h.observe(0.00005);  // bucket (0, 0.0001]: under 0.1 µs
+  for (int i = 0; i < 4; ++i) h.observe(0.002);    // bucket (0.001, 0.0025]
+  EXPECT_DOUBLE_EQ(h.quantile(0.25), 0.00005);     // rank 2 of 4 in the first bucket
   EXPECT_DOUBLE_EQ(h.quantile(0.75), 0.001 + 0.0015 * 0.5);
+  EXPECT_EQ(h.counts[0], 4u);
   h.observe(1000.0);  // above every bound
   EXPECT_DOUBLE_EQ(h.quantile(1.0), 100.0);
 }

@@ -8,8 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "tools/cli/capacity_command.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/compare_presets.hpp"
 #include "tools/cli/folder_lock.hpp"
+#include "tools/cli/sweep_command.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -20,6 +23,19 @@ fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("meshsim_lock_" + name);
   fs::remove_all(dir);
   return dir;
+}
+
+// A command run in a checkout writes its default folder there: git must not list it.
+// (train and eval, built with LibTorch, write meshsim-train/ and meshsim-eval/.)
+TEST(OutputFolderTest, EveryDefaultOutputFolderIsIgnoredByGit) {
+  std::ifstream file(fs::path(MESHSIM_SOURCE_DIR) / ".gitignore");
+  std::stringstream ignored;
+  ignored << file.rdbuf();
+  for (const std::string& folder : {ReplayCommandOptions{}.out_dir, CapacityCommandOptions{}.out_dir,
+                                    ComparePresetsOptions{}.out_dir, SweepCommandOptions{}.out_dir,
+                                    std::string("meshsim-train"), std::string("meshsim-eval"), std::string("runs")}) {
+    EXPECT_NE(ignored.str().find("\n/" + folder + "/\n"), std::string::npos) << folder << " is not in .gitignore";
+  }
 }
 
 TEST(FolderLockTest, ASecondWriterIsRefusedNamingTheFirstUntilItIsDone) {

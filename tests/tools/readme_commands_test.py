@@ -46,6 +46,20 @@ def commands(text):
     return out
 
 
+def metrics_problems(where, code, checkout):
+    """A walkthrough that writes the core's metrics (--metrics FILE) has latencies in them:
+    every latency histogram counts at least one call."""
+    match = re.search(r"--metrics\s+(\S+)", code)
+    if not match:
+        return []
+    with open(os.path.join(checkout, match.group(1))) as f:
+        counts = re.findall(r"^(\w+_latency_ms)_count (\d+)$", f.read(), re.M)
+    if not counts:
+        return [f"{where}: {match.group(1)} has no latency histogram"]
+    return [f"{where}: {name} is empty (_count 0): the walkthrough's script makes no such call"
+            for name, count in counts if int(count) == 0]
+
+
 def scratch_checkout(source, build, work):
     shutil.rmtree(work, ignore_errors=True)
     checkout = os.path.join(work, "checkout")
@@ -105,6 +119,7 @@ def main():
             tail = (result.stderr or result.stdout).strip()[-2000:]
             problems.append(f"{where}: exit {result.returncode}: {code.strip()[:120]}\n{tail}")
         else:
+            problems += metrics_problems(where, code, checkout)
             print(f"ok   {where}: {code.strip().splitlines()[0][:100]}")
     if ran == 0:
         problems.append("no README command ran")

@@ -207,6 +207,7 @@ TEST(ScenarioCommandTest, MetricsAreWrittenInThePrometheusTextFormatWithTheSeeds
            "schedulemesh_preemption_count{pool=\"rlhf-pg-pool\",reason=\"label_based_preemption\"} 1\n",
            "schedulemesh_preemption_count{pool=\"rlhf-pg-pool\",reason=\"same_pool_preemption\"} 1\n",
            "# TYPE schedulemesh_preemption_execution_latency_ms histogram\n",
+           "schedulemesh_task_schedule_latency_ms_bucket{le=\"0.0001\"} ",  // from 0.1 µs
            "schedulemesh_preemption_execution_latency_ms_bucket{le=\"+Inf\"} 2\n",
            "schedulemesh_preemption_execution_latency_ms_count 2\n",
            "schedulemesh_task_schedule_latency_ms_count 6\n",  // five submissions and the failed PG path

@@ -26,9 +26,10 @@ std::string escaped(const std::string& value) {
 }
 
 // The shortest text that reads back as the same double ("0.0025", not 0.0025000000000000001).
-std::string number(double value) {
-  std::array<char, 32> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+// Bucket bounds in plain decimals ("0.0001", not "1e-04"), as Prometheus' own clients write them.
+std::string number(double value, std::chars_format format = std::chars_format::general) {
+  std::array<char, 64> buffer{};
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, format);
   return std::string(buffer.data(), result.ptr);
 }
 
@@ -41,7 +42,8 @@ void histogram(std::ostream& out, const std::string& name, const std::string& he
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < sch::LatencyHistogram::kBoundsMs.size(); ++i) {
     cumulative += h.counts[i];
-    out << name << "_bucket{le=\"" << number(sch::LatencyHistogram::kBoundsMs[i]) << "\"} " << cumulative << '\n';
+    out << name << "_bucket{le=\"" << number(sch::LatencyHistogram::kBoundsMs[i], std::chars_format::fixed) << "\"} "
+        << cumulative << '\n';
   }
   out << name << "_bucket{le=\"+Inf\"} " << h.count << '\n';
   out << name << "_sum " << number(h.sum_ms) << '\n' << name << "_count " << h.count << '\n';
