@@ -35,8 +35,10 @@ const std::string kGrid = R"({
 })";
 
 testing::CommandRun sweep(const fs::path& grid, const fs::path& out_dir, unsigned threads, bool resume = false,
-                          std::optional<std::string> metrics_listen = std::nullopt) {
+                          std::optional<std::string> metrics_listen = std::nullopt,
+                          std::vector<std::string> sets = {}) {
   SweepCommandOptions options;
+  options.sets = std::move(sets);
   options.grid = grid.string();
   options.out_dir = out_dir.string();
   options.threads = threads;
@@ -177,6 +179,42 @@ TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailed
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("status"), "ok");
   EXPECT_EQ(rows[1].at("status").rfind("error: ", 0), 0u) << rows[1].at("status");
+}
+
+// --set changes the base scenario of every run, as a grid key with one value would; a
+// grid key it also sets wins; a resume with other --set values is refused; a bad --set is
+// named.
+TEST(SweepCommandTest, SetChangesTheBaseOfEveryRunAndTheGridWins) {
+  const auto grid = scenario_in_fresh_dir("sweep_set_grid", "grid.json",
+                                          R"({"grid": {"serving.start_state.0.count": [2, 3]},
+                                              "list": [{"run.until_s": 120}], "seeds": [1]})");
+  const auto as_grid = scenario_in_fresh_dir("sweep_set_as_grid", "grid.json",
+                                             R"({"grid": {"serving.start_state.0.count": [2, 3]},
+                                                 "list": [{"run.until_s": 120, "workload.rate_scale": 2}],
+                                                 "seeds": [1]})");
+  const auto out = fresh_dir("sweep_set"), out_grid = fresh_dir("sweep_set_as_grid_out");
+  const auto with_set = sweep(grid, out, 1, false, std::nullopt, {"workload.rate_scale=2", "run.until_s=60"});
+  ASSERT_EQ(with_set.code, kExitOk) << with_set.err;
+  ASSERT_EQ(sweep(as_grid, out_grid, 1).code, kExitOk);
+  for (const char* run : {"runs/0000", "runs/0001"}) {
+    // The same requests and outputs as the grid's own override (until_s 120: the list wins).
+    EXPECT_EQ(slurp(out / run / "requests.csv"), slurp(out_grid / run / "requests.csv")) << run;
+  }
+  const auto rows = csv_rows(slurp(out / "sweep.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("serving.start_state.0.count"), "3");
+  // A resume must be fed the same --set.
+  const auto other = sweep(grid, out, 1, true, std::nullopt, {"workload.rate_scale=3", "run.until_s=60"});
+  EXPECT_EQ(other.code, kExitBadInput);
+  EXPECT_NE(other.err.find("holds a sweep of other runs"), std::string::npos) << other.err;
+  const auto same = sweep(grid, out, 1, true, std::nullopt, {"workload.rate_scale=2", "run.until_s=60"});
+  EXPECT_EQ(same.code, kExitOk) << same.err;
+  const auto bad = sweep(grid, fresh_dir("sweep_bad_set"), 1, false, std::nullopt, {"workload.rate_scale"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--set: "), std::string::npos) << bad.err;
+  const auto unknown = sweep(grid, fresh_dir("sweep_unknown_set"), 1, false, std::nullopt, {"workload.rate_scal=2"});
+  EXPECT_EQ(unknown.code, kExitBadInput);
+  EXPECT_NE(unknown.err.find("rate_scal"), std::string::npos) << unknown.err;
 }
 
 TEST(SweepCommandTest, ARunSummaryIsReadBackOnlyWhenItsCountsAddUp) {

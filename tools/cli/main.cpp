@@ -277,6 +277,7 @@ CLI::App* add_sweep(CLI::App& app, SweepCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
                                      "sweep", "Replay every run of a grid of config overrides x traces x seeds; one CSV of headline metrics");
   cmd->add_option("grid", o.grid, "Grid file (JSON or YAML): config, grid, list, traces, seeds")->required();
+  add_set(cmd, o.sets);
   cmd->add_option("--out", o.out_dir, "New folder for sweep.csv and runs/NNNN/")->capture_default_str();
   cmd->add_option("--threads", o.threads, "Runs at a time (0: one per core; under mpirun: one per process)")
       ->capture_default_str();

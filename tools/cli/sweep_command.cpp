@@ -351,7 +351,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 #endif
   // Every rank reads the plan (it is small and deterministic); rank 0 alone reports
   // errors and prepares the folder, then tells the others whether to go on.
-  auto plan = read_sweep_plan(options.grid, options.catalog);
+  auto plan = read_sweep_plan(options.grid, options.catalog, options.sets);
   auto catalogs = plan ? load_catalogs(*plan) : Expected<Catalogs>(Catalogs{});
   int code = kExitOk;
   std::unique_ptr<MetricsServer> server;  // rank 0's

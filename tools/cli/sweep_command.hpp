@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "sim/engine/expected.hpp"
@@ -25,6 +26,7 @@ struct SweepCommandOptions {
   bool quiet = false;
   std::optional<std::string> metrics_listen;  // --metrics-port [HOST:]PORT: live progress (rank 0)
   std::optional<std::string> catalog;  // --catalog DIR: the user's catalog over the bundled one, for every run
+  std::vector<std::string> sets;       // --set key.path=value on the base scenario, in order (the grid's keys win)
 };
 int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
 

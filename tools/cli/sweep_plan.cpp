@@ -63,7 +63,8 @@ Expected<configs::ScenarioConfig> SweepPlan::config_of(const SweepRun& run) cons
   return config;
 }
 
-Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog) {
+Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog,
+                                    const std::vector<std::string>& sets) {
   auto grid = configs::read_config_file(grid_path);
   if (!grid) return grid.error();
   if (!grid->is_object()) return Error{grid_path + ": expected an object with config, grid, list, traces, seeds"};
@@ -84,6 +85,14 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
   auto base = configs::read_config_file(plan.config_path);
   if (!base) return Error{grid_path + ": config: " + base.error().message};
   plan.base_ = std::move(*base);
+  // --set changes the base scenario, before any run's overrides (a grid key wins).
+  for (const std::string& assignment : sets) {
+    auto parsed = configs::parse_override(assignment);
+    if (!parsed) return Error{"--set: " + parsed.error().message};
+    if (auto applied = configs::apply_override(plan.base_, *parsed); !applied) {
+      return Error{"--set: " + plan.config_path + ": " + applied.error().message};
+    }
+  }
 
   // The override sets (each list entry x the grid's product), traces and seeds.
   auto list = list_of(*grid, grid_path, "list", json::array({json::object()}));
@@ -167,6 +176,8 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
   for (const auto& trace : plan.traces_) trace_paths.push_back(trace ? json(trace->path) : json());
   plan.document = {{"config", plan.config_path}, {"list", *list}, {"grid", axes}, {"traces", trace_paths},
                    {"seeds", *seeds}};
+  // Only when given, so a sweep made without --set resumes as before.
+  if (!sets.empty()) plan.document["set"] = sets;
   return plan;
 }
 

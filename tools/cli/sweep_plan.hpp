@@ -48,9 +48,10 @@ class SweepPlan {
   std::vector<configs::ScenarioConfig> distinct_inputs;
 
  private:
-  friend Expected<SweepPlan> read_sweep_plan(const std::string&, const std::optional<std::string>&);
+  friend Expected<SweepPlan> read_sweep_plan(const std::string&, const std::optional<std::string>&,
+                                             const std::vector<std::string>&);
   std::string grid_path_;
-  nlohmann::json base_;                                              // the scenario file's tree
+  nlohmann::json base_;                                              // the scenario file's tree, --set applied
   std::vector<std::vector<configs::Override>> sets_;                 // the list's entries
   std::vector<std::pair<std::string, std::vector<nlohmann::json>>> axes_;  // the grid's keys
   std::vector<std::optional<traces::TraceFileSpec>> traces_;         // none: the config's workload
@@ -66,9 +67,11 @@ class SweepPlan {
 //    "traces": ["azure.csv", null, ...],             (null: the config's workload)
 //    "seeds": [1, 2, 3],                             (default: the config's seed)
 //    "comment": "..."}
-// Paths are relative to the grid file. More than kMaxSweepRuns runs is refused before any
+// Paths are relative to the grid file. `sets` (--set key.path=value) change the base
+// scenario before any run's overrides. More than kMaxSweepRuns runs is refused before any
 // is resolved; then every run is resolved and checked (with `catalog`, --catalog's folder,
 // in place of the configs'). Errors name the grid file, the key and the run.
-Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog);
+Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog,
+                                    const std::vector<std::string>& sets = {});
 
 }  // namespace meshsim::cli
