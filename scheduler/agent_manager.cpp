@@ -219,6 +219,22 @@ std::vector<std::string> AgentManager::check_invariants() const {
     const PlacementGroup* pg = cluster_.placement_group(agent->placement_group);
     if (pg == nullptr || pg->state != PgState::kReady) {
       problems.push_back("agent " + agent->spec.name + " has no ready placement group");
+    } else if (agent->spec.bundle_index >= pg->bundles.size() || agent->spec.bundle_index >= pg->nodes.size() ||
+               pg->nodes[agent->spec.bundle_index] != agent->node) {
+      problems.push_back("agent " + agent->spec.name + " is not on bundle " + std::to_string(agent->spec.bundle_index) +
+                         " of placement group " + std::to_string(agent->placement_group));
+    }
+    if (agent->node >= cluster_.nodes().size()) {
+      problems.push_back("agent " + agent->spec.name + " is on node " + std::to_string(agent->node) + " of " +
+                         std::to_string(cluster_.nodes().size()));
+    }
+    if (pools_.count(agent->spec.pool) == 0) {
+      problems.push_back("agent " + agent->spec.name + " is in pool " + agent->spec.pool + ", which does not exist");
+    }
+    if (agent->spec.placement_group && *agent->spec.placement_group != agent->placement_group) {
+      problems.push_back("agent " + agent->spec.name + " was given placement group " +
+                         std::to_string(*agent->spec.placement_group) + " but is in " +
+                         std::to_string(agent->placement_group));
     }
   }
   for (const auto& [name, pool] : pools_) {

@@ -1,5 +1,7 @@
 #include "scheduler/cluster_state.hpp"
 
+#include <set>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -273,8 +275,36 @@ std::vector<std::string> ClusterState::check_invariants() const {
   std::vector<std::string> problems;
   std::vector<ResourceVector> held(nodes_.size());
   for (const auto& [id, pg] : pgs_) {
+    const std::string name = "placement group " + std::to_string(id);
+    if (pg.id != id) problems.push_back(name + " says its id is " + std::to_string(pg.id));
     if (pg.state != PgState::kReady) continue;
-    for (std::size_t b = 0; b < pg.bundles.size(); ++b) held[pg.nodes[b]] += pg.bundles[b];
+    if (pg.nodes.size() != pg.bundles.size()) {
+      problems.push_back(name + " places " + std::to_string(pg.bundles.size()) + " bundles on " +
+                         std::to_string(pg.nodes.size()) + " nodes");
+      continue;
+    }
+    for (std::size_t b = 0; b < pg.bundles.size(); ++b) {
+      if (pg.nodes[b] >= nodes_.size()) {
+        problems.push_back(name + " places a bundle on node " + std::to_string(pg.nodes[b]) + " of " +
+                           std::to_string(nodes_.size()));
+        continue;
+      }
+      held[pg.nodes[b]] += pg.bundles[b];
+    }
+  }
+  // The pending queue holds each pending group once, and nothing else.
+  std::set<PgId> queued;
+  for (const PgId id : pending_) {
+    const auto it = pgs_.find(id);
+    if (it == pgs_.end() || it->second.state != PgState::kPending || !queued.insert(id).second) {
+      problems.push_back("pending placement group " + std::to_string(id) +
+                         (it == pgs_.end() ? " does not exist" : " is not a pending group queued once"));
+    }
+  }
+  for (const auto& [id, pg] : pgs_) {
+    if (pg.state == PgState::kPending && queued.count(id) == 0) {
+      problems.push_back("placement group " + std::to_string(id) + " is pending but not queued");
+    }
   }
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const auto& ledger = nodes_[i].ledger;

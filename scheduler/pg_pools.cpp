@@ -53,6 +53,7 @@ std::vector<std::string> PgPools::check_invariants(const AgentManager& agents) c
   const ClusterState& cluster = agents.cluster();
   std::vector<std::string> problems;
   for (const auto& [name, pool] : pools_) {
+    if (agents.pools().count(name) == 0) problems.push_back("PG pool " + name + " belongs to no pool");
     for (auto& problem : pool->check_invariants(cluster)) problems.push_back(std::move(problem));
   }
   std::set<PgId> owned;

@@ -45,6 +45,13 @@ std::vector<std::string> state_problems(const SchedulerState& state) {
   std::set<std::string> agent_names;
   for (const auto& agent : state.agents.agents) {
     if (!agent_names.insert(agent.spec.name).second) problems.push_back("agent " + agent.spec.name + " appears twice");
+    // Times the state saw happen cannot lie after it was saved.
+    if (agent.last_heartbeat > state.saved_at) {
+      problems.push_back("agent " + agent.spec.name + "'s last heartbeat is after saved_at");
+    }
+  }
+  for (const auto& task : state.tasks) {
+    if (task.start_time > state.saved_at) problems.push_back("task " + task.id + " starts after saved_at");
   }
   std::set<std::string> names;
   for (const auto& [spec, node_state] : state.agents.cluster.nodes) {

@@ -1,6 +1,7 @@
 #include "tools/cli/state_file.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 
 #include "configs/config_file.hpp"
@@ -282,10 +283,36 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
   return parse_state_file(*text, path);
 }
 
+namespace {
+
+// The first key of `read` that `written` (the same state written back) lacks where both
+// have an object, as a key path; nullopt when every key is one the format has. Arrays are
+// walked element by element: objects of one kind share their keys.
+std::optional<std::string> unknown_key(const json& read, const json& written, const std::string& path) {
+  if (read.is_object() && written.is_object()) {
+    for (auto it = read.begin(); it != read.end(); ++it) {
+      const std::string key = path.empty() ? it.key() : path + "." + it.key();
+      if (!written.contains(it.key())) return key;
+      if (auto deeper = unknown_key(*it, written.at(it.key()), key)) return deeper;
+    }
+  } else if (read.is_array() && written.is_array()) {
+    for (std::size_t i = 0; i < read.size() && i < written.size(); ++i) {
+      if (auto deeper = unknown_key(read[i], written[i], path + "[" + std::to_string(i) + "]")) return deeper;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std::string& path) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Error{path + ": empty, expected a state file written by save_state"};
+  }
   sch::StateJson j;
   try {
     j = traces::parse_json_as<sch::StateJson>(text);
+    if (!j.is_object()) return Error{path + ": expected a JSON object (a state file written by save_state)"};
     if (j.at("format") != kStateFormat) {
       return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }
@@ -315,6 +342,10 @@ Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std:
     }
     // Absent from files written before kept placement groups were tracked.
     if (j.contains("kept_placement_groups")) state.kept_pgs = j.at("kept_placement_groups");
+    // A key this meshsim does not write would be ignored: a typo or another tool's file.
+    if (const auto key = unknown_key(json::parse(text), json::parse(state_file_text(state)), "")) {
+      return Error{path + ": " + *key + ": unknown key (not one a state file has)"};
+    }
     return state;
   } catch (const UnfitNumber& e) {
     const auto key = json_path_of(j, e.node);
