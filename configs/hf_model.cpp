@@ -57,6 +57,14 @@ Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const
   const auto fail = [&](const std::string& key, const std::string& what) {
     return Error{path + ": " + key + ": " + what};
   };
+  if (!c.is_object()) return Error{path + ": expected a JSON object (a Hugging Face config.json)"};
+  // The optional text and flag fields, typed: a mistyped one is named, never cast.
+  for (const char* key : {"model_type", "torch_dtype"}) {
+    if (c.contains(key) && !c[key].is_string()) return fail(key, "expected a string, got " + c[key].dump());
+  }
+  if (c.contains("tie_word_embeddings") && !c["tie_word_embeddings"].is_boolean()) {
+    return fail("tie_word_embeddings", "expected true or false, got " + c["tie_word_embeddings"].dump());
+  }
   const std::string family = c.value("model_type", "");
   if (!kFamilies.count(family)) {
     return fail("model_type", "expected one of llama, mistral, mixtral, qwen2, got '" + family + "'");

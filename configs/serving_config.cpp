@@ -195,8 +195,18 @@ Expected<cluster::PoolHardware> pool_hardware(const LlmServingSpec& llm, const C
   }
   // Check now what the cluster would otherwise assert on.
   const double hbm = tp * sku->hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
-  if (!llm.kv_capacity_tokens && model.weight_bytes() >= hbm * (1.0 - llm.kv_reserve_fraction)) {
-    return Error{where + ": " + llm.model + " does not fit on " + std::to_string(tp) + " x " + sku_name + " GPUs"};
+  // vLLM's KV blocks are counted in 32 bits (and no instance holds 2^32 of them).
+  const std::uint64_t kv_tokens = cluster::instance_kv_tokens(llm, model, *sku, tp);
+  if (llm.scheduler == cluster::BatchScheduler::kVllm && kv_tokens / llm.vllm.block_size >= (1ull << 32)) {
+    return Error{where + ": " + std::to_string(kv_tokens) + " KV tokens per instance make " +
+                 std::to_string(kv_tokens / llm.vllm.block_size) + " blocks of " +
+                 std::to_string(llm.vllm.block_size) + " tokens, more than 2^32 - 1 (lower serving.kv.capacity_tokens "
+                 "or raise serving.vllm.block_size)"};
+  }
+  if (!llm.kv_capacity_tokens && kv_tokens == 0) {
+    return Error{where + ": " + llm.model + " does not fit on " + std::to_string(tp) + " x " + sku_name +
+                 " GPUs with room for one KV token" +
+                 (model.weight_bytes() < hbm ? " (lower serving.kv.reserve_fraction)" : "")};
   }
   cluster::PoolHardware hardware;
   hardware.sku = *sku;

@@ -29,6 +29,15 @@ ServingHardware::ServingHardware(const LlmClusterConfig& config) {
   }
 }
 
+std::uint64_t instance_kv_tokens(const ServingOptions& options, const ModelSpec& model, const SkuSpec& sku,
+                                 std::uint32_t tensor_parallel) {
+  if (options.kv_capacity_tokens) return usable_kv_tokens(options, *options.kv_capacity_tokens);
+  const double hbm = tensor_parallel * sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
+  const double free_tokens = (hbm * (1.0 - options.kv_reserve_fraction) - model.weight_bytes()) / model.kv_bytes_per_token();
+  // Beyond 2^53 tokens (petabytes of HBM per instance) the count is no longer exact.
+  return free_tokens >= 1 ? usable_kv_tokens(options, static_cast<std::uint64_t>(std::min(free_tokens, 9e15))) : 0;
+}
+
 // The index of the hardware of this SKU and TP degree, added if new.
 std::uint32_t ServingHardware::add(const LlmClusterConfig& config, const SkuSpec& sku, std::uint32_t tensor_parallel,
                                    std::shared_ptr<const PerfModel> perf) {
@@ -44,14 +53,7 @@ std::uint32_t ServingHardware::add(const LlmClusterConfig& config, const SkuSpec
   hw.perf = std::move(perf);
   hw.per_server = sku.gpus_per_node / tensor_parallel;
   const double kv_per_token = config.model.kv_bytes_per_token();
-  if (config.kv_capacity_tokens) {
-    hw.kv_capacity_tokens = *config.kv_capacity_tokens;
-  } else {
-    const double hbm = tensor_parallel * sku.hbm_gib_per_gpu * 1024.0 * 1024.0 * 1024.0;
-    const double free_bytes = hbm * (1.0 - config.kv_reserve_fraction) - config.model.weight_bytes();
-    hw.kv_capacity_tokens = free_bytes > 0 ? static_cast<std::uint64_t>(free_bytes / kv_per_token) : 0;
-  }
-  hw.kv_capacity_tokens = usable_kv_tokens(config, hw.kv_capacity_tokens);
+  hw.kv_capacity_tokens = instance_kv_tokens(config, config.model, sku, tensor_parallel);
   MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
   const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
   const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;

@@ -13,6 +13,7 @@
 #include "sim/batching/batching_options.hpp"
 #include "sim/engine/enum_names.hpp"
 #include "sim/engine/sim_time.hpp"
+#include "sim/perf/hardware.hpp"
 
 namespace meshsim::cluster {
 
@@ -70,5 +71,12 @@ struct ServingOptions : EngineOptions {
   // Fold consecutive decode iterations of an unchanged batch into one event.
   bool fold_decode = true;
 };
+
+// The KV tokens an instance of `model` on `tensor_parallel` GPUs of `sku` can use: the
+// options' capacity when given, else what HBM leaves after the reserve and the weights,
+// in whole tokens (and whole blocks under vLLM). 0: not one token fits. One home for the
+// cluster (serving_hardware.cpp) and for configs' checks.
+std::uint64_t instance_kv_tokens(const ServingOptions& options, const ModelSpec& model, const SkuSpec& sku,
+                                 std::uint32_t tensor_parallel);
 
 }  // namespace meshsim::cluster

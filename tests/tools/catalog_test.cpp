@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <sstream>
 
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
 #include "configs/serving_config.hpp"
+#include "sim/cluster/llm_cluster.hpp"
 #include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
@@ -229,6 +231,111 @@ TEST(CatalogTest, AnUnsupportedOrBrokenHuggingFaceConfigIsNamed) {
   ASSERT_FALSE(catalog);
   EXPECT_NE(catalog.error().message.find("intermediate_size: expected a positive integer"), std::string::npos)
       << catalog.error().message;
+}
+
+// Every field of a Hugging Face config.json given a value of every JSON type (and the
+// whole file as a non-object): the catalog loads or says which file is wrong; nothing
+// throws (a mistyped "model_type": 5 or "tie_word_embeddings": "yes" once escaped as an
+// internal error, exit 70).
+TEST(CatalogTest, EveryMistypedHuggingFaceFieldIsNamedWithItsFile) {
+  const fs::path dir = fresh_dir("catalog_hf_types");
+  fs::create_directories(dir / "hf/acme/m");
+  const auto valid = nlohmann::json::parse(
+      R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
+          "num_experts_per_tok": 2, "max_position_embeddings": 32768, "torch_dtype": "bfloat16",
+          "tie_word_embeddings": false, "head_dim": 128, "rope_scaling": null})");
+  const std::vector<nlohmann::json> values = {"x", -1, 0, 1.5, 1e30, true, nullptr, nlohmann::json::array({1}),
+                                              nlohmann::json::object({{"a", 1}})};
+  const auto load = [&](const std::string& text) {
+    write(dir / "hf/acme/m/config.json", text);
+    try {
+      const auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+      return catalog ? std::string() : catalog.error().message;
+    } catch (const std::exception& e) {
+      return std::string("THREW: ") + e.what();
+    }
+  };
+  ASSERT_EQ(load(valid.dump()), "");
+  for (const auto& [key, original] : valid.items()) {
+    for (const auto& value : values) {
+      auto edited = valid;
+      edited[key] = value;
+      const std::string error = load(edited.dump());
+      EXPECT_TRUE(error.empty() || error.find("acme/m/config.json: ") != std::string::npos)
+          << key << " = " << value.dump() << ": " << error;
+    }
+  }
+  for (const std::string text : {"[1, 2]", "5", "\"text\"", "null", ""}) {
+    const std::string error = load(text);
+    EXPECT_NE(error.find("acme/m/config.json"), std::string::npos) << text << ": " << error;
+    EXPECT_EQ(error.find("THREW"), std::string::npos) << text << ": " << error;
+  }
+}
+
+// At the edge of fitting: for every bundled model, SKU and tensor-parallel degree, the KV
+// reserve that leaves exactly one KV token builds a cluster, and the next larger one is
+// refused naming the deployment (a reserve of 0.19696 for Llama2-70B on 2 H100s once
+// passed the check and failed inside the cluster, exit 70).
+TEST(CatalogTest, AModelLeavingNoKvTokenIsRefusedAndOneLeavingOneIsBuilt) {
+  const auto catalog = configs::load_catalog(configs::default_catalog_folder());
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  struct NullSink final : cluster::RequestSink {
+    void on_request_finished(const metrics::RequestRecord&) override {}
+  } sink;
+  int edges = 0;
+  for (const auto& [model_name, model] : catalog->models) {
+    for (const auto& [sku_name, sku] : catalog->skus) {
+      for (const std::uint32_t tp : {1u, 2u, 4u, 8u}) {
+        if (sku.gpus_per_node % tp != 0) continue;
+        configs::LlmServingSpec spec;
+        spec.model = model_name;
+        spec.sku = sku_name;
+        spec.tensor_parallel = tp;
+        const auto tokens = [&](double reserve) {
+          spec.kv_reserve_fraction = reserve;
+          return cluster::instance_kv_tokens(spec, model, sku, tp);
+        };
+        if (tokens(0.0) == 0) continue;  // does not fit at all
+        // The largest reserve leaving a token, and the next double above it.
+        double fits = 0.0, full = 1.0;
+        for (int i = 0; i < 100 && std::nextafter(fits, 1.0) < full; ++i) {
+          const double mid = (fits + full) / 2;
+          (tokens(mid) > 0 ? fits : full) = mid;
+        }
+        for (const double reserve : {fits, full}) {
+          spec.kv_reserve_fraction = reserve;
+          const auto resolved = configs::resolve_llm_cluster(spec, *catalog);
+          EXPECT_EQ(static_cast<bool>(resolved), reserve == fits) << model_name << " on " << tp << " x " << sku_name;
+          if (!resolved) {
+            EXPECT_NE(resolved.error().message.find("with room for one KV token"), std::string::npos)
+                << resolved.error().message;
+            continue;
+          }
+          engine::Simulation sim(1);
+          try {
+            cluster::LlmCluster built(sim, *resolved, sink);
+            EXPECT_GE(built.fleet().hardware().kind(0).kv_capacity_tokens, 1u);
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << model_name << " on " << tp << " x " << sku_name << " at reserve " << reserve << ": "
+                          << e.what();
+          }
+        }
+        ++edges;
+      }
+    }
+  }
+  EXPECT_GT(edges, 20);
+  // vLLM's blocks are counted in 32 bits: a capacity of 2^32 blocks or more is refused.
+  configs::LlmServingSpec spec;
+  spec.scheduler = cluster::BatchScheduler::kVllm;
+  spec.kv_capacity_tokens = (1ull << 32) * spec.vllm.block_size;
+  const auto too_many = configs::resolve_llm_cluster(spec, *catalog);
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.error().message.find("blocks of 16 tokens, more than 2^32 - 1"), std::string::npos)
+      << too_many.error().message;
+  *spec.kv_capacity_tokens -= spec.vllm.block_size;
+  EXPECT_TRUE(configs::resolve_llm_cluster(spec, *catalog));
 }
 
 TEST(CatalogTest, MixtureOfExpertsFiguresMustAgree) {
