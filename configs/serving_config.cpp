@@ -90,6 +90,8 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     batching.read("max_batch_tokens", spec.batching.max_batch_tokens, "a positive integer", kAtLeastOne);
     batching.read("max_preemptions", spec.batching.max_preemptions);
   }
+  reader.read("max_requests_in_system", spec.max_requests_in_system, "an integer in [1, 1e8]",
+              [](std::uint64_t v) { return v >= 1 && v <= 100'000'000; });
   reader.read_choice("scheduler", spec.scheduler, cluster::kBatchSchedulerNames);
   {
     ObjectReader vllm(reader.raw("vllm"), reader.path_of("vllm"), reader.errors());
@@ -146,6 +148,7 @@ json llm_to_json(const LlmServingSpec& spec) {
               {"constant", {{"prefill_ms", spec.constant_prefill_ms}, {"decode_ms", spec.constant_decode_ms}}},
               {"start_state", groups},
               {"scheduler", cluster::kBatchSchedulerNames.name(spec.scheduler)},
+              {"max_requests_in_system", spec.max_requests_in_system},
               {"vllm",
                {{"max_num_seqs", spec.vllm.max_num_seqs},
                 {"max_num_batched_tokens", spec.vllm.max_num_batched_tokens},

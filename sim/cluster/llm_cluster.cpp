@@ -98,6 +98,12 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
     finish(slot, metrics::RequestStatus::kDropped);
     return;
   }
+  // A full system sheds the arrival (this one counts in in_system_ until finish()).
+  if (in_system_ > config_.max_requests_in_system) {
+    r.record.dropped_for = metrics::DropReason::kQueueFull;
+    finish(slot, metrics::RequestStatus::kDropped);
+    return;
+  }
   if (reads_tokens(config_)) {
     seqs_.stream(slot) = TokenStream(request.id, request.prompt_tokens, request.prefix, request.output_content);
   }

@@ -60,6 +60,11 @@ struct ServingOptions : EngineOptions {
   // up and vLLM drops its request (DropReason::kTimedOut); under kVllm only. Aborts
   // happen at the instance's next step boundary.
   std::optional<engine::SimTime> request_timeout;
+  // Requests in the system (waiting or running, cluster-wide) at most this many: an
+  // arrival beyond it is refused and counted (DropReason::kQueueFull), so a burst no
+  // deployment could serve (a rate scale of 1e6) is shed, never held whole. Each request
+  // in the system takes a few hundred bytes: the default bounds them near 0.5 GB.
+  std::uint64_t max_requests_in_system = 1'000'000;
   RoutePolicy prompt_routing = RoutePolicy::kFewestPendingTokens;
   RoutePolicy token_routing = RoutePolicy::kFewestRequests;
   // KV capacity per instance: tp * HBM - weights - reserve, unless given (then the same

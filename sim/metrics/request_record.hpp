@@ -20,7 +20,7 @@ enum class DropReason {
   kOverContext,     // at arrival: prompt + output longer than the context (max_model_len), as vLLM refuses it
   kOverKvCapacity,  // at arrival: its KV cache could never fit on an instance
   kTimedOut,        // not finished within the client's timeout (aborted)
-  kQueueFull,       // the fixed-latency model's queue was full
+  kQueueFull,       // the system was full (serving.max_requests_in_system; the fixed-latency model's queue)
 };
 inline constexpr EnumNames kDropReasonNames{
     std::array{std::pair{DropReason::kNone, std::string_view("")},

@@ -223,6 +223,9 @@ TEST(ScenarioConfigTest, VllmLimitsAndTimeoutsAreChecked) {
                                                                         "max_num_batched_tokens": 128}}})")
                 .find("serving.vllm.max_num_batched_tokens: must be at least max_num_seqs (256)"),
             std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"max_requests_in_system": 0}})")
+                .find("serving.max_requests_in_system: expected an integer in [1, 1e8]"),
+            std::string::npos);
   EXPECT_NE(parse_error(R"({"serving": {"scheduler": "vllm", "vllm": {"request_timeout_s": 0}}})")
                 .find("serving.vllm.request_timeout_s: expected a positive number of seconds"),
             std::string::npos);

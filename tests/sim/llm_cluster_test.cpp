@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 
 #include "tests/sim/llm_test_support.hpp"
 #include "traces/generated_source.hpp"
@@ -325,6 +327,64 @@ TEST(LlmClusterTest, TokenInstancesAreChosenByTheTokenPolicy) {
     EXPECT_EQ(*result.records.at(0).instance, 1u);
     EXPECT_EQ(*result.records.at(1).instance, 2u);
     EXPECT_EQ(*result.records.at(2).instance, third) << kRoutePolicyNames.name(policy);
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::cluster
+
+namespace meshsim::cluster {
+namespace {
+
+// A burst beyond serving.max_requests_in_system is shed at arrival and counted: random
+// bursts and caps, under both engines; the requests admitted never overlap more than the
+// cap (memory bounded by it), an arrival is shed only when the system held the cap, and
+// every request ends completed or dropped with its reason.
+TEST(LlmClusterPropertyTest, ABurstBeyondTheSystemsCapIsShedAndCounted) {
+  const int cases = testing::case_count(60);
+  for (int c = 0; c < cases; ++c) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(c) + 1);
+    const std::uint64_t cap = std::vector<std::uint64_t>{1, 3, 20, 200}[rng() % 4];
+    std::vector<ListSource::Row> rows;
+    const int n = 50 + static_cast<int>(rng() % 400);
+    const double window = std::vector<double>{0.0, 0.001, 0.5, 5.0}[rng() % 4];
+    for (int i = 0; i < n; ++i) {
+      rows.push_back({std::uniform_real_distribution<double>(0, window)(rng), 1 + static_cast<std::uint32_t>(rng() % 800),
+                      1 + static_cast<std::uint32_t>(rng() % 40)});
+    }
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    auto config = base_config({{InstanceTag::kMixed, 1 + static_cast<std::uint32_t>(rng() % 3)}});
+    if (rng() % 2 == 0) config.scheduler = BatchScheduler::kVllm;
+    config.max_requests_in_system = cap;
+    ListSource source(rows);
+    const auto result = run(config, source);
+    ASSERT_EQ(result.counts.arrived, static_cast<std::uint64_t>(n)) << "case " << c;
+    ASSERT_EQ(result.counts.completed + result.counts.dropped, result.counts.arrived) << "case " << c;
+    // Admitted requests as [arrival, finished) intervals; shed arrivals' times.
+    std::vector<std::pair<SimTime, int>> edges;
+    std::vector<SimTime> shed;
+    for (const auto& r : result.in_order) {
+      if (r.dropped_for == metrics::DropReason::kQueueFull) {
+        shed.push_back(r.arrival);
+        continue;
+      }
+      ASSERT_EQ(r.status, RequestStatus::kCompleted) << "case " << c;
+      edges.emplace_back(r.arrival, +1);
+      edges.emplace_back(*r.finished, -1);
+    }
+    std::sort(edges.begin(), edges.end());  // at equal times, leaving (-1) first
+    std::int64_t inside = 0, most = 0;
+    for (const auto& [t, step] : edges) most = std::max(most, inside += step);
+    EXPECT_LE(most, static_cast<std::int64_t>(cap)) << "case " << c;
+    for (const SimTime t : shed) {
+      // At its arrival the system held the cap: admitted requests with arrival <= t < end
+      // (or ending at t, when the arrival was handled first).
+      std::uint64_t held = 0;
+      for (const auto& r : result.in_order) {
+        if (r.dropped_for != metrics::DropReason::kQueueFull && r.arrival <= t && *r.finished >= t) ++held;
+      }
+      EXPECT_GE(held, cap) << "case " << c << " at " << t.seconds();
+    }
   }
 }
 

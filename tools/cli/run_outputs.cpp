@@ -123,7 +123,7 @@ std::string dropped_text(const nlohmann::ordered_json& s) {
   part("over_context", "longer than " + limit);
   part("over_kv_capacity", "too long for any instance's KV cache");
   part("timed_out", "past the client's timeout");
-  part("queue_full", "at a full queue");
+  part("queue_full", "at a full system (serving.max_requests_in_system) or queue");
   return parts.empty() ? "" : out + parts + "\n";
 }
 
