@@ -52,6 +52,7 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
   }
   std::error_code created;
   std::filesystem::create_directories(folder, created);
+  o.unwritten = true;  // until the run starts, and again from its commit
   if (created) {
     o.error = folder + ": cannot create the run folder: " + created.message();
     return o;
@@ -62,6 +63,7 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
     o.error = status.error().message;
     return o;
   }
+  o.unwritten = false;
   auto finished = replay_to_end(config, config_path, catalog, writer);
   if (!finished) {
     o.error = finished.error().message;
@@ -69,6 +71,7 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
   }
   if (auto status = writer.commit(finished->summary); !status) {
     o.error = status.error().message;
+    o.unwritten = true;
     return o;
   }
   const run::ScenarioRun* run = finished->run.get();
@@ -223,7 +226,7 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   for (auto& thread : pool) thread.join();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   for (const auto& o : outcomes) {
-    if (!o.error.empty()) return fail(o.name + ": " + o.error, kExitBadInput);
+    if (!o.error.empty()) return fail(o.name + ": " + o.error, o.unwritten ? kExitOutputError : kExitBadInput);
   }
 
   const std::string csv_path = options.out_dir + "/presets.csv";

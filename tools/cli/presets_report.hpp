@@ -18,6 +18,7 @@ struct PresetOutcome {
   std::string name;  // the policy
   std::uint64_t seed = 0;
   std::string error;  // the run failed: nothing else is set
+  bool unwritten = false;  // the failure was its run folder's (I/O, exit 3)
   double slo_attainment = 0, ttft_p99_s = 0;
   std::uint64_t scale_ups = 0, blocked = 0;
   std::uint64_t jobs_completed = 0, jobs_queued = 0, preemptions = 0;

@@ -130,9 +130,9 @@ class SweepRunner {
   }
 
   // The run replayed into its folder, or read back from it when resuming and it finished
-  // before: its outcome (kRan, kResumed, kFailed) then its CSV row (no newline), one
-  // string so that MPI ranks can send it as it is.
-  static constexpr char kRan = '+', kResumed = 'r', kFailed = '!';
+  // before: its outcome (kRan, kResumed, kFailed, kUnwritten: its folder could not be
+  // written) then its CSV row (no newline), one string so that MPI ranks can send it as it is.
+  static constexpr char kRan = '+', kResumed = 'r', kFailed = '!', kUnwritten = 'w';
   std::string run(std::size_t index) {
     const SweepRun run = plan_.run(index);
     auto config = plan_.config_of(run);  // checked when the plan was read
@@ -156,10 +156,12 @@ class SweepRunner {
       report(index, "", status);
     } else {
       std::ostringstream warnings;
-      status = replay_into(*config, folder, warnings, summary);
+      bool unwritten = false;
+      status = replay_into(*config, folder, warnings, summary, unwritten);
       report(index, warnings.str(), status);
+      if (unwritten) outcome = kUnwritten;
     }
-    if (status != "ok") outcome = kFailed;
+    if (status != "ok" && outcome != kUnwritten) outcome = kFailed;
     std::string row = outcome + std::to_string(index) + "," + run_folder(index);
     for (const auto& key : plan_.override_keys) {
       const auto o = std::find_if(run.overrides.begin(), run.overrides.end(), [&](const auto& x) { return x.path == key; });
@@ -175,16 +177,21 @@ class SweepRunner {
   }
 
  private:
+  // "ok" or "error: ..."; `unwritten` when the failure was the run folder's (I/O, exit 3).
   std::string replay_into(const configs::ScenarioConfig& config, const std::string& folder, std::ostream& warnings,
-                          json& summary) {
+                          json& summary, bool& unwritten) {
     std::error_code error;
     fs::create_directories(folder, error);
+    unwritten = true;
     if (error) return "error: " + folder + ": cannot create the run folder: " + error.message();
     RunFolderWriter writer(folder, config.replay.slo.tbt_definition, warnings, false);
     if (auto status = writer.open_status(); !status) return "error: " + status.error().message;
+    unwritten = false;
     auto finished = replay_to_end(config, plan_.config_path, catalogs_.at(config.catalog.value_or("")), writer);
     if (!finished) return "error: " + finished.error().message;
+    unwritten = true;
     if (auto status = writer.commit(finished->summary); !status) return "error: " + status.error().message;
+    unwritten = false;
     summary = json(finished->summary);
     return "ok";
   }
@@ -412,7 +419,8 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
   if (auto written = write_csv(csv, runner.header(), rows); !written) {
     return fail(err, written.error().message, kExitOutputError);
   }
-  const std::size_t failed = count_outcome(rows, SweepRunner::kFailed);
+  const std::size_t unwritten = count_outcome(rows, SweepRunner::kUnwritten);
+  const std::size_t failed = count_outcome(rows, SweepRunner::kFailed) + unwritten;
   if (!options.quiet) {
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     char line[200];
@@ -421,7 +429,8 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
                   distributed ? "MPI processes" : "threads");
     out << line << "outputs     " << csv << ", " << options.out_dir << "/runs/NNNN/\n";
   }
-  return failed == 0 ? kExitOk : kExitBadInput;
+  // A run that could not be written (a full disk) is an output error, whatever else failed.
+  return unwritten > 0 ? kExitOutputError : failed == 0 ? kExitOk : kExitBadInput;
 }
 
 }  // namespace meshsim::cli
