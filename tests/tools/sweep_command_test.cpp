@@ -254,7 +254,8 @@ TEST(SweepCommandTest, LiveMetricsCountTheRunsFinished) {
 // enumerates the runs with nested loops, as the grid's definition reads: list entries,
 // then the grid's keys in key order (the last varying fastest), traces, seeds. On random
 // grids the two agree run by run: the overrides, and in the resolved config the name,
-// rate scale and seed (the seeds list beating a "seed" override, the grid beating the list).
+// rate scale and seed (from the seeds list or a "seed" override, never both; the grid
+// beating the list).
 TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
   using nlohmann::json;
   const auto base = configs::load_scenario(configs::default_scenario_path());
@@ -270,10 +271,12 @@ TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
   for (int trial = 0; trial < 25; ++trial) {
     json grid = json::object();
     json list = json::array();
+    const bool with_seeds = pick(2);  // a seeds list, or "seed" overrides: one place only
+    const auto used = [&](const std::string& key) { return !(with_seeds && key == "seed") && pick(2); };
     for (std::size_t i = 0, n = 1 + pick(3); i < n; ++i) {
       json entry = json::object();
       for (const auto& key : keys) {
-        if (pick(2)) entry[key] = value_of(key);
+        if (used(key)) entry[key] = value_of(key);
       }
       list.push_back(entry);
     }
@@ -281,12 +284,12 @@ TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
     else list = json::array({json::object()});
     json axes = json::object();
     for (const auto& key : keys) {
-      if (!pick(2)) continue;
+      if (!used(key)) continue;
       for (std::size_t i = 0, n = 1 + pick(4); i < n; ++i) axes[key].push_back(value_of(key));
     }
     if (!axes.empty()) grid["grid"] = axes;
     json seeds = json::array({nullptr});
-    if (pick(2)) {
+    if (with_seeds) {
       seeds = json::array();
       for (std::size_t i = 0, n = 1 + pick(3); i < n; ++i) seeds.push_back(pick(2) ? json(pick(100)) : json());
       grid["seeds"] = seeds;
@@ -357,6 +360,11 @@ TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {
   expect_error(R"({"grid": {"workload.rate_scale": [1, "fast"]}})", "run 1: ");
   expect_error(R"({"grid": {"workload.rate_scale": [1, "fast"]}})", "rate_scale");
   expect_error(R"({"seeds": [-1]})", "seeds[0]: expected an integer");
+  expect_error(R"({"grid": {"serving.start_state.0.count": [2, null]}})",
+               "grid.serving.start_state.0.count[1]: null is not a value");
+  expect_error(R"({"list": [{"run.until_s": null}]})", "list[0].run.until_s: null is not a value");
+  expect_error(R"({"grid": {"seed": [1, 2]}, "seeds": [3]})", "grid.seed: give the seeds in one place");
+  expect_error(R"({"list": [{"seed": 1}], "seeds": [3]})", "list.seed: give the seeds in one place");
   expect_error(R"({"traces": ["missing.csv"]})", "missing.csv: no such trace file");
   expect_error(R"({"config": "missing.json"})", "missing.json");
   // Too many runs: refused at once, before a config is resolved (10^6 took 73 s and exited

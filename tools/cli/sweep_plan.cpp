@@ -101,7 +101,14 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
     const json& entry = (*list)[i];
     if (!entry.is_object()) return Error{grid_path + ": list[" + std::to_string(i) + "]: expected {\"key.path\": value}"};
     std::vector<configs::Override> set;
-    for (const auto& [key, value] : entry.items()) set.push_back({key, value});
+    for (const auto& [key, value] : entry.items()) {
+      // A null would reset the key to its default, and leave the run's CSV cell empty.
+      if (value.is_null()) {
+        return Error{grid_path + ": list[" + std::to_string(i) + "]." + key +
+                     ": null is not a value (leave the key out to keep the scenario's)"};
+      }
+      set.push_back({key, value});
+    }
     plan.sets_.push_back(std::move(set));
   }
   double runs = static_cast<double>(plan.sets_.size());
@@ -111,6 +118,12 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
     for (const auto& [key, values] : axes.items()) {
       if (!values.is_array() || values.empty()) {
         return Error{grid_path + ": grid." + key + ": expected a non-empty list of values"};
+      }
+      for (std::size_t v = 0; v < values.size(); ++v) {
+        if (values[v].is_null()) {
+          return Error{grid_path + ": grid." + key + "[" + std::to_string(v) +
+                       "]: null is not a value (leave the key out to keep the scenario's)"};
+        }
       }
       runs *= static_cast<double>(values.size());
       if (runs > static_cast<double>(kMaxSweepRuns)) {
@@ -124,6 +137,18 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
   if (!traces) return traces.error();
   auto seeds = list_of(*grid, grid_path, "seeds", json::array({nullptr}));
   if (!seeds) return seeds.error();
+  // Seeds come from one place: "seeds", or a "seed" key of the grid or list, not both (the
+  // seeds would win silently, and the CSV would have two seed columns).
+  if (grid->contains("seeds")) {
+    const bool in_grid = grid->contains("grid") && (*grid)["grid"].contains("seed");
+    const bool in_list = std::any_of(plan.sets_.begin(), plan.sets_.end(), [](const auto& set) {
+      return std::any_of(set.begin(), set.end(), [](const configs::Override& o) { return o.path == "seed"; });
+    });
+    if (in_grid || in_list) {
+      return Error{grid_path + ": " + (in_grid ? "grid" : "list") +
+                   ".seed: give the seeds in one place, \"seeds\" or a \"seed\" key, not both"};
+    }
+  }
   for (std::size_t i = 0; i < seeds->size(); ++i) {
     const json& seed = (*seeds)[i];
     if (!seed.is_null() && !seed.is_number_unsigned()) {
