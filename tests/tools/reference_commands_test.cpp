@@ -79,7 +79,7 @@ TEST(ValidateCommandTest, ABadRowIsNamedByLineAndColumn) {
 
 TEST(ValidateCommandTest, ARowWithoutMeasurementsIsPredicted) {
   // A user's own deployment: a model from a Hugging Face config.json in --catalog, no
-  // measured columns; the command predicts (errors against nothing are 0).
+  // measured columns; the command predicts, and reports no error against nothing.
   const fs::path dir = fresh_dir("validate_own");
   fs::create_directories(dir / "hf/acme/tiny-llama");
   std::ofstream(dir / "hf/acme/tiny-llama/config.json")
@@ -95,10 +95,29 @@ TEST(ValidateCommandTest, ARowWithoutMeasurementsIsPredicted) {
   options.catalog = dir.string();
   options.json = true;
   ASSERT_EQ(run_validate_command(options, out, err), kExitOk) << err.str();
-  const auto row = nlohmann::json::parse(out.str())["rows"][0];
+  const auto report = nlohmann::json::parse(out.str());
+  const auto row = report["rows"][0];
   EXPECT_EQ(row["requests"], 300);
   EXPECT_GT(row["ttft_p50_s"].get<double>(), 0.0);
   EXPECT_LT(row["ttft_p50_s"].get<double>(), 1.0);
+  for (const char* figure : {"e2e_p50", "ttft_p50", "inter_token_mean"}) {
+    EXPECT_TRUE(row["errors"][figure].is_null()) << figure;
+    EXPECT_TRUE(report["median_abs_error"][figure].is_null()) << figure;
+  }
+  // The table says there is nothing to compare, never "0.0%" over 0 rows.
+  options.json = false;
+  std::ostringstream table, table_err;
+  ASSERT_EQ(run_validate_command(options, table, table_err), kExitOk) << table_err.str();
+  EXPECT_NE(table.str().find("no error to report (predictions only)"), std::string::npos) << table.str();
+  EXPECT_EQ(table.str().find("0.0%"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("      -"), std::string::npos) << table.str();
+  for (const double bad : {std::nan(""), -1.0, 1e13}) {
+    options.client_timeout_s = bad;
+    std::ostringstream refused_out, refused_err;
+    EXPECT_EQ(run_validate_command(options, refused_out, refused_err), kExitBadInput) << bad;
+    EXPECT_NE(refused_err.str().find("--client-timeout: expected seconds in [0, 1e12]"), std::string::npos)
+        << refused_err.str();
+  }
 }
 
 TEST(CalibrateReferenceTest, FitsCoefficientsThatPredictTheRowsItWasFittedOn) {

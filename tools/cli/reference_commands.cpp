@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "configs/catalog.hpp"
+#include "sim/engine/number_text.hpp"
 #include "configs/serving_reference.hpp"
 #include "sim/perf/step_calibration.hpp"
 #include "tools/cli/commands.hpp"
@@ -56,6 +58,24 @@ Expected<std::vector<ResolvedRow>> resolve(const std::vector<configs::ServingRef
 
 double relative_error(double predicted, double measured) {
   return measured > 0 ? (predicted - measured) / measured : 0.0;
+}
+
+// The relative error where there is a measurement to compare with (none for a column a
+// row leaves empty or at 0): never a figure made up from nothing.
+std::optional<double> measured_error(double predicted, double measured) {
+  if (!(measured > 0)) return std::nullopt;
+  return (predicted - measured) / measured;
+}
+
+// "+12.3%" or "-" (no measurement), `width` wide.
+std::string percent_or_dash(const std::optional<double>& error, int width, int decimals = 1) {
+  char text[32];
+  if (error) {
+    std::snprintf(text, sizeof text, "%+*.*f%%", width - 1, decimals, 100 * *error);
+  } else {
+    std::snprintf(text, sizeof text, "%*s", width, "-");
+  }
+  return text;
 }
 
 double median(std::vector<double> values) {
@@ -168,6 +188,11 @@ int run_calibrate_reference(const std::string& reference, const std::string& cat
 }
 
 int run_validate_command(const ValidateCommandOptions& options, std::ostream& out, std::ostream& err) {
+  // NaN compares false with everything: it would have meant "no timeout" silently.
+  if (!(options.client_timeout_s >= 0 && options.client_timeout_s <= engine::SimTime::kMaxSeconds)) {
+    return fail(err, "--client-timeout: expected seconds in [0, 1e12] (0: none), got " +
+                         number_text(options.client_timeout_s), kExitBadInput);
+  }
   auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
   auto rows = configs::read_serving_reference(options.reference);
@@ -193,39 +218,56 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
     const double e2e = predicted["e2e_p50_s"], ttft = predicted["ttft_p50_s"];
     const double itl = predicted["inter_token_mean_s"];
     const bool kept_up = row.kept_up();
+    const auto e2e_error = measured_error(e2e, row.e2e_p50_s);
+    const auto ttft_error = measured_error(ttft, row.ttft_p50_s);
+    const auto itl_error = measured_error(itl, row.inter_token_mean_s());
     if (kept_up) {
-      e2e_errors.push_back(std::fabs(relative_error(e2e, row.e2e_p50_s)));
-      ttft_errors.push_back(std::fabs(relative_error(ttft, row.ttft_p50_s)));
-      itl_errors.push_back(std::fabs(relative_error(itl, row.inter_token_mean_s())));
+      if (e2e_error) e2e_errors.push_back(std::fabs(*e2e_error));
+      if (ttft_error) ttft_errors.push_back(std::fabs(*ttft_error));
+      if (itl_error) itl_errors.push_back(std::fabs(*itl_error));
     }
+    const auto as_json = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
     ordered_json entry = {{"line", row.line}, {"experiment", row.experiment}, {"kept_up", kept_up}};
     entry.update(predicted);
-    entry["errors"] = {{"e2e_p50", relative_error(e2e, row.e2e_p50_s)},
-                       {"ttft_p50", relative_error(ttft, row.ttft_p50_s)},
-                       {"inter_token_mean", relative_error(itl, row.inter_token_mean_s())}};
+    entry["errors"] = {{"e2e_p50", as_json(e2e_error)},
+                       {"ttft_p50", as_json(ttft_error)},
+                       {"inter_token_mean", as_json(itl_error)}};
     report["rows"].push_back(entry);
     if (!options.json) {
-      std::snprintf(line, sizeof line,
-                    "%4zu  %-40.40s %5.1f  %7.3f %7.3f %+6.1f%%  %7.3f %7.3f %+6.1f%%  %6.2f %6.2f %+6.1f%%%s\n",
+      std::snprintf(line, sizeof line, "%4zu  %-40.40s %5.1f  %7.3f %7.3f %s  %7.3f %7.3f %s  %6.2f %6.2f %s%s\n",
                     row.line, row.experiment.c_str(), row.rate_per_s, row.e2e_p50_s, e2e,
-                    100 * relative_error(e2e, row.e2e_p50_s), row.ttft_p50_s, ttft,
-                    100 * relative_error(ttft, row.ttft_p50_s), row.inter_token_mean_s() * 1e3, itl * 1e3,
-                    100 * relative_error(itl, row.inter_token_mean_s()), kept_up ? "" : "  (overloaded)");
+                    percent_or_dash(e2e_error, 7).c_str(), row.ttft_p50_s, ttft, percent_or_dash(ttft_error, 7).c_str(),
+                    row.inter_token_mean_s() * 1e3, itl * 1e3, percent_or_dash(itl_error, 7).c_str(),
+                    kept_up ? "" : "  (overloaded)");
       out << line << std::flush;
     }
   }
-  report["median_abs_error"] = {{"e2e_p50", median(e2e_errors)},
-                                {"ttft_p50", median(ttft_errors)},
-                                {"inter_token_mean", median(itl_errors)},
-                                {"rows", e2e_errors.size()}};
+  // Each figure's median over the rows that measured it (null, and "-", over none).
+  const auto median_of = [](const std::vector<double>& errors) {
+    return errors.empty() ? std::optional<double>() : std::optional<double>(median(errors));
+  };
+  const auto as_json = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
+  report["median_abs_error"] = {{"e2e_p50", as_json(median_of(e2e_errors))},
+                                {"ttft_p50", as_json(median_of(ttft_errors))},
+                                {"inter_token_mean", as_json(median_of(itl_errors))},
+                                {"rows", e2e_errors.size()},
+                                {"rows_by_figure",
+                                 {{"e2e_p50", e2e_errors.size()},
+                                  {"ttft_p50", ttft_errors.size()},
+                                  {"inter_token_mean", itl_errors.size()}}}};
   if (options.json) {
     out << report.dump(2) << '\n';
+  } else if (e2e_errors.empty() && ttft_errors.empty() && itl_errors.empty()) {
+    out << "no row has a measurement the server kept up with: no error to report (predictions only)\n";
   } else {
-    std::snprintf(line, sizeof line,
-                  "median |error| over the %zu rows the server kept up with: E2E P50 %.1f%%, TTFT P50 %.1f%%, "
-                  "ITL mean %.1f%%\n",
-                  e2e_errors.size(), 100 * median(e2e_errors), 100 * median(ttft_errors), 100 * median(itl_errors));
-    out << line;
+    const auto figure = [&](const char* name, const std::vector<double>& errors) {
+      return std::string(name) + " " +
+             (errors.empty() ? std::string("- (no row measured it)")
+                             : number_text(std::round(1000 * median(errors)) / 10) + "% over " +
+                                   std::to_string(errors.size()) + " rows");
+    };
+    out << "median |error| where the server kept up: " << figure("E2E P50", e2e_errors) << ", "
+        << figure("TTFT P50", ttft_errors) << ", " << figure("ITL mean", itl_errors) << '\n';
   }
   return kExitOk;
 }
