@@ -316,6 +316,13 @@ TEST(EvalCommandTest, BadGridsAreRefusedNamingTheFlag) {
   const CommandRun r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("--oracle-utilisations: expected at least one number"), std::string::npos) << r.err;
+  // No static size to sweep (it failed inside the environment's reset, exit 70).
+  EvalCommandOptions no_static = small_eval(recipe, "eval_grids_out");
+  no_static.max_static = 0;
+  const CommandRun none = run_command(no_static, run_eval_command);
+  EXPECT_EQ(none.code, kExitBadInput);
+  EXPECT_NE(none.err.find("--max-static: expected a number of instances in [1, 10000], got 0"), std::string::npos)
+      << none.err;
 }
 
 // Nor whatever the policy's action kind: a residual recipe's baseline never moves the

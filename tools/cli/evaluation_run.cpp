@@ -50,6 +50,10 @@ Status check_flags(const EvalCommandOptions& options) {
   for (const double d : options.delays_s) {
     if (!(d >= 0) || d > 1e6) return Error{"--delays: expected seconds in [0, 1e6], got " + number_text(d)};
   }
+  // Static sizes are swept from 1: a sweep of none has no baseline to judge by.
+  if (options.max_static < 1 || options.max_static > 10'000) {
+    return Error{"--max-static: expected a number of instances in [1, 10000], got " + std::to_string(options.max_static)};
+  }
   const rl::BaselineGrids& g = options.grids;
   const std::tuple<const char*, const std::vector<double>*, double> grids[] = {
       {"--kv-targets", &g.kv_targets, 1.0},
