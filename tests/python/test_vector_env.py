@@ -150,3 +150,29 @@ def test_threads_sharing_one_vector_env_take_turns():
         worker.join(timeout=120)
     assert not any(worker.is_alive() for worker in workers), "a thread is stuck"
     assert failures == []
+
+
+def test_arguments_are_taken_exactly_never_cast():
+    # 1.5 or "8" environments, a seed of 1.5 or True: refused, never rounded or parsed.
+    for bad in (1.5, "8", True):
+        with pytest.raises(TypeError, match="num_envs: expected an integer"):
+            meshsim.VectorEnv(num_envs=bad, overrides=SHORT)
+    with pytest.raises(ValueError, match=r"num_envs: expected an integer in \[1,"):
+        meshsim.VectorEnv(num_envs=0, overrides=SHORT)
+    envs = meshsim.VectorEnv(num_envs=2, overrides=SHORT)
+    with pytest.raises(ValueError, match="call reset"):  # not an internal check
+        envs.step(np.zeros((2, 1), dtype=np.int64))
+    for bad in (1.5, "1", True):
+        with pytest.raises(TypeError, match="seed: expected an integer"):
+            envs.reset(seed=bad)
+    with pytest.raises(ValueError, match="seed: expected an integer in"):
+        envs.reset(seed=-1)
+    envs.reset(seed=3)
+    # A discrete action outside the space (as action_space.contains() says) is refused.
+    for bad in ([[np.nan], [0]], [[7], [0]], [[-1], [0]], [[2.5], [0]], [[None], [0]], [[True], [False]]):
+        with pytest.raises(ValueError, match="action: expected MultiDiscrete"):
+            envs.step(bad)
+    envs.step(np.array([[4], [0]]))
+    # An override given both as a dict key and as a__b: which would win? Refused.
+    with pytest.raises(ValueError, match="rl.episode_s: given twice"):
+        meshsim.VectorEnv(num_envs=1, overrides={"rl.episode_s": 60}, rl__episode_s=120)

@@ -49,11 +49,15 @@ class PyVectorEnv {
       const py::gil_scoped_release unlocked;
       envs_->reset(seed, reset_options);
     }
+    reset_ = true;
     return py::make_tuple(observations(envs_->observations()), infos_of(envs_->infos()));
   }
 
   py::tuple step(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions) {
     const auto lock = gate_.enter_open(envs_, "VectorEnv");
+    // Environments that ended reset themselves (same-step autoreset); before the first
+    // reset there is no episode to step.
+    if (!reset_) throw py::value_error("step: call reset() before the first step");
     const std::size_t n = envs_->num_envs(), a = envs_->action_size();
     if (static_cast<std::size_t>(actions.size()) != n * a || (actions.ndim() != 2 && !(actions.ndim() == 1 && a == 1))) {
       throw py::value_error("step: expected actions of shape (" + std::to_string(n) + ", " + std::to_string(a) +
@@ -89,6 +93,7 @@ class PyVectorEnv {
   double time_native_steps(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions,
                            std::size_t steps) {
     const auto lock = gate_.enter_open(envs_, "VectorEnv");
+    if (!reset_) throw py::value_error("time_native_steps: call reset() before the first step");
     if (static_cast<std::size_t>(actions.size()) != envs_->num_envs() * envs_->action_size()) {
       throw py::value_error("time_native_steps: expected num_envs x action_size actions");
     }
@@ -128,6 +133,7 @@ class PyVectorEnv {
   std::uint32_t discrete_choices_ = 0;
   std::size_t num_envs_ = 0, observation_size_ = 0, action_size_ = 0;
   unsigned threads_ = 0;
+  bool reset_ = false;  // reset() was called: step() may run
   py::list observation_names_;
   CallerGate gate_;
 };

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 
 from meshsim import _core
+from meshsim.arguments import merged_overrides
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,7 @@ def replay(config=None, trace=None, *, frames=None, overrides=None, **kw_overrid
     replays in threads run in parallel. A bad config raises ValueError naming the file
     and key; the run's warnings are issued as RuntimeWarning.
     """
-    merged = dict(overrides or {})
-    merged.update(kw_overrides)
-    summary, requests, timeseries, messages = _core.replay(config, trace, merged)
+    summary, requests, timeseries, messages = _core.replay(config, trace, merged_overrides(overrides, kw_overrides))
     for message in messages:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     pandas = _pandas(frames)

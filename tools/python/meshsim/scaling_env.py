@@ -2,7 +2,8 @@
 import gymnasium as gym
 
 from meshsim import _core
-from meshsim.native_env import NativeEnv, merged_overrides
+from meshsim.arguments import merged_overrides
+from meshsim.native_env import NativeEnv
 from meshsim.spaces import scaling_spaces
 
 

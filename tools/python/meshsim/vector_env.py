@@ -3,7 +3,8 @@ import gymnasium as gym
 from gymnasium.vector.utils import batch_space
 
 from meshsim import _core
-from meshsim.native_env import NativeEnv, merged_overrides
+from meshsim.arguments import exact_int, merged_overrides
+from meshsim.native_env import NativeEnv
 from meshsim.spaces import scaling_spaces
 
 
@@ -38,9 +39,8 @@ class VectorEnv(NativeEnv, gym.vector.VectorEnv):
     metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
 
     def __init__(self, num_envs=8, config=None, trace=None, threads=0, overrides=None, **kw_overrides):
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs: expected at least 1, got {num_envs}")
-        self._native = _core._VectorEnv(int(num_envs), config, trace, int(threads),
+        self._native = _core._VectorEnv(exact_int("num_envs", num_envs, 1, 4096), config, trace,
+                                        exact_int("threads", threads, 0, 4096),
                                         merged_overrides(overrides, kw_overrides))
         self.num_envs = self._native.num_envs
         self.single_observation_space, self.single_action_space = scaling_spaces(
