@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "tools/cli/capacity_command.hpp"
 #include "tools/cli/commands.hpp"
@@ -36,6 +38,53 @@ TEST(OutputFolderTest, EveryDefaultOutputFolderIsIgnoredByGit) {
                                     std::string("meshsim-train"), std::string("meshsim-eval"), std::string("runs")}) {
     EXPECT_NE(ignored.str().find("\n/" + folder + "/\n"), std::string::npos) << folder << " is not in .gitignore";
   }
+}
+
+// One command kind per folder: a folder holding any of a command's outputs is refused to
+// every other command (naming it) and taken by the same command (a rerun or resume).
+TEST(FolderLockTest, AFolderHoldingAnotherCommandsOutputsIsRefusedNamingThem) {
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"meshsim replay", "summary.json"},        {"meshsim replay", "requests.csv"},
+      {"meshsim sweep", "sweep.json"},           {"meshsim sweep", "sweep.csv"},
+      {"meshsim compare-presets", "presets.csv"}, {"meshsim capacity", "capacity.csv"},
+      {"meshsim train", "learning_curve.csv"},   {"meshsim train", "checkpoint"},
+      {"meshsim eval", "eval.csv"},              {"meshsim eval", "verdicts.csv"}};
+  for (const auto& [holder, file] : outputs) {
+    const fs::path dir = fresh_dir("kinds");
+    fs::create_directories(dir);
+    if (file == "checkpoint") {
+      fs::create_directories(dir / file);
+    } else {
+      std::ofstream(dir / file) << "x";
+    }
+    for (const auto& [command, unused] : outputs) {
+      const auto lock = FolderLock::acquire(dir.string(), command);
+      if (command == holder) {
+        EXPECT_TRUE(lock) << command << " on its own " << file << ": " << lock.error().message;
+      } else {
+        ASSERT_FALSE(lock) << command << " took a folder holding " << holder << "'s " << file;
+        EXPECT_NE(lock.error().message.find("holds the outputs of " + holder + " (" + file + ")"), std::string::npos)
+            << lock.error().message;
+      }
+    }
+    EXPECT_FALSE(fs::exists(dir / FolderLock::kFileName)) << "a refused command leaves no lock file";
+  }
+  // End to end: compare-presets into a replay's folder exits 3 and leaves it as it was.
+  const fs::path run = fresh_dir("kinds_replay");
+  ReplayCommandOptions replay;
+  replay.out_dir = run.string();
+  replay.until_s = 60;
+  replay.quiet = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(replay, out, err), kExitOk) << err.str();
+  const auto before = std::distance(fs::directory_iterator(run), fs::directory_iterator());
+  ComparePresetsOptions presets;
+  presets.out_dir = run.string();
+  presets.until_s = 60;
+  presets.plot = false;
+  EXPECT_EQ(run_compare_presets_command(presets, out, err), kExitOutputError);
+  EXPECT_NE(err.str().find("holds the outputs of meshsim replay"), std::string::npos) << err.str();
+  EXPECT_EQ(std::distance(fs::directory_iterator(run), fs::directory_iterator()), before);
 }
 
 TEST(FolderLockTest, ASecondWriterIsRefusedNamingTheFirstUntilItIsDone) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "tools/cli/signal_cleanup.hpp"
 
@@ -23,6 +24,39 @@ std::string holder_of(int fd) {
   std::string out(text, static_cast<std::size_t>(n));
   while (!out.empty() && (out.back() == '\n' || out.back() == '\0')) out.pop_back();
   return out.empty() ? "another process" : out;
+}
+
+// The files by which each command's outputs are known: a folder holding one of another
+// command's is that command's, and is refused (a train into a replay's folder would mix
+// their files, a replay into a finished sweep would write beside its runs).
+struct Outputs {
+  std::string_view command;
+  std::vector<std::string_view> files;
+};
+const std::vector<Outputs>& command_outputs() {
+  static const std::vector<Outputs> outputs = {
+      {"meshsim replay", {"summary.json", "requests.csv"}},
+      {"meshsim sweep", {"sweep.json", "sweep.csv"}},
+      {"meshsim compare-presets", {"presets.csv"}},
+      {"meshsim capacity", {"capacity.csv"}},
+      {"meshsim train", {"learning_curve.csv", "checkpoint"}},
+      {"meshsim eval", {"eval.csv", "verdicts.csv"}},
+  };
+  return outputs;
+}
+
+// Another command's outputs in `folder`, as "meshsim train (learning_curve.csv)"; empty when none.
+std::string other_commands_outputs(const std::string& folder, std::string_view command) {
+  for (const auto& [other, files] : command_outputs()) {
+    if (other == command) continue;
+    for (const auto file : files) {
+      std::error_code error;
+      if (std::filesystem::exists(std::filesystem::path(folder) / file, error)) {
+        return std::string(other) + " (" + std::string(file) + ")";
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -55,6 +89,11 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
       }
       FolderLock lock(fd, path, created ? folder : std::string());
       lock.signal_slot_ = remove_on_signal(path);
+      // Checked under the lock, so no writer of another kind is half-way through.
+      if (const std::string other = other_commands_outputs(folder, command); !other.empty()) {
+        return Error{folder + ": holds the outputs of " + other + ": give " + std::string(command) +
+                     " a folder of its own"};
+      }
       return lock;
     }
     ::close(fd);  // removed (or replaced) while we waited for it: try the new one

@@ -18,7 +18,8 @@ namespace meshsim::cli {
 class FolderLock {
  public:
   // Creates `folder` if needed and locks it for `command` ("meshsim replay"). An Error
-  // names the folder and the holder when another writer has it.
+  // names the folder and the holder when another writer has it, or the other command
+  // whose outputs the folder holds (one command kind per folder).
   static Expected<FolderLock> acquire(const std::string& folder, std::string_view command);
 
   FolderLock(FolderLock&& other) noexcept;
