@@ -57,7 +57,11 @@ Expected<ClientFile> read_client(const std::string& path) {
       return fail("timestamp_s: expected seconds in [0, 1e12], got " + quote_for_message(fields[0]));
     }
     const auto rate = parse_number(fields[1]);
-    if (!rate || *rate < 0) return fail("rate_per_s: expected a rate >= 0, got " + quote_for_message(fields[1]));
+    // Bounded: ServeGen's busiest clients send tens of requests a second; a window at 1e8/s
+    // would never end, and past 2^64 requests a window's count would overflow.
+    if (!rate || !(*rate >= 0 && *rate <= kMaxWindowRate)) {
+      return fail("rate_per_s: expected a rate in [0, 1e5], got " + quote_for_message(fields[1]));
+    }
     if (!parse_number(fields[2])) return fail("cv: expected a number, got " + quote_for_message(fields[2]));
     ClientWindow window;
     window.rate_per_s = *rate;
@@ -220,7 +224,13 @@ Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& 
   if (fs::is_directory(path, ec)) {
     for (const auto& entry : fs::directory_iterator(path, ec)) {
       const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file() && name.size() > 10 && name.ends_with("-trace.csv")) files.push_back(name);
+      if (name.size() <= 10 || !name.ends_with("-trace.csv")) continue;
+      // A window file that cannot even be looked at (a symbolic link to itself) is named,
+      // not skipped: the workload would silently lack a client.
+      std::error_code looked;
+      const bool regular = entry.is_regular_file(looked);
+      if (looked) return Error{entry.path().string() + ": cannot be read (" + looked.message() + ")"};
+      if (regular) files.push_back(name);
     }
     if (ec) return Error{path + ": cannot list the folder (" + ec.message() + ")"};
     if (files.empty()) return Error{path + ": no ServeGen window files (expected chunk-N-trace.csv files)"};

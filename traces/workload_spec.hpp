@@ -108,6 +108,8 @@ struct ServeGenSpec {
 // The load scales a ServeGen workload accepts: beyond 100 one window of the busiest client
 // holds 10^8 requests.
 inline constexpr double kMaxLoadScale = 100.0;
+// The highest request rate a ServeGen window file may give one client (requests/s).
+inline constexpr double kMaxWindowRate = 1e5;
 
 // The rate scales a workload accepts: beyond them arrival times leave the simulated range
 // (or collapse onto one microsecond).

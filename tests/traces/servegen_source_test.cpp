@@ -69,9 +69,18 @@ TEST(ServeGenSourceTest, BadFilesAreRefusedNamingFileLineAndWhatWasExpected) {
   check("pattern", "0,1,1,Gamma,1,1\n600,1,1,Poisson,1,1\n", ":2: pattern: expected Gamma, Weibull or nothing");
   check("nolaw", "0,0,0,,0,0\n600,2.5,1,,0,0\n", ":2: pattern: a window with requests (rate_per_s 2.5)");
   check("shape", "0,1,1,Weibull,0,1\n", ":1: shape: expected a positive number");
-  check("rate", "0,-1,1,Gamma,1,1\n", ":1: rate_per_s: expected a rate >= 0");
+  check("rate", "0,-1,1,Gamma,1,1\n", ":1: rate_per_s: expected a rate in [0, 1e5]");
+  // A rate that would never end (1e8/s) or overflow a window's count (1e19/s).
+  check("huge_rate", "0,1e8,1,Gamma,1,1\n", ":1: rate_per_s: expected a rate in [0, 1e5], got '1e8'");
+  check("overflowing_rate", "0,1e19,1,Gamma,1,1\n", ":1: rate_per_s: expected a rate in [0, 1e5]");
   check("steps", "0,1,1,Gamma,1,1\n600,1,1,Gamma,1,1\n1300,1,1,Gamma,1,1\n", ":3: timestamp_s: expected 1200");
   check("text", "0,1,1,Gamma,1,1\nabc,1,1,Gamma,1,1\n", ":2: timestamp_s: expected seconds");
+  // A window file that is a symbolic link to itself is named (it escaped as exit 70).
+  const std::string looped = write_clients("looped", {{"chunk-0-trace.csv", "0,1,1,Gamma,1,1\n"}});
+  std::filesystem::create_symlink("chunk-1-trace.csv", std::filesystem::path(looped) / "chunk-1-trace.csv");
+  const auto loop = load_servegen(looped, ServeGenLengths::kClients);
+  ASSERT_FALSE(loop);
+  EXPECT_NE(loop.error().message.find("chunk-1-trace.csv: cannot be read"), std::string::npos) << loop.error().message;
 
   const std::string mixed = write_clients("mixed", {{"chunk-0-trace.csv", "0,1,1,Gamma,1,1\n600,1,1,Gamma,1,1\n"},
                                                    {"chunk-1-trace.csv", "0,1,1,Gamma,1,1\n300,1,1,Gamma,1,1\n"}});
