@@ -278,6 +278,17 @@ TEST(EvalCommandTest, AWindowOverlappingTrainingIsRefusedUnlessAsked) {
   options.allow_training_overlap = true;
   r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitOk) << r.err;
+  // A window past the workload's end has no load to judge by (1e12 s ran on for ever).
+  for (const auto& [start, length] : {std::pair{1e8, 600.0}, std::pair{3000.0, 1e12}}) {
+    options.window_start_s = start;
+    options.window_s = length;
+    r = run_command(options, run_eval_command);
+    EXPECT_EQ(r.code, kExitBadInput) << start << " +" << length;
+    EXPECT_TRUE(r.err.find("of a workload that spans") != std::string::npos ||
+                r.err.find("must hold at least one decision interval") != std::string::npos)
+        << r.err;
+  }
+  options.window_s = 600;
 
   // Without test spans the recipe has nothing to judge on by default.
   nlohmann::json bare = small_recipe();

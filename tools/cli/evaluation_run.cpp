@@ -149,6 +149,14 @@ Expected<std::vector<EvalWindow>> evaluated_windows(const EvalCommandOptions& op
                    ") s must hold at least one decision interval (" + number_text(rl_spec.decision_interval.seconds()) +
                    " s); the workload spans " + number_text(workload.span_s()) + " s"};
     }
+    // Past the workload's end there is no load to judge by, only decisions (a window of
+    // 1e12 s ran on for ever, holding each decision's figures).
+    const double source_end = w.start_s + w.length_s * w.rate_scale;
+    if (source_end > workload.span_s() * (1 + 1e-9) + 1e-6) {
+      return Error{w.label + ": the evaluated window [" + number_text(w.start_s) + ", +" + number_text(w.length_s) +
+                   ") s at " + number_text(w.rate_scale) + "x its rate reaches " + number_text(source_end) +
+                   " s of a workload that spans " + number_text(workload.span_s()) + " s"};
+    }
     if (plan.other_workload || options.allow_training_overlap) continue;
     if (const std::string overlap = rl::check_held_out(rl_spec, w); !overlap.empty()) {
       return Error{w.label + ": " + overlap + ": a policy is judged on held-out load (the recipe's rl.test spans by "
