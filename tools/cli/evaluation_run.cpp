@@ -150,12 +150,15 @@ Expected<std::vector<EvalWindow>> evaluated_windows(const EvalCommandOptions& op
                    " s); the workload spans " + number_text(workload.span_s()) + " s"};
     }
     // Past the workload's end there is no load to judge by, only decisions (a window of
-    // 1e12 s ran on for ever, holding each decision's figures).
-    const double source_end = w.start_s + w.length_s * w.rate_scale;
-    if (source_end > workload.span_s() * (1 + 1e-9) + 1e-6) {
+    // 1e12 s ran on for ever, holding each decision's figures): a window starts within the
+    // workload and ends before twice its span (the span is its last arrival, so a window
+    // to the workload's nominal end passes it a little).
+    const double span = workload.span_s(), source_end = w.start_s + w.length_s * w.rate_scale;
+    if (w.start_s >= span || source_end > 2 * span) {
       return Error{w.label + ": the evaluated window [" + number_text(w.start_s) + ", +" + number_text(w.length_s) +
                    ") s at " + number_text(w.rate_scale) + "x its rate reaches " + number_text(source_end) +
-                   " s of a workload that spans " + number_text(workload.span_s()) + " s"};
+                   " s of a workload that spans " + number_text(span) + " s (it must start within it and end "
+                   "before twice its span)"};
     }
     if (plan.other_workload || options.allow_training_overlap) continue;
     if (const std::string overlap = rl::check_held_out(rl_spec, w); !overlap.empty()) {
