@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "sim/engine/check.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::rl {
 namespace {
@@ -101,15 +102,15 @@ Status ScalingEnv::check(const ResetOptions& options) const {
   };
   if (!in(options.window_start_s, 0, SimTime::kMaxSeconds)) {
     return Error{"reset option window_start_s: expected a number of seconds in [0, 1e12], got " +
-                 std::to_string(*options.window_start_s)};
+                 number_text(*options.window_start_s)};
   }
   if (!in(options.rate_scale, 1e-6, 1e6)) {
     return Error{"reset option rate_scale: expected a number in [1e-6, 1e6], got " +
-                 std::to_string(*options.rate_scale)};
+                 number_text(*options.rate_scale)};
   }
   if (!in(options.scale_up_delay_s, 0, SimTime::kMaxSeconds)) {
     return Error{"reset option scale_up_delay_s: expected a number of seconds in [0, 1e12], got " +
-                 std::to_string(*options.scale_up_delay_s)};
+                 number_text(*options.scale_up_delay_s)};
   }
   if (options.start_instances) {
     const std::uint64_t groups = std::get<configs::LlmServingSpec>(config_.serving).start_state.size();
@@ -131,6 +132,30 @@ Status ScalingEnv::check_cursor(const EnvCursor& cursor) const {
     return Error{"actions: expected whole steps of " + std::to_string(action_size()) + " entries, at most " +
                  std::to_string(steps_per_episode_) + " steps (an episode), got " +
                  std::to_string(cursor.actions.size()) + " entries"};
+  }
+  for (std::size_t i = 0; i < cursor.actions.size(); i += action_size()) {
+    if (const Status fits = check_action(std::span(cursor.actions).subspan(i, action_size())); !fits) {
+      return Error{"actions[" + std::to_string(i) + "...]: " + fits.error().message};
+    }
+  }
+  return Ok();
+}
+
+Status ScalingEnv::check_action(std::span<const float> action) const {
+  if (action.size() != action_size()) {
+    return Error{"expected " + std::to_string(action_size()) + " action entries, got " + std::to_string(action.size())};
+  }
+  const bool discrete = spec_.action != configs::ActionKind::kContinuous;
+  for (const float value : action) {
+    if (std::isnan(value)) continue;  // no change (a diverged policy, or evaluation's fixed sizes)
+    const bool fits = discrete ? value >= 0 && value < static_cast<float>(discrete_choices()) && value == std::floor(value)
+                               : std::isfinite(value);
+    if (!fits) {
+      return Error{"expected " +
+                   (discrete ? "a choice in [0, " + std::to_string(discrete_choices() - 1) + "]"
+                             : std::string("a finite number")) +
+                   " or NaN per entry, got " + number_text(value)};
+    }
   }
   return Ok();
 }

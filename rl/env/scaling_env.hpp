@@ -52,6 +52,7 @@ struct ResetOptions {
   std::optional<double> rate_scale;
   std::optional<double> scale_up_delay_s;
   std::optional<std::uint32_t> start_instances;  // in every group of the start state
+  bool operator==(const ResetOptions&) const = default;
 };
 
 // Where an environment stands within its episode, for checkpoints: the generator as it
@@ -125,8 +126,12 @@ class ScalingEnv final : private replay::ReplayObserver {
   // scaling.max_total_instances). The error names the option and its range.
   Status check(const ResetOptions& options) const;
   // Ok when restore() can replay `cursor` here: its options pass check(), its actions are
-  // whole steps, at most an episode's.
+  // whole steps, at most an episode's, each passing check_action().
   Status check_cursor(const EnvCursor& cursor) const;
+  // Ok when `action` is one the policy could have taken: action_size() entries, each NaN
+  // (no change) or, for the discrete kinds, a whole choice in [0, discrete_choices()),
+  // for the continuous kind, finite (it is clipped to [-1, 1]).
+  Status check_action(std::span<const float> action) const;
   // Starts an episode. With a seed, the environment's generator is reseeded from it
   // (Gymnasium's rule); without, it continues. Writes the first observation to `obs`.
   // `options` must pass check().

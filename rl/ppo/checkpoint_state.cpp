@@ -105,11 +105,6 @@ class Reader {
     const std::string text = value.dump();
     return text.size() <= 40 ? text : text.substr(0, 40) + "...";
   }
-  static std::string number_text(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", value);
-    return text;
-  }
 };
 
 EnvCursor read_cursor(const json& env, const std::string& path) {

@@ -469,6 +469,12 @@ Status PpoTrainer::load(const fs::path& dir) {
   std::vector<EnvCursor> cursors;
   for (std::size_t i = 0; i < m.n; ++i) {  // this rank's environments
     const CheckpointEnv& env = state.envs[m.first + i];
+    // Training resets without options (each episode's window, rate scale and delay come
+    // from the environment's generator), so a checkpoint naming any was not written by it.
+    if (env.cursor.options != ResetOptions{}) {
+      return Error{file + ": envs[" + std::to_string(m.first + i) +
+                   "].options: expected {} (training draws each episode's window, rate scale and delay itself)"};
+    }
     if (const Status fits = m.envs->env(i).check_cursor(env.cursor); !fits) {
       return Error{file + ": envs[" + std::to_string(m.first + i) + "]: " + fits.error().message};
     }

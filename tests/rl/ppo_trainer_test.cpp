@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "rl/ppo/policy_runner.hpp"
@@ -87,6 +88,38 @@ TEST(PpoTrainerTest, ACheckpointOfAnotherRunIsRefusedWithTheReason) {
   const Status missing = other->load(dir / "nothing");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("cannot read"), std::string::npos);
+}
+
+TEST(PpoTrainerTest, ACheckpointWhoseEpisodesCouldNotHaveHappenedIsRefusedAndChangesNothing) {
+  Fixture f = small_fixture(configs::ActionKind::kDiscrete);
+  f.config.rl->ppo.rollout_steps = 12;  // saved mid-episode (episodes are 8 decisions)
+  f.config.rl->ppo.total_decisions = 4 * 12 * 4;
+  const fs::path dir = fs::path(testing::TempDir()) / "ppo-mutated-checkpoint";
+  {
+    auto first = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 5));
+    first->iterate();
+    ASSERT_TRUE(first->save(dir));
+  }
+  const fs::path state_file = dir / "state.json";
+  const nlohmann::json saved = nlohmann::json::parse(std::ifstream(state_file));
+  ASSERT_FALSE(saved["envs"][0]["actions"].empty());
+  const auto mutated = [&](const std::string& pointer, const nlohmann::json& value, const std::string& expected) {
+    nlohmann::json state = saved;
+    state[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(state_file) << state.dump();
+    auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 5));
+    const Status loaded = trainer->load(dir);
+    ASSERT_FALSE(loaded) << pointer;
+    EXPECT_NE(loaded.error().message.find(expected), std::string::npos) << loaded.error().message;
+    // Nothing was replaced: the trainer runs as a fresh one.
+    EXPECT_EQ(trainer->iteration(), 0u);
+  };
+  mutated("/envs/0/actions/0", 1e6, "envs[0]: actions[0...]: expected a choice in [0, ");
+  mutated("/envs/0/actions/0", -3, "envs[0]: actions[0...]: expected a choice in [0, ");
+  mutated("/envs/1/options/window_start_s", 1e11, "envs[1].options: expected {}");
+  std::ofstream(state_file) << saved.dump();
+  auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 5));
+  EXPECT_TRUE(trainer->load(dir));
 }
 
 // The columns of two learning curves agree to float summation order (relative 1e-4).

@@ -102,6 +102,41 @@ TEST(ScalingEnvTest, ResetOptionsOutsideWhatAConfigAcceptsAreRefusedNamingTheOpt
   EXPECT_TRUE(env->check({}));
 }
 
+TEST(ScalingEnvTest, ActionsAreCheckedAgainstTheActionKindsSpace) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const auto kind : {configs::ActionKind::kDiscrete, configs::ActionKind::kTarget,
+                          configs::ActionKind::kResidual, configs::ActionKind::kContinuous}) {
+    auto f = make_fixture(/*episode_s=*/120, /*interval_s=*/15);
+    f.config.rl->action = kind;
+    auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+    ASSERT_EQ(env->action_size(), 1u);
+    const auto fits = [&](float value) { return env->check_action(std::span(&value, 1)).has_value(); };
+    EXPECT_TRUE(fits(nan));
+    EXPECT_TRUE(fits(0.0f));
+    EXPECT_FALSE(fits(std::numeric_limits<float>::infinity()));
+    const std::vector<float> two{0.0f, 0.0f};
+    EXPECT_FALSE(env->check_action(two));
+    if (kind == configs::ActionKind::kContinuous) {
+      EXPECT_TRUE(fits(-3.0f));  // a Gaussian sample; the environment clips it
+      EXPECT_TRUE(fits(1e6f));
+      continue;
+    }
+    const auto last = static_cast<float>(env->discrete_choices() - 1);
+    EXPECT_TRUE(fits(last));
+    EXPECT_FALSE(fits(last + 1.0f));
+    EXPECT_FALSE(fits(1e6f));
+    EXPECT_FALSE(fits(-3.0f));
+    EXPECT_FALSE(fits(0.5f));
+    // A cursor is checked action by action.
+    EnvCursor cursor;
+    cursor.actions = {0.0f, 1e6f};
+    const Status checked = env->check_cursor(cursor);
+    ASSERT_FALSE(checked);
+    EXPECT_NE(checked.error().message.find("actions[1...]: expected a choice in [0, "), std::string::npos)
+        << checked.error().message;
+  }
+}
+
 TEST(ScalingEnvTest, TheSameSeedGivesTheSameEpisode) {
   auto f = make_fixture();
   auto a = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
