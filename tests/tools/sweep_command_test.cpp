@@ -179,6 +179,41 @@ TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailed
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("status"), "ok");
   EXPECT_EQ(rows[1].at("status").rfind("error: ", 0), 0u) << rows[1].at("status");
+
+  // A finished run's folder is trusted only as a run could have left it: each damage below
+  // (figures no run writes, a file gone, rows lost) is a failed run naming the file, never a
+  // row of sweep.csv (an attainment of 5 used to enter it; a run without requests.csv was ok).
+  const fs::path run = out / "runs/0000";
+  const std::string summary_text = slurp(run / "summary.json"), requests_text = slurp(run / "requests.csv"),
+                    timeseries_text = slurp(run / "timeseries.csv");
+  const auto damage = [&](const std::function<void()>& edit, const std::string& expected) {
+    edit();
+    const auto resumed = sweep(grid, out, 1, true);
+    EXPECT_EQ(resumed.code, kExitBadInput) << expected;
+    EXPECT_NE(resumed.err.find("runs/0000/" + expected), std::string::npos) << resumed.err;
+    std::ofstream(run / "summary.json") << summary_text;
+    std::ofstream(run / "requests.csv") << requests_text;
+    std::ofstream(run / "timeseries.csv") << timeseries_text;
+  };
+  const auto edited = [&](const std::string& pointer, const nlohmann::json& value) {
+    return [&, pointer, value] {
+      auto summary = nlohmann::json::parse(summary_text);
+      summary[nlohmann::json::json_pointer(pointer)] = value;
+      std::ofstream(run / "summary.json") << summary.dump();
+    };
+  };
+  damage(edited("/slo/attainment", 5), "summary.json: /slo/attainment: expected a share in [0, 1], got 5");
+  damage(edited("/slo/attainment", -0.5), "summary.json: /slo/attainment: expected a share in [0, 1]");
+  damage(edited("/latency_s/ttft/p99", -1), "summary.json: /latency_s/ttft/p99: expected a finite number >= 0");
+  damage(edited("/requests/completed", 1.5), "summary.json: /requests/completed: expected a whole count >= 0");
+  damage([&] { fs::remove(run / "requests.csv"); }, "requests.csv: missing beside summary.json");
+  damage([&] { fs::remove(run / "timeseries.csv"); }, "timeseries.csv: missing beside summary.json");
+  damage([&] { std::ofstream(run / "requests.csv") << requests_text.substr(0, requests_text.rfind('\n', requests_text.size() - 2) + 1); },
+         "requests.csv: expected a header and ");
+  fs::remove_all(out / "runs/0001");  // the damaged run above, run again
+  const auto whole = sweep(grid, out, 1, true);
+  EXPECT_EQ(whole.code, kExitOk) << whole.err;
+  EXPECT_EQ(slurp(out / "sweep.csv"), csv);
 }
 
 // --set changes the base scenario of every run, as a grid key with one value would; a
@@ -228,7 +263,7 @@ TEST(SweepCommandTest, ARunSummaryIsReadBackOnlyWhenItsCountsAddUp) {
   EXPECT_EQ(read_sweep_run_summary(summary.dump(), "s.json").error().message,
             "s.json: /requests: expected arrived = completed + dropped + in_flight");
   summary["requests"]["dropped"] = "2";
-  EXPECT_EQ(read_sweep_run_summary(summary.dump(), "s.json").error().message, "s.json: /requests/dropped: expected a number");
+  EXPECT_EQ(read_sweep_run_summary(summary.dump(), "s.json").error().message, "s.json: /requests/dropped: expected a whole count >= 0, got \"2\"");
   EXPECT_EQ(read_sweep_run_summary("[1]", "s.json").error().message, "s.json: expected a run's summary object");
 }
 

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <map>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <ostream>
 #include <sstream>
@@ -79,15 +81,49 @@ Expected<json> read_sweep_run_summary(std::string_view text, const std::string& 
   if (!summary.is_object()) return Error{file + ": expected a run's summary object"};
   for (const auto& [column, path] : kMetrics) {
     const json::json_pointer pointer(path);
-    const bool optional = std::string_view(path).starts_with("/scaling/");  // a run without scaling has none
-    if (!summary.contains(pointer) ? !optional : !summary[pointer].is_number()) {
+    const std::string_view key(path);
+    if (!summary.contains(pointer)) {
+      if (key.starts_with("/scaling/")) continue;  // a run without scaling has none
       return Error{file + ": " + path + ": expected a number"};
     }
+    const json& value = summary[pointer];
+    // What a run can have written: counts are whole, shares within [0, 1], the rest >= 0.
+    const bool count = key.starts_with("/requests/") || key == "/scaling/scale_ups" || key == "/scaling/scale_downs";
+    const bool share = key == "/slo/attainment";
+    const bool fits = count ? value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0)
+                            : value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() >= 0 &&
+                                  (!share || value.get<double>() <= 1);
+    if (!fits) {
+      return Error{file + ": " + path + ": expected " +
+                   (count ? "a whole count >= 0" : share ? "a share in [0, 1]" : "a finite number >= 0") + ", got " +
+                   value.dump()};
+    }
   }
-  const auto count = [&](const char* path) { return summary[json::json_pointer(path)].get<double>(); };
+  const auto count = [&](const char* path) { return summary[json::json_pointer(path)].get<std::uint64_t>(); };
   if (count("/requests/arrived") != count("/requests/completed") + count("/requests/dropped") +
                                         count("/requests/in_flight")) {
     return Error{file + ": /requests: expected arrived = completed + dropped + in_flight"};
+  }
+  return summary;
+}
+
+Expected<json> read_finished_run(const std::string& folder) {
+  const std::string file = folder + "/summary.json";
+  auto text = configs::read_config_text(file, "run summary");
+  if (!text) return text.error();
+  auto summary = read_sweep_run_summary(*text, file);
+  if (!summary) return summary.error();
+  for (const char* name : RunFolderWriter::kFiles) {
+    if (!fs::is_regular_file(folder + "/" + name)) return Error{folder + "/" + name + ": missing beside summary.json"};
+  }
+  // requests.csv holds a row per arrived request (a header first).
+  std::ifstream requests(folder + "/requests.csv", std::ios::binary);
+  const auto lines = static_cast<std::uint64_t>(
+      std::count(std::istreambuf_iterator<char>(requests), std::istreambuf_iterator<char>(), '\n'));
+  const std::uint64_t arrived = (*summary)["requests"]["arrived"].get<std::uint64_t>();
+  if (!requests.is_open() || lines != arrived + 1) {
+    return Error{folder + "/requests.csv: expected a header and " + std::to_string(arrived) +
+                 " rows (summary.json's /requests/arrived), found " + std::to_string(lines) + " lines"};
   }
   return summary;
 }
@@ -142,9 +178,7 @@ class SweepRunner {
     char outcome = kRan;
     if (resume_ && fs::is_regular_file(folder + "/summary.json")) {
       outcome = kResumed;
-      const std::string file = folder + "/summary.json";
-      auto text = configs::read_config_text(file, "run summary");
-      auto read = text ? read_sweep_run_summary(*text, file) : Expected<json>(text.error());
+      auto read = read_finished_run(folder);
       if (read) {
         summary = std::move(*read);
       } else {

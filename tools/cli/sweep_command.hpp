@@ -31,8 +31,12 @@ struct SweepCommandOptions {
 int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
 
 // A finished run's summary.json, as a resumed sweep reads it back: every headline metric a
-// number (the scaling ones may be absent), its request counts adding up. Errors name the
+// number a run can write (counts whole, the SLO attainment in [0, 1], the rest finite and
+// >= 0; the scaling ones may be absent), its request counts adding up. Errors name the
 // file and the key.
 Expected<nlohmann::json> read_sweep_run_summary(std::string_view text, const std::string& file);
+// A finished run's folder as a resumed sweep trusts it: its summary as above, every file a
+// run writes present, and requests.csv holding a row per arrived request.
+Expected<nlohmann::json> read_finished_run(const std::string& folder);
 
 }  // namespace meshsim::cli
