@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
@@ -15,18 +16,39 @@ struct JsonTooDeep : std::runtime_error {
   JsonTooDeep() : std::runtime_error("nested deeper than " + std::to_string(kMaxJsonNesting) + " levels") {}
 };
 
+// The deepest nesting of arrays and objects in JSON text, counting brackets outside
+// strings; stops counting past `limit`. Linear, and exact for well-formed text (text that
+// is not is refused by the parser anyway).
+inline int json_nesting(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size() && deepest <= limit; ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 // Json::parse (and its exceptions), refusing nesting deeper than kMaxJsonNesting with
-// JsonTooDeep as soon as it is seen. Json is any nlohmann::basic_json.
+// JsonTooDeep before parsing. (Not with a parser callback: nlohmann's callback parser
+// scans the enclosing container at every object's end, quadratic in a long list such as
+// a script's 80,000 steps.) Json is any nlohmann::basic_json.
 template <typename Json>
 Json parse_json_as(std::string_view text) {
-  const typename Json::parser_callback_t bound = [](int depth, typename Json::parse_event_t event, Json&) {
-    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
-        depth >= kMaxJsonNesting) {
-      throw JsonTooDeep();
-    }
-    return true;
-  };
-  return Json::parse(text, bound);
+  if (json_nesting(text, kMaxJsonNesting) > kMaxJsonNesting) throw JsonTooDeep();
+  return Json::parse(text);
 }
 
 inline nlohmann::json parse_json_text(std::string_view text) { return parse_json_as<nlohmann::json>(text); }

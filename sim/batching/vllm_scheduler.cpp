@@ -132,6 +132,7 @@ void VllmScheduler::form_step() {
     }
     seq.computed += hit_tokens;
     waiting_.pop_front();
+    drop_stale_front();
     running_.push_back(slot);
     take(slot, seq, tokens);
   }
@@ -229,16 +230,47 @@ void VllmScheduler::remove(std::uint32_t slot) {
     running_.erase(r);
     return;
   }
+  // A waiting request leaves its entry behind as a stale one, skipped when it reaches the
+  // front: under overload with a request timeout, thousands wait and each time-out would
+  // otherwise rewrite the whole queue (quadratic in the backlog).
+  ++stale_waiting_[slot];
+  ++stale_total_;
+  drop_stale_front();
+  if (stale_total_ > 64 && stale_total_ > waiting_.size() / 2) compact_waiting();
+}
+
+// A slot's stale entries all come before its live one: it was re-enqueued at the back after
+// leaving, and it can only be put back at the front (a preemption) once it has been admitted,
+// from the front, past them. So the first entries of a slot with stale ones are stale.
+bool VllmScheduler::take_stale(std::unordered_map<std::uint32_t, std::uint32_t>& stale, std::uint32_t slot) {
+  auto it = stale.find(slot);
+  if (it == stale.end()) return false;
+  if (--it->second == 0) stale.erase(it);
+  return true;
+}
+
+void VllmScheduler::drop_stale_front() {
+  while (!waiting_.empty() && take_stale(stale_waiting_, waiting_.front())) {
+    waiting_.pop_front();
+    --stale_total_;
+  }
+}
+
+void VllmScheduler::compact_waiting() {
   SlotQueue kept;
   for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    if (waiting_[i] != slot) kept.push_back(waiting_[i]);
+    if (!take_stale(stale_waiting_, waiting_[i])) kept.push_back(waiting_[i]);
   }
   waiting_ = std::move(kept);
+  stale_total_ = 0;
 }
 
 std::vector<std::uint32_t> VllmScheduler::slots() const {
   std::vector<std::uint32_t> all(running_.begin(), running_.end());
-  for (std::size_t i = 0; i < waiting_.size(); ++i) all.push_back(waiting_[i]);
+  auto stale = stale_waiting_;
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    if (!take_stale(stale, waiting_[i])) all.push_back(waiting_[i]);
+  }
   return all;
 }
 
@@ -255,7 +287,12 @@ std::vector<std::string> VllmScheduler::check_invariants() const {
     }
     if (seq.computed >= seq.tokens) problems.push_back(name + ": nothing left to compute");
   }
-  if (running_.size() + waiting_.size() != seqs_.size()) problems.push_back("queues disagree with the requests");
+  if (running_.size() + waiting() != seqs_.size()) problems.push_back("queues disagree with the requests");
+  std::uint64_t stale = 0;
+  for (const auto& [slot, count] : stale_waiting_) stale += count;
+  if (stale != stale_total_ || (!waiting_.empty() && stale_waiting_.contains(waiting_.front()))) {
+    problems.push_back("the waiting queue's stale entries are miscounted, or one is at its front");
+  }
   if (running_.size() > limits_.max_num_seqs) problems.push_back("more running than max_num_seqs");
   return problems;
 }

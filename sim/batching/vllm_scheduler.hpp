@@ -32,7 +32,8 @@ namespace meshsim::cluster {
 //
 // Costs: schedule() O(running log running + admitted) plus the KV cache's work, which grows with the
 // runs and spans of the requests' tokens, not their blocks (KvSpanCache); complete()
-// O(chunks) plus the cache's; remove() O(running).
+// O(chunks) plus the cache's; remove() O(running) amortized (a waiting request's entry is
+// skipped later).
 class VllmScheduler {
  public:
   // A KvSpanCache of `kv_blocks` blocks.
@@ -97,7 +98,7 @@ class VllmScheduler {
   std::uint32_t cached_prefix_tokens(const TokenStream& stream, std::uint32_t tokens) const;
 
   bool empty() const { return seqs_.empty(); }
-  std::size_t waiting() const { return waiting_.size(); }
+  std::size_t waiting() const { return waiting_.size() - stale_total_; }
   std::size_t running() const { return running_.size(); }
   bool holds(std::uint32_t slot) const { return seqs_.count(slot) == 1; }
   std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
@@ -130,12 +131,19 @@ class VllmScheduler {
   // Blocks iterations 1..k-1 (k >= 1) of the decode-only step allocate: O(log running).
   std::uint64_t later_allocations(std::uint32_t k) const;
   bool waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const;
+  // Stale waiting entries (requests that left while waiting): counted per slot, never at
+  // the queue's front, compacted away once they are half the queue.
+  static bool take_stale(std::unordered_map<std::uint32_t, std::uint32_t>& stale, std::uint32_t slot);
+  void drop_stale_front();
+  void compact_waiting();
 
   VllmLimits limits_;
   std::unique_ptr<KvCache> cache_;
   std::unordered_map<std::uint32_t, Seq> seqs_;
   std::vector<std::uint32_t> running_;
-  SlotQueue waiting_;
+  SlotQueue waiting_;  // may hold stale entries, never at its front
+  std::unordered_map<std::uint32_t, std::uint32_t> stale_waiting_;
+  std::uint64_t stale_total_ = 0;
   Step step_;
   // The decode-only step's chunk contexts modulo the block size, ascending: what
   // later_allocations counts (empty for other steps).

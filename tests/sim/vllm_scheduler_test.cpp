@@ -362,5 +362,82 @@ TEST(VllmSchedulerTest, OnTheSpanCacheItSchedulesAsOnTheBlockTwin) {
   EXPECT_GT(hit_tokens, 1000u);
 }
 
+// Requests leaving while they wait (request time-outs) leave stale entries in the waiting
+// queue rather than rewriting it. Against a plain list rewritten at every departure, with
+// slots reused as the cluster reuses them (a slot that left comes back as a new request,
+// possibly while its stale entry still waits): the same requests wait, in the same order,
+// and are admitted and preempted alike.
+TEST(VllmSchedulerTest, RequestsLeavingWhileWaitingKeepTheQueueOrderOfAPlainList) {
+  std::uint64_t stale_reuses = 0, admitted = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(trial) + 7);
+    const auto pick = [&](std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); };
+    VllmLimits l = limits(1 + pick(4), 64 + pick(128), 4);
+    VllmScheduler s(l, 8 + pick(40));
+    Requests requests;
+    std::vector<std::uint32_t> waiting;  // the twin: the waiting order
+    std::vector<std::uint32_t> running;
+    std::vector<std::uint32_t> gone;     // slots free for reuse, some with stale entries
+    std::uint32_t next_slot = 0;
+    // Some trials build a backlog of hundreds, leaving from anywhere in it (stale entries
+    // are then compacted away); the others mostly from the front.
+    const bool backlog = trial % 4 == 0;
+    for (int op = 0; op < (backlog ? 2000 : 300); ++op) {
+      const std::string where = "trial " + std::to_string(trial) + " op " + std::to_string(op);
+      std::uint32_t kind = pick(10);
+      if (backlog) kind = kind < 5 ? 0 : kind < 9 ? 4 : 9;  // enqueue, leave, step
+      if (kind < 4) {  // enqueue
+        std::uint32_t slot = next_slot;
+        if (!gone.empty() && pick(2) == 0) {
+          const std::size_t i = pick(static_cast<std::uint32_t>(gone.size()));
+          slot = gone[i];
+          gone.erase(gone.begin() + static_cast<std::ptrdiff_t>(i));
+          ++stale_reuses;
+        } else {
+          ++next_slot;
+        }
+        const std::uint32_t prompt = 1 + pick(20);
+        s.enqueue(slot, requests.make(slot, prompt), prompt, 0);
+        waiting.push_back(slot);
+      } else if (kind < 7 && !(waiting.empty() && running.empty())) {
+        // Most leave while waiting (time-outs come to the longest waiting first, and to others).
+        std::vector<std::uint32_t>& from = !waiting.empty() && pick(4) != 0 ? waiting : running;
+        if (from.empty()) continue;
+        const std::size_t i = pick(2) == 0 && !backlog ? 0 : pick(static_cast<std::uint32_t>(from.size()));
+        const std::uint32_t slot = from[i];
+        s.remove(slot);
+        from.erase(from.begin() + static_cast<std::ptrdiff_t>(i));
+        gone.push_back(slot);
+      } else {
+        const auto& step = s.schedule();
+        // Admitted: the waiting list's front, in order; preempted: back to its front.
+        std::vector<std::uint32_t> chunked;
+        for (const auto& chunk : step.chunks) chunked.push_back(chunk.slot);
+        std::size_t taken = 0;
+        while (taken < waiting.size() && std::find(chunked.begin(), chunked.end(), waiting[taken]) != chunked.end()) {
+          running.push_back(waiting[taken++]);
+        }
+        admitted += taken;
+        waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(taken));
+        for (const std::uint32_t slot : step.preempted) {
+          running.erase(std::find(running.begin(), running.end(), slot));
+          waiting.insert(waiting.begin(), slot);
+        }
+        if (!step.chunks.empty()) s.complete(1);
+      }
+      ASSERT_EQ(s.waiting(), waiting.size()) << where;
+      ASSERT_EQ(s.running(), running.size()) << where;
+      const std::vector<std::uint32_t> slots = s.slots();
+      ASSERT_EQ(std::vector<std::uint32_t>(slots.begin() + static_cast<std::ptrdiff_t>(running.size()), slots.end()),
+                waiting)
+          << where;
+      const auto problems = s.check_invariants();
+      ASSERT_TRUE(problems.empty()) << where << ": " << problems.front();
+    }
+  }
+  EXPECT_GT(stale_reuses, 1000u);
+  EXPECT_GT(admitted, 1000u);
+}
+
 }  // namespace
 }  // namespace meshsim::cluster
