@@ -90,6 +90,7 @@ void InstanceFleet::activate(std::uint32_t id) {
   counts_.serving_kv_tokens += in.hardware->kv_capacity_tokens;
   PoolRouter& pool = router(in.tag);
   pool.add(id, in.load(pool.policy()));
+  scale_down_[static_cast<std::size_t>(in.tag)].add(id, in.scale_down_load());
   set_state(id, InstanceState::kActive);
 }
 
@@ -104,6 +105,7 @@ Status InstanceFleet::drain(std::uint32_t id) {
                                                 : "prompt or mixed instance (new requests go to one)")};
   }
   pool.remove(id);
+  scale_down_[static_cast<std::size_t>(in.tag)].remove(id);
   set_state(id, InstanceState::kDraining);
   report_if_drained(id);
   return Ok{};
@@ -154,6 +156,7 @@ void InstanceFleet::retag(std::uint32_t id, InstanceTag tag) {
   if (activity_ != nullptr) activity_->on_instance(id, in.server, kInstanceTagNames.name(tag));
   PoolRouter& pool = router(tag);
   pool.add(id, in.load(pool.policy()));
+  scale_down_[static_cast<std::size_t>(tag)].add(id, in.scale_down_load());
   set_state(id, InstanceState::kActive);
 }
 
@@ -184,6 +187,7 @@ void InstanceFleet::refresh_load(std::uint32_t id) {
   ServingInstance& in = *instances_[id];
   PoolRouter& pool = router(in.tag);
   pool.update(id, in.load(pool.policy()));
+  scale_down_[static_cast<std::size_t>(in.tag)].update(id, in.scale_down_load());
   if (pools_.tracks_loads() && in.state == InstanceState::kActive) count_active_load(in);
   if (in.state == InstanceState::kDraining) report_if_drained(id);
 }
@@ -209,18 +213,9 @@ void InstanceFleet::track_active_loads() {
 }
 
 std::optional<std::uint32_t> InstanceFleet::least_loaded(InstanceTag tag) const {
-  std::optional<std::uint32_t> best;
-  std::int64_t best_load = 0;
-  for (const std::uint32_t id : router(tag).members()) {  // ACTIVE, by id
-    const ServingInstance& in = *instances_[id];
-    if (in.tag != tag) continue;
-    const std::int64_t load = in.scale_down_load();
-    if (!best || load < best_load) {
-      best = id;
-      best_load = load;
-    }
-  }
-  return best;
+  const LoadIndex& active = scale_down_[static_cast<std::size_t>(tag)];
+  if (active.empty()) return std::nullopt;
+  return active.least();  // the lowest id among the least loaded
 }
 
 std::optional<InstanceState> InstanceFleet::state_of(std::uint32_t id) const {
@@ -275,6 +270,10 @@ std::vector<std::string> InstanceFleet::check_invariants() const {
     const std::string name = "instance " + std::to_string(id);
     const bool is_active = !in.removed && in.state == InstanceState::kActive;
     if (router(in.tag).contains(id) != is_active) fail(name + ": routed to exactly when ACTIVE");
+    const LoadIndex& scale_down = scale_down_[static_cast<std::size_t>(in.tag)];
+    if (scale_down.contains(id) != is_active || (is_active && scale_down.load_of(id) != in.scale_down_load())) {
+      fail(name + ": in its tag's scale-down index, at its load, exactly when ACTIVE");
+    }
     if (in.removed && pools_.listed_inactive(in.tag, id)) fail(name + ": removed, yet in an INACTIVE index");
     if (in.removed) continue;
     ++want.existing;

@@ -127,8 +127,8 @@ class InstanceFleet {
   void track_active_loads();
   // The ACTIVE instance of `tag` a scale-down takes: prompt and mixed by fewest pending
   // prompt tokens, token by least KV memory held or promised to its requests; ties to the
-  // lowest id. None when the pool has no ACTIVE instance. A walk over the ACTIVE
-  // instances (scale-downs are rare; an index kept for them would cost every request).
+  // lowest id. None when the pool has no ACTIVE instance. O(1), on an index kept as loads
+  // change (O(log n) a change, and nothing when the load did not change).
   std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
 
   // O(1): the state of an instance that exists (none when removed or never added), and
@@ -170,6 +170,9 @@ class InstanceFleet {
   Levels levels_;
   PoolRouter prompt_router_;  // ACTIVE prompt and mixed instances
   PoolRouter token_router_;   // ACTIVE token instances
+  // ACTIVE instances of each tag by scale_down_load(), so that least_loaded is O(log n)
+  // (it scanned the pool: draining 20,000 instances one by one took 3.7 s).
+  std::array<LoadIndex, 3> scale_down_;
   PoolLedger pools_;
   ActivitySink* activity_ = nullptr;
   std::function<void(std::uint32_t)> drained_listener_;

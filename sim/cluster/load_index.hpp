@@ -28,6 +28,8 @@ class LoadIndex {
     loads_[member] = kAbsent;
   }
   bool contains(std::uint32_t member) const { return member < loads_.size() && loads_[member] != kAbsent; }
+  // The load `member` is indexed by (a member's).
+  std::int64_t load_of(std::uint32_t member) const { return loads_.at(member); }
   void update(std::uint32_t member, std::int64_t load) {
     if (member >= loads_.size() || loads_[member] == kAbsent || loads_[member] == load) return;
     order_.erase({loads_[member], member});
