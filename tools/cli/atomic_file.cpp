@@ -31,8 +31,10 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     return;
   }
   temporary_ = target.string() + ".tmp";
-  out_.open(temporary_, std::ios::binary | std::ios::trunc);
-  if (out_.is_open()) slot_ = remove_on_signal(temporary_);
+  slot_ = create_removed_on_signal(temporary_, [&] {
+    out_.open(temporary_, std::ios::binary | std::ios::trunc);
+    return out_.is_open();
+  });
 }
 
 AtomicFile::~AtomicFile() {

@@ -88,7 +88,8 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
         // Only the holder's name is lost: the lock holds.
       }
       FolderLock lock(fd, path, created ? folder : std::string());
-      lock.signal_slot_ = remove_on_signal(path);
+      // Registered once the lock is ours (the file may be another holder's until then).
+      lock.signal_slot_ = create_removed_on_signal(path, [] { return true; });
       // Checked under the lock, so no writer of another kind is half-way through.
       if (const std::string other = other_commands_outputs(folder, command); !other.empty()) {
         return Error{folder + ": holds the outputs of " + other + ": give " + std::string(command) +

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 
 namespace meshsim::cli {
 namespace {
@@ -28,7 +29,19 @@ std::array<std::array<char, kPathBytes>, kSlots> slot_path{};
 std::array<struct sigaction, 2> previous{};
 constexpr std::array<int, 2> kSignals{SIGINT, SIGTERM};
 
+// Other threads keep creating files while the handler runs (a sweep's runs): `stopping`
+// tells them not to start, and the handler waits for those in the middle of creating one
+// (`creating`) before it removes the files, so none is created behind its back. The wait
+// is bounded: the signal may have landed on a thread in the middle itself.
+std::atomic<bool> stopping{false};
+std::atomic<int> creating{0};
+
 extern "C" void remove_files_and_pass_on(int signal_number, siginfo_t* info, void* context) {
+  stopping.store(true);
+  for (int waited_ms = 0; creating.load() > 0 && waited_ms < 200; ++waited_ms) {
+    const struct timespec millisecond {0, 1'000'000};
+    ::nanosleep(&millisecond, nullptr);
+  }
   for (std::size_t i = 0; i < kSlots; ++i) {
     if (slot_state[i].load() == kReady) ::unlink(slot_path[i].data());
   }
@@ -41,11 +54,12 @@ extern "C" void remove_files_and_pass_on(int signal_number, siginfo_t* info, voi
     ::sigaction(signal_number, &before, nullptr);
     std::raise(signal_number);
   }
+  stopping.store(false);  // a host's handler (Python's) let the process go on
 }
 
 }  // namespace
 
-int remove_on_signal(const std::string& path) {
+int create_removed_on_signal(const std::string& path, const std::function<bool()>& create) {
   static const bool installed = [] {
     for (std::size_t k = 0; k < kSignals.size(); ++k) {
       ::sigaction(kSignals[k], nullptr, &previous[k]);
@@ -60,15 +74,28 @@ int remove_on_signal(const std::string& path) {
     return true;
   }();
   (void)installed;
-  if (path.size() >= kPathBytes) return -1;
-  for (std::size_t i = 0; i < kSlots; ++i) {
+  creating.fetch_add(1);
+  if (stopping.load()) {  // the process is being stopped: create nothing more
+    creating.fetch_sub(1);
+    return kNotCreated;
+  }
+  // Registered before it exists, so the handler removes it whenever the signal comes.
+  int slot = -1;
+  for (std::size_t i = 0; i < kSlots && path.size() < kPathBytes; ++i) {
     int expected = kFree;
     if (!slot_state[i].compare_exchange_strong(expected, kFilling)) continue;
     std::memcpy(slot_path[i].data(), path.c_str(), path.size() + 1);
     slot_state[i].store(kReady);
-    return static_cast<int>(i);
+    slot = static_cast<int>(i);
+    break;
   }
-  return -1;  // more files than slots: this one is not cleaned up on a signal
+  const bool created = create();
+  creating.fetch_sub(1);
+  if (!created) {
+    keep_on_signal(slot);
+    return kNotCreated;
+  }
+  return slot;  // -1 when every slot was taken: the file is then left on a signal
 }
 
 void keep_on_signal(int slot) {

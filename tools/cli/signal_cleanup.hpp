@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace meshsim::cli {
@@ -13,10 +14,14 @@ namespace meshsim::cli {
 // all of their files.
 inline constexpr unsigned kMaxConcurrentRuns = 256;
 
-// Registers `path`; returns its slot (-1 when every slot is taken: it is then left on a
-// signal).
-int remove_on_signal(const std::string& path);
-// Done with the file of `slot` (-1: nothing to do).
+// Creates the file `path` with `create` (which says whether it did) and registers it, so
+// that a signal at any moment, on any thread, leaves no such file: it is registered before
+// it exists, and once a signal is being handled nothing more is created. Returns its slot;
+// -1 when every slot is taken (the file is then left on a signal); kNotCreated when
+// `create` failed or the process is being stopped (then nothing was created).
+inline constexpr int kNotCreated = -2;
+int create_removed_on_signal(const std::string& path, const std::function<bool()>& create);
+// Done with the file of `slot` (negative: nothing to do).
 void keep_on_signal(int slot);
 
 }  // namespace meshsim::cli
