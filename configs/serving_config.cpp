@@ -332,17 +332,22 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
 nlohmann::json borrowed_roofline_factors(const ServingSpec& spec, const Catalog& catalog) {
   const auto* llm = std::get_if<LlmServingSpec>(&spec);
   if (llm == nullptr || llm->backend != LlmServingSpec::Backend::kRoofline) return nullptr;
-  const FactorsLookup lookup = catalog.lookup_factors(llm->model, llm->sku, llm->tensor_parallel);
+  // By the catalog's names, as the performance model looks the factors up (the config may
+  // name the model by its hf_id, the SKU by an alias).
+  const cluster::ModelSpec* model = catalog.find_model(llm->model);
+  const cluster::SkuSpec* sku = catalog.find_sku(llm->sku);
+  if (model == nullptr || sku == nullptr) return nullptr;  // refused when the config was resolved
+  const FactorsLookup lookup = catalog.lookup_factors(model->name, sku->name, llm->tensor_parallel);
   if (lookup.source == FactorsSource::kFitted) return nullptr;
-  const std::string deployment = llm->model + " on " + llm->sku + " at TP " + std::to_string(llm->tensor_parallel);
+  const std::string deployment = model->name + " on " + sku->name + " at TP " + std::to_string(llm->tensor_parallel);
   const bool median = lookup.source == FactorsSource::kSkuMedian;
   return nlohmann::json{
       {"source", median ? "sku_median" : "built_in"},
-      {"model", llm->model},
-      {"sku", llm->sku},
+      {"model", model->name},
+      {"sku", sku->name},
       {"tensor_parallel", llm->tensor_parallel},
       {"note", "no roofline fit for " + deployment + " in the catalog: its latencies use borrowed factors (" +
-                   (median ? "the median of " + llm->sku + "'s other fits" : std::string("the built-in defaults")) +
+                   (median ? "the median of " + sku->name + "'s other fits" : std::string("the built-in defaults")) +
                    "); fit them with `meshsim calibrate --profile PROFILE.csv` and pass the folder as --catalog"}};
 }
 

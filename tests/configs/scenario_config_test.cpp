@@ -280,6 +280,47 @@ TEST(ScenarioConfigTest, SharedPrefixStagesAndTheStepModelRoundTrip) {
   EXPECT_TRUE(resolve_llm_cluster(std::get<LlmServingSpec>(config->serving), *catalog));
 }
 
+// Whatever name a config gives the model (its name or Hugging Face id) and the SKU (its
+// name or an alias), a fitted deployment is reported fitted, and a borrowed one by the
+// catalog's names (an alias once read as "no fit", and the summary said built_in).
+TEST(ScenarioConfigTest, RooflineProvenanceDoesNotDependOnWhichNameTheConfigUses) {
+  auto catalog = load_catalog(default_catalog_folder());
+  ASSERT_TRUE(catalog);
+  const auto names_of_model = [&](const std::string& name) {
+    std::vector<std::string> names{name};
+    if (!catalog->models.at(name).hf_id.empty()) names.push_back(catalog->models.at(name).hf_id);
+    return names;
+  };
+  const auto names_of_sku = [&](const std::string& name) {
+    std::vector<std::string> names{name};
+    for (const auto& alias : catalog->skus.at(name).aliases) names.push_back(alias);
+    return names;
+  };
+  LlmServingSpec llm;
+  llm.backend = LlmServingSpec::Backend::kRoofline;
+  std::size_t named = 0;
+  for (const auto& fit : catalog->fits) {
+    for (const auto& model : names_of_model(fit.model)) {
+      for (const auto& sku : names_of_sku(fit.sku)) {
+        llm.model = model;
+        llm.sku = sku;
+        llm.tensor_parallel = fit.tensor_parallel;
+        EXPECT_EQ(borrowed_roofline_factors(llm, *catalog), nullptr) << model << " on " << sku;
+        ++named;
+      }
+    }
+  }
+  EXPECT_GT(named, 2 * catalog->fits.size());  // aliases and ids were among them
+  llm.model = catalog->models.at("llama3-8b").hf_id;
+  llm.sku = "H100";
+  llm.tensor_parallel = 1;
+  const json borrowed = borrowed_roofline_factors(llm, *catalog);
+  ASSERT_TRUE(borrowed.is_object());
+  EXPECT_EQ(borrowed["model"], "llama3-8b");
+  EXPECT_EQ(borrowed["sku"], "h100-80gb");
+  EXPECT_EQ(borrowed["source"], "sku_median");
+}
+
 TEST(ScenarioConfigTest, AStartStateGroupNamesItsPoolsOwnSkuAndTp) {
   auto shipped = load_scenario(default_scenario_path());
   ASSERT_TRUE(shipped);
