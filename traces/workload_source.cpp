@@ -32,12 +32,19 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
     auto next = inner_->next();
     if (!next || !next->has_value()) {
       if (next) finished_ = true;
+      if (next && emitted_ == 0 && skipped_ > 0) return empty_window();
       return next;
     }
     TraceRequest& request = **next;
-    if (request.arrival < window_start_) continue;
+    if (skipped_ == 0 && emitted_ == 0) first_seen_ = request.arrival;
+    last_seen_ = request.arrival;
+    if (request.arrival < window_start_) {
+      ++skipped_;
+      continue;
+    }
     if (window_end_ && request.arrival >= *window_end_) {
       finished_ = true;  // sources are sorted: nothing later can fall inside
+      if (emitted_ == 0) return empty_window();
       return std::optional<TraceRequest>();
     }
     const double offset_us = static_cast<double>((request.arrival - window_start_).us());
@@ -51,6 +58,16 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
     ++emitted_;
     return next;
   }
+}
+
+Error ShapedSource::empty_window() const {
+  const std::string end = window_end_ ? number_text(window_end_->seconds()) + " s" : std::string("the end");
+  const std::string where = skipped_ > 0 && last_seen_ < window_start_
+                                ? "its last arrives at " + number_text(last_seen_.seconds()) + " s"
+                                : "they arrive from " + number_text(first_seen_.seconds()) + " s";
+  return Error{"workload.window: no request of " + inner_->describe() + " arrives from " +
+               number_text(window_start_.seconds()) + " s to " + end + " (" + where +
+               "): move the window onto the workload"};
 }
 
 double ShapedSource::progress() const {

@@ -10,6 +10,9 @@ namespace meshsim::traces {
 
 // Applies a WorkloadSpec's time window, rate scale and request limit to another source,
 // still streaming: reading stops at the first request past the window.
+// A source's requests in the window [window_start, window_end), moved to start at 0 and
+// compressed by rate_scale, at most max_requests of them. A window holding none of the
+// source's requests is an error (there is nothing to replay).
 class ShapedSource final : public RequestSource {
  public:
   ShapedSource(std::unique_ptr<RequestSource> inner, SimTime window_start,
@@ -21,12 +24,18 @@ class ShapedSource final : public RequestSource {
   std::string describe() const override { return inner_->describe(); }
 
  private:
+  // An empty window is an error naming where the workload's requests are (a window past
+  // them once ran an empty simulation up to the clock's limit).
+  Error empty_window() const;
+
   std::unique_ptr<RequestSource> inner_;
   SimTime window_start_;
   std::optional<SimTime> window_end_;
   double rate_scale_;
   std::optional<std::uint64_t> max_requests_;
   std::uint64_t emitted_ = 0;
+  std::uint64_t skipped_ = 0;  // before the window's start
+  SimTime first_seen_, last_seen_;  // of the inner source's requests, when any
   bool finished_ = false;
 };
 

@@ -254,6 +254,35 @@ TEST(ShapedSourceTest, WindowRebasesAndRateScaleCompresses) {
   EXPECT_EQ(read_all(limited).requests.size(), 3u);
 }
 
+// Every window that holds none of the requests (past them, before them, between two) is an
+// error naming where they are, never an empty replay (one past them ran to the clock's
+// limit and was reported as "the simulated clock would pass 1e12 s"); every window holding
+// one yields exactly the requests inside it.
+TEST(ShapedSourceTest, AWindowIsEmptyExactlyWhenNoRequestFallsInIt) {
+  std::string text = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  const std::vector<int> arrivals{0, 1, 4, 6};  // seconds (the first timestamp is time 0)
+  for (const int s : arrivals) text += "2023-11-16 00:00:0" + std::to_string(s) + ",1,1\n";
+  for (int from = 0; from < 10; ++from) {
+    for (int to = from + 1; to <= 11; ++to) {
+      for (const bool open_end : {false, true}) {
+        ShapedSource shaped(azure(text), SimTime::from_seconds(from),
+                            open_end ? std::nullopt : std::optional(SimTime::from_seconds(to)), 1.0, std::nullopt);
+        const auto all = read_all(shaped);
+        std::size_t inside = 0;
+        for (const int s : arrivals) inside += s >= from && (open_end || s < to);
+        const std::string where = std::to_string(from) + ".." + (open_end ? "" : std::to_string(to));
+        if (inside == 0) {
+          EXPECT_EQ(all.error.rfind("workload.window: no request of ", 0), 0u) << where << ": " << all.error;
+          EXPECT_NE(all.error.find(open_end ? "its last arrives at 6 s" : "arrive"), std::string::npos) << all.error;
+        } else {
+          EXPECT_EQ(all.error, "") << where;
+          EXPECT_EQ(all.requests.size(), inside) << where;
+        }
+      }
+    }
+  }
+}
+
 TEST(OpenWorkloadTest, MissingFileAndBadShapingAreErrors) {
   WorkloadSpec spec;
   spec.source = TraceFileSpec{"/nonexistent/trace.csv", TraceFormat::kAzureCsv, {}};
