@@ -14,6 +14,7 @@
 
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/sweep_command.hpp"
 #include "tools/cli/run_outputs.hpp"
 
 namespace meshsim::cli {
@@ -262,6 +263,29 @@ TEST(ReplayCommandTest, SetAssignmentsChangeTheScenarioAndAreRecorded) {
     EXPECT_EQ(run_replay_command(options, bad_out, bad_err), kExitBadInput) << assignment;
     EXPECT_NE(bad_err.str().find(words), std::string::npos) << bad_err.str();
   }
+}
+
+// A run that finished no request has no latency to report: null in summary.json, '-' on
+// the console, no sample in metrics.prom, an empty cell in a sweep (they read 0.0000 s).
+TEST(ReplayCommandTest, NoFinishedRequestMeansNoLatencyFigures) {
+  const auto dir = fresh_dir("replay_no_latency");
+  ReplayCommandOptions options;
+  options.out_dir = dir.string();
+  options.until_s = 0.01;  // the first request arrives, and is still in flight
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  const auto summary = nlohmann::json::parse(slurp(dir / "summary.json"));
+  ASSERT_EQ(summary["requests"]["completed"], 0);
+  for (const char* kind : {"ttft", "tbt", "e2e", "queueing"}) {
+    EXPECT_EQ(summary["latency_s"][kind]["count"], 0) << kind;
+    for (const char* figure : {"mean", "p50", "p90", "p99", "max"}) {
+      EXPECT_TRUE(summary["latency_s"][kind][figure].is_null()) << kind << " " << figure;
+    }
+  }
+  EXPECT_NE(out.str().find("  ttft              -         -         -         -         -\n"), std::string::npos)
+      << out.str();
+  EXPECT_EQ(slurp(dir / "metrics.prom").find("meshsim_latency_seconds{"), std::string::npos);
+  EXPECT_TRUE(read_sweep_run_summary(summary.dump(), "summary.json"));
 }
 
 // Issue 8: with folding on, 11,457 of 19,366 rows differed (a prompt over the token budget

@@ -12,8 +12,12 @@ namespace {
 
 using nlohmann::json;
 
+// Figures over no request are null, not 0 (a run whose requests all dropped or were still
+// in flight had no latency to report).
 json latency_json(const metrics::LatencySummary& s) {
-  return json{{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
+  const auto figure = [&](double value) { return s.count > 0 ? json(value) : json(nullptr); };
+  return json{{"count", s.count},           {"mean", figure(s.mean)}, {"p50", figure(s.p50)},
+              {"p90", figure(s.p90)},       {"p99", figure(s.p99)},   {"max", figure(s.max)}};
 }
 
 }  // namespace
@@ -199,9 +203,17 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
   out += "latency (s)        mean       p50       p90       p99       max\n";
   for (const char* name : {"ttft", "tbt", "e2e", "queueing"}) {
     const auto& l = s["latency_s"][name];
-    std::snprintf(line, sizeof line, "  %-9s %9.4f %9.4f %9.4f %9.4f %9.4f\n", name, l["mean"].get<double>(),
-                  l["p50"].get<double>(), l["p90"].get<double>(), l["p99"].get<double>(), l["max"].get<double>());
+    std::snprintf(line, sizeof line, "  %-9s", name);
     out += line;
+    for (const char* figure : {"mean", "p50", "p90", "p99", "max"}) {
+      if (l[figure].is_null()) {
+        out += "         -";  // no request to measure
+      } else {
+        std::snprintf(line, sizeof line, " %9.4f", l[figure].get<double>());
+        out += line;
+      }
+    }
+    out += '\n';
   }
   const auto& slo = s["slo"];
   const double per_token_ms = slo["ttft_target_s_per_prompt_token"].get<double>() * 1e3;

@@ -116,6 +116,7 @@ void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summa
   for (const char* kind : {"ttft", "tbt", "e2e", "queueing"}) {
     // Prometheus labels a quantile by its fraction ("0.5"), as its summaries do.
     for (const auto& [key, label] : {std::pair{"p50", "0.5"}, std::pair{"p90", "0.9"}, std::pair{"p99", "0.99"}}) {
+      if (summary["latency_s"][kind][key].is_null()) continue;  // no request measured
       out << "meshsim_latency_seconds{kind=\"" << kind << "\",quantile=\"" << label << "\"} "
           << number(summary["latency_s"][kind][key].get<double>()) << '\n';
     }

@@ -87,6 +87,7 @@ Expected<json> read_sweep_run_summary(std::string_view text, const std::string& 
       return Error{file + ": " + path + ": expected a number"};
     }
     const json& value = summary[pointer];
+    if (key.starts_with("/latency_s/") && value.is_null()) continue;  // no request measured
     // What a run can have written: counts are whole, shares within [0, 1], the rest >= 0.
     const bool count = key.starts_with("/requests/") || key == "/scaling/scale_ups" || key == "/scaling/scale_downs";
     const bool share = key == "/slo/attainment";

@@ -32,7 +32,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 
 // A finished run's summary.json, as a resumed sweep reads it back: every headline metric a
 // number a run can write (counts whole, the SLO attainment in [0, 1], the rest finite and
-// >= 0; the scaling ones may be absent), its request counts adding up. Errors name the
+// >= 0; latencies null when no request finished; the scaling ones may be absent), its request counts adding up. Errors name the
 // file and the key.
 Expected<nlohmann::json> read_sweep_run_summary(std::string_view text, const std::string& file);
 // A finished run's folder as a resumed sweep trusts it: its summary as above, every file a
