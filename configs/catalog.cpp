@@ -246,11 +246,44 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
   return Ok{};
 }
 
+// Every name a config may use picks one entry: a SKU's name or alias names no other SKU,
+// a model's name or Hugging Face id no other model (find_sku and find_model would
+// otherwise take whichever comes first, and a user's entry could shadow a bundled one, or
+// be shadowed, without a word).
+Status check_names_unambiguous(const Catalog& catalog) {
+  std::map<std::string, std::string> sku_of;  // every SKU name and alias -> its SKU
+  const auto claim = [](std::map<std::string, std::string>& owner, const std::string& name, const std::string& entry,
+                        const char* what, const char* kind) -> Status {
+    const auto [it, fresh] = owner.emplace(name, entry);
+    if (fresh || it->second == entry) return Ok{};
+    return Error{std::string(what) + " '" + entry + "': " + kind + " '" + name + "' also names " + what + " '" +
+                 it->second + "': give each name to one " + what};
+  };
+  for (const auto& [name, sku] : catalog.skus) {
+    if (auto status = claim(sku_of, name, name, "SKU", "its name"); !status) return status;
+  }
+  for (const auto& [name, sku] : catalog.skus) {
+    for (const std::string& alias : sku.aliases) {
+      if (auto status = claim(sku_of, alias, name, "SKU", "alias"); !status) return status;
+    }
+  }
+  std::map<std::string, std::string> model_of;
+  for (const auto& [name, model] : catalog.models) {
+    if (auto status = claim(model_of, name, name, "model", "its name"); !status) return status;
+  }
+  for (const auto& [name, model] : catalog.models) {
+    if (model.hf_id.empty()) continue;
+    if (auto status = claim(model_of, model.hf_id, name, "model", "hf_id"); !status) return status;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<Catalog> load_catalog(const std::string& folder) {
   Catalog catalog;
   if (auto read = read_catalog_files(folder, catalog, true); !read) return read.error();
+  if (auto names = check_names_unambiguous(catalog); !names) return Error{"catalog " + folder + ": " + names.error().message};
   return catalog;
 }
 
@@ -266,6 +299,9 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
                  ": holds none of hardware.json, models.json, perf_fits.json, step_model.json, hf/"};
   }
   if (auto read = read_catalog_files(user_folder, *catalog, false, user_fits); !read) return read.error();
+  if (auto names = check_names_unambiguous(*catalog); !names) {
+    return Error{"catalog " + user_folder + " over the bundled one: " + names.error().message};
+  }
   return catalog;
 }
 

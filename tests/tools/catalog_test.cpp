@@ -110,6 +110,47 @@ TEST(CatalogTest, EntriesWithoutTheirOwnFiguresOrNamedTwiceAreRefused) {
   EXPECT_NE(twice.find("models[1].name: 'm' names an earlier model of this file too"), std::string::npos) << twice;
 }
 
+// Every name a config can use picks one entry, the bundled catalog's and the user's
+// together: each way two entries could answer one name is refused, naming both (they
+// passed, and whichever came first was used).
+TEST(CatalogTest, ANameThatWouldPickTwoEntriesIsRefused) {
+  const auto load = [](const std::string& file, const std::string& text) {
+    const fs::path dir = fresh_dir("catalog_names");
+    fs::create_directories(dir);
+    write(dir / file, text);
+    return configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  };
+  const auto bundled = configs::load_catalog(configs::default_catalog_folder());
+  ASSERT_TRUE(bundled) << bundled.error().message;
+  const auto sku = [](const std::string& name, const std::string& aliases) {
+    return R"({"name": ")" + name + R"(", "aliases": )" + aliases + R"(, "gpus_per_node": 8, "hbm_gib_per_gpu": 80,
+      "peak_tflops": 900, "hbm_tb_per_s": 3, "nvlink_gb_per_s": 900, "network_gb_per_s": 400, "power_kw": 10,
+      "cost_per_hour": 30})";
+  };
+  const auto refused = [&](const std::string& file, const std::string& text, const std::string& expected) {
+    const auto catalog = load(file, text);
+    ASSERT_FALSE(catalog) << text;
+    EXPECT_NE(catalog.error().message.find(expected), std::string::npos) << catalog.error().message;
+  };
+  const std::string bundled_alias = bundled->skus.at("h100-80gb").aliases.front();
+  refused("hardware.json", R"({"skus": [)" + sku("mine", R"(["h100-80gb"])") + "]}",
+          "alias 'h100-80gb' also names SKU 'h100-80gb'");
+  refused("hardware.json", R"({"skus": [)" + sku("mine", "[\"" + bundled_alias + "\"]") + "]}",
+          "SKU 'mine': alias '" + bundled_alias + "' also names SKU 'h100-80gb'");
+  refused("hardware.json", R"({"skus": [)" + sku("a", R"(["X"])") + "," + sku("b", R"(["X"])") + "]}",
+          "alias 'X' also names SKU 'a'");
+  const std::string model = R"("parameters": 7e9, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 32)";
+  const std::string bundled_id = bundled->models.at("llama2-70b").hf_id;
+  refused("models.json", R"({"models": [{"name": "mine", "hf_id": ")" + bundled_id + R"(", )" + model + "}]}",
+          "hf_id '" + bundled_id + "' also names model 'llama2-70b'");
+  refused("models.json", R"({"models": [{"name": "mine", "hf_id": "llama3-8b", )" + model + "}]}",
+          "hf_id 'llama3-8b' also names model 'llama3-8b'");
+  // Replacing a bundled entry by its own name, with its own id or alias, is no ambiguity.
+  EXPECT_TRUE(load("models.json", R"({"models": [{"name": "llama2-70b", "hf_id": ")" + bundled_id + R"(", )" + model + "}]}"));
+  EXPECT_TRUE(load("hardware.json", R"({"skus": [)" + sku("h100-80gb", "[\"" + bundled_alias + "\"]") + "]}"));
+  EXPECT_TRUE(load("hardware.json", R"({"skus": [)" + sku("mine", R"(["mine", "MINE-1"])") + "]}"));
+}
+
 struct Replayed {
   int code = 0;
   std::string err;
@@ -190,26 +231,33 @@ TEST(CatalogTest, CalibrateWritesTheFitsOfAnOwnCatalog) {
 }
 
 TEST(CatalogTest, HuggingFaceConfigsBecomeModelsNamedByTheirIds) {
+  const std::string mixtral = R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+      "num_local_experts": 8, "num_experts_per_tok": 2, "torch_dtype": "bfloat16", "tie_word_embeddings": false})";
   const fs::path dir = fresh_dir("catalog_hf");
-  fs::create_directories(dir / "hf/mistralai/Mixtral-8x7B-v0.1");
-  write(dir / "hf/mistralai/Mixtral-8x7B-v0.1/config.json",
-        R"({"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
-            "num_experts_per_tok": 2, "torch_dtype": "bfloat16", "tie_word_embeddings": false})");
+  fs::create_directories(dir / "hf/acme/Mixtral-copy");
+  write(dir / "hf/acme/Mixtral-copy/config.json", mixtral);
   const auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
   ASSERT_TRUE(catalog) << catalog.error().message;
-  const auto* model = catalog->find_model("mistralai/Mixtral-8x7B-v0.1");
+  const auto* model = catalog->find_model("acme/Mixtral-copy");
   ASSERT_NE(model, nullptr);
-  EXPECT_EQ(model->name, "mistralai/Mixtral-8x7B-v0.1");
+  EXPECT_EQ(model->name, "acme/Mixtral-copy");
   EXPECT_NEAR(model->parameters, 46.70e9, 0.01e9);  // the model card's figure
   EXPECT_NEAR(model->expert_parameters, 45.10e9, 0.01e9);
   EXPECT_NEAR(model->active_parameters(), 12.88e9, 0.01e9);
   EXPECT_EQ(model->experts, 8u);
   EXPECT_EQ(model->kv_heads, 8u);
-  // The bundled entry of the same hf_id agrees with the config.json.
+  // The bundled entry made from the same config.json agrees with it.
   const auto* bundled = catalog->find_model("mixtral-8x7b");
   ASSERT_NE(bundled, nullptr);
   EXPECT_NEAR(bundled->parameters, model->parameters, 0.01e9);
+  // Under the bundled entry's own id it would make the id name two models: refused.
+  fs::create_directories(dir / "hf" / bundled->hf_id);
+  write(dir / "hf" / bundled->hf_id / "config.json", mixtral);
+  const auto twice = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("hf_id '" + bundled->hf_id + "' also names model"), std::string::npos)
+      << twice.error().message;
   // SKUs by alias, as reference files name them.
   ASSERT_NE(catalog->find_sku("H100-SXM-80GB"), nullptr);
   EXPECT_EQ(catalog->find_sku("H100-SXM-80GB")->name, "h100-80gb");
