@@ -80,8 +80,22 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
     r.output_len = count_of("output_len");
     r.num_unique_system_prompts = count_of("num_unique_system_prompts");
     r.num_users_per_system_prompt = count_of("num_users_per_system_prompt");
+    // Text the replay honours, or refused (any text was read as "no" before).
     const std::string multi = text("multi_turn_chat");
-    r.multi_turn_chat = multi == "True" || multi == "true" || multi == "1";
+    if (multi == "True" || multi == "true" || multi == "1") {
+      r.multi_turn_chat = true;
+    } else if (!(multi.empty() || multi == "False" || multi == "false" || multi == "0")) {
+      if (bad.empty()) bad = "multi_turn_chat: expected True or False, got " + traces::quote_for_message(multi);
+    }
+    const std::string arrival = text("arrival");
+    if (arrival == "poisson") {
+      r.poisson_arrivals = true;
+    } else if (!(arrival.empty() || arrival == "constant")) {
+      if (bad.empty()) {
+        bad = "arrival: expected constant or poisson (the arrival processes the replay models), got " +
+              traces::quote_for_message(arrival);
+      }
+    }
     r.rate_per_s = number_of("rate_per_s", true);
     r.duration_s = number_of("duration_s", true);
     r.prompt_len_mean = number_of("prompt_len_mean", false);
@@ -96,6 +110,10 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
     r.ttft_p90_s = number_of("ttft_p90_s", false);
     r.ttft_p99_s = number_of("ttft_p99_s", false);
     r.requests_per_s = number_of("requests_per_s", false);
+    if (bad.empty() && r.multi_turn_chat && r.prompt_len_mean <= 0) {
+      bad = "prompt_len_mean: expected the measured mean prompt with multi_turn_chat True (the replay takes each "
+            "turn's prompt, history included, as measured)";
+    }
     if (bad.empty() && r.model.empty()) bad = "model: expected a model name";
     if (bad.empty() && r.gpu.empty()) bad = "gpu: expected a SKU name";
     if (bad.empty() && !(r.rate_per_s > 0)) bad = "rate_per_s: expected a positive rate";
@@ -117,7 +135,7 @@ ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t 
   config.seed = seed;
   traces::GeneratorSpec generator;
   generator.name = config.name;
-  generator.arrivals.kind = traces::ArrivalSpec::Kind::kConstant;
+  generator.arrivals.kind = row.poisson_arrivals ? traces::ArrivalSpec::Kind::kPoisson : traces::ArrivalSpec::Kind::kConstant;
   generator.stages = {traces::LoadStage{row.rate_per_s, SimTime::from_seconds(row.duration_s)}};
   const std::uint32_t system = row.system_prompt_tokens();
   const double prompt = row.prompt_len_mean > 0 ? row.prompt_len_mean : double(row.system_prompt_len) + row.question_len;

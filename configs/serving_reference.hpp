@@ -14,7 +14,7 @@ inline constexpr std::uint32_t kVllmBlockSize = 16;
 
 // One row of a serving reference file (the layout of ../shared/reference/
 // vllm-h100-measured.csv): a deployment on one server, a shared-prefix workload at a
-// constant rate, and what was measured.
+// constant (or Poisson) rate, and what was measured.
 struct ServingReferenceRow {
   std::size_t line = 0;  // in the file, for messages
   std::string experiment;
@@ -25,7 +25,8 @@ struct ServingReferenceRow {
   std::string profile;
   std::uint32_t system_prompt_len = 0, question_len = 0, output_len = 0;
   std::uint32_t num_unique_system_prompts = 1, num_users_per_system_prompt = 1;
-  bool multi_turn_chat = false;
+  bool multi_turn_chat = false;  // then prompt_len_mean is required (see reference_scenario)
+  bool poisson_arrivals = false;  // `arrival`: constant (the default) or poisson
   double rate_per_s = 0, duration_s = 0;
   // Measured.
   double prompt_len_mean = 0;
@@ -49,9 +50,10 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
 
 // The scenario that replays a row: its model (by Hugging Face id), SKU, TP degree and
 // vLLM limits on one instance under the vLLM scheduler, prefix caching and the step-time
-// model, vLLM's default 90% of GPU memory; its shared_prefix workload at a constant rate
-// for the row's duration, prompts as long as measured. Multi-turn history is not added:
-// the measured prompt lengths show none.
+// model, vLLM's default 90% of GPU memory; its shared_prefix workload at the row's rate
+// (constant or Poisson arrivals) for its duration, prompts as long as measured. Multi-turn
+// history is not added beyond what the measured mean prompt holds (the measured prompt
+// lengths show next to none), so a multi-turn row must carry prompt_len_mean.
 // `client_timeout` (if any): a request its client gave up on is aborted, as
 // inference-perf's client disconnects and vLLM drops it.
 ScenarioConfig reference_scenario(const ServingReferenceRow& row, std::uint64_t seed,

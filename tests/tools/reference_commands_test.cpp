@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "tests/shared_data.hpp"
 #include "tests/tools/tool_test_support.hpp"
@@ -75,6 +76,47 @@ TEST(ValidateCommandTest, ABadRowIsNamedByLineAndColumn) {
   err.str("");
   EXPECT_EQ(run_validate_command(options, out, err), kExitBadInput);
   EXPECT_NE(err.str().find("ref.csv:2: model: no model 'no/such-model'"), std::string::npos) << err.str();
+}
+
+// The workload columns are honoured or refused: `arrival` constant or poisson (replayed as
+// such: they predict differently), `multi_turn_chat` True or False (True needs the measured
+// prompt, which holds the history); any other text is named by line and column (it was
+// read as "constant" and "no").
+TEST(ValidateCommandTest, WorkloadColumnsAreHonouredOrRefused) {
+  const fs::path dir = fresh_dir("validate_columns");
+  fs::create_directories(dir);
+  const auto validate = [&](const std::string& arrival, const std::string& multi, const std::string& prompt_mean) {
+    std::ofstream(dir / "ref.csv") << "model,tensor_parallel,gpu,max_num_batched_tokens,max_num_seqs,max_model_len,"
+                                      "system_prompt_len,question_len,output_len,num_unique_system_prompts,"
+                                      "num_users_per_system_prompt,multi_turn_chat,arrival,rate_per_s,duration_s,"
+                                      "prompt_len_mean\n"
+                                      "meta-llama/Llama-2-7b-hf,1,H100-SXM-80GB,2048,128,4096,100,400,100,2,2,"
+                                   << multi << "," << arrival << ",20,60," << prompt_mean << "\n";
+    ValidateCommandOptions options;
+    options.reference = (dir / "ref.csv").string();
+    options.json = true;
+    std::ostringstream out, err;
+    const int code = run_validate_command(options, out, err);
+    return std::tuple(code, out.str(), err.str());
+  };
+  const auto [constant_code, constant, constant_err] = validate("constant", "False", "");
+  ASSERT_EQ(constant_code, kExitOk) << constant_err;
+  const auto [poisson_code, poisson, poisson_err] = validate("poisson", "false", "");
+  ASSERT_EQ(poisson_code, kExitOk) << poisson_err;
+  EXPECT_NE(nlohmann::json::parse(constant)["rows"][0]["ttft_p50_s"],
+            nlohmann::json::parse(poisson)["rows"][0]["ttft_p50_s"]);
+  EXPECT_EQ(std::get<0>(validate("", "", "")), kExitOk);  // absent: constant, single-turn
+  EXPECT_EQ(std::get<0>(validate("constant", "True", "520")), kExitOk);
+  for (const auto& [arrival, multi, prompt_mean, expected] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"bursty", "False", "", "ref.csv:2: arrival: expected constant or poisson"},
+           {"Constant", "False", "", "ref.csv:2: arrival: expected constant or poisson"},
+           {"constant", "yes", "", "ref.csv:2: multi_turn_chat: expected True or False, got 'yes'"},
+           {"constant", "True", "", "ref.csv:2: prompt_len_mean: expected the measured mean prompt"}}) {
+    const auto [code, out, err] = validate(arrival, multi, prompt_mean);
+    EXPECT_EQ(code, kExitBadInput) << arrival << " " << multi;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+  }
 }
 
 TEST(ValidateCommandTest, ARowWithoutMeasurementsIsPredicted) {
