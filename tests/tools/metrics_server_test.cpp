@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "configs/scenario_config.hpp"
 #include "tests/local_http.hpp"
@@ -88,8 +89,91 @@ TEST(MetricsServerTest, AClientThatNeverEndsItsRequestIsCutOffWhenTheServerStops
   EXPECT_TRUE(cut_off) << "the client outlasted the server's stop";
 }
 
+int connect_to(int family, const std::string& host, int port) {
+  const int fd = ::socket(family, SOCK_STREAM, 0);
+  sockaddr_storage address{};
+  socklen_t size = 0;
+  if (family == AF_INET6) {
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr);
+    size = sizeof *v6;
+  } else {
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, host.c_str(), &v4->sin_addr);
+    size = sizeof *v4;
+  }
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Clients that connect and say nothing, or half a request, hold no thread: with more of
+// them open than the server keeps (64), every scrape is still answered before a client
+// that waits one second gives up (8 idle clients once made each scrape take 1.5 s, 16
+// starved it).
+TEST(MetricsServerTest, IdleClientsNeverKeepAScrapeWaiting) {
+  auto server = MetricsServer::start("0");
+  ASSERT_TRUE(server) << server.error().message;
+  (*server)->publish("up 1\n");
+  const int port = (*server)->port();
+  std::vector<int> idle;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = connect_to(AF_INET, "127.0.0.1", port);
+    ASSERT_GE(fd, 0);
+    if (i % 2 == 1) (void)::send(fd, "GET /metr", 9, MSG_NOSIGNAL);  // half a request
+    idle.push_back(fd);
+  }
+  for (int i = 0; i < 20; ++i) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_connection_timeout(1);
+    client.set_read_timeout(1);
+    const auto response = client.Get("/metrics");
+    ASSERT_TRUE(response) << "scrape " << i;
+    EXPECT_EQ(response->body, "up 1\n");
+  }
+  for (const int fd : idle) ::close(fd);
+}
+
+// An IPv6 address is written in brackets, as in a URL: [::1]:PORT listens there and the
+// URL printed is one a browser takes; without brackets the host and the port are
+// ambiguous and refused.
+TEST(MetricsServerTest, AnIpv6AddressIsWrittenInBrackets) {
+  const int probe = ::socket(AF_INET6, SOCK_STREAM, 0);
+  sockaddr_in6 loopback{};
+  loopback.sin6_family = AF_INET6;
+  loopback.sin6_addr = in6addr_loopback;
+  const bool have_ipv6 = probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&loopback), sizeof loopback) == 0;
+  if (probe >= 0) ::close(probe);
+  auto bare = MetricsServer::start("::1:0");
+  ASSERT_FALSE(bare);
+  EXPECT_NE(bare.error().message.find("an IPv6 address in brackets: [::1]:PORT"), std::string::npos)
+      << bare.error().message;
+  if (!have_ipv6) GTEST_SKIP() << "no IPv6 loopback on this machine";
+  auto server = MetricsServer::start("[::1]:0");
+  ASSERT_TRUE(server) << server.error().message;
+  const int port = (*server)->port();
+  EXPECT_EQ((*server)->url(), "http://[::1]:" + std::to_string(port) + "/metrics");
+  (*server)->publish("v6 1\n");
+  const int fd = connect_to(AF_INET6, "::1", port);
+  ASSERT_GE(fd, 0);
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: [::1]\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buffer[512];
+  for (ssize_t got; (got = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, static_cast<std::size_t>(got));
+  ::close(fd);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
+  EXPECT_EQ(answer.substr(answer.size() - 5), "v6 1\n");
+}
+
 TEST(MetricsServerTest, BadAddressesAreRefusedNamingTheOption) {
-  for (const std::string bad : {"abc", "70000", "-1", "127.0.0.1:", ":9000x"}) {
+  for (const std::string bad : {"abc", "70000", "-1", "127.0.0.1:", ":9000x", "[::1]", "[]:80", "[127.0.0.1]:80"}) {
     auto server = MetricsServer::start(bad);
     ASSERT_FALSE(server) << bad;
     EXPECT_NE(server.error().message.find("--metrics-port " + bad + ": expected PORT or HOST:PORT"), std::string::npos)

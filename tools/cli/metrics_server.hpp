@@ -10,12 +10,14 @@ namespace meshsim::cli {
 // An HTTP endpoint for Prometheus (and so Grafana) during a long run: GET /metrics returns
 // the text last published, in the Prometheus text exposition format. The run publishes a
 // fresh text when it has something new (at most a few times a second), from its own
-// thread; the server answers on its own thread (cpp-httplib), so a scrape never touches
-// the simulation's state.
+// thread; the server answers on its own thread (one poll() loop over every connection, so
+// an idle or slow client delays no scrape), so a scrape never touches the simulation's
+// state.
 class MetricsServer {
  public:
-  // `listen`: "PORT" (on 127.0.0.1) or "HOST:PORT" ("0.0.0.0:9464" for every interface);
-  // port 0 takes a free one (port() says which). Errors name the option and the address.
+  // `listen`: "PORT" (on 127.0.0.1), "HOST:PORT" ("0.0.0.0:9464" for every interface) or
+  // "[IPV6]:PORT" ("[::1]:9464"); port 0 takes a free one (port() says which). Errors name
+  // the option and the address.
   static Expected<std::unique_ptr<MetricsServer>> start(const std::string& listen);
   ~MetricsServer();  // stops serving and joins the thread
 
