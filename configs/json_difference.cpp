@@ -2,17 +2,14 @@
 
 #include <set>
 
+#include "traces/json_text.hpp"
+
 namespace meshsim::configs {
 namespace {
 
 using nlohmann::json;
 
-std::string shown(const json* value) {
-  if (value == nullptr) return "absent";
-  std::string text = value->dump();
-  constexpr std::size_t kLongest = 60;
-  return text.size() <= kLongest ? text : text.substr(0, kLongest) + "...";
-}
+std::string shown(const json* value) { return value == nullptr ? "absent" : traces::json_for_message(*value); }
 
 std::optional<std::string> differ(const json* was, const json* now, const std::string& path) {
   if (was != nullptr && now != nullptr && *was == *now) return std::nullopt;

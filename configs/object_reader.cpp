@@ -3,17 +3,15 @@
 #include <cmath>
 #include <limits>
 
+#include "traces/json_text.hpp"
+
 namespace meshsim::configs {
 
 using nlohmann::json;
 
 namespace {
 
-std::string shown(const json& value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 60) + "...";
-  return text;
-}
+std::string shown(const json& value) { return traces::json_for_message(value); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
@@ -52,5 +53,20 @@ Json parse_json_as(std::string_view text) {
 }
 
 inline nlohmann::json parse_json_text(std::string_view text) { return parse_json_as<nlohmann::json>(text); }
+
+// A JSON value for a message, cut at `longest` characters ("..." past them): its JSON text,
+// except that a non-finite number (from Python or the code, never from a file) reads nan,
+// inf or -inf where JSON would write null; bytes that are not UTF-8 are replaced.
+template <typename Json>
+std::string json_for_message(const Json& value, std::size_t longest = 60) {
+  std::string text;
+  if (value.is_number_float() && !std::isfinite(value.template get<double>())) {
+    const double number = value.template get<double>();
+    text = std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf";
+  } else {
+    text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return text.size() <= longest ? text : text.substr(0, longest) + "...";
+}
 
 }  // namespace meshsim::traces

@@ -12,9 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string shown(const json& value) {
-  return quote_for_message(value.dump(-1, ' ', false, json::error_handler_t::replace));
-}
+std::string shown(const json& value) { return quote_for_message(json_for_message(value, 1 << 20)); }
 
 }  // namespace
 

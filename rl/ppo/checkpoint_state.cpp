@@ -7,6 +7,7 @@
 #include "configs/config_file.hpp"
 #include "configs/json_difference.hpp"
 #include "sim/engine/number_text.hpp"
+#include "traces/json_text.hpp"
 
 namespace meshsim::rl {
 namespace {
@@ -101,10 +102,7 @@ class Reader {
   }
 
  private:
-  static std::string shown(const json& value) {
-    const std::string text = value.dump();
-    return text.size() <= 40 ? text : text.substr(0, 40) + "...";
-  }
+  static std::string shown(const json& value) { return traces::json_for_message(value, 40); }
 };
 
 EnvCursor read_cursor(const json& env, const std::string& path) {

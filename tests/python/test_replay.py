@@ -60,6 +60,10 @@ def test_overrides_change_the_run_and_bad_ones_name_the_key():
         meshsim.replay(overrides=SHORT, serving__tensor_parallel="four")
     with pytest.raises(ValueError, match="no-such-file.json"):
         meshsim.replay("no-such-file.json")
+    # A non-finite number is named as given (JSON has no NaN: it read "got null").
+    for bad, shown in ((float("nan"), "got nan"), (float("inf"), "got inf"), (-float("inf"), "got -inf")):
+        with pytest.raises(ValueError, match=f"workload.rate_scale: expected .*{shown}"):
+            meshsim.replay(overrides=SHORT, workload__rate_scale=bad)
 
 
 def test_the_same_config_gives_identical_tables_in_parallel_threads():
