@@ -110,14 +110,22 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
     r.ttft_p90_s = number_of("ttft_p90_s", false);
     r.ttft_p99_s = number_of("ttft_p99_s", false);
     r.requests_per_s = number_of("requests_per_s", false);
+    if (bad.empty() && r.prompt_len_mean > traces::kMaxTokenCount) {
+      bad = "prompt_len_mean: expected a token count up to 10000000, got " + traces::quote_for_message(text("prompt_len_mean"));
+    }
     if (bad.empty() && r.multi_turn_chat && r.prompt_len_mean <= 0) {
       bad = "prompt_len_mean: expected the measured mean prompt with multi_turn_chat True (the replay takes each "
             "turn's prompt, history included, as measured)";
     }
     if (bad.empty() && r.model.empty()) bad = "model: expected a model name";
     if (bad.empty() && r.gpu.empty()) bad = "gpu: expected a SKU name";
-    if (bad.empty() && !(r.rate_per_s > 0)) bad = "rate_per_s: expected a positive rate";
+    if (bad.empty() && !(r.rate_per_s > 0 && r.rate_per_s <= 1e5)) bad = "rate_per_s: expected a rate in (0, 1e5]";
     if (bad.empty() && !(r.duration_s > 0 && r.duration_s <= 1e7)) bad = "duration_s: expected (0, 1e7] seconds";
+    // A row replays rate x duration requests: bounded, so a row cannot run for days.
+    if (bad.empty() && r.rate_per_s * r.duration_s > kMaxReferenceRequests) {
+      bad = "rate_per_s x duration_s: expected at most " + std::to_string(kMaxReferenceRequests) +
+            " requests to replay, got " + traces::quote_for_message(std::to_string(r.rate_per_s * r.duration_s));
+    }
     if (bad.empty() && r.max_num_batched_tokens < r.max_num_seqs) {
       bad = "max_num_batched_tokens: expected at least max_num_seqs";
     }

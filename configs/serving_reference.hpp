@@ -11,6 +11,9 @@ namespace meshsim::configs {
 
 // vLLM's default KV block, which the replays use.
 inline constexpr std::uint32_t kVllmBlockSize = 16;
+// The most requests one reference row replays (rate_per_s x duration_s; the reference
+// rows hold about 12,000).
+inline constexpr std::uint64_t kMaxReferenceRequests = 10'000'000;
 
 // One row of a serving reference file (the layout of ../shared/reference/
 // vllm-h100-measured.csv): a deployment on one server, a shared-prefix workload at a

@@ -112,7 +112,9 @@ TEST(ValidateCommandTest, WorkloadColumnsAreHonouredOrRefused) {
            {"bursty", "False", "", "ref.csv:2: arrival: expected constant or poisson"},
            {"Constant", "False", "", "ref.csv:2: arrival: expected constant or poisson"},
            {"constant", "yes", "", "ref.csv:2: multi_turn_chat: expected True or False, got 'yes'"},
-           {"constant", "True", "", "ref.csv:2: prompt_len_mean: expected the measured mean prompt"}}) {
+           {"constant", "True", "", "ref.csv:2: prompt_len_mean: expected the measured mean prompt"},
+           // Past 2^32 tokens (a prompt of 0 tokens once reached the scheduler: exit 70).
+           {"constant", "False", "4294967296", "ref.csv:2: prompt_len_mean: expected a token count up to 10000000"}}) {
     const auto [code, out, err] = validate(arrival, multi, prompt_mean);
     EXPECT_EQ(code, kExitBadInput) << arrival << " " << multi;
     EXPECT_NE(err.find(expected), std::string::npos) << err;

@@ -1,0 +1,330 @@
+// One rule for failures, per command: an input file mutated at random (a value of another
+// type or out of every range, a key removed or unknown, a value wrapped in a list, a CSV
+// field changed) ends in exit 0 or 2 (1 for a script whose expectations fail, 3 for an
+// output the command cannot write), never in an exception (the command line's exit 70)
+// or a crash. Runs are kept short by the commands' own --until; each failure prints the
+// mutated input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "configs/config_file.hpp"
+#include "configs/scenario_config.hpp"
+#include "tests/tools/tool_test_support.hpp"
+#include "tools/cli/capacity_command.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/compare_presets.hpp"
+#include "tools/cli/models_command.hpp"
+#include "tools/cli/reference_commands.hpp"
+#include "tools/cli/scenario_command.hpp"
+#include "tools/cli/sweep_command.hpp"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::fresh_dir;
+using testing::slurp;
+
+// MESHSIM_MUTATION_SEED=N explores other mutations than the suite's (0).
+std::uint64_t seed_offset() {
+  const char* text = std::getenv("MESHSIM_MUTATION_SEED");
+  return text == nullptr ? 0 : std::strtoull(text, nullptr, 10) * 1000;
+}
+
+// Values no input expects, or expects within bounds: types, signs, zero, a fraction,
+// beyond 32 and 64 bits, empty and odd text, containers.
+std::vector<json> palette() {
+  return {nullptr, true, false, 0, -1, 1, 0.5, -0.5, 1e300, -1e300, 4294967296ULL,
+          18446744073709551615ULL, INT64_MIN, "", "x", "-1", "1e999", json::array(), json::object(),
+          json::array({0}), json{{"a", 1}}};
+}
+
+// Durations a script advances by stay small: a script advancing 2^32 s on a cluster with a
+// 1 s timer is 4 billion events, its own (linear) cost, not an error.
+bool is_duration_key(const std::string& key) { return key == "seconds" || key == "until_s"; }
+
+// Every value's pointer in `doc`.
+void pointers(const json& doc, const json::json_pointer& at, std::vector<json::json_pointer>& out) {
+  out.push_back(at);
+  if (doc.is_object()) {
+    for (const auto& [key, value] : doc.items()) pointers(value, at / key, out);
+  } else if (doc.is_array()) {
+    for (std::size_t i = 0; i < doc.size(); ++i) pointers(doc[i], at / i, out);
+  }
+}
+
+// One to three random changes to `doc`: a value replaced from the palette or nudged, a key
+// removed or added, a value wrapped in a list.
+json mutated(json doc, std::mt19937_64& rng) {
+  const auto values = palette();
+  const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  for (std::size_t changes = 1 + pick(3); changes > 0; --changes) {
+    std::vector<json::json_pointer> all;
+    pointers(doc, json::json_pointer(), all);
+    const json::json_pointer at = all[pick(all.size())];
+    const bool root = at.empty();
+    const std::string key = root ? std::string() : at.back();
+    switch (pick(5)) {
+      case 4: {  // a number nudged within reason (zero, half, double, ten times), or another value
+        if (root) break;
+        json& value = doc[at];
+        static const double kFactors[] = {0, 0.5, 2, 10};
+        const double factor = kFactors[pick(4)];
+        if (value.is_number_unsigned()) {
+          value = static_cast<std::uint64_t>(static_cast<double>(value.get<std::uint64_t>()) * factor);
+        } else if (value.is_number_integer()) {
+          value = static_cast<std::int64_t>(static_cast<double>(value.get<std::int64_t>()) * factor);
+        } else if (value.is_number()) {
+          value = value.get<double>() * factor;
+        } else if (value.is_boolean()) {
+          value = !value.get<bool>();
+        }
+        break;
+      }
+      case 0: {  // another value
+        if (root) break;
+        json value = values[pick(values.size())];
+        if (is_duration_key(key) && value.is_number() && std::abs(value.get<double>()) > 1e6) value = -1;
+        doc[at] = value;
+        break;
+      }
+      case 1: {  // removed
+        if (root) break;
+        json& parent = doc[at.parent_pointer()];
+        if (parent.is_object()) parent.erase(key);
+        if (parent.is_array()) parent.erase(parent.begin() + static_cast<std::ptrdiff_t>(std::stoul(key)));
+        break;
+      }
+      case 2: {  // an unknown key beside it
+        json& target = doc[at].is_object() ? doc[at] : doc[root ? at : at.parent_pointer()];
+        if (target.is_object()) target["no_such_key"] = 1;
+        break;
+      }
+      default:  // wrapped in a list
+        if (!root) doc[at] = json::array({doc[at]});
+        break;
+    }
+  }
+  return doc;
+}
+
+// A CSV with one field of one line (the header too) changed, or a field added or removed.
+std::string mutated_csv(const std::string& text, std::mt19937_64& rng) {
+  static const char* kFields[] = {"", "-1", "0", "0.5", "1e300", "nan", "inf", "abc", "4294967296",
+                                  "18446744073709551616", "True", "\"", "1,2"};
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string& line = lines[rng() % lines.size()];
+  std::vector<std::string> fields;
+  std::istringstream cells(line);
+  for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+  switch (rng() % 3) {
+    case 0: fields[rng() % fields.size()] = kFields[rng() % std::size(kFields)]; break;
+    case 1: fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(rng() % fields.size())); break;
+    default: fields.push_back(kFields[rng() % std::size(kFields)]); break;
+  }
+  line.clear();
+  for (std::size_t i = 0; i < fields.size(); ++i) line += (i > 0 ? "," : "") + fields[i];
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+// Runs `command` on `trials` mutations of `base` (written to `file` as JSON), each exit
+// code among `allowed`, none throwing; counts the refusals so the test shows it reached
+// the checks (not only inputs that still run).
+void expect_only_exit_codes(const std::string& name, const json& base, const std::string& file, int trials,
+                            const std::set<int>& allowed, const std::function<int(std::ostream&, std::ostream&)>& command,
+                            std::uint64_t seed) {
+  std::mt19937_64 rng(seed + seed_offset());
+  int refused = 0, ran = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    const json input = mutated(base, rng);
+    std::ofstream(file) << input.dump(1);
+    std::ostringstream out, err;
+    int code = -1;
+    try {
+      code = command(out, err);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << " trial " << trial << " threw " << e.what() << " on\n" << input.dump(1);
+      continue;
+    }
+    EXPECT_TRUE(allowed.contains(code)) << name << " trial " << trial << ": exit " << code << "\n"
+                                        << err.str() << "\non\n" << input.dump(1);
+    refused += code == kExitBadInput;
+    ran += code == kExitOk;
+  }
+  EXPECT_GT(refused, trials / 10) << name;
+  EXPECT_GT(ran, 0) << name;
+  std::printf("%s: %d mutated inputs, %d refused (exit 2), %d ran\n", name.c_str(), trials, refused, ran);
+}
+
+// Strings naming a file beside `base` made absolute, so the tree can be written elsewhere.
+void absolute_paths(json& doc, const fs::path& base) {
+  if (doc.is_object() || doc.is_array()) {
+    for (auto& item : doc) absolute_paths(item, base);
+  } else if (std::error_code error; doc.is_string() && !doc.get<std::string>().empty() &&
+                                     fs::is_regular_file(base / doc.get<std::string>(), error)) {
+    doc = (base / doc.get<std::string>()).lexically_normal().string();
+  }
+}
+
+// A shipped scenario, its files named by absolute paths.
+json shipped_scenario(const std::string& name) {
+  const fs::path file = fs::path(configs::default_scenario_path()).parent_path() / (name + ".json");
+  json scenario = json::parse(slurp(file));
+  absolute_paths(scenario, file.parent_path());
+  return scenario;
+}
+
+TEST(MutatedInputsTest, ReplayModelsAndCapacityExitWithAnInputError) {
+  const fs::path dir = fresh_dir("mutated_replay");
+  fs::create_directories(dir);
+  const std::string file = (dir / "scenario.json").string();
+  int run = 0;
+  for (const char* name : {"default", "splitwise-ha", "shared-cluster-synthetic"}) {
+    expect_only_exit_codes(
+        std::string("replay ") + name, shipped_scenario(name), file, 500, {kExitOk, kExitBadInput},
+        [&](std::ostream& out, std::ostream& err) {
+          ReplayCommandOptions options;
+          options.config_path = file;
+          options.out_dir = (dir / ("out" + std::to_string(run++))).string();
+          options.until_s = 20;
+          options.quiet = true;
+          return run_replay_command(options, out, err);
+        },
+        7);
+  }
+  expect_only_exit_codes("models", shipped_scenario("default"), file, 300, {kExitOk, kExitBadInput},
+                         [&](std::ostream& out, std::ostream& err) {
+                           ModelsCommandOptions options;
+                           options.config_path = file;
+                           return run_models_command(options, out, err);
+                         },
+                         8);
+  expect_only_exit_codes("capacity", shipped_scenario("default"), file, 60, {kExitOk, kExitBadInput},
+                         [&](std::ostream& out, std::ostream& err) {
+                           CapacityCommandOptions options;
+                           options.config_path = file;
+                           options.until_s = 20;
+                           options.max_instances = 4;
+                           options.threads = 1;
+                           options.plot = false;
+                           options.out_dir = (dir / ("capacity" + std::to_string(run++))).string();
+                           return run_capacity_command(options, out, err);
+                         },
+                         9);
+}
+
+TEST(MutatedInputsTest, ComparePresetsAndSweepExitWithAnInputError) {
+  const fs::path dir = fresh_dir("mutated_presets");
+  fs::create_directories(dir);
+  const std::string file = (dir / "scenario.json").string();
+  int run = 0;
+  expect_only_exit_codes("compare-presets", shipped_scenario("shared-cluster-synthetic"), file, 100,
+                         {kExitOk, kExitBadInput},
+                         [&](std::ostream& out, std::ostream& err) {
+                           ComparePresetsOptions options;
+                           options.config_path = file;
+                           options.until_s = 20;
+                           options.threads = 1;
+                           options.plot = false;
+                           options.out_dir = (dir / ("presets" + std::to_string(run++))).string();
+                           return run_compare_presets_command(options, out, err);
+                         },
+                         10);
+  json base = shipped_scenario("default");
+  base["run"]["until_s"] = 20;
+  std::ofstream(dir / "base.json") << base.dump();
+  const json grid = {{"config", (dir / "base.json").string()},
+                     {"grid", {{"workload.rate_scale", {0.5, 1}}, {"serving.start_state.0.count", {1, 2}}}},
+                     {"list", json::array({json{{"slo.ttft_ms", 500}}})},
+                     {"seeds", {1, 2}}};
+  expect_only_exit_codes("sweep", grid, (dir / "grid.json").string(), 150, {kExitOk, kExitBadInput},
+                         [&](std::ostream& out, std::ostream& err) {
+                           SweepCommandOptions options;
+                           options.grid = (dir / "grid.json").string();
+                           options.threads = 1;
+                           options.quiet = true;
+                           options.out_dir = (dir / ("sweep" + std::to_string(run++))).string();
+                           return run_sweep_command(options, out, err);
+                         },
+                         11);
+}
+
+TEST(MutatedInputsTest, ScriptsExitWithAnInputErrorOrUnmetExpectations) {
+  const fs::path dir = fresh_dir("mutated_scripts");
+  fs::create_directories(dir);
+  const std::string file = (dir / "script.json").string();
+  const fs::path scripts = fs::path(MESHSIM_SOURCE_DIR) / "experiments/scenarios";
+  std::uint64_t seed = 20;
+  for (const char* name : {"p01_basic_flow", "e2_drain", "e4_scaling_manager", "p05_label_tiers"}) {
+    expect_only_exit_codes(std::string("scenario ") + name, json::parse(slurp(scripts / (std::string(name) + ".json"))),
+                           file, 400, {kExitOk, kExitExpectationsUnmet, kExitBadInput},
+                           [&](std::ostream& out, std::ostream& err) {
+                             ScenarioCommandOptions options;
+                             options.script = file;
+                             options.check = true;
+                             options.allow_files = false;
+                             return run_scenario_command(options, out, err);
+                           },
+                           seed++);
+  }
+}
+
+TEST(MutatedInputsTest, ValidateAndFitTraceExitWithAnInputError) {
+  const fs::path dir = fresh_dir("mutated_csv");
+  fs::create_directories(dir);
+  const std::string reference =
+      "model,tensor_parallel,gpu,max_num_batched_tokens,max_num_seqs,max_model_len,system_prompt_len,question_len,"
+      "output_len,num_unique_system_prompts,num_users_per_system_prompt,multi_turn_chat,arrival,rate_per_s,"
+      "duration_s,prompt_len_mean,e2e_p50_s,ttft_p50_s\n"
+      "meta-llama/Llama-2-7b-hf,1,H100-SXM-80GB,2048,128,4096,100,400,50,2,2,False,constant,5,20,520,1.1,0.03\n";
+  const std::string trace = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
+                            "2023-11-16 18:15:50.1000000,1200,300\n2023-11-16 18:15:51.5000000,80,20\n";
+  std::mt19937_64 rng(30 + seed_offset());
+  const auto check = [&](const std::string& name, const std::string& base, const std::string& path,
+                         const std::function<int(std::ostream&, std::ostream&)>& command) {
+    int refused = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+      const std::string input = mutated_csv(base, rng);
+      std::ofstream(path) << input;
+      std::ostringstream out, err;
+      int code = -1;
+      try {
+        code = command(out, err);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << name << " threw " << e.what() << " on\n" << input;
+        continue;
+      }
+      EXPECT_TRUE(code == kExitOk || code == kExitBadInput) << name << ": exit " << code << "\n" << err.str() << "\non\n"
+                                                            << input;
+      refused += code == kExitBadInput;
+    }
+    EXPECT_GT(refused, 40) << name;
+  };
+  check("validate", reference, (dir / "ref.csv").string(), [&](std::ostream& out, std::ostream& err) {
+    ValidateCommandOptions options;
+    options.reference = (dir / "ref.csv").string();
+    return run_validate_command(options, out, err);
+  });
+  check("fit-trace", trace, (dir / "trace.csv").string(), [&](std::ostream& out, std::ostream& err) {
+    FitCommandOptions options;
+    options.trace = (dir / "trace.csv").string();
+    return run_fit_command(options, out, err);
+  });
+}
+
+}  // namespace
+}  // namespace meshsim::cli
