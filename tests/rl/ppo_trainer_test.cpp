@@ -5,9 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include "rl/ppo/policy_runner.hpp"
+#include "tests/json_mutation.hpp"
 #include "tests/rl/env_fixture.hpp"
 #include "tests/rl/ranks_on_threads.hpp"
 
@@ -120,6 +122,25 @@ TEST(PpoTrainerTest, ACheckpointWhoseEpisodesCouldNotHaveHappenedIsRefusedAndCha
   std::ofstream(state_file) << saved.dump();
   auto trainer = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 5));
   EXPECT_TRUE(trainer->load(dir));
+
+  // Random edits of the whole state file: each is refused (nothing replaced), or loads into
+  // a trainer that runs on; none throws.
+  std::mt19937_64 rng(47);
+  int refused = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const nlohmann::json state = meshsim::mutation::mutated(saved, rng);
+    std::ofstream(state_file) << state.dump();
+    auto edited = std::move(*PpoTrainer::create(f.config, catalog(), f.workload, 5));
+    Status loaded = Error{""};
+    ASSERT_NO_THROW(loaded = edited->load(dir)) << state.dump();
+    if (!loaded) {
+      ++refused;
+      EXPECT_EQ(edited->iteration(), 0u) << loaded.error().message;
+      continue;
+    }
+    ASSERT_NO_THROW(edited->iterate()) << state.dump();
+  }
+  EXPECT_GT(refused, 60);
 }
 
 // The columns of two learning curves agree to float summation order (relative 1e-4).
