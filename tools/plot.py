@@ -10,17 +10,11 @@ batch jobs queued and preemptions per interval). Uses Debian's python3-matplotli
 Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
-import csv
 import json
 import os
 import sys
 
-from plot_setup import pyplot
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from plot_setup import pyplot, read_csv
 
 
 def cdf(values):

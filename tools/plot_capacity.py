@@ -10,10 +10,9 @@ axis. Uses Debian's python3-matplotlib.
 Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
-import csv
 import sys
 
-from plot_setup import pyplot
+from plot_setup import pyplot, read_csv
 
 
 def main():
@@ -26,8 +25,7 @@ def main():
     if plt is None:
         return 77
     try:
-        with open(args.csv, newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = read_csv(args.csv)
     except OSError as e:
         print(f"plot_capacity.py: {e}", file=sys.stderr)
         return 2

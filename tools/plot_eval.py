@@ -9,16 +9,10 @@ the hindsight static sizes as a front, each tuned baseline, the oracle and the p
 Uses Debian's python3-matplotlib. Exit codes: 0 done, 2 bad input, 77 matplotlib missing.
 """
 import argparse
-import csv
 import os
 import sys
 
-from plot_setup import pyplot
-
-
-def read(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from plot_setup import pyplot, read_csv
 
 
 def main():
@@ -30,8 +24,8 @@ def main():
     if plt is None:
         return 77
     try:
-        runs = read(os.path.join(args.dir, "eval.csv"))
-        series = read(os.path.join(args.dir, "instances.csv"))
+        runs = read_csv(os.path.join(args.dir, "eval.csv"))
+        series = read_csv(os.path.join(args.dir, "instances.csv"))
     except OSError as e:
         print(f"plot_eval.py: {e}", file=sys.stderr)
         return 2

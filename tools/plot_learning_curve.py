@@ -14,12 +14,11 @@ as best/ (the cheapest meeting the SLO target). Uses Debian's python3-matplotlib
 Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
-import csv
 import json
 import os
 import sys
 
-from plot_setup import pyplot
+from plot_setup import pyplot, read_csv
 
 
 def smoothed(values):
@@ -45,8 +44,7 @@ def slo_target(config_path):
 def read_rows(path):
     """The rows of a CSV beside the learning curve, or [] where it is absent."""
     try:
-        with open(path, newline="") as f:
-            return list(csv.DictReader(f))
+        return read_csv(path)
     except OSError:
         return []
 
@@ -93,8 +91,7 @@ def main():
     if plt is None:
         return 77
     try:
-        with open(args.csv, newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = read_csv(args.csv)
     except OSError as e:
         print(f"plot_learning_curve.py: {e}", file=sys.stderr)
         return 2

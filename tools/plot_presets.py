@@ -10,17 +10,11 @@ mean over them and its whisker spans the lowest to the highest. Uses Debian's
 python3-matplotlib. Exit codes: 0 done, 2 bad input, 77 matplotlib missing (ctest's skip code).
 """
 import argparse
-import csv
 import math
 import os
 import sys
 
-from plot_setup import pyplot
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from plot_setup import pyplot, read_csv
 
 
 def by_policy(rows):

@@ -1,9 +1,11 @@
-"""Finds matplotlib for the plot scripts beside this file, whichever python3 runs them.
+"""What the plot scripts beside this file share: matplotlib, whichever python3 runs them,
+and reading their CSV files.
 
 `python3 tools/plot.py` runs the first python3 on PATH, which may be a pyenv, conda or
 virtual-environment interpreter without matplotlib while Debian's python3-matplotlib is
 installed for /usr/bin/python3: the script is then run again under /usr/bin/python3.
 """
+import csv
 import os
 import sys
 
@@ -32,3 +34,9 @@ def pyplot(script):
     print(f"{script}: matplotlib is not importable by {' nor by '.join(tried)} "
           f"(install Debian's python3-matplotlib: apt-get install python3-matplotlib)", file=sys.stderr)
     return None
+
+
+def read_csv(path):
+    """The rows of a CSV file with a header line, each a dict (OSError when unreadable)."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))

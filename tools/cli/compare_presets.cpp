@@ -5,8 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cctype>
-#include <cinttypes>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <ostream>
