@@ -32,13 +32,13 @@ constexpr std::array<int, 2> kSignals{SIGINT, SIGTERM};
 // Other threads keep creating files while the handler runs (a sweep's runs): `stopping`
 // tells them not to start, and the handler waits for those in the middle of creating one
 // (`creating`) before it removes the files, so none is created behind its back. The wait
-// is bounded: the signal may have landed on a thread in the middle itself.
+// is bounded (1 s): the signal may have landed on a thread in the middle itself.
 std::atomic<bool> stopping{false};
 std::atomic<int> creating{0};
 
 extern "C" void remove_files_and_pass_on(int signal_number, siginfo_t* info, void* context) {
   stopping.store(true);
-  for (int waited_ms = 0; creating.load() > 0 && waited_ms < 200; ++waited_ms) {
+  for (int waited_ms = 0; creating.load() > 0 && waited_ms < 1000; ++waited_ms) {
     const struct timespec millisecond {0, 1'000'000};
     ::nanosleep(&millisecond, nullptr);
   }
@@ -51,8 +51,11 @@ extern "C" void remove_files_and_pass_on(int signal_number, siginfo_t* info, voi
   } else if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
     before.sa_handler(signal_number);
   } else if (before.sa_handler == SIG_DFL) {
+    // The default action ends the process once this handler returns (the signal is held
+    // until then): `stopping` stays set, or other threads would create files meanwhile.
     ::sigaction(signal_number, &before, nullptr);
     std::raise(signal_number);
+    return;
   }
   stopping.store(false);  // a host's handler (Python's) let the process go on
 }
