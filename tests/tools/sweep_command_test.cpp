@@ -210,6 +210,15 @@ TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailed
   damage([&] { fs::remove(run / "timeseries.csv"); }, "timeseries.csv: missing beside summary.json");
   damage([&] { std::ofstream(run / "requests.csv") << requests_text.substr(0, requests_text.rfind('\n', requests_text.size() - 2) + 1); },
          "requests.csv: expected a header and ");
+  // A damaged record of the sweep itself is refused, whatever it holds.
+  const std::string record = slurp(out / "sweep.json");
+  for (const std::string text : {"", "garbage", "[]", "null"}) {
+    std::ofstream(out / "sweep.json") << text;
+    const auto refused_record = sweep(grid, out, 1, true);
+    EXPECT_EQ(refused_record.code, kExitBadInput) << text;
+    EXPECT_NE(refused_record.err.find("sweep.json: not a sweep's record"), std::string::npos) << refused_record.err;
+  }
+  std::ofstream(out / "sweep.json") << record;
   fs::remove_all(out / "runs/0001");  // the damaged run above, run again
   const auto whole = sweep(grid, out, 1, true);
   EXPECT_EQ(whole.code, kExitOk) << whole.err;

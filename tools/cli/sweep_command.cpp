@@ -337,8 +337,14 @@ Refusal prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
     }
     std::ifstream in(record);
     json before = json::parse(in, nullptr, false);
-    const json recorded_inputs = before.is_object() ? before.value("inputs", json()) : json();
-    if (before.is_object()) before.erase("inputs");
+    // (A value that did not parse compares unequal to nothing: it must be refused first.)
+    if (!before.is_object()) {
+      return {record.string() + ": not a sweep's record (a JSON object): remove the folder to start over, or use "
+                                "another --out",
+              kExitBadInput};
+    }
+    const json recorded_inputs = before.value("inputs", json());
+    before.erase("inputs");
     if (before != plan.document) {
       return {options.out_dir + ": holds a sweep of other runs than " + options.grid +
                   " (sweep.json differs): resume it with its own grid, or use another --out",
