@@ -209,9 +209,26 @@ TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) 
     EXPECT_EQ(run.code, kExitBadInput) << expected;
     EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
   }
+  // The learning curve's rows up to the checkpoint are continued as they are: each must be
+  // there, in order, whole (a row lost or cut was carried into the resumed curve).
+  std::ofstream(checkpoint / "state.json") << saved;
+  const fs::path curve = fs::path(options.out_dir) / "learning_curve.csv";
+  const std::string rows = slurp(curve);
+  const std::string header = rows.substr(0, rows.find('\n') + 1);
+  const std::string first = rows.substr(header.size(), rows.find('\n', header.size()) + 1 - header.size());
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {header + first, "learning_curve.csv:3: expected iteration 2's row (the checkpoint is after iteration 2)"},
+           {header + rows.substr(header.size() + first.size()), "learning_curve.csv:2: expected iteration 1's row"},
+           {header + first.substr(0, first.size() / 2) + "\n" + rows.substr(header.size() + first.size()),
+            "learning_curve.csv:2: expected iteration 1's row with"}}) {
+    std::ofstream(curve) << text;
+    const CommandRun run = train(options);
+    EXPECT_EQ(run.code, kExitBadInput) << expected;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
+  }
+  std::ofstream(curve) << rows;
   // Interrupted while swapping in the next checkpoint: the previous one moved aside, the
   // new one half written. The resume takes the previous one.
-  std::ofstream(checkpoint / "state.json") << saved;
   fs::rename(checkpoint, checkpoint.string() + ".old");
   fs::create_directories(checkpoint.string() + ".tmp");
   std::ofstream(checkpoint.string() + ".tmp/policy.pt") << "half";

@@ -46,20 +46,31 @@ std::string curve_row(const rl::IterationStats& s) {
   return line;
 }
 
-// The learning curve's rows up to `iterations` (a resumed run drops the rows written
-// after its checkpoint: they are about to be trained again, identically).
-Status keep_curve_rows(const fs::path& csv, std::uint32_t iterations) {
+// The learning curve's rows up to `iterations`, checked (a resumed run drops the rows
+// written after its checkpoint: they are about to be trained again, identically).
+Expected<std::string> curve_rows_to_keep(const fs::path& csv, std::uint32_t iterations) {
   std::ifstream in(csv);
   if (!in) return Error{csv.string() + ": cannot read the learning curve to resume it"};
   std::string line, kept;
   std::getline(in, line);
   if (line != kCurveHeader) return Error{csv.string() + ": not a learning curve of this meshsim (header differs)"};
   kept = line + '\n';
-  for (std::uint32_t i = 0; i < iterations && std::getline(in, line); ++i) kept += line + '\n';
-  in.close();
-  AtomicFile out(csv.string());
-  out.stream() << kept;
-  return out.commit();
+  // Every iteration the checkpoint has trained has its row, in order, with every column:
+  // the resumed curve continues them as they are.
+  const auto columns = std::count(line.begin(), line.end(), ',');
+  for (std::uint32_t i = 1; i <= iterations; ++i) {
+    const std::string where = csv.string() + ":" + std::to_string(i + 1) + ": ";
+    if (!std::getline(in, line)) {
+      return Error{where + "expected iteration " + std::to_string(i) + "'s row (the checkpoint is after iteration " +
+                   std::to_string(iterations) + "): remove the folder to train again"};
+    }
+    if (line.substr(0, line.find(',')) != std::to_string(i) || std::count(line.begin(), line.end(), ',') != columns) {
+      return Error{where + "expected iteration " + std::to_string(i) + "'s row with " + std::to_string(columns + 1) +
+                   " columns: remove the folder to train again"};
+    }
+    kept += line + '\n';
+  }
+  return kept;
 }
 
 std::string progress_line(const rl::IterationStats& s, std::uint32_t iterations) {
@@ -365,7 +376,13 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     if (const Status loaded_checkpoint = ppo.load(checkpoint); !loaded_checkpoint) {
       started = {loaded_checkpoint.error().message, kExitBadInput};
     } else if (lead) {
-      if (const Status kept = keep_curve_rows(csv, ppo.iteration()); !kept) started = {kept.error().message, kExitOutputError};
+      if (auto kept = curve_rows_to_keep(csv, ppo.iteration()); !kept) {
+        started = {kept.error().message, kExitBadInput};
+      } else {
+        AtomicFile rewritten(csv.string());
+        rewritten.stream() << *kept;
+        if (const Status written = rewritten.commit(); !written) started = {written.error().message, kExitOutputError};
+      }
     }
   }
   std::unique_ptr<CheckpointSelector> selector;
