@@ -227,6 +227,23 @@ TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) 
     EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
   }
   std::ofstream(curve) << rows;
+  // So are the validation rows the best checkpoint is chosen by (an attainment of 5 would
+  // have made its checkpoint the best).
+  const fs::path validation = fs::path(options.out_dir) / "validation.csv";
+  const std::string table = slurp(validation);
+  const std::string table_header = table.substr(0, table.find('\n') + 1);
+  const std::string cells = table.substr(table_header.size());
+  const auto second_comma = cells.find(',', cells.find(',') + 1);
+  for (const std::string& edited : {cells.substr(0, cells.find(',') + 1) + "5" + cells.substr(second_comma),
+                                   cells.substr(0, cells.find(',') + 1) + "nan" + cells.substr(second_comma),
+                                   cells + cells}) {  // a row twice: iterations not rising
+    std::ofstream(validation) << table_header << edited;
+    const CommandRun run = train(options);
+    EXPECT_EQ(run.code, kExitBadInput) << edited;
+    EXPECT_NE(run.err.find("validation.csv:"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(": expected iteration,slo_attainment"), std::string::npos) << run.err;
+  }
+  std::ofstream(validation) << table;
   // Interrupted while swapping in the next checkpoint: the previous one moved aside, the
   // new one half written. The resume takes the previous one.
   fs::rename(checkpoint, checkpoint.string() + ".old");

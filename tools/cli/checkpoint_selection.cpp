@@ -1,6 +1,7 @@
 #include "tools/cli/checkpoint_selection.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -70,11 +71,16 @@ Expected<std::unique_ptr<CheckpointSelector>> CheckpointSelector::create(std::sp
 namespace {
 
 // The figures figures() writes, read from where `fields` stands.
+// A row's figures, as a validation play can have left them: the attainment a share, the
+// GPU-hours, instances and actions not negative, all finite (a resumed run picks its best
+// checkpoint by them).
 bool read_figures(std::istringstream& fields, rl::Outcome& o) {
   char comma = 0;
   fields >> o.slo_attainment >> comma >> o.gpu_hours >> comma >> o.mean_instances >> comma >> o.actions_per_hour >>
       comma >> o.reward;
-  return static_cast<bool>(fields);
+  const auto finite_at_least_0 = [](double v) { return std::isfinite(v) && v >= 0; };
+  return static_cast<bool>(fields) && o.slo_attainment >= 0 && o.slo_attainment <= 1 && finite_at_least_0(o.gpu_hours) &&
+         finite_at_least_0(o.mean_instances) && finite_at_least_0(o.actions_per_hour) && std::isfinite(o.reward);
 }
 
 }  // namespace
@@ -94,8 +100,10 @@ Status CheckpointSelector::read_rows(std::uint32_t resumed_after) {
     int best = 0;
     std::istringstream fields(line);
     fields >> row.iteration >> comma;
-    if (!read_figures(fields, row.played.all) || !(fields >> comma >> best)) {
-      return Error{csv.string() + ":" + std::to_string(number) + ": expected " + kHeader};
+    const std::uint32_t previous = rows_.empty() ? 0 : rows_.back().iteration;
+    if (!read_figures(fields, row.played.all) || !(fields >> comma >> best) || row.iteration <= previous) {
+      return Error{csv.string() + ":" + std::to_string(number) + ": expected " + kHeader +
+                   " (iterations rising, the attainment in [0, 1], the other figures finite and not negative)"};
     }
     if (row.iteration <= resumed_after) rows_.push_back(row);
   }
