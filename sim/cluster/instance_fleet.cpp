@@ -187,7 +187,14 @@ void InstanceFleet::refresh_load(std::uint32_t id) {
   ServingInstance& in = *instances_[id];
   PoolRouter& pool = router(in.tag);
   pool.update(id, in.load(pool.policy()));
-  scale_down_[static_cast<std::size_t>(in.tag)].update(id, in.scale_down_load());
+  // Only marked here (a load changes at every request event); the index catches up when a
+  // scale-down asks (an O(log n) tree update per change cost up to a quarter of a
+  // 400-server replay's speed).
+  if (id >= scale_down_stale_.size()) scale_down_stale_.resize(id + 1, 0);
+  if (scale_down_stale_[id] == 0) {
+    scale_down_stale_[id] = 1;
+    stale_ids_.push_back(id);
+  }
   if (pools_.tracks_loads() && in.state == InstanceState::kActive) count_active_load(in);
   if (in.state == InstanceState::kDraining) report_if_drained(id);
 }
@@ -213,6 +220,12 @@ void InstanceFleet::track_active_loads() {
 }
 
 std::optional<std::uint32_t> InstanceFleet::least_loaded(InstanceTag tag) const {
+  for (const std::uint32_t id : stale_ids_) {  // loads changed since the last ask
+    const ServingInstance& in = *instances_[id];
+    scale_down_[static_cast<std::size_t>(in.tag)].update(id, in.scale_down_load());  // no-op unless indexed
+    scale_down_stale_[id] = 0;
+  }
+  stale_ids_.clear();
   const LoadIndex& active = scale_down_[static_cast<std::size_t>(tag)];
   if (active.empty()) return std::nullopt;
   return active.least();  // the lowest id among the least loaded
@@ -271,7 +284,9 @@ std::vector<std::string> InstanceFleet::check_invariants() const {
     const bool is_active = !in.removed && in.state == InstanceState::kActive;
     if (router(in.tag).contains(id) != is_active) fail(name + ": routed to exactly when ACTIVE");
     const LoadIndex& scale_down = scale_down_[static_cast<std::size_t>(in.tag)];
-    if (scale_down.contains(id) != is_active || (is_active && scale_down.load_of(id) != in.scale_down_load())) {
+    const bool caught_up = id >= scale_down_stale_.size() || scale_down_stale_[id] == 0;
+    if (scale_down.contains(id) != is_active ||
+        (is_active && caught_up && scale_down.load_of(id) != in.scale_down_load())) {
       fail(name + ": in its tag's scale-down index, at its load, exactly when ACTIVE");
     }
     if (in.removed && pools_.listed_inactive(in.tag, id)) fail(name + ": removed, yet in an INACTIVE index");
