@@ -16,12 +16,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "configs/catalog.hpp"
 #include "configs/overrides.hpp"
 #include "configs/scenario_config.hpp"
 #include "experiments/bench/bench_reporter.hpp"
-#include "sim/replay/replay.hpp"
-#include "sim/run/scenario_run.hpp"
+#include "experiments/bench/scenario_replay.hpp"
 #include "tools/cli/scenario_command.hpp"
 
 namespace meshsim {
@@ -31,8 +29,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr double kBound = 2.3;
-
-class NullObserver final : public replay::ReplayObserver {};
 
 void BM_TimeoutsUnderOverload(benchmark::State& state) {
   const auto rate = static_cast<double>(state.range(0));
@@ -48,18 +44,7 @@ void BM_TimeoutsUnderOverload(benchmark::State& state) {
       {"workload", {{"generator", generator}, {"rate_scale", 1.0}}}};
   auto config = configs::load_scenario_with("", overrides);
   if (!config) throw std::runtime_error(config.error().message);
-  static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
-  std::uint64_t requests = 0;
-  for (auto _ : state) {
-    NullObserver observer;
-    auto run = run::ScenarioRun::create(*config, "bench", catalog, observer);
-    if (!run) throw std::runtime_error(run.error().message);
-    (*run)->start();
-    (*run)->advance_until(engine::SimTime::max());
-    benchmark::DoNotOptimize((*run)->finish());
-    requests += (*run)->replay().metrics().counts().arrived;
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(requests));
+  bench::replay_scenario_to_end(state, *config);
 }
 
 // Plays `script` (written to a file first, so parsing is timed too) through `meshsim

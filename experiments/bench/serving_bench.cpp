@@ -32,6 +32,7 @@
 #include "configs/catalog.hpp"
 #include "configs/overrides.hpp"
 #include "configs/scenario_config.hpp"
+#include "experiments/bench/scenario_replay.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/replay/replay.hpp"
@@ -42,7 +43,7 @@ namespace {
 
 using namespace meshsim;
 
-class NullObserver final : public replay::ReplayObserver {};
+using bench::NullObserver;
 
 cluster::LlmClusterConfig bloom_h100(std::vector<cluster::InstanceGroup> groups) {
   static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
@@ -163,18 +164,7 @@ configs::ScenarioConfig default_scenario(bool vllm, const std::string& trace) {
 }
 
 void replay_scenario(benchmark::State& state, const configs::ScenarioConfig& config) {
-  static const configs::Catalog catalog = *configs::load_catalog(configs::default_catalog_folder());
-  std::uint64_t requests = 0;
-  for (auto _ : state) {
-    NullObserver observer;
-    auto run = run::ScenarioRun::create(config, "bench", catalog, observer);
-    if (!run) throw std::runtime_error(run.error().message);
-    (*run)->start();
-    (*run)->advance_until(engine::SimTime::max());
-    benchmark::DoNotOptimize((*run)->finish());
-    requests += (*run)->replay().metrics().counts().arrived;
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(requests));
+  bench::replay_scenario_to_end(state, config);
   state.SetLabel(state.range(0) == 1 ? "vllm+prefix caching, step_model" : "splitwise rules, roofline");
 }
 
