@@ -44,8 +44,9 @@ std::uint64_t seed_offset() {
 
 // A CSV with one field of one line (the header too) changed, or a field added or removed.
 std::string mutated_csv(const std::string& text, std::mt19937_64& rng) {
+  // Bad text, and the edges of what a count takes (1 and 10^7 tokens).
   static const char* kFields[] = {"", "-1", "0", "0.5", "1e300", "nan", "inf", "abc", "4294967296",
-                                  "18446744073709551616", "True", "\"", "1,2"};
+                                  "18446744073709551616", "True", "\"", "1,2", "1", "10000000"};
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -65,33 +66,41 @@ std::string mutated_csv(const std::string& text, std::mt19937_64& rng) {
   return out;
 }
 
-// Runs `command` on `trials` mutations of `base` (written to `file` as JSON), each exit
-// code among `allowed`, none throwing; counts the refusals so the test shows it reached
-// the checks (not only inputs that still run).
-void expect_only_exit_codes(const std::string& name, const json& base, const std::string& file, int trials,
-                            const std::set<int>& allowed, const std::function<int(std::ostream&, std::ostream&)>& command,
-                            std::uint64_t seed) {
+// Runs `command` on `trials` inputs drawn by `draw` (each written to `file`), each exit
+// code among `allowed`, none throwing; counts the refusals and the runs so the test shows
+// it reached the checks and got past them.
+void expect_only_exit_codes(const std::string& name, const std::function<std::string(std::mt19937_64&)>& draw,
+                            const std::string& file, int trials, const std::set<int>& allowed,
+                            const std::function<int(std::ostream&, std::ostream&)>& command, std::uint64_t seed) {
   std::mt19937_64 rng(seed + seed_offset());
   int refused = 0, ran = 0;
   for (int trial = 0; trial < trials; ++trial) {
-    const json input = meshsim::mutation::mutated(base, rng);
-    std::ofstream(file) << input.dump(1);
+    const std::string input = draw(rng);
+    std::ofstream(file) << input;
     std::ostringstream out, err;
     int code = -1;
     try {
       code = command(out, err);
     } catch (const std::exception& e) {
-      ADD_FAILURE() << name << " trial " << trial << " threw " << e.what() << " on\n" << input.dump(1);
+      ADD_FAILURE() << name << " trial " << trial << " threw " << e.what() << " on\n" << input;
       continue;
     }
     EXPECT_TRUE(allowed.contains(code)) << name << " trial " << trial << ": exit " << code << "\n"
-                                        << err.str() << "\non\n" << input.dump(1);
+                                        << err.str() << "\non\n" << input;
     refused += code == kExitBadInput;
     ran += code == kExitOk;
   }
   EXPECT_GT(refused, trials / 10) << name;
   EXPECT_GT(ran, 0) << name;
   std::printf("%s: %d mutated inputs, %d refused (exit 2), %d ran\n", name.c_str(), trials, refused, ran);
+}
+
+// The same on mutations of the JSON document `base`.
+void expect_only_exit_codes(const std::string& name, const json& base, const std::string& file, int trials,
+                            const std::set<int>& allowed, const std::function<int(std::ostream&, std::ostream&)>& command,
+                            std::uint64_t seed) {
+  const auto draw = [&](std::mt19937_64& rng) { return meshsim::mutation::mutated(base, rng).dump(1); };
+  expect_only_exit_codes(name, draw, file, trials, allowed, command, seed);
 }
 
 // Strings naming a file beside `base` made absolute, so the tree can be written elsewhere.
@@ -217,37 +226,25 @@ TEST(MutatedInputsTest, ValidateAndFitTraceExitWithAnInputError) {
       "meta-llama/Llama-2-7b-hf,1,H100-SXM-80GB,2048,128,4096,100,400,50,2,2,False,constant,5,20,520,1.1,0.03\n";
   const std::string trace = "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
                             "2023-11-16 18:15:50.1000000,1200,300\n2023-11-16 18:15:51.5000000,80,20\n";
-  std::mt19937_64 rng(30 + seed_offset());
-  const auto check = [&](const std::string& name, const std::string& base, const std::string& path,
-                         const std::function<int(std::ostream&, std::ostream&)>& command) {
-    int refused = 0;
-    for (int trial = 0; trial < 400; ++trial) {
-      const std::string input = mutated_csv(base, rng);
-      std::ofstream(path) << input;
-      std::ostringstream out, err;
-      int code = -1;
-      try {
-        code = command(out, err);
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << name << " threw " << e.what() << " on\n" << input;
-        continue;
-      }
-      EXPECT_TRUE(code == kExitOk || code == kExitBadInput) << name << ": exit " << code << "\n" << err.str() << "\non\n"
-                                                            << input;
-      refused += code == kExitBadInput;
-    }
-    EXPECT_GT(refused, 40) << name;
-  };
-  check("validate", reference, (dir / "ref.csv").string(), [&](std::ostream& out, std::ostream& err) {
-    ValidateCommandOptions options;
-    options.reference = (dir / "ref.csv").string();
-    return run_validate_command(options, out, err);
-  });
-  check("fit-trace", trace, (dir / "trace.csv").string(), [&](std::ostream& out, std::ostream& err) {
-    FitCommandOptions options;
-    options.trace = (dir / "trace.csv").string();
-    return run_fit_command(options, out, err);
-  });
+  const std::string ref_csv = (dir / "ref.csv").string(), trace_csv = (dir / "trace.csv").string();
+  expect_only_exit_codes(
+      "validate", [&](std::mt19937_64& rng) { return mutated_csv(reference, rng); }, ref_csv, 400,
+      {kExitOk, kExitBadInput},
+      [&](std::ostream& out, std::ostream& err) {
+        ValidateCommandOptions options;
+        options.reference = ref_csv;
+        return run_validate_command(options, out, err);
+      },
+      30);
+  expect_only_exit_codes(
+      "fit-trace", [&](std::mt19937_64& rng) { return mutated_csv(trace, rng); }, trace_csv, 400,
+      {kExitOk, kExitBadInput},
+      [&](std::ostream& out, std::ostream& err) {
+        FitCommandOptions options;
+        options.trace = trace_csv;
+        return run_fit_command(options, out, err);
+      },
+      31);
 }
 
 }  // namespace
