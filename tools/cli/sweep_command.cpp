@@ -26,6 +26,7 @@
 #include "tools/cli/run_outputs.hpp"
 #include "tools/cli/sweep_mpi.hpp"
 #include "tools/cli/sweep_plan.hpp"
+#include "traces/json_text.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -97,7 +98,7 @@ Expected<json> read_sweep_run_summary(std::string_view text, const std::string& 
     if (!fits) {
       return Error{file + ": " + path + ": expected " +
                    (count ? "a whole count >= 0" : share ? "a share in [0, 1]" : "a finite number >= 0") + ", got " +
-                   value.dump()};
+                   traces::json_for_message(value)};
     }
   }
   const auto count = [&](const char* path) { return summary[json::json_pointer(path)].get<std::uint64_t>(); };
