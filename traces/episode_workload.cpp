@@ -42,7 +42,7 @@ class ServeGenWorkload final : public EpisodeWorkload {
     const SimTime begin = SimTime::from_seconds(begin_s);
     return std::make_unique<ShapedSource>(std::make_unique<ServeGenSource>(table_, spec_, seed_, begin_s), begin,
                                           std::max(begin, SimTime::from_seconds(end_s)), rate_scale * rate_scale_,
-                                          std::nullopt);
+                                          std::nullopt, EmptyWindow::kAllow);
   }
 
  private:

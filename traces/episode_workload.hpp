@@ -20,7 +20,8 @@ class EpisodeWorkload {
   // The requests the workload holds (their expected number where they are drawn on demand).
   virtual double requests() const = 0;
   // The requests arriving in [start, start + length * rate_scale), their arrivals measured
-  // from `start` and divided by `rate_scale` (> 0).
+  // from `start` and divided by `rate_scale` (> 0). A window may hold none (an episode in a
+  // gap of the trace): that is an empty episode, not an error.
   virtual std::unique_ptr<RequestSource> window(SimTime start, SimTime length, double rate_scale) const = 0;
 };
 

@@ -15,12 +15,13 @@ namespace meshsim::traces {
 
 ShapedSource::ShapedSource(std::unique_ptr<RequestSource> inner, SimTime window_start,
                            std::optional<SimTime> window_end, double rate_scale,
-                           std::optional<std::uint64_t> max_requests)
+                           std::optional<std::uint64_t> max_requests, EmptyWindow empty)
     : inner_(std::move(inner)),
       window_start_(window_start),
       window_end_(window_end),
       rate_scale_(rate_scale),
-      max_requests_(max_requests) {}
+      max_requests_(max_requests),
+      empty_(empty) {}
 
 Expected<std::optional<TraceRequest>> ShapedSource::next() {
   if (finished_) return std::optional<TraceRequest>();
@@ -32,7 +33,7 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
     auto next = inner_->next();
     if (!next || !next->has_value()) {
       if (next) finished_ = true;
-      if (next && emitted_ == 0 && skipped_ > 0) return empty_window();
+      if (next && emitted_ == 0 && skipped_ > 0 && empty_ == EmptyWindow::kRefuse) return empty_window();
       return next;
     }
     TraceRequest& request = **next;
@@ -44,7 +45,7 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
     }
     if (window_end_ && request.arrival >= *window_end_) {
       finished_ = true;  // sources are sorted: nothing later can fall inside
-      if (emitted_ == 0) return empty_window();
+      if (emitted_ == 0 && empty_ == EmptyWindow::kRefuse) return empty_window();
       return std::optional<TraceRequest>();
     }
     const double offset_us = static_cast<double>((request.arrival - window_start_).us());

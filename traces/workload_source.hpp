@@ -12,12 +12,15 @@ namespace meshsim::traces {
 // still streaming: reading stops at the first request past the window.
 // A source's requests in the window [window_start, window_end), moved to start at 0 and
 // compressed by rate_scale, at most max_requests of them. A window holding none of the
-// source's requests is an error (there is nothing to replay).
+// source's requests is an error where the user chose it (a replay's workload.window:
+// there is nothing to replay), and simply empty where a program chose it (an RL
+// episode's window in a quiet hour or a gap of the trace).
+enum class EmptyWindow { kRefuse, kAllow };
 class ShapedSource final : public RequestSource {
  public:
   ShapedSource(std::unique_ptr<RequestSource> inner, SimTime window_start,
                std::optional<SimTime> window_end, double rate_scale,
-               std::optional<std::uint64_t> max_requests);
+               std::optional<std::uint64_t> max_requests, EmptyWindow empty = EmptyWindow::kRefuse);
 
   Expected<std::optional<TraceRequest>> next() override;
   double progress() const override;
@@ -33,6 +36,7 @@ class ShapedSource final : public RequestSource {
   std::optional<SimTime> window_end_;
   double rate_scale_;
   std::optional<std::uint64_t> max_requests_;
+  EmptyWindow empty_;
   std::uint64_t emitted_ = 0;
   std::uint64_t skipped_ = 0;  // before the window's start
   SimTime first_seen_, last_seen_;  // of the inner source's requests, when any

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <vector>
 
 #include "configs/catalog.hpp"
@@ -83,7 +84,7 @@ double replay_once(const cluster::LlmClusterConfig& config, const traces::Genera
   }
   replay.start();
   if (scaling) scaling->start();
-  replay.advance_until(engine::SimTime::max());
+  if (auto ran = replay.advance_until(engine::SimTime::max()); !ran) throw std::runtime_error(ran.error().message);
   auto result = replay.finish();
   benchmark::DoNotOptimize(result);
   return std::chrono::duration<double>(Clock::now() - start).count();

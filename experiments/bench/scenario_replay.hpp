@@ -25,7 +25,7 @@ inline void replay_scenario_to_end(benchmark::State& state, const configs::Scena
     auto run = run::ScenarioRun::create(config, "bench", catalog, observer);
     if (!run) throw std::runtime_error(run.error().message);
     (*run)->start();
-    (*run)->advance_until(engine::SimTime::max());
+    if (auto ran = (*run)->advance_until(engine::SimTime::max()); !ran) throw std::runtime_error(ran.error().message);
     benchmark::DoNotOptimize((*run)->finish());
     requests += (*run)->replay().metrics().counts().arrived;
   }

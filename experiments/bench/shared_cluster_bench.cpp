@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/run/scenario_run.hpp"
@@ -43,7 +44,7 @@ double replay_once(const configs::ScenarioConfig& config, std::uint64_t& request
   auto run = run::ScenarioRun::create(config, "bench", catalog(), observer);
   if (!run) throw std::runtime_error(run.error().message);
   (*run)->start();
-  (*run)->advance_until(config.replay.until.value_or(engine::SimTime::max()));
+  if (auto ran = (*run)->advance_until(config.replay.until.value_or(engine::SimTime::max())); !ran) throw std::runtime_error(ran.error().message);
   auto result = (*run)->finish();
   benchmark::DoNotOptimize(result);
   requests = (*run)->replay().metrics().counts().arrived;

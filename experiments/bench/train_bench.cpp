@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 
 #include "sim/run/scenario_run.hpp"
 #include "rl/ppo/trainer.hpp"
@@ -56,7 +57,7 @@ double replay_requests_per_s(configs::ScenarioConfig config) {
   auto run = std::move(*run::ScenarioRun::create(config, config.name, catalog(), observer));
   const auto start = Clock::now();
   run->start();
-  run->advance_until(engine::SimTime::max());
+  if (auto ran = run->advance_until(engine::SimTime::max()); !ran) throw std::runtime_error(ran.error().message);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return static_cast<double>(run->replay().metrics().counts().arrived) / seconds;
 }

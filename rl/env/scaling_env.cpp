@@ -201,7 +201,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
     base.max_instances = config_.scaling.manager.max_total_instances;
     base.min_instances = std::min(base.min_instances, base.max_instances);
     baseline_ = std::make_unique<autoscale::TargetTrackingAutoscaler>(base, pools_);
-    run_->advance_until(SimTime::zero());  // what arrives at time 0 first, as an autoscaler's timer sees it
+    advance(SimTime::zero());  // what arrives at time 0 first, as an autoscaler's timer sees it
     update_baseline();
   }
   step_ = 0;
@@ -209,7 +209,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   IntervalStats stats = base_stats();
   EnvInfo info;
   if (spec_.warmup > SimTime::zero()) {
-    run_->advance_until(spec_.warmup);
+    advance(spec_.warmup);
     stats = measure_interval(spec_.warmup);
     info.left = left_;
     info.slo_met = met_;
@@ -239,6 +239,13 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
 }
 
 double ScalingEnv::late_waiting(SimTime end) const {
+void ScalingEnv::advance(SimTime to) {
+  if (auto ran = run_->advance_until(to); !ran) {
+    throw RangeError(config_.name + ": the episode from workload second " + number_text(window_start_s_) + " at rate x" +
+                     number_text(rate_scale_) + " stopped: " + ran.error().message);
+  }
+}
+
   if (end <= interval_start_) return 0.0;
   // Those that arrived a TTFT target before the interval began were late all through it.
   const SimTime ttft = config_.replay.slo.ttft;
@@ -365,7 +372,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   }
 
   const SimTime end = spec_.warmup + SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
-  run_->advance_until(end);
+  advance(end);
   const cluster::ScalingCounts after = manager.counts();  // the action's and an autoscaler's
   IntervalStats stats = measure_interval(end);
   rates_.add(stats.arrival_rate, stats.seconds);

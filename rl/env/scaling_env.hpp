@@ -160,6 +160,10 @@ class ScalingEnv final : private replay::ReplayObserver {
   // keeps its history), into baseline_view_.
   void update_baseline();
   // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
+  // Plays the episode up to `to`. A workload that fails mid-episode (a trace file that
+  // can no longer be read) throws RangeError naming it and the episode: the run is over
+  // then, and acting on it would schedule events in a finished simulation.
+  void advance(SimTime to);
   void begin_interval(SimTime at);
   // What the interval begun last measured, up to `end` (now); the averages as they stand.
   IntervalStats measure_interval(SimTime end);

@@ -11,8 +11,9 @@ namespace meshsim {
 
 // A value derived from the input that leaves the range the simulation represents, found
 // during a run (a performance model that prices an iteration at years, a clock pushed
-// past SimTime::kMaxSeconds). Unlike a broken invariant it is the input's fault: the
-// command line reports it as bad input (exit 2).
+// past SimTime::kMaxSeconds), or a workload that fails part-way through a run driven in
+// steps (an RL episode). Unlike a broken invariant it is the input's fault: the command
+// line reports it as bad input (exit 2).
 struct RangeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -151,7 +151,7 @@ void Replay::sample() {
 
 Expected<ReplayResult> Replay::run() {
   start();
-  advance_until(options_.until.value_or(SimTime::max()));
+  (void)advance_until(options_.until.value_or(SimTime::max()));  // finish() reports a failed source
   return finish();
 }
 
@@ -161,18 +161,22 @@ void Replay::start() {
                 "Replay::start: a run that outlives its workload (stop_when_served false) needs an end time");
   phase_ = Phase::kStarted;
   read_next_arrival();
-  sample_timer_.arm_after(interval_);
+  // A source with no request at all is served at once: a run that stops when served has
+  // nothing to sample (the timer would tick on to the clock's limit).
+  if (!done_at_ || !options_.stop_when_served) sample_timer_.arm_after(interval_);
   sim_.set_periodic_hook(4096, [this](const engine::Simulation& s) {
     observer_.on_progress(source_.progress(), s.now());
   });
 }
 
-void Replay::advance_until(SimTime time) {
+Status Replay::advance_until(SimTime time) {
   MESHSIM_CHECK(phase_ == Phase::kStarted, "Replay::advance_until: call start() first, and not after finish()");
-  if (sim_.state() == engine::RunState::kFinished) return;  // the source failed
   const SimTime target = options_.until ? std::min(time, *options_.until) : time;
-  if (target < sim_.now()) return;
-  sim_.run_until(target);
+  // A finished simulation (a failed source, or a workload served in a run that stops when
+  // served) runs nothing more.
+  if (sim_.state() != engine::RunState::kFinished && target >= sim_.now()) sim_.run_until(target);
+  if (source_error_) return *source_error_;
+  return Ok();
 }
 
 bool Replay::done() const {

@@ -63,9 +63,11 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   Expected<ReplayResult> run();
 
   // The same in steps: start() once, advance_until(t) with t not decreasing (runs every
-  // event up to t, or up to `until`, and leaves the clock there), finish() once.
+  // event up to t, or up to `until`, and leaves the clock there), finish() once. A source
+  // that fails ends the run: advance_until() returns its error then and at every later
+  // call, so a caller that acts between steps stops acting on a finished simulation.
   void start();
-  void advance_until(SimTime time);
+  [[nodiscard]] Status advance_until(SimTime time);
   // The workload has ended with nothing in flight (in a run that stops when served),
   // `until` is reached, or the source failed.
   bool done() const;

@@ -46,7 +46,8 @@ class ScenarioRun {
   ~ScenarioRun();
 
   void start();
-  void advance_until(engine::SimTime time) { replay_->advance_until(time); }
+  // The workload's error once its source has failed (the run is then over).
+  [[nodiscard]] Status advance_until(engine::SimTime time) { return replay_->advance_until(time); }
   bool done() const { return replay_->done(); }
   // Ends the run; a shared cluster's invariants are checked here (a broken one aborts).
   Expected<replay::ReplayResult> finish();

@@ -197,7 +197,7 @@ TEST(LlmClusterPropertyTest, AReplayDrivenInStepsReportsWhatOneRunReports) {
     SimTime t;
     while (!replay.done()) {
       t += SimTime::from_us(static_cast<std::int64_t>(1 + choice.pick(400'000)));
-      replay.advance_until(t);
+      ASSERT_TRUE(replay.advance_until(t));
       ASSERT_LE(replay.now(), t);
       expect_backlog_as_slow_twin(replay.serving(), t, choice);
     }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "traces/csv_trace_reader.hpp"
+#include "traces/list_source.hpp"
 
 namespace meshsim::replay {
 namespace {
@@ -198,6 +199,43 @@ TEST(ReplayTest, ASourceErrorEndsTheRunWithThatError) {
   auto result = replay.run();
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message.rfind("bad.csv:3: column 'p'", 0), 0u);
+}
+
+// Driven in steps (an RL episode), a source that fails stops the run and every later step
+// says so: acting on after it once scheduled events in a finished simulation.
+TEST(ReplayTest, ASourceErrorMidRunIsReturnedByEveryLaterStep) {
+  engine::Simulation sim(1);
+  std::string text = "t,p,o\n0,1,1\n1,2,1\n5,x,1\n";
+  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
+  traces::CsvTraceReader source(std::make_unique<std::istringstream>(text), "bad.csv", text.size(), mapping);
+  Collector collector;
+  ReplayOptions options;
+  options.stop_when_served = false;
+  options.until = SimTime::from_seconds(60);
+  Replay replay(sim, source, fixed(one_slot()), options, collector);
+  replay.start();
+  ASSERT_TRUE(replay.advance_until(SimTime::from_ms(500)));
+  for (const double t : {2.0, 3.0, 30.0}) {
+    const Status step = replay.advance_until(SimTime::from_seconds(t));
+    ASSERT_FALSE(step) << t;
+    EXPECT_EQ(step.error().message.rfind("bad.csv:4: column 'p'", 0), 0u) << step.error().message;
+  }
+  EXPECT_EQ(sim.state(), engine::RunState::kFinished);
+  EXPECT_FALSE(replay.finish());
+}
+
+// A source with no request at all, in a run that stops when served, ends at once (its
+// sampling timer once ticked on, doubling its interval, to the clock's limit).
+TEST(ReplayTest, ASourceWithNoRequestEndsAtOnce) {
+  engine::Simulation sim(1);
+  traces::ListSource source({});
+  Collector collector;
+  Replay replay(sim, source, fixed(one_slot()), ReplayOptions{}, collector);
+  const auto result = replay.run();
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->end_time, SimTime::zero());
+  EXPECT_EQ(replay.metrics().counts().arrived, 0u);
+  EXPECT_LE(sim.events_processed(), 1u);
 }
 
 }  // namespace

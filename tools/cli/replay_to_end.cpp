@@ -22,7 +22,9 @@ Expected<FinishedReplay> replay_to_end(const configs::ScenarioConfig& config, co
   if (on_created) on_created(*out.run);
   try {
     out.run->start();
-    out.run->advance_until(config.replay.until.value_or(engine::SimTime::max()));
+    if (auto ran = out.run->advance_until(config.replay.until.value_or(engine::SimTime::max())); !ran) {
+      return ran.error();
+    }
     auto result = out.run->finish();
     if (!result) return result.error();
     out.result = *result;
