@@ -2,62 +2,150 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "rl/env/right_sizing.hpp"
 #include "sim/engine/number_text.hpp"
+#include "sim/run/slo_capacity.hpp"
+#include "traces/workload_source.hpp"
 
 namespace meshsim::rl {
 
 namespace {
 using engine::SimTime;
 
-// The probe plays at most this long: long enough to average the length mix, short
-// enough that its backlog (at most four times what it serves) stays small.
-constexpr double kProbeSeconds = 1800.0;
-// A probe is backlogged when it completes less than this share of what arrived.
-constexpr double kBacklogged = 0.8;
+// A stretch of a window's played time, [from_s, from_s + length_s), and its requests at
+// the window's own rate.
+struct Stretch {
+  double from_s = 0, length_s = 0;
+  std::uint64_t requests = 0;
+};
+
+// What `n` instances sustain on `stretch` of `window` (requests per second at the
+// window's own rate), and their drain there, the search starting at `guess` requests/s
+// (a neighbouring stretch's answer: 0 for none).
+struct StretchProbe {
+  double sustained = 0.0;
+  std::optional<double> drain_s;
+  bool below_target = false;
+  std::uint64_t replays = 0;
+  std::string error;
+};
+
+StretchProbe probe_stretch(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                           const traces::SharedWorkload& workload, const EvalWindow& window, const Stretch& stretch,
+                           std::uint32_t n, double guess) {
+  StretchProbe out;
+  run::SloCapacityQuestion question;
+  question.config = config;
+  for (auto& group : std::get<configs::LlmServingSpec>(question.config.serving).start_state) group.count = n;
+  question.config.replay.until.reset();  // every request served
+  question.target = config.rl->slo_target;
+  const double own_rate = static_cast<double>(stretch.requests) / stretch.length_s;
+  question.start_rate = guess > 0 ? std::clamp(guess / own_rate, 1e-3, 1e3) : 1.0;
+  question.lowest_rate = 1e-3;
+  question.highest_rate = 1e3;
+  question.precision = 0.05;
+  question.search = {1, guess > 0 ? 1.25 : 2.0};  // a bisection (the sizes run side by side)
+  question.warmup = SimTime::from_seconds(std::min(60.0, 0.1 * stretch.length_s));
+  const SimTime start = SimTime::from_seconds(window.start_s + stretch.from_s * window.rate_scale);
+  // The stretch's requests at the window's rate, then compressed by the probe's (one
+  // window for every rate probed: the same requests, its end exact).
+  question.requests = [&](double rate) -> std::unique_ptr<traces::RequestSource> {
+    return std::make_unique<traces::ShapedSource>(
+        workload->window(start, SimTime::from_seconds(stretch.length_s), window.rate_scale), SimTime::zero(),
+        std::nullopt, rate, std::nullopt, traces::EmptyWindow::kAllow);
+  };
+  run::SloCapacity found = run::slo_capacity(question, catalog);
+  if (found.error.empty() && !found.rate_scale) {
+    // No load meets the target: the highest within a point of the best it reaches (the
+    // lightest load probed).
+    double best = 0.0;
+    for (const run::SloProbe& p : found.probes) best = std::max(best, p.attainment);
+    question.target = std::max(0.0, best - 0.01);
+    question.start_rate = question.lowest_rate;
+    out.replays += found.probes.size();
+    found = run::slo_capacity(question, catalog);
+    out.below_target = true;
+  }
+  out.replays += found.probes.size();
+  out.error = found.error;
+  if (!found.error.empty() || !found.rate_scale) return out;
+  const run::SloProbe& at = *found.at_answer();
+  out.sustained = *found.rate_scale * own_rate;
+  out.drain_s = std::max(0.0, at.e2e_p50_s - at.ttft_p50_s);
+  return out;
+}
+
 }  // namespace
 
-CapacityProbe probe_capacity(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
-                             const traces::SharedWorkload& workload, const EvalWindow& window, std::uint64_t seed) {
-  CapacityProbe probe;
-  const double length = std::min(window.length_s, kProbeSeconds);
-  const Contender one{"static", kNoParameter, config, false, nullptr};
-  double scale = window.rate_scale;
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    // A fast rate walks further into the workload; past its end nothing arrives.
-    EvalWindow w{"capacity", window.start_s, length, scale};
-    w.length_s = std::min(length, (workload->span_s() - window.start_s) / scale);
-    if (!(w.length_s >= config.rl->decision_interval.seconds())) break;
-    const Outcome o = play(one, catalog, workload, w, config.scaling.manager.scale_up_delay.seconds(), 1, seed);
-    if (!o.error.empty()) {
-      probe.error = o.error;
-      return probe;
-    }
-    if (o.arrived > 0 && static_cast<double>(o.completed) < kBacklogged * static_cast<double>(o.arrived)) {
-      // The run lasts the warm-up and the window's decisions.
-      const double seconds = config.rl->warmup.seconds() +
-                             std::ceil(w.length_s / config.rl->decision_interval.seconds() - 1e-9) *
-                                 config.rl->decision_interval.seconds();
-      probe.requests_per_s = static_cast<double>(o.completed) / seconds;
-      // The drain at half the capacity: what a request takes to finish on an instance
-      // that keeps up, not on a saturated one.
-      w.rate_scale = std::clamp(scale * 0.5 * probe.requests_per_s / (static_cast<double>(o.arrived) / seconds), 1e-6, 1e6);
-      w.length_s = std::min(length, (workload->span_s() - window.start_s) / w.rate_scale);
-      const Outcome moderate = play(one, catalog, workload, w, config.scaling.manager.scale_up_delay.seconds(), 1, seed);
-      if (!moderate.error.empty()) {
-        probe.error = moderate.error;
-        return probe;
-      }
-      probe.drain_s = std::max(0.0, moderate.e2e_p50 - moderate.ttft_p50);
-      return probe;
-    }
-    if (scale >= 1e6) break;
-    scale = std::min(1e6, scale * 4);
+double MeasuredCapacity::mean_sustained(std::uint32_t n) const {
+  double sum = 0.0;
+  std::size_t counted = 0;
+  for (const CapacityCurve& curve : curves) {
+    if (curve.sizes.empty()) continue;
+    sum += curve.at(n);
+    ++counted;
   }
-  probe.error = "one instance kept up with the window's requests at every rate tried (up to " + number_text(scale) +
-                "x): no capacity measured";
-  return probe;
+  return counted > 0 ? sum / static_cast<double>(counted) : 0.0;
+}
+
+MeasuredCapacity measure_capacity(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                  const traces::SharedWorkload& workload, const EvalWindow& window,
+                                  engine::ThreadPool& pool, double grid_s) {
+  MeasuredCapacity out;
+  out.grid_s = grid_s;
+  // The episode plays its warm-up and its decisions; the stretches cover all of it.
+  const configs::RlSpec& spec = *config.rl;
+  const double played = spec.warmup.seconds() +
+                        std::ceil(window.length_s / spec.decision_interval.seconds() - 1e-9) *
+                            spec.decision_interval.seconds();
+  std::vector<Stretch> stretches(static_cast<std::size_t>(std::max(1.0, std::ceil(played / grid_s - 1e-9))));
+  pool.for_each(stretches.size(), [&](std::size_t k) {
+    Stretch& s = stretches[k];
+    s.from_s = static_cast<double>(k) * grid_s;
+    s.length_s = std::min(grid_s, played - s.from_s);
+    auto source = workload->window(SimTime::from_seconds(window.start_s + s.from_s * window.rate_scale),
+                                   SimTime::from_seconds(s.length_s), window.rate_scale);
+    for (auto next = source->next(); next && next->has_value(); next = source->next()) ++s.requests;
+  });
+  // A chain of stretches per size, side by side: each search starts from the stretch
+  // before's answer (rates move little between neighbours).
+  constexpr std::size_t kSizes = std::size(kCapacitySizes);
+  std::vector<StretchProbe> probes(stretches.size() * kSizes);
+  pool.for_each(kSizes, [&](std::size_t j) {
+    double guess = 0.0;
+    for (std::size_t k = 0; k < stretches.size(); ++k) {
+      if (stretches[k].requests == 0) continue;
+      StretchProbe& p = probes[k * kSizes + j];
+      p = probe_stretch(config, catalog, workload, window, stretches[k], kCapacitySizes[j], guess);
+      if (!p.error.empty()) return;
+      if (p.sustained > 0) guess = p.sustained;
+    }
+  });
+  double drain_sum = 0.0;
+  std::size_t drains = 0;
+  out.curves.resize(stretches.size());
+  for (std::size_t k = 0; k < stretches.size(); ++k) {
+    if (stretches[k].requests == 0) continue;  // nothing to serve there: the fewest
+    for (std::size_t j = 0; j < kSizes; ++j) {
+      const StretchProbe& p = probes[k * kSizes + j];
+      out.replays += p.replays;
+      if (!p.error.empty()) {
+        out.error = p.error;
+        return out;
+      }
+      out.below_target += p.below_target;
+      out.curves[k].sizes.push_back(kCapacitySizes[j]);
+      out.curves[k].sustained.push_back(p.sustained);
+      if (j == 0 && p.drain_s) {
+        drain_sum += *p.drain_s;
+        ++drains;
+      }
+    }
+  }
+  out.drain_s = drains > 0 ? drain_sum / static_cast<double>(drains) : 0.0;
+  return out;
 }
 
 std::vector<double> interval_rates(const configs::RlSpec& spec, const traces::EpisodeWorkload& workload,
@@ -84,23 +172,31 @@ const char* bound_name(BoundForm form) {
 }
 
 std::vector<std::uint32_t> bound_schedule(const configs::ScenarioConfig& config, const std::vector<double>& rates,
-                                          const CapacityProbe& probe, double utilisation, BoundForm form,
+                                          const MeasuredCapacity& capacity, double utilisation, BoundForm form,
                                           double delay_s, std::uint32_t start) {
   const configs::RlSpec& spec = *config.rl;
   const double interval = spec.decision_interval.seconds();
   const auto minute = static_cast<std::size_t>(std::max(1.0, std::round(60.0 / interval)));
   const std::vector<double> load = form == BoundForm::kHindsight ? rates : centred_mean(rates, minute);
+  if (capacity.curves.empty()) return {};
+  const std::uint32_t at_least = std::max<std::uint32_t>(1, config.scaling.manager.min_instances_per_pool);
+  const std::uint32_t most = std::max(at_least, config.scaling.manager.max_total_instances);
   RightSizingProblem problem;
-  problem.need = instances_needed(load, probe.requests_per_s, utilisation,
-                                  std::max<std::uint32_t>(1, config.scaling.manager.min_instances_per_pool));
+  for (std::size_t t = 0; t < load.size(); ++t) {
+    // The stretch the interval's middle falls in.
+    const double at = spec.warmup.seconds() + (static_cast<double>(t) + 0.5) * interval;
+    const auto k = std::min(capacity.curves.size() - 1, static_cast<std::size_t>(at / capacity.grid_s));
+    const CapacityCurve& curve = capacity.curves[k];
+    problem.need.push_back(curve.sizes.empty() ? at_least
+                                               : fewest_sustaining(curve, load[t], utilisation, at_least, most));
+  }
   problem.lead = static_cast<std::uint32_t>(std::ceil(delay_s / interval - 1e-9));
   problem.start = start;
   const double action_price = spec.reward.cost_weight > 0 ? spec.reward.churn_weight / spec.reward.cost_weight : 0.0;
   problem.up_cost = action_price;
-  problem.down_cost = action_price + probe.drain_s / interval;
+  problem.down_cost = action_price + capacity.drain_s / interval;
   std::vector<std::uint32_t> held = right_size(problem);
-  const std::uint32_t most = config.scaling.manager.max_total_instances;
-  for (std::uint32_t& n : held) n = std::min(n, most);
+  for (std::uint32_t& n : held) n = std::min(n, config.scaling.manager.max_total_instances);
   return held;
 }
 

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "rl/env/evaluation.hpp"
+#include "rl/env/right_sizing.hpp"
+#include "sim/engine/thread_pool.hpp"
 
 namespace meshsim::rl {
 
@@ -14,18 +16,29 @@ namespace meshsim::rl {
 // front of GPU-hours against SLO attainment, the least any scaling policy could spend at
 // an SLO knowing the load ahead.
 
-// What one instance of the scenario's deployment serves of a window's requests (their
-// length mix) when it is never idle: measured by playing a single instance at a rate
-// scale that keeps a backlog (raised fourfold until it does).
-struct CapacityProbe {
-  double requests_per_s = 0.0;  // completed per second while backlogged
+// The bound's capacity on an evaluated window, measured: on each stretch of `grid_s` of
+// it (ServeGen's 10-minute windows, where its rates change), what pools of 1, 2, 4 and 8
+// instances sustain at the recipe's SLO target on that stretch's own requests (their
+// lengths and burstiness): the search `meshsim capacity --find rate` runs
+// (sim/run/slo_capacity.hpp), the first minute of each stretch served but not judged.
+// Where even a light load misses the target (requests the deployment cannot serve within
+// the SLO at any rate), the highest rate within a point of the best attainment it reaches.
+struct MeasuredCapacity {
+  double grid_s = 600.0;
+  std::vector<CapacityCurve> curves;  // per stretch; empty sizes: no request there
   // A drained instance's GPU time after its last new request: the median E2E minus the
-  // median TTFT (the time a request spends decoding) of the instance at half its capacity.
+  // median TTFT of one instance at its capacity, the mean over stretches.
   double drain_s = 0.0;
-  std::string error;  // the probe failed (a play's error, or no backlog at any scale)
+  std::uint64_t replays = 0;
+  std::uint32_t below_target = 0;  // (stretch, size) pairs no load meets the target on
+  std::string error;               // a replay failed
+  // The mean over stretches with requests of what n instances sustain.
+  double mean_sustained(std::uint32_t n) const;
 };
-CapacityProbe probe_capacity(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
-                             const traces::SharedWorkload& workload, const EvalWindow& window, std::uint64_t seed);
+inline constexpr std::uint32_t kCapacitySizes[] = {1, 2, 4, 8};
+MeasuredCapacity measure_capacity(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                  const traces::SharedWorkload& workload, const EvalWindow& window,
+                                  engine::ThreadPool& pool, double grid_s = 600.0);
 
 // The requests per second arriving in each decision interval an episode on `window`
 // decides (after its warm-up), as the environment plays them.
@@ -38,11 +51,12 @@ enum class BoundForm { kHindsight, kSmoothed };
 const char* bound_name(BoundForm form);  // "bound_hindsight" | "bound_smoothed"
 
 // The cheapest schedule of instances (one per decision) serving `rates` at `utilisation`
-// of the probe's capacity, from `start` ACTIVE, with the scale-up delay `delay_s` (asked
-// for that much ahead), the drain and a switching price of one action (the reward's
-// churn_weight / cost_weight, in instance-intervals) for each instance added or drained.
+// of the measured capacity of each interval's stretch, from `start` ACTIVE, with the
+// scale-up delay `delay_s` (asked for that much ahead), the drain and a switching price of
+// one action (the reward's churn_weight / cost_weight, in instance-intervals) for each
+// instance added or drained.
 std::vector<std::uint32_t> bound_schedule(const configs::ScenarioConfig& config, const std::vector<double>& rates,
-                                          const CapacityProbe& probe, double utilisation, BoundForm form,
+                                          const MeasuredCapacity& capacity, double utilisation, BoundForm form,
                                           double delay_s, std::uint32_t start);
 
 // Plays `sizes` (one pool size per decision; the scenario must have one pool) through

@@ -83,16 +83,29 @@ double schedule_cost(const RightSizingProblem& p, std::span<const std::uint32_t>
   return total;
 }
 
-std::vector<std::uint32_t> instances_needed(std::span<const double> rate, double capacity, double utilisation,
-                                            std::uint32_t at_least) {
-  std::vector<std::uint32_t> need;
-  need.reserve(rate.size());
-  const double per_instance = capacity * utilisation;
-  for (const double r : rate) {
-    const double n = per_instance > 0 ? std::ceil(r / per_instance - 1e-9) : 0.0;
-    need.push_back(std::max<std::uint32_t>(at_least, static_cast<std::uint32_t>(std::clamp(n, 0.0, 1e6))));
+double CapacityCurve::at(std::uint32_t n) const {
+  if (sizes.empty() || n == 0) return 0.0;
+  const auto per_instance = [&](std::size_t i) { return sustained[i] / static_cast<double>(sizes[i]); };
+  if (n <= sizes.front()) return n * per_instance(0);
+  for (std::size_t i = 1; i < sizes.size(); ++i) {
+    if (n <= sizes[i]) {
+      const double share = static_cast<double>(n - sizes[i - 1]) / static_cast<double>(sizes[i] - sizes[i - 1]);
+      return n * (per_instance(i - 1) + share * (per_instance(i) - per_instance(i - 1)));
+    }
   }
-  return need;
+  return n * per_instance(sizes.size() - 1);
+}
+
+std::uint32_t fewest_sustaining(const CapacityCurve& curve, double rate, double utilisation, std::uint32_t at_least,
+                                std::uint32_t most) {
+  // Capacity rises with n (per-instance capacity is interpolated between rising totals
+  // measured by a monotone search), so the first n that covers is the fewest.
+  if (rate <= 0) return at_least;
+  if (!(curve.at(most) * utilisation >= rate)) return std::max(at_least, most);  // none covers
+  for (std::uint32_t n = at_least; n < most; ++n) {
+    if (curve.at(n) * utilisation >= rate) return n;
+  }
+  return std::max(at_least, most);
 }
 
 std::vector<double> centred_mean(std::span<const double> values, std::size_t width) {

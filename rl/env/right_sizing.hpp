@@ -37,11 +37,21 @@ std::vector<std::uint32_t> right_size(const RightSizingProblem& problem);
 // The schedule's cost in right_size's terms (the slow twin's and the tests' yardstick).
 double schedule_cost(const RightSizingProblem& problem, std::span<const std::uint32_t> held);
 
-// Per interval, the fewest instances whose capacity (requests per second per instance,
-// measured in the simulator) covers `rate` at `utilisation`: ceil(rate / (capacity x
-// utilisation)), at least `at_least`.
-std::vector<std::uint32_t> instances_needed(std::span<const double> rate, double capacity, double utilisation,
-                                            std::uint32_t at_least);
+// What pools of a few sizes sustain at the SLO target (requests per second, measured in
+// the simulator: sim/run/slo_capacity.hpp), sizes rising. A pool's capacity per instance
+// grows with its size (requests spread over more instances wait less), so sizes between
+// and beyond those probed take the per-instance capacity interpolated linearly between
+// the nearest probed sizes, held constant past the ends.
+struct CapacityCurve {
+  std::vector<std::uint32_t> sizes;
+  std::vector<double> sustained;  // requests/s, one per size (0: not even a light load)
+  double at(std::uint32_t n) const;
+};
+
+// The fewest instances in [at_least, most] whose capacity at `utilisation` covers `rate`
+// (`most` when none does).
+std::uint32_t fewest_sustaining(const CapacityCurve& curve, double rate, double utilisation, std::uint32_t at_least,
+                                std::uint32_t most);
 
 // The mean of each interval with its neighbours over `width` intervals centred on it
 // (clipped at the ends): the need smoothed, without the interval-to-interval noise no

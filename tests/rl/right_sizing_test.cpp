@@ -91,9 +91,29 @@ TEST(RightSizingTest, MatchesEverySchedulesCostOnRandomProblems) {
 }
 
 TEST(RightSizingTest, NeedCoversTheRateAtTheUtilisation) {
-  const std::vector<double> rate{0.0, 2.0, 2.01, 7.9};
-  EXPECT_EQ(instances_needed(rate, 2.0, 1.0, 1), (Sizes{1, 1, 2, 4}));
-  EXPECT_EQ(instances_needed(rate, 2.0, 0.5, 0), (Sizes{0, 2, 3, 8}));
+  // One size probed: a capacity proportional to the instances.
+  const CapacityCurve flat{{1}, {2.0}};
+  const auto need = [&](const CapacityCurve& c, double rate, double u, std::uint32_t at_least) {
+    return fewest_sustaining(c, rate, u, at_least, 32);
+  };
+  EXPECT_EQ(need(flat, 0.0, 1.0, 1), 1u);
+  EXPECT_EQ(need(flat, 2.0, 1.0, 1), 1u);
+  EXPECT_EQ(need(flat, 2.01, 1.0, 1), 2u);
+  EXPECT_EQ(need(flat, 7.9, 1.0, 1), 4u);
+  EXPECT_EQ(need(flat, 0.0, 0.5, 0), 0u);
+  EXPECT_EQ(need(flat, 7.9, 0.5, 0), 8u);
+  EXPECT_EQ(need(flat, 1000.0, 1.0, 1), 32u);  // none covers: the most
+  // Per-instance capacity rising from 2/s alone to 3/s in pools of 4 and more: 3 instances
+  // sustain 3 x 2.667, 8 instances 24.
+  const CapacityCurve pooled{{1, 4, 8}, {2.0, 12.0, 24.0}};
+  EXPECT_DOUBLE_EQ(pooled.at(3), 3 * (2.0 + 2.0 / 3.0));
+  EXPECT_DOUBLE_EQ(pooled.at(16), 48.0);
+  EXPECT_EQ(need(pooled, 7.99, 1.0, 1), 3u);
+  EXPECT_EQ(need(pooled, 8.1, 1.0, 1), 4u);
+  EXPECT_EQ(need(pooled, 24.0, 1.0, 1), 8u);
+  EXPECT_EQ(need(pooled, 24.0, 0.5, 1), 16u);
+  // A size that meets no load at all (0) needs the most.
+  EXPECT_EQ(need(CapacityCurve{{1}, {0.0}}, 1.0, 1.0, 1), 32u);
 }
 
 TEST(RightSizingTest, CentredMeanAveragesItsNeighbours) {

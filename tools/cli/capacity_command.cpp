@@ -1,40 +1,26 @@
 #include "tools/cli/capacity_command.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <ostream>
 #include <thread>
 
 #include "sim/engine/number_text.hpp"
+#include "sim/engine/thread_pool.hpp"
+#include "sim/run/capacity_search.hpp"
+#include "sim/run/slo_capacity.hpp"
 #include "tools/cli/atomic_file.hpp"
-#include "tools/cli/capacity_search.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/plot_script.hpp"
-#include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/run_outputs.hpp"
 
 namespace meshsim::cli {
 namespace {
-
-// What one replay of the search reports.
-struct Probe {
-  std::uint32_t instances = 0;
-  double rate_scale = 0;
-  std::string error;  // the replay failed: nothing else is set
-  double attainment = 0, ttft_p99_s = 0, tbt_p99_s = 0, goodput_per_s = 0, offered_per_s = 0;
-  std::uint64_t arrived = 0, judged = 0, over_context = 0, other_drops = 0;
-  double gpu_hours = 0, cost_usd = 0;
-  bool overloaded = false;
-};
-
-class QuietObserver final : public replay::ReplayObserver {};
 
 // The scenario the search replays, and the start-state group it sizes.
 struct Setup {
@@ -42,75 +28,45 @@ struct Setup {
   std::string config_path;
   std::size_t group = 0;
   std::string pool_name, hardware;
+  engine::SimTime warmup;
 };
 
-Probe replay_probe(const Setup& setup, const configs::Catalog& catalog, std::uint32_t instances, double rate) {
-  Probe p;
-  p.instances = instances;
-  p.rate_scale = rate;
+configs::ScenarioConfig sized(const Setup& setup, std::uint32_t instances) {
   configs::ScenarioConfig config = setup.config;
   std::get<configs::LlmServingSpec>(config.serving).start_state[setup.group].count = instances;
-  config.workload.rate_scale = rate;
-  QuietObserver observer;
-  auto finished = replay_to_end(config, setup.config_path, catalog, observer);
-  if (!finished) {
-    p.error = finished.error().message;
-    return p;
-  }
-  const metrics::RunMetrics& m = finished->run->replay().metrics();
-  const auto& counts = m.counts();
-  const double duration = finished->result.end_time.seconds();
-  p.attainment = m.slo_attainment();
-  p.ttft_p99_s = m.ttft().p99;
-  p.tbt_p99_s = m.tbt().p99;
-  p.goodput_per_s = duration > 0 ? static_cast<double>(m.slo_met()) / duration : 0.0;
-  p.offered_per_s = m.offered_per_s();
-  p.arrived = counts.arrived;
-  p.judged = counts.judged();
-  p.over_context = counts.dropped_by(metrics::DropReason::kOverContext);
-  p.other_drops = counts.dropped - p.over_context;
-  p.gpu_hours = finished->result.gpu_hours;
-  p.cost_usd = finished->result.cost;
-  p.overloaded = finished->result.overload.overloaded;
-  return p;
+  return config;
 }
 
-// Probes (instances, rate) points on up to `threads` threads, each point once (a point
-// asked again is answered from what it found).
+// Every replay of the search by (instances, rate), each point replayed once (a point
+// asked again is answered from what it found), each round's new points on the pool.
 class Prober {
  public:
-  Prober(const Setup& setup, const configs::Catalog& catalog, unsigned threads)
-      : setup_(setup), catalog_(catalog), threads_(threads) {}
+  Prober(const Setup& setup, const configs::Catalog& catalog, engine::ThreadPool& pool)
+      : setup_(setup), catalog_(catalog), pool_(pool) {}
 
-  std::vector<const Probe*> run(const std::vector<std::pair<std::uint32_t, double>>& points) {
+  std::vector<const run::SloProbe*> run(const std::vector<std::pair<std::uint32_t, double>>& points) {
     std::vector<std::pair<std::uint32_t, double>> fresh;
     for (const auto& point : points) {
       if (!probes_.count(point) && std::find(fresh.begin(), fresh.end(), point) == fresh.end()) fresh.push_back(point);
     }
-    std::vector<Probe> done(fresh.size());
-    std::atomic<std::size_t> next{0};
-    const auto work = [&] {
-      for (std::size_t i = next++; i < fresh.size(); i = next++) {
-        done[i] = replay_probe(setup_, catalog_, fresh[i].first, fresh[i].second);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < std::min<std::size_t>(threads_, fresh.size()); ++t) pool.emplace_back(work);
-    work();
-    for (auto& thread : pool) thread.join();
-    for (std::size_t i = 0; i < fresh.size(); ++i) probes_[fresh[i]] = std::move(done[i]);
-    std::vector<const Probe*> out;
+    std::vector<run::SloProbe> done(fresh.size());
+    pool_.for_each(fresh.size(), [&](std::size_t i) {
+      done[i] = run::probe_slo(sized(setup_, fresh[i].first), catalog_, fresh[i].second, {}, setup_.warmup);
+    });
+    for (std::size_t i = 0; i < fresh.size(); ++i) add(fresh[i].first, std::move(done[i]));
+    std::vector<const run::SloProbe*> out;
     for (const auto& point : points) out.push_back(&probes_.at(point));
     return out;
   }
+  void add(std::uint32_t instances, run::SloProbe probe) { probes_[{instances, probe.rate_scale}] = std::move(probe); }
   // Every probe, by instances then rate.
-  const std::map<std::pair<std::uint32_t, double>, Probe>& probes() const { return probes_; }
+  const std::map<std::pair<std::uint32_t, double>, run::SloProbe>& probes() const { return probes_; }
 
  private:
   const Setup& setup_;
   const configs::Catalog& catalog_;
-  unsigned threads_;
-  std::map<std::pair<std::uint32_t, double>, Probe> probes_;
+  engine::ThreadPool& pool_;
+  std::map<std::pair<std::uint32_t, double>, run::SloProbe> probes_;
 };
 
 Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& err) {
@@ -139,6 +95,11 @@ Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& 
     }
     config.replay.until = *until;
   }
+  const auto warmup = engine::SimTime::from_seconds_checked(options.warmup_s);
+  if (!warmup || *warmup < engine::SimTime::zero()) {
+    return Error{"--warmup: expected seconds in [0, 1e12], got " + number_text(options.warmup_s)};
+  }
+  setup.warmup = *warmup;
   if (!(options.target > 0 && options.target <= 1)) {
     return Error{"--target: expected an SLO attainment in (0, 1], got " + number_text(options.target)};
   }
@@ -173,13 +134,14 @@ Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& 
   return setup;
 }
 
-std::string csv_row(const Probe& p, double target) {
+std::string csv_row(std::uint32_t instances, const run::SloProbe& p, double target) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%u,%.6g,%.6f,%d,%.6f,%.6f,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.4f,%d\n",
-                p.instances, p.rate_scale, p.attainment, p.attainment >= target ? 1 : 0, p.ttft_p99_s, p.tbt_p99_s,
-                p.goodput_per_s, p.offered_per_s, p.arrived, p.judged, p.over_context, p.other_drops, p.gpu_hours,
-                p.cost_usd, p.overloaded ? 1 : 0);
+                "%u,%.6g,%.6f,%d,%.6f,%.6f,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%.6f,%.4f,%d\n",
+                instances, p.rate_scale, p.attainment, p.attainment >= target ? 1 : 0, p.ttft_p99_s, p.tbt_p99_s,
+                p.goodput_per_s, p.offered_per_s, p.arrived, p.judged, p.unfinished, p.over_context, p.other_drops,
+                p.gpu_hours, p.cost_usd, p.overloaded ? 1 : 0);
   return line;
 }
 
@@ -190,8 +152,9 @@ std::string instances_text(std::uint32_t n, const std::string& pool, const std::
 }
 
 // "17754 requests judged (1612 refused for length)": what the attainment is over.
-std::string judged_text(const Probe& p) {
+std::string judged_text(const run::SloProbe& p) {
   std::string out = "over the " + std::to_string(p.judged) + " requests within the context";
+  if (p.unfinished > 0) out += " (" + std::to_string(p.unfinished) + " unfinished at the end: misses)";
   if (p.over_context > 0) out += "; " + std::to_string(p.over_context) + " refused for length";
   return out;
 }
@@ -210,35 +173,41 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   if (!lock) return fail(err, lock.error().message, kExitOutputError);
 
   const unsigned threads = std::max(1u, options.threads != 0 ? options.threads : std::thread::hardware_concurrency());
-  Prober prober(*setup, *catalog, threads);
+  engine::ThreadPool pool(threads);
+  Prober prober(*setup, *catalog, pool);
   const double rate = setup->config.workload.rate_scale;
   const std::uint32_t instances = std::get<configs::LlmServingSpec>(setup->config.serving).start_state[setup->group].count;
   std::string failure;
-  const auto meets = [&](const std::vector<const Probe*>& probes) {
-    std::vector<bool> out_of(probes.size());
-    for (std::size_t i = 0; i < probes.size(); ++i) {
-      if (!probes[i]->error.empty() && failure.empty()) failure = probes[i]->error;
-      out_of[i] = probes[i]->error.empty() && probes[i]->attainment >= options.target;
-    }
-    return out_of;
-  };
   const auto wall_start = std::chrono::steady_clock::now();
   std::optional<std::int64_t> fewest;
   std::optional<double> most;
   if (options.find == "instances") {
-    fewest = fewest_meeting(options.max_instances, [&](const std::vector<std::int64_t>& xs) {
+    fewest = run::fewest_meeting(options.max_instances, [&](const std::vector<std::int64_t>& xs) {
       std::vector<std::pair<std::uint32_t, double>> points;
       for (const auto x : xs) points.emplace_back(static_cast<std::uint32_t>(x), rate);
-      return meets(prober.run(points));
+      const auto probes = prober.run(points);
+      std::vector<bool> met(probes.size());
+      for (std::size_t i = 0; i < probes.size(); ++i) {
+        if (!probes[i]->error.empty() && failure.empty()) failure = probes[i]->error;
+        met[i] = probes[i]->error.empty() && probes[i]->judged > 0 && probes[i]->attainment >= options.target;
+      }
+      return met;
     });
   } else {
-    // Down to a thousandth of the load: below it an idle deployment's figures no longer move.
-    most = highest_meeting(rate, std::max(traces::kMinRateScale, rate / 1024), traces::kMaxRateScale, options.precision,
-                           [&](const std::vector<double>& rates) {
-                             std::vector<std::pair<std::uint32_t, double>> points;
-                             for (const double r : rates) points.emplace_back(instances, r);
-                             return meets(prober.run(points));
-                           });
+    // The one search of what a deployment sustains (sim/run/slo_capacity.hpp), down to a
+    // thousandth of the load: below it an idle deployment's figures no longer move.
+    run::SloCapacityQuestion question;
+    question.config = setup->config;
+    question.target = options.target;
+    question.start_rate = rate;
+    question.lowest_rate = std::max(traces::kMinRateScale, rate / 1024);
+    question.highest_rate = traces::kMaxRateScale;
+    question.precision = options.precision;
+    question.warmup = setup->warmup;
+    run::SloCapacity found = run::slo_capacity(question, *catalog, &pool);
+    failure = found.error;
+    most = found.rate_scale;
+    for (run::SloProbe& probe : found.probes) prober.add(instances, std::move(probe));
   }
   if (!failure.empty()) return fail(err, failure, kExitBadInput);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -246,8 +215,8 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   const std::string csv_path = options.out_dir + "/capacity.csv";
   AtomicFile csv(csv_path);
   csv.stream() << "instances,rate_scale,slo_attainment,meets_target,ttft_p99_s,tbt_p99_s,goodput_per_s,"
-                  "offered_per_s,arrived,judged,refused_over_context,other_drops,gpu_hours,cost_usd,overloaded\n";
-  for (const auto& [point, probe] : prober.probes()) csv.stream() << csv_row(probe, options.target);
+                  "offered_per_s,arrived,judged,unfinished,refused_over_context,other_drops,gpu_hours,cost_usd,overloaded\n";
+  for (const auto& [point, probe] : prober.probes()) csv.stream() << csv_row(point.first, probe, options.target);
   if (auto status = csv.commit(); !status) return fail(err, status.error().message, kExitOutputError);
 
   out << "meshsim capacity: " << setup->config.name << " (" << setup->hardware << ", seed " << setup->config.seed
@@ -256,12 +225,12 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   const std::string target = percent_text(options.target, 1);
   if (options.find == "instances") {
     if (!fewest) {
-      const Probe& best = prober.probes().rbegin()->second;
+      const run::SloProbe& best = prober.probes().rbegin()->second;
       out << "capacity    not reached: " << instances_text(options.max_instances, setup->pool_name, "meets", "meet") << " "
           << percent_text(best.attainment, 1) << " of the " << target << " target at rate x" << number_text(rate)
           << " (" << judged_text(best) << ")\n";
     } else {
-      const Probe& at = prober.probes().at({static_cast<std::uint32_t>(*fewest), rate});
+      const run::SloProbe& at = prober.probes().at({static_cast<std::uint32_t>(*fewest), rate});
       out << "capacity    " << instances_text(static_cast<std::uint32_t>(*fewest), setup->pool_name, "meets", "meet") << " the " << target
           << " SLO target at rate x" << number_text(rate) << ": " << percent_text(at.attainment, 1) << " met "
           << judged_text(at) << "; goodput " << number_text(std::round(at.goodput_per_s * 100) / 100) << " of "
@@ -273,13 +242,13 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
       out << '\n';
     }
   } else if (!most) {
-    const Probe& idle = prober.probes().begin()->second;  // the lowest rate probed
+    const run::SloProbe& idle = prober.probes().begin()->second;  // the lowest rate probed
     out << "capacity    not reached: " << instances_text(instances, setup->pool_name, "misses", "miss") << " the " << target
         << " SLO target even at rate x" << number_text(idle.rate_scale) << ", nearly idle: "
         << percent_text(idle.attainment, 1) << " met " << judged_text(idle)
         << " (requests the deployment cannot serve within the SLO at any load: see ttft_p99_s, tbt_p99_s)\n";
   } else {
-    const Probe& at = prober.probes().at({instances, *most});
+    const run::SloProbe& at = prober.probes().at({instances, *most});
     out << "capacity    " << instances_text(instances, setup->pool_name, "sustains", "sustain") << " rate x"
         << number_text(*most) << " (" << number_text(std::round(at.offered_per_s * 100) / 100)
         << " req/s offered, goodput " << number_text(std::round(at.goodput_per_s * 100) / 100) << " req/s) at the "

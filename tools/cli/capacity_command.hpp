@@ -20,6 +20,7 @@ struct CapacityCommandOptions {
   std::optional<std::string> seed;
   std::optional<double> rate_scale;  // the load instances are found for (default: the config's)
   std::optional<double> until_s;
+  double warmup_s = 0;  // the requests of the workload's first seconds are served, not judged
   std::string find = "instances";    // instances: the fewest for the load; rate: the most load
   std::string pool;                  // the start_state group's tag to size (empty: the first group)
   double target = 0.99;              // SLO attainment to reach

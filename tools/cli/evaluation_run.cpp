@@ -62,7 +62,7 @@ Status check_flags(const EvalCommandOptions& options) {
       {"--token-targets", &g.token_targets, 1e9},
       {"--elastic-capacities", &g.elastic_capacities, 1e9},
       {"--oracle-utilisations", &g.oracle_utilisations, 1.0},
-      {"--bound-utilisations", &g.bound_utilisations, 1.0}};
+      {"--bound-utilisations", &g.bound_utilisations, 4.0}};
   for (const auto& [flag, values, most] : grids) {
     if (values->empty()) return Error{std::string(flag) + ": expected at least one number"};
     for (const double v : *values) {
@@ -322,7 +322,7 @@ Expected<AdaptiveBaselines> tune_adaptive(const EvalPlan& plan, const rl::Baseli
 // (window, form, utilisation); a scenario with several pools has none (it schedules one
 // pool): noted on `err`, not fatal, and the result is empty.
 std::vector<Outcome> play_bounds(const EvalPlan& plan, const configs::ScenarioConfig& at_delay,
-                                 const std::vector<rl::CapacityProbe>& probes,
+                                 const std::vector<rl::MeasuredCapacity>& capacities,
                                  const std::vector<std::vector<double>>& rates, const std::vector<double>& utilisations,
                                  double delay, std::uint32_t start, engine::ThreadPool& pool, std::ostream& err) {
   const std::array forms{rl::BoundForm::kHindsight, rl::BoundForm::kSmoothed};
@@ -330,7 +330,7 @@ std::vector<Outcome> play_bounds(const EvalPlan& plan, const configs::ScenarioCo
   std::vector<Outcome> plays(plan.windows.size() * per_window);
   pool.for_each(plays.size(), [&](std::size_t i) {
     const std::size_t w = i / per_window, f = i % per_window / utilisations.size(), u = i % utilisations.size();
-    const auto sizes = rl::bound_schedule(at_delay, rates[w], probes[w], utilisations[u], forms[f], delay, start);
+    const auto sizes = rl::bound_schedule(at_delay, rates[w], capacities[w], utilisations[u], forms[f], delay, start);
     plays[i] = rl::play_schedule(rl::bound_name(forms[f]), utilisations[u], at_delay, plan.catalog, plan.workload,
                                  plan.windows[w], delay, start, plan.base.seed, sizes);
   });
@@ -431,19 +431,25 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     if (const Status ok = first_error(plays); !ok) return fail(err, ok.error().message, kExitBadInput);
   }
 
-  // The right-sizing bound's inputs on each evaluated window: one instance's capacity on
-  // its length mix, and its arrivals per decision interval (rl/env/bound_plays.hpp).
-  std::vector<rl::CapacityProbe> probes(windows.size());
+  // The right-sizing bound's inputs on each evaluated window: what pools of 1 to 8
+  // instances sustain at the SLO target on each 10-minute stretch's own requests, and its
+  // arrivals per decision interval (rl/env/bound_plays.hpp).
+  std::vector<rl::MeasuredCapacity> capacities(windows.size());
   std::vector<std::vector<double>> rates(windows.size());
-  pool.for_each(windows.size(), [&](std::size_t w) {
-    probes[w] = rl::probe_capacity(base, plan.catalog, plan.workload, windows[w], seed);
-    rates[w] = rl::interval_rates(rl_spec, *plan.workload, windows[w]);
-  });
   for (std::size_t w = 0; w < windows.size(); ++w) {
-    if (!probes[w].error.empty()) return fail(err, windows[w].label + ": capacity probe: " + probes[w].error, kExitBadInput);
-    out << "  " << windows[w].label << ": one instance serves " << fixed_text(probes[w].requests_per_s, 3)
-        << " requests/s of its length mix when backlogged (the right-sizing bound's capacity; drain "
-        << fixed_text(probes[w].drain_s, 1) << " s)\n";
+    capacities[w] = rl::measure_capacity(base, plan.catalog, plan.workload, windows[w], pool);
+    if (!capacities[w].error.empty()) {
+      return fail(err, windows[w].label + ": capacity at the SLO: " + capacities[w].error, kExitBadInput);
+    }
+    rates[w] = rl::interval_rates(rl_spec, *plan.workload, windows[w]);
+    const rl::MeasuredCapacity& c = capacities[w];
+    out << "  " << windows[w].label << ": at the " << percent_text(rl_spec.slo_target)
+        << " SLO target, 1 / 2 / 4 / 8 instances sustain " << fixed_text(c.mean_sustained(1), 2) << " / "
+        << fixed_text(c.mean_sustained(2), 2) << " / " << fixed_text(c.mean_sustained(4), 2) << " / "
+        << fixed_text(c.mean_sustained(8), 2) << " requests/s (the mean over " << c.curves.size() << " stretches of "
+        << number_text(c.grid_s) << " s, " << c.replays << " replays; drain " << fixed_text(c.drain_s, 1) << " s)";
+    if (c.below_target > 0) out << "; " << c.below_target << " stretch-sizes meet it at no load (their best instead)";
+    out << '\n';
   }
 
   for (const double delay : delays) {
@@ -471,7 +477,7 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     if (!trained) return fail(err, trained.error().message, kExitBadInput);
     const std::vector<double>& utilisations = options.grids.bound_utilisations;
     const std::vector<Outcome> bounds =
-        play_bounds(plan, at_delay, probes, rates, utilisations, delay, start, pool, err);
+        play_bounds(plan, at_delay, capacities, rates, utilisations, delay, start, pool, err);
 
     for (std::size_t w = 0; w < windows.size(); ++w) {
       const WindowPlays plays = window_plays(windows, w, delay, start, *adaptive, slot, played, *trained,

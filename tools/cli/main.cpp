@@ -108,6 +108,9 @@ CLI::App* add_capacity(CLI::App& app, CapacityCommandOptions& o) {
   cmd->add_option("--precision", o.precision, "--find rate: the answer within a factor of 1 + this")
       ->capture_default_str();
   cmd->add_option("--until", o.until_s, "Replay each probe up to this simulated time, in seconds");
+  cmd->add_option("--warmup", o.warmup_s,
+                  "Serve, but do not judge, the requests of the workload's first seconds (at its own rate)")
+      ->capture_default_str();
   cmd->add_option("--threads", o.threads, "Replays at a time (0: one per core)")->capture_default_str();
   cmd->add_option("--out", o.out_dir, "Folder for capacity.csv and capacity.png")->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw capacity.png");

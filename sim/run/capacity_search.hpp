@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-namespace meshsim::cli {
+namespace meshsim::run {
 
 // Points probed per round: a quaternary search, 3 probes that narrow an interval fourfold.
 inline constexpr std::size_t kProbesPerRound = 3;
@@ -24,10 +24,19 @@ using RateProbe = std::function<std::vector<bool>(const std::vector<double>&)>;
 // narrowed to one. Every point probed is probed once.
 std::optional<std::int64_t> fewest_meeting(std::int64_t max, const IntProbe& probe);
 
-// The highest rate that meets, to within a factor of 1 + precision: rates `start` x 2^k up
-// (or down, when `start` fails) until the answer changes, then the bracket narrowed on a
-// log scale. None when even `lowest` fails; `highest` when it meets.
-std::optional<double> highest_meeting(double start, double lowest, double highest, double precision,
-                                      const RateProbe& probe);
+// How highest_meeting probes: points a round (3 for threads; 1 for one thread, a plain
+// bisection), and the first step from `start` (2: no guess; closer when `start` is a good
+// guess, as a neighbouring stretch's answer is), doubling after it.
+struct RateSearch {
+  std::size_t per_round = kProbesPerRound;
+  double first_step = 2.0;
+};
 
-}  // namespace meshsim::cli
+// The highest rate that meets, to within a factor of 1 + precision: rates from `start` up
+// (or down, when `start` fails) by the first step then doubling, until the answer changes,
+// then the bracket narrowed on a log scale. None when even `lowest` fails; `highest` when
+// it meets.
+std::optional<double> highest_meeting(double start, double lowest, double highest, double precision,
+                                      const RateProbe& probe, RateSearch search = {});
+
+}  // namespace meshsim::run

@@ -1,9 +1,9 @@
-#include "tools/cli/capacity_search.hpp"
+#include "sim/run/capacity_search.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace meshsim::cli {
+namespace meshsim::run {
 
 std::optional<std::int64_t> fewest_meeting(std::int64_t max, const IntProbe& probe) {
   std::int64_t failing = 0;               // the largest point known to fail (0: none yet)
@@ -46,18 +46,21 @@ std::optional<std::int64_t> fewest_meeting(std::int64_t max, const IntProbe& pro
 }
 
 std::optional<double> highest_meeting(double start, double lowest, double highest, double precision,
-                                      const RateProbe& probe) {
+                                      const RateProbe& probe, RateSearch search) {
+  const std::size_t per_round = std::max<std::size_t>(1, search.per_round);
+  double factor = std::max(1.0 + precision, search.first_step);
   start = std::clamp(start, lowest, highest);
   double meeting = 0, failing = 0;  // 0: not known yet
-  // The first round tells the direction: start, then two more steps that way once known.
+  // The first round tells the direction: start, then more steps that way once known.
   const auto first = probe({start});
   const bool up = first[0];
   (up ? meeting : failing) = start;
   double step = start;
   while ((up && failing == 0 && meeting < highest) || (!up && meeting == 0 && failing > lowest)) {
     std::vector<double> round;
-    for (std::size_t i = 0; i < kProbesPerRound; ++i) {
-      step = up ? std::min(step * 2, highest) : std::max(step / 2, lowest);
+    for (std::size_t i = 0; i < per_round; ++i) {
+      step = up ? std::min(step * factor, highest) : std::max(step / factor, lowest);
+      factor = 2.0;
       if (!round.empty() && round.back() == step) break;
       round.push_back(step);
     }
@@ -78,8 +81,8 @@ std::optional<double> highest_meeting(double start, double lowest, double highes
   while (failing / meeting > 1 + precision) {
     const double span = std::log(failing / meeting);
     std::vector<double> round;
-    for (std::size_t i = 1; i <= kProbesPerRound; ++i) {
-      round.push_back(meeting * std::exp(span * static_cast<double>(i) / (kProbesPerRound + 1)));
+    for (std::size_t i = 1; i <= per_round; ++i) {
+      round.push_back(meeting * std::exp(span * static_cast<double>(i) / static_cast<double>(per_round + 1)));
     }
     const auto met = probe(round);
     for (std::size_t i = 0; i < round.size(); ++i) {
@@ -93,4 +96,4 @@ std::optional<double> highest_meeting(double start, double lowest, double highes
   return meeting;
 }
 
-}  // namespace meshsim::cli
+}  // namespace meshsim::run
