@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rl/env/work_mix.hpp"
 #include "sim/autoscale/autoscaler.hpp"
 
 namespace meshsim::rl {
@@ -58,11 +59,22 @@ namespace meshsim::rl {
 //                 peak FLOPs or bandwidth over serving capacity (cluster::utilisation_between)
 //  15 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
 //                 to become capacity (rl.scale_up_delays_s varies it between episodes)
+// The work behind the rate (rl/env/work_mix.hpp), over the last minute (_1m) and the
+// last five (_5m), sliding, so none marks where a trace's own windows begin:
+//  16 prompt_1m       log1p(mean prompt tokens of the requests that arrived / 1000)
+//  17 prompt_p90_1m   log1p(their 90th percentile / 1000), to 25%
+//  18 output_1m       log1p(mean output tokens of the requests that completed / 1000)
+//  19 output_p90_1m   log1p(their 90th percentile / 1000), to 25%
+//  20 burst_1m        log1p(the index of dispersion of arrivals per second: 1 for
+//                     Poisson arrivals, above for bursts; 0 when none arrived)
+//  21..25             the same over five minutes
 inline constexpr std::array<std::string_view, 9> kPoolFeatureNames = {
     "active", "ready_soon", "ready_mid", "ready_late", "draining", "requests", "tokens", "kv", "waiting"};
-inline constexpr std::array<std::string_view, 16> kGlobalFeatureNames = {
-    "arrivals",  "rate_1m",    "rate_5m",  "rate_15m",  "slope_1m",  "slope_5m", "slope_15m", "ttft_p50",
-    "ttft_p99", "tbt_p99", "violations", "phase_sin", "phase_cos", "cost",      "roofline", "delay"};
+inline constexpr std::array<std::string_view, 26> kGlobalFeatureNames = {
+    "arrivals",  "rate_1m",       "rate_5m",   "rate_15m",      "slope_1m",  "slope_5m",  "slope_15m",
+    "ttft_p50",  "ttft_p99",      "tbt_p99",   "violations",    "phase_sin", "phase_cos", "cost",
+    "roofline",  "delay",         "prompt_1m", "prompt_p90_1m", "output_1m", "output_p90_1m", "burst_1m",
+    "prompt_5m", "prompt_p90_5m", "output_5m", "output_p90_5m", "burst_5m"};
 inline constexpr std::size_t kPoolFeatures = kPoolFeatureNames.size();
 inline constexpr std::size_t kGlobalFeatures = kGlobalFeatureNames.size();
 inline constexpr double kLatencyCap = 10.0;
@@ -98,6 +110,7 @@ struct IntervalStats {
   double roofline = 0.0;  // roofline utilisation (cluster::utilisation_between)
   double decision_interval_s = 15.0;
   double scale_up_delay_s = 0.0;
+  std::array<WorkMix::Figures, 2> work{};  // over WorkMix::kWindowsS
 };
 
 // A residual baseline's view of a pool (the baseline features).

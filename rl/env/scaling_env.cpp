@@ -186,6 +186,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
     set_start_size(episode, spec_.start_instances[rng_.uniform_int(spec_.start_instances.size())]);
   }
   episode.seed = rng_.next_u64();
+  work_.clear();
   auto run = run::ScenarioRun::create(episode, config_.name, catalog_, *this,
                                           episode_hooks(SimTime::from_seconds(window_start_s_), rate_scale_));
   MESHSIM_CHECK(run.has_value(), "reset: " + (run ? std::string() : run.error().message));
@@ -238,7 +239,6 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   return info;
 }
 
-double ScalingEnv::late_waiting(SimTime end) const {
 void ScalingEnv::advance(SimTime to) {
   if (auto ran = run_->advance_until(to); !ran) {
     throw RangeError(config_.name + ": the episode from workload second " + number_text(window_start_s_) + " at rate x" +
@@ -246,6 +246,7 @@ void ScalingEnv::advance(SimTime to) {
   }
 }
 
+double ScalingEnv::late_waiting(SimTime end) const {
   if (end <= interval_start_) return 0.0;
   // Those that arrived a TTFT target before the interval began were late all through it.
   const SimTime ttft = config_.replay.slo.ttft;
@@ -293,6 +294,7 @@ IntervalStats ScalingEnv::measure_interval(SimTime end) {
   stats.phase = phase_at(end);
   stats.mean_instances = (usage.instance_us - usage_at_start_.instance_us) / (seconds * 1e6);
   stats.roofline = cluster::utilisation_between(usage_at_start_, usage).roofline;
+  stats.work = work_.figures(end);
   return stats;
 }
 
@@ -439,7 +441,12 @@ void ScalingEnv::restore(const EnvCursor& cursor, std::span<float> obs) {
   }
 }
 
+void ScalingEnv::on_arrival(const traces::TraceRequest& request) {
+  work_.on_arrival(request.arrival, request.prompt_tokens);
+}
+
 void ScalingEnv::on_request(const metrics::RequestRecord& record) {
+  if (record.status == metrics::RequestStatus::kCompleted) work_.on_completion(*record.finished, record.output_tokens);
   if (!metrics::slo_judges(record)) return;
   ++left_;
   met_ += metrics::judge(record, config_.replay.slo).met();

@@ -152,6 +152,7 @@ class ScalingEnv final : private replay::ReplayObserver {
              bool config_autoscaler);
   // The hooks of an episode's run over the window [start, start + length x scale).
   run::RunHooks episode_hooks(SimTime start, double rate_scale) const;
+  void on_arrival(const traces::TraceRequest& request) override;
   void on_request(const metrics::RequestRecord& record) override;
   // Pool size changes asked by `action` from the pools' sizes now, then the instances to
   // migrate (when migrates_).
@@ -159,11 +160,11 @@ class ScalingEnv final : private replay::ReplayObserver {
   // Residual actions: asks the baseline for each pool's size now (once a decision: it
   // keeps its history), into baseline_view_.
   void update_baseline();
-  // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
   // Plays the episode up to `to`. A workload that fails mid-episode (a trace file that
   // can no longer be read) throws RangeError naming it and the episode: the run is over
   // then, and acting on it would schedule events in a finished simulation.
   void advance(SimTime to);
+  // Starts measuring an interval at `at` (usage, arrivals and the requests that leave).
   void begin_interval(SimTime at);
   // What the interval begun last measured, up to `end` (now); the averages as they stand.
   IntervalStats measure_interval(SimTime end);
@@ -197,6 +198,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   std::uint64_t arrived_at_start_ = 0;
   double gpu_us_at_first_decision_ = 0.0;
   ArrivalAverages rates_;
+  WorkMix work_;  // the length mix and burstiness of the recent arrivals and completions
   // Requests that left during the current interval.
   std::uint64_t left_ = 0, met_ = 0;
   std::vector<double> ttfts_, tbts_;

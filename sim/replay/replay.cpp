@@ -49,6 +49,7 @@ void Replay::on_event(const engine::EventPayload& payload) {
   }
   metrics_.on_arrival(sim_.now());
   ++row_.arrivals;
+  observer_.on_arrival(*next_);
   cluster_->submit(*next_);
   next_.reset();
   read_next_arrival();

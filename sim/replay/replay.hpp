@@ -21,6 +21,8 @@ using engine::SimTime;
 class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
+  // A request arrived (before the cluster sees it); its arrival is the clock's now.
+  virtual void on_arrival(const traces::TraceRequest&) {}
   // A request left the system (completed or dropped), or, at the end, is still in it.
   virtual void on_request(const metrics::RequestRecord&) {}
   virtual void on_interval(const metrics::TimeseriesRow&) {}

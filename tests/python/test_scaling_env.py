@@ -20,7 +20,7 @@ def test_spaces_names_and_shapes_follow_gymnasium():
     assert env.metadata["render_modes"] == ["ansi"] and env.render_mode is None and env.unwrapped is env
     names = env.observation_names
     assert len(names) == 25 and len(set(names)) == 25
-    assert names[:2] == ["mixed.active", "mixed.ready_soon"] and names[-1] == "delay"
+    assert names[:2] == ["mixed.active", "mixed.ready_soon"] and names[-1] == "burst_5m"
     obs, info = env.reset(seed=2, options={"start_instances": 3})
     assert obs.shape == (25,) and obs.dtype == np.float32
     assert obs[names.index("mixed.active")] == info["active"] == 3

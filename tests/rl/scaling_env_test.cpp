@@ -190,7 +190,7 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
     const EnvInfo info = env->reset(seed, obs);
     seen.insert(info.scale_up_delay_s);
     ASSERT_TRUE(info.scale_up_delay_s == 0 || info.scale_up_delay_s == 40);
-    EXPECT_FLOAT_EQ(obs.back(), static_cast<float>(std::log1p(info.scale_up_delay_s / 15.0)));
+    EXPECT_FLOAT_EQ(obs[feature(*env, "delay")], static_cast<float>(std::log1p(info.scale_up_delay_s / 15.0)));
     // The scale-up is STARTING until the episode's delay is over: 0 s, or past two intervals.
     StepResult r = env->step({&up, 1}, obs);
     EXPECT_EQ(r.info.starting, info.scale_up_delay_s == 0 ? 0u : 1u) << "seed " << seed;
@@ -214,7 +214,7 @@ TEST(ScalingEnvTest, EveryFeatureHasOneNamePoolsFirst) {
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
   EXPECT_EQ(names.front(), "mixed.active");
   EXPECT_EQ(names[kPoolFeatures - 1], "mixed.waiting");
-  EXPECT_EQ(names.back(), "delay");
+  EXPECT_EQ(names.back(), "burst_5m");
   const std::array<cluster::InstanceTag, 2> split = {cluster::InstanceTag::kPrompt, cluster::InstanceTag::kToken};
   EXPECT_EQ(observation_names(split)[kPoolFeatures + 7], "token.kv");
 }
@@ -267,6 +267,33 @@ TEST(ScalingEnvTest, TheFirstObservationHoldsTheWarmUpsRatesAndLatencies) {
   const float hold = 0.0f;
   const StepResult r = env->step({&hold, 1}, obs);
   EXPECT_NEAR(r.info.gpu_hours, 15.0 / 3600.0 * 4 * 4, 1e-9);
+}
+
+// The work features read the episode's own requests: the mean prompt of the last
+// minute's arrivals and five minutes', the outputs of those that completed.
+TEST(ScalingEnvTest, TheWorkFeaturesShowTheLengthsOfTheRecentRequests) {
+  auto f = make_fixture();
+  auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
+  const std::size_t prompt_1m = feature(*env, "prompt_1m"), prompt_5m = feature(*env, "prompt_5m"),
+                    output_5m = feature(*env, "output_5m"), burst_5m = feature(*env, "burst_5m");
+  std::vector<float> obs(env->observation_size());
+  env->reset(3, obs, window_at(1200.0));
+  const float hold = std::numeric_limits<float>::quiet_NaN();
+  for (int i = 0; i < 30; ++i) env->step({&hold, 1}, obs);  // to 465 s into the episode
+  const auto mean_prompt = [&](double from_s, double to_s) {
+    double sum = 0, n = 0;
+    for (const auto& r : *f.requests) {
+      if (r.arrival >= SimTime::from_seconds(1200 + from_s) && r.arrival <= SimTime::from_seconds(1200 + to_s)) {
+        sum += r.prompt_tokens;
+        ++n;
+      }
+    }
+    return sum / n;
+  };
+  EXPECT_NEAR(obs[prompt_1m], std::log1p(mean_prompt(405, 465) / 1000), 1e-5);
+  EXPECT_NEAR(obs[prompt_5m], std::log1p(mean_prompt(165, 465) / 1000), 1e-5);
+  EXPECT_GT(obs[output_5m], 0.0f);
+  EXPECT_GT(obs[burst_5m], std::log1p(0.5));  // the generator's arrivals are about Poisson or burstier
 }
 
 TEST(ScalingEnvTest, EachEpisodeDrawsItsStartSizeAllActiveFromTheStart) {

@@ -513,7 +513,7 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   options.policies = {train.out_dir + "/checkpoint"};
   CommandRun r = run_command(options, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("the policy was trained for 25 features and 1 action entries; this scenario has 34 and 3"),
+  EXPECT_NE(r.err.find("the policy was trained for 35 features and 1 action entries; this scenario has 44 and 3"),
             std::string::npos)
       << r.err;
 

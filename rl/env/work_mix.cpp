@@ -1,0 +1,114 @@
+#include "rl/env/work_mix.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace meshsim::rl {
+namespace {
+
+constexpr double kBinRatio = 1.25;
+
+std::size_t bin_of(std::uint32_t tokens) {
+  if (tokens <= 1) return 0;
+  const auto bin = static_cast<std::size_t>(std::log(static_cast<double>(tokens)) / std::log(kBinRatio));
+  return std::min<std::size_t>(bin, 79);
+}
+
+}  // namespace
+
+void WorkMix::Lengths::add(engine::SimTime at, std::uint32_t tokens) {
+  entries_.push_back({at, tokens});
+  ++bins_[bin_of(tokens)];
+  sum_ += tokens;
+}
+
+void WorkMix::Lengths::forget_before(engine::SimTime at) {
+  while (!entries_.empty() && entries_.front().at < at) {
+    --bins_[bin_of(entries_.front().tokens)];
+    sum_ -= entries_.front().tokens;
+    entries_.pop_front();
+  }
+  if (entries_.empty()) sum_ = 0;  // no drift from the subtractions
+}
+
+double WorkMix::Lengths::mean() const {
+  return entries_.empty() ? 0.0 : sum_ / static_cast<double>(entries_.size());
+}
+
+double WorkMix::Lengths::p90() const {
+  if (entries_.empty()) return 0.0;
+  // The bin where the 90th percentile falls, at its geometric middle.
+  const double wanted = 0.9 * static_cast<double>(entries_.size());
+  double seen = 0;
+  for (std::size_t b = 0; b < kBins; ++b) {
+    seen += static_cast<double>(bins_[b]);
+    if (seen >= wanted) return std::pow(kBinRatio, static_cast<double>(b) + 0.5);
+  }
+  return std::pow(kBinRatio, static_cast<double>(kBins) - 0.5);
+}
+
+void WorkMix::Lengths::clear() {
+  entries_.clear();
+  bins_.fill(0);
+  sum_ = 0;
+}
+
+void WorkMix::clear() {
+  for (auto& lengths : prompts_) lengths.clear();
+  for (auto& lengths : outputs_) lengths.clear();
+  std::fill(per_second_.begin(), per_second_.end(), 0u);
+  last_second_ = -1;
+}
+
+void WorkMix::advance_to(std::int64_t second) {
+  if (second <= last_second_) return;
+  const auto ring = static_cast<std::int64_t>(per_second_.size());
+  // The seconds passed since the newest counted start empty (a ring's worth at most).
+  for (std::int64_t s = std::max(last_second_ + 1, second - ring + 1); s <= second; ++s) {
+    per_second_[static_cast<std::size_t>(s % ring)] = 0;
+  }
+  last_second_ = second;
+}
+
+void WorkMix::on_arrival(engine::SimTime at, std::uint32_t prompt_tokens) {
+  const std::int64_t second = at.us() / 1'000'000;
+  advance_to(second);
+  ++per_second_[static_cast<std::size_t>(second % static_cast<std::int64_t>(per_second_.size()))];
+  for (auto& lengths : prompts_) lengths.add(at, prompt_tokens);
+}
+
+void WorkMix::on_completion(engine::SimTime at, std::uint32_t output_tokens) {
+  for (auto& lengths : outputs_) lengths.add(at, output_tokens);
+}
+
+std::array<WorkMix::Figures, 2> WorkMix::figures(engine::SimTime now) {
+  std::array<Figures, 2> out;
+  // Whole seconds only: the one `now` falls in has only begun.
+  const std::int64_t now_second = now.us() / 1'000'000;
+  advance_to(now_second);
+  const auto ring = static_cast<std::int64_t>(per_second_.size());
+  for (std::size_t w = 0; w < kWindowsS.size(); ++w) {
+    const engine::SimTime since = now - engine::SimTime::from_seconds(kWindowsS[w]);
+    prompts_[w].forget_before(since);
+    outputs_[w].forget_before(since);
+    Figures& f = out[w];
+    f.prompt_mean = prompts_[w].mean();
+    f.prompt_p90 = prompts_[w].p90();
+    f.output_mean = outputs_[w].mean();
+    f.output_p90 = outputs_[w].p90();
+    const std::int64_t seconds = std::min(static_cast<std::int64_t>(kWindowsS[w]), now_second);
+    double sum = 0, squares = 0;
+    for (std::int64_t s = now_second - seconds; s < now_second; ++s) {
+      const double count = per_second_[static_cast<std::size_t>(s % ring)];
+      sum += count;
+      squares += count * count;
+    }
+    if (seconds > 0 && sum > 0) {
+      const double mean = sum / static_cast<double>(seconds);
+      f.burstiness = std::max(0.0, squares / static_cast<double>(seconds) - mean * mean) / mean;
+    }
+  }
+  return out;
+}
+
+}  // namespace meshsim::rl
