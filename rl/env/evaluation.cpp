@@ -294,6 +294,40 @@ std::optional<double> front_gpu_hours(const std::vector<Outcome>& plays, double 
   return std::nullopt;
 }
 
+std::optional<double> tracking_front_at(const Fronts& fronts, double slo) {
+  // One front per target tracking metric; the cheapest at `slo`.
+  std::vector<std::string> metrics;
+  for (const Outcome& o : fronts.tracking) {
+    if (std::find(metrics.begin(), metrics.end(), o.policy) == metrics.end()) metrics.push_back(o.policy);
+  }
+  std::optional<double> cheapest;
+  for (const std::string& metric : metrics) {
+    std::vector<Outcome> family;
+    std::copy_if(fronts.tracking.begin(), fronts.tracking.end(), std::back_inserter(family),
+                 [&](const Outcome& o) { return o.policy == metric; });
+    const auto at = front_gpu_hours(family, slo);
+    if (at && (!cheapest || *at < *cheapest)) cheapest = at;
+  }
+  return cheapest;
+}
+
+std::optional<double> bound_at(const Fronts& fronts, double slo) {
+  const auto hindsight = front_gpu_hours(fronts.bound_hindsight, slo);
+  const auto smoothed = front_gpu_hours(fronts.bound_smoothed, slo);
+  if (hindsight && smoothed) return std::min(*hindsight, *smoothed);
+  return hindsight ? hindsight : smoothed;
+}
+
+std::vector<BoundDefect> bound_defects(const Fronts& fronts, const std::vector<const Outcome*>& plays) {
+  std::vector<BoundDefect> defects;
+  for (const Outcome* o : plays) {
+    if (!o->error.empty()) continue;
+    const auto bound = bound_at(fronts, o->slo_attainment);
+    if (bound && o->gpu_hours < *bound) defects.push_back({o, *bound});
+  }
+  return defects;
+}
+
 Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
               const Fronts& fronts, double slo_target) {
   Verdict v;
@@ -311,18 +345,7 @@ Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const st
   }
   v.front_gpu_hours = front_gpu_hours(statics, policy.slo_attainment);
   if (v.front_gpu_hours) v.saving_vs_front = saving(*v.front_gpu_hours);
-  // One front per target tracking metric; the cheapest at the policy's SLO.
-  std::vector<std::string> metrics;
-  for (const Outcome& o : fronts.tracking) {
-    if (std::find(metrics.begin(), metrics.end(), o.policy) == metrics.end()) metrics.push_back(o.policy);
-  }
-  for (const std::string& metric : metrics) {
-    std::vector<Outcome> family;
-    std::copy_if(fronts.tracking.begin(), fronts.tracking.end(), std::back_inserter(family),
-                 [&](const Outcome& o) { return o.policy == metric; });
-    const auto at = front_gpu_hours(family, policy.slo_attainment);
-    if (at && (!v.tracking_front_gpu_hours || *at < *v.tracking_front_gpu_hours)) v.tracking_front_gpu_hours = at;
-  }
+  v.tracking_front_gpu_hours = tracking_front_at(fronts, policy.slo_attainment);
   if (v.tracking_front_gpu_hours) v.saving_vs_tracking_front = saving(*v.tracking_front_gpu_hours);
   v.bound_gpu_hours = front_gpu_hours(fronts.bound_hindsight, policy.slo_attainment);
   v.bound_smoothed_gpu_hours = front_gpu_hours(fronts.bound_smoothed, policy.slo_attainment);

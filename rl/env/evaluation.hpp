@@ -193,6 +193,20 @@ struct Verdict {
   std::optional<double> gap_closed, gap_closed_smoothed;
 };
 inline constexpr double kLeastGap = 0.01;
+
+// Target tracking's front at SLO attainment `slo`: the cheapest metric's (unset where
+// none reaches `slo`).
+std::optional<double> tracking_front_at(const Fronts& fronts, double slo);
+// The bound at SLO attainment `slo`: the cheaper of its two forms' fronts there (unset
+// where neither reaches `slo`).
+std::optional<double> bound_at(const Fronts& fronts, double slo);
+// A play the bound lies above: it spent fewer GPU-hours than the bound at its own SLO
+// attainment. A bound that is one has none; each is a defect of the bound, reported.
+struct BoundDefect {
+  const Outcome* play = nullptr;
+  double bound_gpu_hours = 0.0;
+};
+std::vector<BoundDefect> bound_defects(const Fronts& fronts, const std::vector<const Outcome*>& plays);
 // `tuned`: the tuned baselines' plays on the window; `statics`: every static size there.
 Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
               const Fronts& fronts, double slo_target);

@@ -207,6 +207,23 @@ TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesAndEveryFront) {
   }
 }
 
+// The bound is the cheaper of its two forms at a play's SLO; a play below it there is a
+// defect of the bound, one above it or beyond the bound's best SLO is not.
+TEST(EvaluationTest, PlaysTheBoundLiesAboveAreReportedAsItsDefects) {
+  Fronts fronts;
+  fronts.bound_hindsight = {outcome("bound_hindsight", 1.0, 0.99, 20), outcome("bound_hindsight", 0.8, 0.999, 30)};
+  fronts.bound_smoothed = {outcome("bound_smoothed", 1.0, 0.99, 18), outcome("bound_smoothed", 0.8, 0.995, 26)};
+  EXPECT_DOUBLE_EQ(*bound_at(fronts, 0.99), 18);
+  EXPECT_DOUBLE_EQ(*bound_at(fronts, 0.999), 30);  // only the hindsight form reaches it
+  EXPECT_FALSE(bound_at(fronts, 0.9999));
+  const Outcome cheaper = outcome("ppo", kNoParameter, 0.99, 17.5), dearer = outcome("static", 3, 0.99, 19),
+                beyond = outcome("static", 9, 0.9999, 10);
+  const auto defects = bound_defects(fronts, {&cheaper, &dearer, &beyond});
+  ASSERT_EQ(defects.size(), 1u);
+  EXPECT_EQ(defects[0].play, &cheaper);
+  EXPECT_DOUBLE_EQ(defects[0].bound_gpu_hours, 18);
+}
+
 TEST(EvaluationTest, PoliciesAreJudgedAtEveryDelayTheRecipeTrainsAt) {
   configs::ScenarioConfig config = *configs::load_scenario(configs::default_training_path());
   ASSERT_TRUE(config.rl);

@@ -31,16 +31,42 @@ std::string optional_text(const std::optional<double>& value) {
   return value ? number_text(*value) : std::string();
 }
 
-std::string eval_row(const EvalWindow& w, double delay, const Outcome& o, const char* role, double slo_target) {
-  char line[640];
+// A play's row; its last cell the bound's GPU-hours at the play's SLO attainment (empty
+// where the bound does not reach it).
+std::string eval_row(const EvalWindow& w, double delay, const Outcome& o, const char* role, double slo_target,
+                     const rl::Fronts& fronts) {
+  const auto bound = rl::bound_at(fronts, o.slo_attainment);
+  char line[704];
   std::snprintf(line, sizeof line,
-                "%s,%s,%s,%s,%s,%s,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%s\n",
+                "%s,%s,%s,%s,%s,%s,%s,%s,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%" PRIu64 ",%" PRIu64 ",%.3f,%.6f,%s,%s\n",
                 w.label.c_str(), number_text(w.start_s).c_str(), number_text(w.length_s).c_str(),
                 number_text(w.rate_scale).c_str(), number_text(delay).c_str(), o.policy.c_str(),
                 std::isnan(o.parameter) ? "" : number_text(o.parameter).c_str(), role, o.start_instances,
                 o.slo_attainment, o.ttft_p50, o.ttft_p99, o.tbt_p50, o.tbt_p99, o.gpu_hours, o.mean_instances,
-                o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, number_text(slo_target).c_str());
+                o.scale_ups, o.scale_downs, o.actions_per_hour, o.reward, number_text(slo_target).c_str(),
+                bound ? number_text(*bound).c_str() : "");
   return line;
+}
+
+// Whether the bound lies at or below every play of the window that pays the scale-up
+// delay (all but the instant oracle): each play it lies above is a defect of the bound.
+void print_bound_check(std::ostream& out, const WindowPlays& plays) {
+  std::vector<const Outcome*> checked = plays.policies;
+  for (const Outcome& o : plays.tuned) checked.push_back(&o);
+  for (const Outcome& o : plays.fronts.tracking) checked.push_back(&o);
+  for (const Outcome& o : plays.hindsight) checked.push_back(&o);
+  const std::vector<rl::BoundDefect> defects = rl::bound_defects(plays.fronts, checked);
+  if (defects.empty()) {
+    out << "  bound check: the bound lies at or below all " << checked.size()
+        << " plays at their SLO (policies, tuned baselines, target tracking's grid, static sizes)\n";
+    return;
+  }
+  out << "  BOUND DEFECT: the bound lies above " << defects.size() << " of " << checked.size() << " plays at their SLO:";
+  for (const rl::BoundDefect& d : defects) {
+    out << ' ' << display_name(*d.play) << " (" << percent_text(d.play->slo_attainment) << ", "
+        << fixed_text(d.play->gpu_hours, 2) << " GPU-h; the bound " << fixed_text(d.bound_gpu_hours, 2) << ");";
+  }
+  out << '\n';
 }
 
 // The table's first column is as wide as its longest policy name (at least 34), so long
@@ -127,7 +153,7 @@ EvalOutputs::EvalOutputs(const std::string& out_dir)
                       "actions_per_hour,reward,chosen\n";
   eval_.stream() << "window,window_start_s,window_s,rate_scale,delay_s,policy,parameter,role,start_instances,"
                     "slo_attainment,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,gpu_hours,mean_instances,scale_ups,"
-                    "scale_downs,actions_per_hour,reward,slo_target\n";
+                    "scale_downs,actions_per_hour,reward,slo_target,bound_gpu_hours\n";
   verdicts_.stream() << "window,delay_s,policy,slo_attainment,gpu_hours,actions_per_hour,rival,rival_slo,"
                         "rival_gpu_hours,saving_vs_rival,cheapest_meeting_target,cheapest_meeting_slo,"
                         "cheapest_meeting_gpu_hours,cost_ratio,front_gpu_hours,saving_vs_front,"
@@ -148,20 +174,20 @@ void EvalOutputs::report(const WindowPlays& plays, double slo_target, double int
   const EvalWindow& window = *plays.window;
   const double delay = plays.delay_s;
   const rl::Fronts& fronts = plays.fronts;
-  for (const Outcome& o : plays.tuned) eval_.stream() << eval_row(window, delay, o, "tuned", slo_target);
-  for (const Outcome& o : fronts.tracking) eval_.stream() << eval_row(window, delay, o, "front", slo_target);
+  for (const Outcome& o : plays.tuned) eval_.stream() << eval_row(window, delay, o, "tuned", slo_target, fronts);
+  for (const Outcome& o : fronts.tracking) eval_.stream() << eval_row(window, delay, o, "front", slo_target, fronts);
   for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed}) {
-    for (const Outcome& o : *bound) eval_.stream() << eval_row(window, delay, o, "bound", slo_target);
+    for (const Outcome& o : *bound) eval_.stream() << eval_row(window, delay, o, "bound", slo_target, fronts);
   }
-  eval_.stream() << eval_row(window, delay, *plays.oracle, "oracle", slo_target);
-  for (const Outcome& o : plays.hindsight) eval_.stream() << eval_row(window, delay, o, "hindsight", slo_target);
+  eval_.stream() << eval_row(window, delay, *plays.oracle, "oracle", slo_target, fronts);
+  for (const Outcome& o : plays.hindsight) eval_.stream() << eval_row(window, delay, o, "hindsight", slo_target, fronts);
   // The drawn plays (policies, tuned baselines, oracle), as the table lists them.
   std::vector<const Outcome*> rows = plays.policies;
   for (const Outcome& o : plays.tuned) rows.push_back(&o);
   rows.push_back(plays.oracle);
   for (std::size_t d = 0; d < rows.size(); ++d) {
     const Outcome* o = rows[d];
-    if (d < plays.policies.size()) eval_.stream() << eval_row(window, delay, *o, "policy", slo_target);
+    if (d < plays.policies.size()) eval_.stream() << eval_row(window, delay, *o, "policy", slo_target, fronts);
     for (std::size_t s = 0; s < o->instances.size(); ++s) {
       series_.stream() << window.label << ',' << number_text(delay) << ',' << display_name(*o) << ','
                        << number_text(interval_s * static_cast<double>(s + 1)) << ',' << number_text(o->instances[s])
@@ -188,6 +214,18 @@ void EvalOutputs::report(const WindowPlays& plays, double slo_target, double int
     if (bound->empty()) continue;
     out << "  " << bound->front().policy << " (a bound: right-sizing with the load known, by utilisation):";
     print_plays(out, *bound);
+  }
+  if (plays.bounded) {
+    // The room any policy has at the target: how far below target tracking's front the
+    // bound lies there.
+    const auto front = rl::tracking_front_at(fronts, slo_target);
+    const auto bound = rl::bound_at(fronts, slo_target);
+    out << "  room at the " << percent_text(slo_target) << " target: target tracking's front "
+        << (front ? fixed_text(*front, 2) + " GPU-h" : std::string("does not reach it")) << ", the bound "
+        << (bound ? fixed_text(*bound, 2) + " GPU-h" : std::string("does not reach it"));
+    if (front && bound) out << ": " << fixed_text(100.0 * (1.0 - *bound / *front), 1) << "% below the front";
+    out << '\n';
+    print_bound_check(out, plays);
   }
   for (const Outcome* o : plays.policies) {
     const rl::Verdict v = rl::judge(*o, plays.tuned, plays.hindsight, fronts, slo_target);
