@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "rl/env/right_sizing.hpp"
-#include "sim/engine/number_text.hpp"
 #include "sim/run/slo_capacity.hpp"
 #include "traces/workload_source.hpp"
 
@@ -63,7 +62,6 @@ StretchProbe probe_stretch(const configs::ScenarioConfig& config, const configs:
     double best = 0.0;
     for (const run::SloProbe& p : found.probes) best = std::max(best, p.attainment);
     question.target = std::max(0.0, best - 0.01);
-    question.start_rate = question.lowest_rate;
     out.replays += found.probes.size();
     found = run::slo_capacity(question, catalog);
     out.below_target = true;

@@ -14,15 +14,15 @@ SHORT = {"rl.episode_s": 60, "rl.decision_interval_s": 15}  # 4 decisions an epi
 
 def test_spaces_names_and_shapes_follow_gymnasium():
     env = meshsim.ScalingEnv(overrides=SHORT)
-    assert env.observation_space.shape == (25,) and env.observation_space.dtype == np.float32
+    assert env.observation_space.shape == (35,) and env.observation_space.dtype == np.float32
     assert isinstance(env, gym.Env)
     assert isinstance(env.action_space, spaces.MultiDiscrete) and list(env.action_space.nvec) == [5]
     assert env.metadata["render_modes"] == ["ansi"] and env.render_mode is None and env.unwrapped is env
     names = env.observation_names
-    assert len(names) == 25 and len(set(names)) == 25
+    assert len(names) == 35 and len(set(names)) == 35
     assert names[:2] == ["mixed.active", "mixed.ready_soon"] and names[-1] == "burst_5m"
     obs, info = env.reset(seed=2, options={"start_instances": 3})
-    assert obs.shape == (25,) and obs.dtype == np.float32
+    assert obs.shape == (35,) and obs.dtype == np.float32
     assert obs[names.index("mixed.active")] == info["active"] == 3
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     assert isinstance(reward, float) and reward <= 0

@@ -24,8 +24,8 @@ def rollout(envs, seed, steps):
 def test_spaces_and_shapes_follow_gymnasium():
     envs = meshsim.VectorEnv(num_envs=3, overrides=SHORT)
     assert envs.num_envs == 3
-    assert envs.single_observation_space.shape == (25,)
-    assert envs.observation_space.shape == (3, 25)
+    assert envs.single_observation_space.shape == (35,)
+    assert envs.observation_space.shape == (3, 35)
     assert envs.single_observation_space.dtype == np.float32
     # The default recipe's actions are discrete: -2..+2 instances, choices 0..4.
     assert isinstance(envs, gym.vector.VectorEnv)
@@ -33,7 +33,7 @@ def test_spaces_and_shapes_follow_gymnasium():
     assert list(envs.single_action_space.nvec) == [5]
     assert envs.action_space.shape == (3, 1)
     obs, infos = envs.reset(seed=4)
-    assert obs.shape == (3, 25) and obs.dtype == np.float32
+    assert obs.shape == (3, 35) and obs.dtype == np.float32
     assert infos["active"].shape == (3,)
     obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
     assert rewards.shape == (3,) and rewards.dtype == np.float64
@@ -68,7 +68,7 @@ def test_truncated_episodes_reset_in_the_same_step():
         if step < 3:
             assert not truncations.any() and "final_obs" not in infos
     assert truncations.all()
-    assert infos["final_obs"].shape == (2, 25)
+    assert infos["final_obs"].shape == (2, 35)
     assert infos["_final_obs"].all() and infos["_final_info"].all()
     assert not np.array_equal(infos["final_obs"], obs), "obs is already the next episode's first"
     assert np.all(infos["final_info"]["sim_seconds"] == 75)  # 15 s of warm-up, then 4 decisions

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <vector>
 
 #include "sim/engine/rng.hpp"
@@ -48,22 +47,20 @@ WorkMix::Figures slow_figures(const std::vector<Event>& arrivals, const std::vec
   f.prompt_p90 = p90(prompts);
   f.output_mean = mean(outputs);
   f.output_p90 = p90(outputs);
-  // Arrivals per whole second over the last min(window, now) whole seconds.
+  // Arrivals per whole second over the last min(window, now) whole seconds, their
+  // variance over their mean taken in two passes.
   const std::int64_t now_second = now.us() / 1'000'000;
-  const std::int64_t seconds = std::min<std::int64_t>(static_cast<std::int64_t>(window_s), now_second);
-  std::map<std::int64_t, double> counts;
+  const std::int64_t first = now_second - std::min<std::int64_t>(static_cast<std::int64_t>(window_s), now_second);
+  std::vector<double> counts(static_cast<std::size_t>(now_second - first), 0.0);
   for (const Event& e : arrivals) {
     const std::int64_t s = e.at.us() / 1'000'000;
-    if (s >= now_second - seconds && s < now_second) counts[s] += 1;
+    if (s >= first && s < now_second) counts[static_cast<std::size_t>(s - first)] += 1;
   }
-  double sum = 0, squares = 0;
-  for (const auto& [s, c] : counts) {
-    sum += c;
-    squares += c * c;
-  }
-  if (seconds > 0 && sum > 0) {
-    const double m = sum / static_cast<double>(seconds);
-    f.burstiness = std::max(0.0, squares / static_cast<double>(seconds) - m * m) / m;
+  const double m = mean(counts);
+  if (m > 0) {
+    double deviations = 0;
+    for (const double c : counts) deviations += (c - m) * (c - m);
+    f.burstiness = deviations / static_cast<double>(counts.size()) / m;
   }
   return f;
 }

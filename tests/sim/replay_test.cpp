@@ -26,13 +26,18 @@ class Collector final : public ReplayObserver {
   std::vector<metrics::TimeseriesRow> rows;
 };
 
+// A generic CSV trace with columns t (seconds), p and o (prompt and output tokens).
+std::unique_ptr<traces::RequestSource> csv_source(const std::string& text, const std::string& name) {
+  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
+  return std::make_unique<traces::CsvTraceReader>(std::make_unique<std::istringstream>(text), name, text.size(),
+                                                  mapping);
+}
+
 // A trace of (seconds, prompt, output) rows in the generic CSV format.
 std::unique_ptr<traces::RequestSource> trace(const std::vector<std::tuple<double, int, int>>& rows) {
   std::string text = "t,p,o\n";
   for (const auto& [t, p, o] : rows) text += std::to_string(t) + "," + std::to_string(p) + "," + std::to_string(o) + "\n";
-  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
-  return std::make_unique<traces::CsvTraceReader>(std::make_unique<std::istringstream>(text), "test.csv",
-                                                  text.size(), mapping);
+  return csv_source(text, "test.csv");
 }
 
 ServingFactory fixed(cluster::FixedLatencyConfig config) {
@@ -191,11 +196,9 @@ TEST(ReplayTest, RoundRobinAndFewestRequestsSpreadRequests) {
 
 TEST(ReplayTest, ASourceErrorEndsTheRunWithThatError) {
   engine::Simulation sim(1);
-  std::string text = "t,p,o\n0,1,1\n1,x,1\n";
-  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
-  traces::CsvTraceReader source(std::make_unique<std::istringstream>(text), "bad.csv", text.size(), mapping);
+  const auto source = csv_source("t,p,o\n0,1,1\n1,x,1\n", "bad.csv");
   Collector collector;
-  Replay replay(sim, source, fixed(one_slot()), ReplayOptions{}, collector);
+  Replay replay(sim, *source, fixed(one_slot()), ReplayOptions{}, collector);
   auto result = replay.run();
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().message.rfind("bad.csv:3: column 'p'", 0), 0u);
@@ -205,14 +208,12 @@ TEST(ReplayTest, ASourceErrorEndsTheRunWithThatError) {
 // says so: acting on after it once scheduled events in a finished simulation.
 TEST(ReplayTest, ASourceErrorMidRunIsReturnedByEveryLaterStep) {
   engine::Simulation sim(1);
-  std::string text = "t,p,o\n0,1,1\n1,2,1\n5,x,1\n";
-  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
-  traces::CsvTraceReader source(std::make_unique<std::istringstream>(text), "bad.csv", text.size(), mapping);
+  const auto source = csv_source("t,p,o\n0,1,1\n1,2,1\n5,x,1\n", "bad.csv");
   Collector collector;
   ReplayOptions options;
   options.stop_when_served = false;
   options.until = SimTime::from_seconds(60);
-  Replay replay(sim, source, fixed(one_slot()), options, collector);
+  Replay replay(sim, *source, fixed(one_slot()), options, collector);
   replay.start();
   ASSERT_TRUE(replay.advance_until(SimTime::from_ms(500)));
   for (const double t : {2.0, 3.0, 30.0}) {
