@@ -39,7 +39,7 @@ class Judge final : public replay::ReplayObserver {
 }  // namespace
 
 SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog& catalog, double rate_scale,
-                   const ProbeRequests& requests, engine::SimTime warmup) {
+                   const ProbeRequests& requests, engine::SimTime warmup, const std::string& config_file) {
   SloProbe p;
   p.rate_scale = rate_scale;
   configs::ScenarioConfig played = config;
@@ -52,7 +52,8 @@ SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog
   }
   Judge judge(played.replay.slo, engine::SimTime::from_seconds(warmup.seconds() / rate_scale),
               played.replay.until.value_or(engine::SimTime::max()));
-  auto run = ScenarioRun::create(played, played.name, catalog, judge, std::move(hooks));
+  const std::string& file = config_file.empty() ? played.name : config_file;
+  auto run = ScenarioRun::create(played, file, catalog, judge, std::move(hooks));
   if (!run) {
     p.error = run.error().message;
     return p;
@@ -88,7 +89,7 @@ SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog
     p.cost_usd = result->cost;
     p.overloaded = result->overload.overloaded;
   } catch (const RangeError& e) {
-    p.error = e.what();
+    p.error = file + ": " + e.what();
   }
   return p;
 }
@@ -107,7 +108,7 @@ SloCapacity slo_capacity(const SloCapacityQuestion& question, const configs::Cat
   const auto round = [&](const std::vector<double>& rates) {
     std::vector<SloProbe> done(rates.size());
     const auto body = [&](std::size_t i) {
-      done[i] = probe_slo(question.config, catalog, rates[i], question.requests, question.warmup);
+      done[i] = probe_slo(question.config, catalog, rates[i], question.requests, question.warmup, question.config_file);
     };
     if (pool != nullptr) {
       pool->for_each(rates.size(), body);

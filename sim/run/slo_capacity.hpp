@@ -55,8 +55,10 @@ struct SloProbe {
 // Replays `config` (its deployment as given: the caller sets the start state's sizes) at
 // `rate_scale`, its autoscaler off. `warmup` is measured at rate scale 1 (the requests of
 // the workload's first `warmup` are served, not judged, at any rate: the same requests).
+// Errors name `config_file` (empty: the scenario's name).
 SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog& catalog, double rate_scale,
-                   const ProbeRequests& requests = {}, engine::SimTime warmup = engine::SimTime::zero());
+                   const ProbeRequests& requests = {}, engine::SimTime warmup = engine::SimTime::zero(),
+                   const std::string& config_file = {});
 
 struct SloCapacityQuestion {
   configs::ScenarioConfig config;  // the deployment, sized; its SLO
@@ -67,6 +69,7 @@ struct SloCapacityQuestion {
   double precision = 0.02;  // the answer within a factor of 1 + precision
   engine::SimTime warmup = engine::SimTime::zero();  // at rate scale 1, as probe_slo's
   RateSearch search;        // one probe a round where no pool runs them
+  std::string config_file;  // errors name it (empty: the scenario's name)
 };
 
 struct SloCapacity {

@@ -51,7 +51,8 @@ class Prober {
     }
     std::vector<run::SloProbe> done(fresh.size());
     pool_.for_each(fresh.size(), [&](std::size_t i) {
-      done[i] = run::probe_slo(sized(setup_, fresh[i].first), catalog_, fresh[i].second, {}, setup_.warmup);
+      done[i] = run::probe_slo(sized(setup_, fresh[i].first), catalog_, fresh[i].second, {}, setup_.warmup,
+                               setup_.config_path);
     });
     for (std::size_t i = 0; i < fresh.size(); ++i) add(fresh[i].first, std::move(done[i]));
     std::vector<const run::SloProbe*> out;
@@ -204,6 +205,7 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
     question.highest_rate = traces::kMaxRateScale;
     question.precision = options.precision;
     question.warmup = setup->warmup;
+    question.config_file = setup->config_path;
     run::SloCapacity found = run::slo_capacity(question, *catalog, &pool);
     failure = found.error;
     most = found.rate_scale;
