@@ -3,6 +3,7 @@
 #   tools/test.sh              normal build in build/
 #   tools/test.sh --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
 #   tools/test.sh --tsan       ThreadSanitizer build in build-tsan/, the tests that run threads
+#                              (tools/setup.sh --tsan builds only the programs that hold them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=build
