@@ -41,6 +41,21 @@ void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& c) {
 void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& c) {
   reader.read_choice("metric", c.metric, autoscale::kTrackedMetricNames);
   reader.read("target", c.target, "a positive target", kPositive);
+  if (const json* also = reader.raw("also"); also != nullptr && !also->is_null()) {
+    if (!also->is_array()) {
+      reader.fail("also", "expected an array of {\"metric\", \"target\"}");
+    } else {
+      c.also.clear();
+      for (std::size_t i = 0; i < also->size(); ++i) {
+        ObjectReader item(&(*also)[i], reader.path_of("also") + "[" + std::to_string(i) + "]", reader.errors());
+        autoscale::TrackedTarget t;
+        item.read_choice("metric", t.metric, autoscale::kTrackedMetricNames);
+        if (!item.has("target")) item.fail("target", "required (the metric's target per instance)");
+        item.read("target", t.target, "a positive target", kPositive);
+        c.also.push_back(t);
+      }
+    }
+  }
   reader.read("tolerance", c.tolerance, "a fraction in [0, 1)", [](double v) { return v >= 0 && v < 1; });
   read_interval(reader, "period_s", c.period);
   reader.read_duration("scale_down_stabilization_s", c.scale_down_stabilization, 1.0);
@@ -54,16 +69,21 @@ void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig
 }
 
 json target_tracking_to_json(const autoscale::TargetTrackingConfig& t) {
-  return json{{"metric", autoscale::kTrackedMetricNames.name(t.metric)},
-              {"target", t.target},
-              {"tolerance", t.tolerance},
-              {"period_s", t.period.seconds()},
-              {"scale_down_stabilization_s", t.scale_down_stabilization.seconds()},
-              {"warm_start", t.warm_start},
-              {"scale_up_percent", t.scale_up_percent},
-              {"scale_up_instances", t.scale_up_instances},
-              {"min_instances", t.min_instances},
-              {"max_instances", t.max_instances}};
+  json out{{"metric", autoscale::kTrackedMetricNames.name(t.metric)},
+           {"target", t.target},
+           {"tolerance", t.tolerance},
+           {"period_s", t.period.seconds()},
+           {"scale_down_stabilization_s", t.scale_down_stabilization.seconds()},
+           {"warm_start", t.warm_start},
+           {"scale_up_percent", t.scale_up_percent},
+           {"scale_up_instances", t.scale_up_instances},
+           {"min_instances", t.min_instances},
+           {"max_instances", t.max_instances}};
+  json& also = out["also"] = json::array();
+  for (const auto& more : t.also) {
+    also.push_back({{"metric", autoscale::kTrackedMetricNames.name(more.metric)}, {"target", more.target}});
+  }
+  return out;
 }
 
 void check_start_state(const std::vector<cluster::InstanceGroup>& start_state, const ScalingSpec& scaling,

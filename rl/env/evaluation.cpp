@@ -240,16 +240,30 @@ int pick_per_recipe(const std::vector<std::vector<Outcome>>& candidates, const s
   return best;
 }
 
+namespace {
+
+// Target tracking on `targets` (the first its metric, the rest `also`), up to the
+// scaling limit, taking over the tuned static size.
+void set_tracking(configs::ScenarioConfig& c, const std::vector<autoscale::TrackedTarget>& targets) {
+  auto& t = c.autoscaler.target_tracking;
+  c.autoscaler.policy = configs::AutoscalerPolicy::kTargetTracking;
+  t.metric = targets.front().metric;
+  t.target = targets.front().target;
+  t.also.assign(targets.begin() + 1, targets.end());
+  t.max_instances = c.scaling.manager.max_total_instances;
+  t.warm_start = true;  // it takes over the tuned static size
+}
+
+}  // namespace
+
 std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids) {
   using configs::AutoscalerPolicy;
-  const auto tracking = [](autoscale::TrackedMetric metric) {
-    return [metric](configs::ScenarioConfig& c, double target) {
-      c.autoscaler.policy = AutoscalerPolicy::kTargetTracking;
-      c.autoscaler.target_tracking.metric = metric;
-      c.autoscaler.target_tracking.target = target;
-      c.autoscaler.target_tracking.max_instances = c.scaling.manager.max_total_instances;
-      c.autoscaler.target_tracking.warm_start = true;  // it takes over the tuned static size
-    };
+  const auto tracking = [](std::string policy, const std::vector<double>& grid, autoscale::TrackedMetric metric) {
+    return BaselineFamily{std::move(policy), grid,
+                          [metric](configs::ScenarioConfig& c, double target) {
+                            set_tracking(c, {{metric, target}});
+                          },
+                          metric};
   };
   return {
       {"elastic", grids.elastic_capacities,
@@ -258,11 +272,20 @@ std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids) {
          c.autoscaler.elastic.requests_per_worker_capacity = capacity;
          c.autoscaler.elastic.max_workers = c.scaling.manager.max_total_instances;
        }},
-      {"target_tracking_kv", grids.kv_targets, tracking(autoscale::TrackedMetric::kKvUtilisation)},
-      {"target_tracking_requests", grids.request_targets, tracking(autoscale::TrackedMetric::kRequestsPerInstance)},
-      {"target_tracking_rate", grids.rate_targets, tracking(autoscale::TrackedMetric::kArrivalRate)},
-      {"target_tracking_tokens", grids.token_targets, tracking(autoscale::TrackedMetric::kTokenRate)},
+      tracking("target_tracking_kv", grids.kv_targets, autoscale::TrackedMetric::kKvUtilisation),
+      tracking("target_tracking_requests", grids.request_targets, autoscale::TrackedMetric::kRequestsPerInstance),
+      tracking("target_tracking_rate", grids.rate_targets, autoscale::TrackedMetric::kArrivalRate),
+      tracking("target_tracking_tokens", grids.token_targets, autoscale::TrackedMetric::kTokenRate),
   };
+}
+
+BaselineFamily multi_metric_baseline(const std::vector<autoscale::TrackedTarget>& tuned,
+                                     const std::vector<double>& scales) {
+  return {"target_tracking_multi", scales, [tuned](configs::ScenarioConfig& c, double scale) {
+            std::vector<autoscale::TrackedTarget> scaled = tuned;
+            for (auto& t : scaled) t.target *= scale;
+            set_tracking(c, scaled);
+          }};
 }
 
 BaselineFamily oracle_bound(const BaselineGrids& grids) {

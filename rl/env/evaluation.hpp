@@ -130,6 +130,7 @@ struct BaselineFamily {
   std::string policy;
   std::vector<double> parameters;
   std::function<void(configs::ScenarioConfig&, double)> apply;  // sets the autoscaler at a parameter
+  std::optional<autoscale::TrackedMetric> tracked = {};          // one-metric target tracking's metric
 };
 struct BaselineGrids {
   std::vector<double> kv_targets = {0.5, 0.6, 0.7, 0.8, 0.9};
@@ -146,11 +147,20 @@ struct BaselineGrids {
   // swept into its front: below 1 the schedule holds spare room, above 1 it trades SLO
   // attainment below the target for GPU-hours (so the front reaches policies' lower SLOs).
   std::vector<double> bound_utilisations = {0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5};
+  // Multi-metric target tracking's common scale of the one-metric families' tuned
+  // targets: the largest of several recommendations sizes above each alone, so it is
+  // tuned by loosening them together.
+  std::vector<double> multi_metric_scales = {1.0, 1.25, 1.6, 2.0, 2.5};
 };
 // The adaptive baselines: elastic over its capacity per worker (up to the scaling limit's
 // workers), target tracking on KV use, requests per instance, arrival rate and token
 // rate per instance.
 std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids);
+// Multi-metric target tracking ("target_tracking_multi"): every metric of `tuned` at its
+// target times the parameter, the largest recommendation winning, as Kubernetes combines
+// metrics; over `scales`.
+BaselineFamily multi_metric_baseline(const std::vector<autoscale::TrackedTarget>& tuned,
+                                     const std::vector<double>& scales);
 // The oracle (a heuristic: instant scaling with the load ahead known, sized by a
 // utilisation of the performance model's estimate; not a baseline) over its utilisation.
 BaselineFamily oracle_bound(const BaselineGrids& grids);

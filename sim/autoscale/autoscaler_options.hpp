@@ -59,10 +59,20 @@ inline constexpr EnumNames kTrackedMetricNames{
                std::pair{TrackedMetric::kArrivalRate, std::string_view("arrival_rate")},
                std::pair{TrackedMetric::kTokenRate, std::string_view("token_rate")}}};
 
+// A metric and its target value per instance (a fraction for kv_utilisation).
+struct TrackedTarget {
+  TrackedMetric metric = TrackedMetric::kRequestsPerInstance;
+  double target = 32;
+};
+
 // The Kubernetes HorizontalPodAutoscaler (autoscaling/v2) with its defaults.
 struct TargetTrackingConfig {
   TrackedMetric metric = TrackedMetric::kRequestsPerInstance;
   double target = 32;      // the metric's target value per instance (a fraction for kv_utilisation)
+  // Further metrics, each at its own target. The recommendation is the largest of every
+  // metric's (the HPA's rule for several metrics): the pool is sized for whichever the
+  // load strains most, so a mix of long prompts trips tokens where rate stays calm.
+  std::vector<TrackedTarget> also;
   double tolerance = 0.1;  // no change while |metric / target - 1| <= tolerance
   SimTime period = SimTime::from_seconds(15);
   SimTime scale_down_stabilization = SimTime::from_seconds(300);

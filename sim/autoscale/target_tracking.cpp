@@ -5,7 +5,19 @@
 
 namespace meshsim::autoscale {
 
-std::optional<double> TargetTrackingAutoscaler::metric(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) const {
+std::vector<TrackedTarget> TargetTrackingAutoscaler::targets() const {
+  std::vector<TrackedTarget> all{{config_.metric, config_.target}};
+  all.insert(all.end(), config_.also.begin(), config_.also.end());
+  return all;
+}
+
+bool TargetTrackingAutoscaler::tracks(TrackedMetric which) const {
+  if (config_.metric == which) return true;
+  return std::ranges::any_of(config_.also, [&](const TrackedTarget& t) { return t.metric == which; });
+}
+
+std::optional<double> TargetTrackingAutoscaler::metric(TrackedMetric which, const PoolSnapshot& pool,
+                                                        const PoolKv& kv, SimTime now) const {
   if (pool.active == 0) return 0.0;
   const auto per_second = [&](std::uint64_t total, std::uint64_t Arrivals::*field) -> std::optional<double> {
     const auto last = last_arrivals_.find(pool.tag);
@@ -13,7 +25,7 @@ std::optional<double> TargetTrackingAutoscaler::metric(const PoolSnapshot& pool,
     const double seconds = (now - last->second.at).seconds();
     return static_cast<double>(total - last->second.*field) / seconds / pool.active;
   };
-  switch (config_.metric) {
+  switch (which) {
     case TrackedMetric::kKvUtilisation:
       return kv.kv_capacity > 0 ? static_cast<double>(kv.kv_used) / static_cast<double>(kv.kv_capacity) : 0.0;
     case TrackedMetric::kRequestsPerInstance:
@@ -26,14 +38,20 @@ std::optional<double> TargetTrackingAutoscaler::metric(const PoolSnapshot& pool,
 
 std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) {
   const std::uint32_t current = pool.current();
-  std::uint32_t recommendation = current;
-  if (pool.active > 0) {
-    if (const auto value = metric(pool, kv, now)) {
-      const double ratio = *value / config_.target;
-      if (std::abs(ratio - 1.0) > config_.tolerance) {
-        recommendation = static_cast<std::uint32_t>(std::min(1e6, std::ceil(ratio * pool.active)));
+  // Each metric proposes a size (the current one while it is unknown or within tolerance);
+  // the largest proposal wins.
+  std::uint32_t recommendation = 0;
+  for (const TrackedTarget& t : targets()) {
+    std::uint32_t proposal = current;
+    if (pool.active > 0) {
+      if (const auto value = metric(t.metric, pool, kv, now)) {
+        const double ratio = *value / t.target;
+        if (std::abs(ratio - 1.0) > config_.tolerance) {
+          proposal = static_cast<std::uint32_t>(std::min(1e6, std::ceil(ratio * pool.active)));
+        }
       }
     }
+    recommendation = std::max(recommendation, proposal);
   }
   last_arrivals_[pool.tag] = Arrivals{now, pool.arrived_requests, pool.arrived_tokens};
   recommendation = std::clamp(recommendation, config_.min_instances, config_.max_instances);
@@ -57,15 +75,26 @@ std::uint32_t TargetTrackingAutoscaler::desired(const PoolSnapshot& pool, const 
   return std::clamp(next, config_.min_instances, config_.max_instances);
 }
 
+std::optional<double> TargetTrackingAutoscaler::need(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) const {
+  std::optional<double> largest;
+  for (const TrackedTarget& t : targets()) {
+    if (const auto value = metric(t.metric, pool, kv, now)) {
+      largest = std::max(largest.value_or(0.0), *value / t.target * pool.active);
+    }
+  }
+  return largest;
+}
+
 TargetTrackingAutoscaler::Look TargetTrackingAutoscaler::look(const ScalingManager& manager, InstanceTag tag) {
   const PoolSnapshot pool = snapshot(manager, tag);
   // Only the KV metric needs the walk over the pool's instances.
-  const PoolKv kv = config_.metric == TrackedMetric::kKvUtilisation ? scan_active(manager, tag) : PoolKv{};
+  const PoolKv kv = tracks(TrackedMetric::kKvUtilisation) ? scan_active(manager, tag) : PoolKv{};
   const SimTime now = manager.cluster().now();
   Look l;
-  l.metric = metric(pool, kv, now);  // before desired() notes the arrivals it is measured against
+  l.metric = metric(pool, kv, now);  // before desired() notes the arrivals they are measured against
+  const std::optional<double> need_now = need(pool, kv, now);
   l.size = desired(pool, kv, now);
-  l.need = l.metric ? *l.metric / config_.target * pool.active : static_cast<double>(l.size);
+  l.need = need_now.value_or(static_cast<double>(l.size));
   return l;
 }
 

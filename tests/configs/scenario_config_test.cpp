@@ -218,6 +218,34 @@ TEST(ScenarioConfigTest, ResolvedConfigRoundTrips) {
   EXPECT_EQ(to_json(*again), resolved);
 }
 
+// Target tracking on several metrics: each read with its target, round-tripped, and a
+// bad entry named by its index.
+TEST(ScenarioConfigTest, TargetTrackingOnSeveralMetricsIsReadCheckedAndRoundTrips) {
+  const json text = json::parse(R"({"workload": {"generator": {"arrivals": {"rate_per_s": 2},
+      "prompt_tokens": {"value": 10}, "output_tokens": {"value": 5}, "requests": 100}},
+      "autoscaler": {"policy": "target_tracking", "target_tracking": {
+      "metric": "arrival_rate", "target": 2.8,
+      "also": [{"metric": "token_rate", "target": 4000}, {"metric": "kv_utilisation", "target": 0.7}]}}})");
+  auto config = parse_scenario(text, "s.json");
+  ASSERT_TRUE(config) << config.error().message;
+  const auto& t = config->autoscaler.target_tracking;
+  ASSERT_EQ(t.also.size(), 2u);
+  EXPECT_EQ(t.also[0].metric, autoscale::TrackedMetric::kTokenRate);
+  EXPECT_DOUBLE_EQ(t.also[1].target, 0.7);
+  auto again = parse_scenario(to_json(*config), "s.json");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(to_json(*again), to_json(*config));
+  EXPECT_NE(parse_error(R"({"autoscaler": {"target_tracking": {"also": [{"metric": "token_rate"}]}}})")
+                .find("autoscaler.target_tracking.also[0].target: required"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"autoscaler": {"target_tracking": {"also": [{"metric": "qps", "target": 1}]}}})")
+                .find("autoscaler.target_tracking.also[0].metric: expected one of"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"autoscaler": {"target_tracking": {"also": {"metric": "token_rate"}}}})")
+                .find("autoscaler.target_tracking.also: expected an array"),
+            std::string::npos);
+}
+
 TEST(ScenarioConfigTest, VllmLimitsAndTimeoutsAreChecked) {
   EXPECT_NE(parse_error(R"({"serving": {"scheduler": "vllm", "vllm": {"max_num_seqs": 256,
                                                                         "max_num_batched_tokens": 128}}})")

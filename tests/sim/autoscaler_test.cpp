@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <vector>
 
 #include "sim/autoscale/elastic_scheduler.hpp"
@@ -231,6 +232,51 @@ TEST(TargetTrackingTest, TracksArrivalAndTokenRatesPerInstance) {
   TargetTrackingAutoscaler tokens(c, {InstanceTag::kMixed});
   EXPECT_EQ(desired(tokens, arrived(2, 0, 0), at(0)), 2u);
   EXPECT_EQ(desired(tokens, arrived(2, 10, 90'000), at(30)), 3u);  // 3000 tokens/s over 2: ceil(2 * 1.5)
+}
+
+// Several metrics (the HPA's rule): on random pools over time, multi-metric target
+// tracking wants exactly the largest of what one-metric autoscalers on each of its
+// metrics, fed the same looks, want: the stabilisation window, the tolerance and the
+// scale-up limit compose with the maximum.
+TEST(TargetTrackingTest, SeveralMetricsWantTheLargestOfTheirOneMetricAutoscalers) {
+  std::mt19937_64 rng(56);
+  std::uniform_int_distribution<std::uint32_t> size(0, 12), starting(0, 3);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    TargetTrackingConfig c;
+    c.metric = TrackedMetric::kArrivalRate;
+    c.target = 0.5 + 4 * unit(rng);
+    c.also = {{TrackedMetric::kTokenRate, 200 + 4000 * unit(rng)},
+              {TrackedMetric::kKvUtilisation, 0.3 + 0.6 * unit(rng)},
+              {TrackedMetric::kRequestsPerInstance, 2 + 30 * unit(rng)}};
+    c.tolerance = 0.2 * unit(rng);
+    c.warm_start = trial % 2 == 0;
+    c.max_instances = 1 + size(rng) * 4;
+    c.scale_down_stabilization = SimTime::from_seconds(15 * (1 + size(rng)));
+    TargetTrackingAutoscaler multi(c, {InstanceTag::kMixed});
+    std::vector<TargetTrackingAutoscaler> singles;
+    for (const TrackedTarget& t : std::vector<TrackedTarget>{{c.metric, c.target}, c.also[0], c.also[1], c.also[2]}) {
+      TargetTrackingConfig one = c;
+      one.metric = t.metric;
+      one.target = t.target;
+      one.also.clear();
+      singles.emplace_back(one, std::vector<InstanceTag>{InstanceTag::kMixed});
+    }
+    Pool p = pool(1 + size(rng), starting(rng), unit(rng));
+    for (int step = 0; step < 40; ++step) {
+      const SimTime now = SimTime::from_seconds(15.0 * step);
+      std::uint32_t largest = 0;
+      for (auto& one : singles) largest = std::max(largest, desired(one, p, now));
+      ASSERT_EQ(desired(multi, p, now), largest) << "trial " << trial << " step " << step;
+      // The pool moves toward what was wanted, or anywhere (a manager's limits, failures).
+      const std::uint32_t next = unit(rng) < 0.7 ? largest : size(rng);
+      Pool moved = pool(next, starting(rng), unit(rng));
+      moved.snapshot.arrived_requests = p.snapshot.arrived_requests + size(rng) * size(rng) * 10;
+      moved.snapshot.arrived_tokens = p.snapshot.arrived_tokens + size(rng) * size(rng) * 5000;
+      moved.snapshot.active_requests = size(rng) * size(rng) * 2;
+      p = moved;
+    }
+  }
 }
 
 // A warm start counts the size at the first decision as a recommendation, so the

@@ -53,6 +53,7 @@ EvalCommandOptions small_eval(const std::string& config_path, const std::string&
   options.config_path = config_path;
   options.out_dir = fresh_dir(name).string();
   options.grids = rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}, {0.5, 0.9}};
+  options.grids.multi_metric_scales = {1.0, 2.0};
   options.max_static = 16;
   options.plot = false;
   return options;
@@ -114,8 +115,12 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
         EXPECT_EQ(row.at("scale_ups"), "0");
       }
     }
+    // Multi-metric target tracking, tuned after them on their tuned targets.
+    const auto multi = rows_where(rows_where(tuning, "delay_s", delay), "policy", "target_tracking_multi");
+    ASSERT_EQ(multi.size(), 2u);  // the test's grid of scales
+    EXPECT_EQ(rows_where(multi, "chosen", "1").size(), 1u);
     const auto tuned_rows = rows_where(here, "role", "tuned");
-    ASSERT_EQ(tuned_rows.size(), 6u);  // static, elastic, four target trackings
+    ASSERT_EQ(tuned_rows.size(), 7u);  // static, elastic, four target trackings, multi-metric
     EXPECT_EQ(tuned_rows[0].at("parameter"), chosen.at("parameter"));
     ASSERT_EQ(rows_where(here, "role", "policy").size(), 1u);
     // The oracle, a bound, tuned by the same rule on the training windows: the cheapest
@@ -164,9 +169,10 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
     } else {
       EXPECT_EQ(verdict[0].at("cost_ratio"), "");
     }
-    // Every target tracking parameter played on the window (a front per metric), and the
-    // right-sizing bound at every utilisation in both forms.
-    EXPECT_EQ(rows_where(here, "role", "front").size(), 4u);
+    // Every target tracking parameter played on the window (a front per metric and one
+    // for multi-metric's scales), and the right-sizing bound at every utilisation in both
+    // forms.
+    EXPECT_EQ(rows_where(here, "role", "front").size(), 4u + 2u);
     const auto bound = rows_where(here, "role", "bound");
     const std::size_t utilisations = rl::BaselineGrids{}.bound_utilisations.size();
     EXPECT_EQ(rows_where(bound, "policy", "bound_hindsight").size(), utilisations);
@@ -314,7 +320,8 @@ TEST(EvalCommandTest, BadGridsAreRefusedNamingTheFlag) {
         std::pair{"--kv-targets", rl::BaselineGrids{{1.5}, {16}, {2}, {3000}, {32}}},
         std::pair{"--request-targets", rl::BaselineGrids{{0.7}, {0}, {2}, {3000}, {32}}},
         std::pair{"--rate-targets", rl::BaselineGrids{{0.7}, {16}, {-1}, {3000}, {32}}},
-        std::pair{"--oracle-utilisations", rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}, {1.2}}}}) {
+        std::pair{"--oracle-utilisations", rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}, {1.2}}},
+        std::pair{"--multi-metric-scales", rl::BaselineGrids{{0.7}, {16}, {2}, {3000}, {32}, {0.5}, {1}, {-2}}}}) {
     EvalCommandOptions options = small_eval(recipe, "eval_grids_out");
     options.grids = grids;
     const CommandRun r = run_command(options, run_eval_command);
@@ -374,7 +381,7 @@ TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
     const CommandRun r = run_command(options, run_eval_command);
     ASSERT_EQ(r.code, kExitOk) << file << ": " << r.err;
     const auto all = csv_rows(slurp(options.out_dir + "/eval.csv"));
-    EXPECT_EQ(rows_where(all, "role", "tuned").size(), 6u) << file;
+    EXPECT_EQ(rows_where(all, "role", "tuned").size(), 7u) << file;
     EXPECT_EQ(all.front().at("window"), "window") << file;
   }
 }

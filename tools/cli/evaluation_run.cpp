@@ -62,7 +62,8 @@ Status check_flags(const EvalCommandOptions& options) {
       {"--token-targets", &g.token_targets, 1e9},
       {"--elastic-capacities", &g.elastic_capacities, 1e9},
       {"--oracle-utilisations", &g.oracle_utilisations, 1.0},
-      {"--bound-utilisations", &g.bound_utilisations, 4.0}};
+      {"--bound-utilisations", &g.bound_utilisations, 4.0},
+      {"--multi-metric-scales", &g.multi_metric_scales, 100.0}};
   for (const auto& [flag, values, most] : grids) {
     if (values->empty()) return Error{std::string(flag) + ": expected at least one number"};
     for (const double v : *values) {
@@ -279,41 +280,73 @@ Status first_error(const std::vector<Outcome>& outcomes) {
 // oracle is tuned the same way (its last family) but judged apart, as a bound.
 struct AdaptiveBaselines {
   std::vector<Contender> contenders;
-  std::vector<std::size_t> family_of;
   std::vector<std::size_t> chosen;  // each family's pick, an index into `contenders`; the oracle's last
   bool tracking(std::size_t c) const { return contenders[c].policy.starts_with("target_tracking"); }
 };
 
-// Tunes the adaptive baselines on the training windows from the tuned static size: each
-// family keeps the parameter the protocol picks (tuning.csv records every play).
-Expected<AdaptiveBaselines> tune_adaptive(const EvalPlan& plan, const rl::BaselineGrids& grids,
-                                          const configs::ScenarioConfig& at_delay, double delay, std::uint32_t start,
-                                          engine::ThreadPool& pool, EvalOutputs& outputs) {
-  AdaptiveBaselines baselines;
-  auto families = rl::adaptive_baselines(grids);
-  families.push_back(rl::oracle_bound(grids));
+// Plays every parameter of `families` on the training windows, adds them to `baselines`
+// and each family's pick to baselines.chosen; returns the picks' parameters by family
+// (unset where a family picked none).
+Expected<std::vector<std::optional<double>>> tune_families(const std::vector<rl::BaselineFamily>& families,
+                                                          const EvalPlan& plan, const configs::ScenarioConfig& at_delay,
+                                                          double delay, std::uint32_t start, engine::ThreadPool& pool,
+                                                          EvalOutputs& outputs, AdaptiveBaselines& baselines) {
+  std::vector<Contender> contenders;
+  std::vector<std::size_t> family_of;
   for (std::size_t f = 0; f < families.size(); ++f) {
     for (const double parameter : families[f].parameters) {
       Contender c{families[f].policy, parameter, at_delay, true, nullptr};
       families[f].apply(c.config, parameter);
-      baselines.contenders.push_back(std::move(c));
-      baselines.family_of.push_back(f);
+      contenders.push_back(std::move(c));
+      family_of.push_back(f);
     }
   }
-  const std::vector<Outcome> tuning = play_all(pool, baselines.contenders, start, plan.tuning, plan.catalog,
-                                               plan.recipe_workload, delay, plan.base.seed);
+  const std::vector<Outcome> tuning =
+      play_all(pool, contenders, start, plan.tuning, plan.catalog, plan.recipe_workload, delay, plan.base.seed);
   if (const Status ok = first_error(tuning); !ok) return ok.error();
+  const std::size_t offset = baselines.contenders.size();
+  std::vector<std::optional<double>> picks(families.size());
   for (std::size_t f = 0; f < families.size(); ++f) {
     std::vector<Outcome> family;
     std::vector<std::size_t> index;
-    for (std::size_t c = 0; c < baselines.contenders.size(); ++c) {
-      if (baselines.family_of[c] != f) continue;
+    for (std::size_t c = 0; c < contenders.size(); ++c) {
+      if (family_of[c] != f) continue;
       family.push_back(pooled_plays(tuning, c, plan.tuning.size()));
       index.push_back(c);
     }
     const int chosen = rl::pick(family, plan.base.rl->slo_target);
     for (std::size_t i = 0; i < family.size(); ++i) outputs.tuning_row(delay, family[i], static_cast<int>(i) == chosen);
-    if (chosen >= 0) baselines.chosen.push_back(index[static_cast<std::size_t>(chosen)]);
+    if (chosen < 0) continue;
+    const std::size_t c = index[static_cast<std::size_t>(chosen)];
+    baselines.chosen.push_back(offset + c);
+    picks[f] = contenders[c].parameter;
+  }
+  baselines.contenders.insert(baselines.contenders.end(), contenders.begin(), contenders.end());
+  return picks;
+}
+
+// Tunes the adaptive baselines on the training windows from the tuned static size: each
+// family keeps the parameter the protocol picks (tuning.csv records every play). Then
+// multi-metric target tracking over the one-metric families' tuned targets (it needs
+// them), then the oracle.
+Expected<AdaptiveBaselines> tune_adaptive(const EvalPlan& plan, const rl::BaselineGrids& grids,
+                                          const configs::ScenarioConfig& at_delay, double delay, std::uint32_t start,
+                                          engine::ThreadPool& pool, EvalOutputs& outputs) {
+  AdaptiveBaselines baselines;
+  const auto families = rl::adaptive_baselines(grids);
+  const auto picks = tune_families(families, plan, at_delay, delay, start, pool, outputs, baselines);
+  if (!picks) return picks.error();
+  std::vector<autoscale::TrackedTarget> tuned_targets;
+  for (std::size_t f = 0; f < families.size(); ++f) {
+    if (families[f].tracked && (*picks)[f]) tuned_targets.push_back({*families[f].tracked, *(*picks)[f]});
+  }
+  std::vector<rl::BaselineFamily> last;
+  if (tuned_targets.size() >= 2 && !grids.multi_metric_scales.empty()) {
+    last.push_back(rl::multi_metric_baseline(tuned_targets, grids.multi_metric_scales));
+  }
+  last.push_back(rl::oracle_bound(grids));
+  if (const auto tuned = tune_families(last, plan, at_delay, delay, start, pool, outputs, baselines); !tuned) {
+    return tuned.error();
   }
   return baselines;
 }
