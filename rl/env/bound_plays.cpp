@@ -146,6 +146,31 @@ MeasuredCapacity measure_capacity(const configs::ScenarioConfig& config, const c
   return out;
 }
 
+StretchCapacity measure_stretch(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                const traces::SharedWorkload& workload, double start_s, double length_s) {
+  StretchCapacity out;
+  const EvalWindow window{"stretch", start_s, length_s, 1.0};
+  Stretch stretch{0.0, length_s, 0};
+  auto source = workload->window(SimTime::from_seconds(start_s), SimTime::from_seconds(length_s), 1.0);
+  for (auto next = source->next(); next && next->has_value(); next = source->next()) ++stretch.requests;
+  out.requests = stretch.requests;
+  if (stretch.requests == 0) return out;
+  double per_instance = 0.0;  // each size's search starts from the smaller one's answer per instance
+  for (const std::uint32_t n : kCapacitySizes) {
+    const StretchProbe p = probe_stretch(config, catalog, workload, window, stretch, n, per_instance * n);
+    out.replays += p.replays;
+    if (!p.error.empty()) {
+      out.error = p.error;
+      return out;
+    }
+    out.below_target.push_back(p.below_target);
+    out.curve.sizes.push_back(n);
+    out.curve.sustained.push_back(p.sustained);
+    if (p.sustained > 0) per_instance = p.sustained / n;
+  }
+  return out;
+}
+
 std::vector<double> interval_rates(const configs::RlSpec& spec, const traces::EpisodeWorkload& workload,
                                    const EvalWindow& window) {
   const double interval = spec.decision_interval.seconds();

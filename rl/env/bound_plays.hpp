@@ -40,6 +40,20 @@ MeasuredCapacity measure_capacity(const configs::ScenarioConfig& config, const c
                                   const traces::SharedWorkload& workload, const EvalWindow& window,
                                   engine::ThreadPool& pool, double grid_s = 600.0);
 
+// One stretch measured alone, as measure_capacity measures each: what pools of
+// kCapacitySizes sustain at the recipe's SLO target on the workload's requests in
+// [start_s, start_s + length_s) at rate scale 1, one size after another (callers run
+// stretches side by side).
+struct StretchCapacity {
+  CapacityCurve curve;  // empty sizes: no request there
+  // Per size: measured at its best instead (no load meets the target there).
+  std::vector<bool> below_target;
+  std::uint64_t requests = 0, replays = 0;
+  std::string error;
+};
+StretchCapacity measure_stretch(const configs::ScenarioConfig& config, const configs::Catalog& catalog,
+                                const traces::SharedWorkload& workload, double start_s, double length_s);
+
 // The requests per second arriving in each decision interval an episode on `window`
 // decides (after its warm-up), as the environment plays them.
 std::vector<double> interval_rates(const configs::RlSpec& spec, const traces::EpisodeWorkload& workload,

@@ -5,6 +5,7 @@
 #include <deque>
 #include <vector>
 
+#include "sim/autoscale/capacity_model.hpp"
 #include "sim/engine/sim_time.hpp"
 
 namespace meshsim::rl {
@@ -19,13 +20,8 @@ class WorkMix {
  public:
   static constexpr std::array<double, 2> kWindowsS = {60.0, 300.0};
 
-  struct Figures {
-    double prompt_mean = 0, prompt_p90 = 0;  // tokens, of the arrivals (0 when none)
-    double output_mean = 0, output_p90 = 0;  // tokens, of the completions (0 when none)
-    // The index of dispersion of arrivals per second (variance over mean of the counts):
-    // 1 for Poisson arrivals, above for bursts; 0 when none arrived.
-    double burstiness = 0;
-  };
+  // The prompts of the arrivals, the outputs of the completions (0 when none).
+  using Figures = autoscale::WorkFigures;
 
   void clear();
   void on_arrival(engine::SimTime at, std::uint32_t prompt_tokens);

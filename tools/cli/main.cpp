@@ -8,6 +8,7 @@
 
 #include "sim/engine/check.hpp"
 #include "tools/cli/capacity_command.hpp"
+#include "tools/cli/capacity_model_command.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/companion.hpp"
 #include "tools/cli/compare_presets.hpp"
@@ -87,6 +88,31 @@ CLI::App* add_models(CLI::App& app, ModelsCommandOptions& o) {
                   "Scenario file: its model, context limit, KV capacity per instance and step-time source")
       ->check(CLI::ExistingFile);
   add_set(cmd, o.sets);
+  add_catalog(cmd, o.catalog);
+  return cmd;
+}
+
+CLI::App* add_capacity_model(CLI::App& app, CapacityModelCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "capacity-model",
+      "Fit what an instance sustains at the SLO to the arriving work, on a recipe's training days, judged on its "
+      "validation days");
+  cmd->add_option("--config", o.config_path, "The recipe (a scenario with an rl object and validation spans)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets);
+  add_seed(cmd, o.seed);
+  cmd->add_option("--stretches", o.stretches, "Training stretches measured")->capture_default_str();
+  cmd->add_option("--validation-stretches", o.validation_stretches, "Validation stretches measured")
+      ->capture_default_str();
+  cmd->add_option("--stretch", o.stretch_s, "A stretch's length, in seconds")->capture_default_str();
+  cmd->add_option("--least-requests", o.least_requests, "A stretch with fewer requests is not a sample")
+      ->capture_default_str();
+  cmd->add_option("--features", o.features, "The model written: constant, tokens, mix or burstiness")
+      ->capture_default_str();
+  cmd->add_option("--accept", o.accept_error, "The validation error a model is accepted at (a fraction)")
+      ->capture_default_str();
+  cmd->add_option("--out", o.out_dir, "Folder for capacity_labels.csv and capacity_model.json")->capture_default_str();
   add_catalog(cmd, o.catalog);
   return cmd;
 }
@@ -269,6 +295,10 @@ CLI::App* add_eval(CLI::App& app, EvalCommandOptions& o) {
                   "The right-sizing bound's utilisations of the measured capacity, swept into its front")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--multi-metric-scales", o.grids.multi_metric_scales,
+                  "Multi-metric target tracking's scales of the one-metric families' tuned targets, tuned over")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--max-static", o.max_static, "Largest static size swept")->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw eval.png");
   return cmd;
@@ -305,6 +335,8 @@ int main(int argc, char** argv) {
   CLI::App* fit_cmd = add_fit(app, fit);
   CapacityCommandOptions capacity;
   CLI::App* capacity_cmd = add_capacity(app, capacity);
+  CapacityModelCommandOptions capacity_model;
+  CLI::App* capacity_model_cmd = add_capacity_model(app, capacity_model);
   ModelsCommandOptions models;
   CLI::App* models_cmd = add_models(app, models);
   CalibrateCommandOptions calibrate;
@@ -336,6 +368,7 @@ int main(int argc, char** argv) {
     if (fit_cmd->parsed()) return run_fit_command(fit, std::cout, std::cerr);
     if (models_cmd->parsed()) return run_models_command(models, std::cout, std::cerr);
     if (capacity_cmd->parsed()) return run_capacity_command(capacity, std::cout, std::cerr);
+    if (capacity_model_cmd->parsed()) return run_capacity_model_command(capacity_model, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) {
       if (!calibrate_reference.empty()) {
