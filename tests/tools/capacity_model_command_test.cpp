@@ -35,17 +35,17 @@ const std::string kRecipe = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenario
 TEST(CapacityModelCommandTest, FitsOnTrainingStretchesAndJudgesOnValidationOnes) {
   CapacityModelCommandOptions options;
   options.config_path = kRecipe;
-  options.stretches = 4;
+  options.stretches = 6;  // at least one per feature of the burstiness rung
   options.validation_stretches = 2;
   options.out_dir = fresh_dir("capacity_model").string();
   const CommandRun r = run(options);
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_NE(r.out.find("4 training and 2 validation stretches of 600 s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 training and 2 validation stretches of 600 s"), std::string::npos) << r.out;
   for (const char* rung : {"constant", "tokens", "mix", "burstiness"}) {
     EXPECT_NE(r.out.find("\n  " + std::string(rung) + " "), std::string::npos) << rung << ": " << r.out;
   }
   const auto rows = csv_rows(slurp(options.out_dir + "/capacity_labels.csv"));
-  ASSERT_EQ(rows.size(), (4u + 2u) * 4u);  // each stretch at 1, 2, 4 and 8 instances
+  ASSERT_EQ(rows.size(), (6u + 2u) * 4u);  // each stretch at 1, 2, 4 and 8 instances
   const auto recipe = configs::load_scenario(kRecipe);
   ASSERT_TRUE(recipe);
   for (const auto& row : rows) {
@@ -58,9 +58,10 @@ TEST(CapacityModelCommandTest, FitsOnTrainingStretchesAndJudgesOnValidationOnes)
     }
   }
   const auto model = nlohmann::json::parse(slurp(options.out_dir + "/capacity_model.json"));
-  EXPECT_EQ(model.at("features"), "mix");
+  EXPECT_EQ(model.at("features"), "burstiness");
   EXPECT_EQ(model.at("sizes").size(), 4u);
-  EXPECT_EQ(model.at("sizes")[0].at("seconds_per_request").size(), 4u);  // intercept, prompt, output, prompt p90
+  // intercept, prompt mean, output mean, prompt p90, burstiness
+  EXPECT_EQ(model.at("sizes")[0].at("seconds_per_request").size(), 5u);
   // The same seed draws and measures the same.
   CapacityModelCommandOptions again = options;
   again.out_dir = fresh_dir("capacity_model_again").string();

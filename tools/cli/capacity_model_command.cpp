@@ -92,7 +92,8 @@ int run_capacity_model_command(const CapacityModelCommandOptions& options, std::
       << validation->size() << " validation stretches of " << number_text(options.stretch_s) << " s ("
       << train_samples.size() << " and " << validation_samples.size() << " samples at the "
       << percent_text(spec.slo_target) << " SLO target)\n";
-  out << "  features      training  validation  (mean absolute percentage error of the capacity)\n";
+  out << "  features      training  validation  validation at 1 / 2 / 4 / 8 instances  (mean absolute percentage "
+         "error of the capacity)\n";
   autoscale::CapacityModel written;
   double written_error = 0;
   for (const auto& [rung, name] : autoscale::kCapacityFeatureNames.entries()) {
@@ -100,7 +101,15 @@ int run_capacity_model_command(const CapacityModelCommandOptions& options, std::
     const double fit_error = autoscale::mean_abs_percentage_error(model, train_samples);
     const double error = autoscale::mean_abs_percentage_error(model, validation_samples);
     out << "  " << name << std::string(14 - std::min<std::size_t>(13, name.size()), ' ') << percent_text(fit_error, 1)
-        << std::string(6, ' ') << percent_text(error, 1) << (rung == *chosen ? "  (written)" : "") << '\n';
+        << std::string(6, ' ') << percent_text(error, 1) << std::string(6, ' ');
+    for (const std::uint32_t n : rl::kCapacitySizes) {
+      std::vector<autoscale::CapacitySample> at_n;
+      for (const auto& sample : validation_samples) {
+        if (sample.n == n) at_n.push_back(sample);
+      }
+      out << (n == 1 ? "" : " / ") << percent_text(autoscale::mean_abs_percentage_error(model, at_n), 1);
+    }
+    out << (rung == *chosen ? "  (written)" : "") << '\n';
     if (rung == *chosen) {
       written = model;
       written_error = error;

@@ -23,7 +23,7 @@ struct CapacityModelCommandOptions {
   std::size_t validation_stretches = 24;  // validation stretches measured
   double stretch_s = 600;                 // ServeGen's windows
   std::uint64_t least_requests = 200;     // a stretch with fewer is not a sample
-  std::string features = "mix";           // the rung written
+  std::string features = "burstiness";    // the rung written
   double accept_error = 0.10;             // the validation error a model is accepted at
   std::string out_dir = "meshsim-capacity-model";
 };
