@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <sstream>
 
 #include "configs/scenario_config.hpp"
 #include "tests/tools/tool_test_support.hpp"
@@ -16,18 +15,13 @@
 namespace meshsim::cli {
 namespace {
 
+using testing::CommandRun;
 using testing::csv_rows;
 using testing::fresh_dir;
 using testing::slurp;
 
-struct CommandRun {
-  int code = 0;
-  std::string out, err;
-};
 CommandRun run(const CapacityModelCommandOptions& options) {
-  std::ostringstream out, err;
-  const int code = run_capacity_model_command(options, out, err);
-  return {code, out.str(), err.str()};
+  return testing::run_command(options, run_capacity_model_command);
 }
 
 const std::string kRecipe = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/rl-train.json";

@@ -42,10 +42,10 @@ struct CommandRun {
   std::string out, err;
 };
 
-// Runs `command(options, out, err)` (a run_*_command) with plotting off.
+// Runs `command(options, out, err)` (a run_*_command) with plotting off where it plots.
 template <typename Options, typename Command>
 CommandRun run_command(Options options, Command command) {
-  options.plot = false;
+  if constexpr (requires { options.plot; }) options.plot = false;
   std::ostringstream out, err;
   CommandRun run;
   run.code = command(options, out, err);
