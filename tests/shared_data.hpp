@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/test_paths.hpp"
+
 namespace meshsim::testing {
 
 inline std::string shared_path(const std::string& relative) { return std::string(MESHSIM_SHARED_DIR) + "/" + relative; }

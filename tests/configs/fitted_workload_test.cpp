@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "configs/scenario_config.hpp"
+#include "tests/test_paths.hpp"
 #include "traces/generated_source.hpp"
 #include "traces/trace_stats.hpp"
 #include "traces/workload_source.hpp"

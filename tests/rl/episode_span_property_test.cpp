@@ -17,6 +17,7 @@
 #include "sim/engine/rng.hpp"
 #include "tests/rl/env_fixture.hpp"
 #include "tests/shared_data.hpp"
+#include "tests/test_paths.hpp"
 #include "traces/servegen_source.hpp"
 
 namespace meshsim::rl {

@@ -17,6 +17,7 @@
 #include "configs/catalog.hpp"
 #include "configs/profile_csv.hpp"
 #include "sim/perf/perf_profile.hpp"
+#include "tests/test_paths.hpp"
 
 namespace meshsim::cluster {
 namespace {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tests/shared_data.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 

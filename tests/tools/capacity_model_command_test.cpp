@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "configs/scenario_config.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 

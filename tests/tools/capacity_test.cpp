@@ -13,6 +13,7 @@
 #include "tools/cli/capacity_command.hpp"
 #include "sim/run/capacity_search.hpp"
 #include "tools/cli/commands.hpp"
+#include "tests/test_paths.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/compare_presets.hpp"

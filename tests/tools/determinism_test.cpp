@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 

@@ -14,6 +14,7 @@
 
 #include "configs/scenario_config.hpp"
 #include "tests/shared_data.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/tools/outcome_rows.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/test_paths.hpp"
 #include "tools/cli/capacity_command.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/compare_presets.hpp"

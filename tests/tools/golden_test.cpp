@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "tests/shared_data.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_command.hpp"

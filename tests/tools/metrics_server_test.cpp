@@ -24,6 +24,7 @@
 #include "tools/cli/replay_to_end.hpp"
 #include "tools/cli/scheduler_prometheus.hpp"
 #include "sim/cluster/shared_cluster.hpp"
+#include "tests/test_paths.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -27,6 +27,7 @@
 #include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 #include "tools/cli/sweep_command.hpp"
+#include "tests/test_paths.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "tests/shared_data.hpp"
+#include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/reference_commands.hpp"

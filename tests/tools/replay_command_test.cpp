@@ -16,6 +16,7 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/sweep_command.hpp"
 #include "tools/cli/run_outputs.hpp"
+#include "tests/test_paths.hpp"
 
 namespace meshsim::cli {
 namespace {

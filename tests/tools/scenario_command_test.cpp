@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/test_paths.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace meshsim::cli {

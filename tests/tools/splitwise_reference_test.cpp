@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/test_paths.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace meshsim::cli {

@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "tests/test_paths.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 
