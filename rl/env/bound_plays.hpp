@@ -32,6 +32,13 @@ struct MeasuredCapacity {
   std::uint64_t replays = 0;
   std::uint32_t below_target = 0;  // (stretch, size) pairs no load meets the target on
   std::string error;               // a replay failed
+  // Per stretch, the SLO misses a pool of n instances leaves on its requests at their own
+  // rate (index n - 1; empty: no request there): its miss rate over the requests it
+  // judges times all its requests, measured from 1 instance up to the first size missing
+  // nothing or, past the size its capacity says, where one more instance removes misses
+  // of fewer than 1 in 2,000 of its requests. What the priced bound weighs (a bound at
+  // every SLO, not only at the one the capacity is measured at).
+  std::vector<std::vector<double>> misses;
   // The mean over stretches with requests of what n instances sustain.
   double mean_sustained(std::uint32_t n) const;
 };
@@ -59,18 +66,34 @@ StretchCapacity measure_stretch(const configs::ScenarioConfig& config, const con
 std::vector<double> interval_rates(const configs::RlSpec& spec, const traces::EpisodeWorkload& workload,
                                    const EvalWindow& window);
 
-// The bound's two forms: each interval's own load (full hindsight), or its load averaged
-// over a minute centred on it (the trend ahead known, not the noise of each interval).
-enum class BoundForm { kHindsight, kSmoothed };
-const char* bound_name(BoundForm form);  // "bound_hindsight" | "bound_smoothed"
+// The bound's forms. Swept over a utilisation of the capacity measured at the SLO target:
+// each interval's own load (full hindsight), or its load averaged over a minute centred on
+// it (the trend ahead known, not the noise of each interval). Swept over the price of a
+// miss: each stretch at the size that minimises its instance-intervals plus that price
+// per miss it leaves (full hindsight of its misses at every size), which reaches the SLOs
+// below the target a utilisation of one capacity sizes badly for (every stretch missing
+// alike, where the cheapest misses are the stretches' whose misses cost few instances).
+enum class BoundForm { kHindsight, kSmoothed, kPriced };
+const char* bound_name(BoundForm form);  // "bound_hindsight" | "bound_smoothed" | "bound_priced"
 
-// The cheapest schedule of instances (one per decision) serving `rates` at `utilisation`
-// of the measured capacity of each interval's stretch, from `start` ACTIVE, with the
-// scale-up delay `delay_s` (asked for that much ahead), the drain and a switching price of
-// one action (the reward's churn_weight / cost_weight, in instance-intervals) for each
-// instance added or drained.
+// The prices of a miss (in instance-intervals) the priced form is swept over, over an
+// episode of `intervals` decisions: 0 (the fewest instances throughout) and `count` - 1
+// quantiles of the prices at which some stretch's cheapest size changes (each between
+// its change and the next, so each buys one distinct schedule); fewer when fewer such
+// prices exist, none when no stretch's size ever changes. With `count` past the number
+// of changes, every schedule some price gives.
+std::vector<double> miss_prices(const configs::ScenarioConfig& config, const MeasuredCapacity& capacity,
+                                std::size_t intervals, std::size_t count);
+
+// The cheapest schedule of instances (one per decision, `rates.size()` of them), from
+// `start` ACTIVE, with the scale-up delay `delay_s` (asked for that much ahead), the drain
+// and a switching price of one action (the reward's churn_weight / cost_weight, in
+// instance-intervals) for each instance added or drained, keeping ACTIVE in each interval
+// what `form` asks at `parameter` (a utilisation, or the price of a miss for kPriced):
+// enough to serve `rates` at that utilisation of the measured capacity of each
+// interval's stretch, or its stretch's priced size.
 std::vector<std::uint32_t> bound_schedule(const configs::ScenarioConfig& config, const std::vector<double>& rates,
-                                          const MeasuredCapacity& capacity, double utilisation, BoundForm form,
+                                          const MeasuredCapacity& capacity, double parameter, BoundForm form,
                                           double delay_s, std::uint32_t start);
 
 // Plays `sizes` (one pool size per decision; the scenario must have one pool) through

@@ -334,8 +334,19 @@ std::optional<double> tracking_front_at(const Fronts& fronts, double slo) {
   return cheapest;
 }
 
+namespace {
+// The bound's plays with full hindsight: sized by a utilisation of each interval's load,
+// by the price of a miss, or constant.
+std::optional<double> hindsight_bound_at(const Fronts& fronts, double slo) {
+  std::vector<Outcome> plays = fronts.bound_hindsight;
+  plays.insert(plays.end(), fronts.bound_priced.begin(), fronts.bound_priced.end());
+  plays.insert(plays.end(), fronts.statics.begin(), fronts.statics.end());
+  return front_gpu_hours(plays, slo);
+}
+}  // namespace
+
 std::optional<double> bound_at(const Fronts& fronts, double slo) {
-  const auto hindsight = front_gpu_hours(fronts.bound_hindsight, slo);
+  const auto hindsight = hindsight_bound_at(fronts, slo);
   const auto smoothed = front_gpu_hours(fronts.bound_smoothed, slo);
   if (hindsight && smoothed) return std::min(*hindsight, *smoothed);
   return hindsight ? hindsight : smoothed;
@@ -351,8 +362,7 @@ std::vector<BoundDefect> bound_defects(const Fronts& fronts, const std::vector<c
   return defects;
 }
 
-Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
-              const Fronts& fronts, double slo_target) {
+Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const Fronts& fronts, double slo_target) {
   Verdict v;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
     const Outcome& o = tuned[i];
@@ -366,11 +376,11 @@ Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const st
   if (v.cheapest_meeting >= 0) {
     v.cost_ratio = policy.gpu_hours / tuned[static_cast<std::size_t>(v.cheapest_meeting)].gpu_hours;
   }
-  v.front_gpu_hours = front_gpu_hours(statics, policy.slo_attainment);
+  v.front_gpu_hours = front_gpu_hours(fronts.statics, policy.slo_attainment);
   if (v.front_gpu_hours) v.saving_vs_front = saving(*v.front_gpu_hours);
   v.tracking_front_gpu_hours = tracking_front_at(fronts, policy.slo_attainment);
   if (v.tracking_front_gpu_hours) v.saving_vs_tracking_front = saving(*v.tracking_front_gpu_hours);
-  v.bound_gpu_hours = front_gpu_hours(fronts.bound_hindsight, policy.slo_attainment);
+  v.bound_gpu_hours = hindsight_bound_at(fronts, policy.slo_attainment);
   v.bound_smoothed_gpu_hours = front_gpu_hours(fronts.bound_smoothed, policy.slo_attainment);
   // A share of a gap narrower than 1% of the front is noise (one GPU-hour of the policy's
   // would swing it by more than 100%): no share then, as when the bound costs more.

@@ -151,6 +151,9 @@ struct BaselineGrids {
   // targets: the largest of several recommendations sizes above each alone, so it is
   // tuned by loosening them together.
   std::vector<double> multi_metric_scales = {1.0, 1.25, 1.6, 2.0, 2.5};
+  // How many prices of a miss the priced bound is swept over (quantiles of the prices
+  // at which a stretch's cheapest size changes: rl/env/bound_plays.hpp).
+  std::size_t bound_prices = 24;
 };
 // The adaptive baselines: elastic over its capacity per worker (up to the scaling limit's
 // workers), target tracking on KV use, requests per instance, arrival rate and token
@@ -174,10 +177,11 @@ BaselineFamily oracle_bound(const BaselineGrids& grids);
 std::optional<double> front_gpu_hours(const std::vector<Outcome>& plays, double slo);
 
 // The fronts a policy is read against on one window: every target tracking parameter
-// played there (policies starting with "target_tracking", one front per policy), and the
-// right-sizing bound in its two forms (rl/env/bound_plays.hpp); any may be empty.
+// played there (policies starting with "target_tracking", one front per policy), every
+// static size (chosen in hindsight on the window), and the right-sizing bound in its forms
+// (rl/env/bound_plays.hpp); any may be empty.
 struct Fronts {
-  std::vector<Outcome> tracking, bound_hindsight, bound_smoothed;
+  std::vector<Outcome> tracking, statics, bound_hindsight, bound_smoothed, bound_priced;
 };
 
 // How a policy's play on one window compares (GPU-hour savings are 1 - policy / other:
@@ -195,10 +199,10 @@ struct Verdict {
   // off the grid played on the window, not one tuned value), and the saving against it.
   std::optional<double> tracking_front_gpu_hours;
   std::optional<double> saving_vs_tracking_front;
-  // The right-sizing bound's fronts at the policy's SLO attainment, and the share of the
-  // GPU-hour gap from the tracking front down to each that the policy closes (when the
-  // bound is cheaper by at least kLeastGap of the front): 1 at the bound, 0 at target
-  // tracking, negative above it.
+  // The right-sizing bound's fronts at the policy's SLO attainment (full hindsight, and
+  // smoothed: see bound_at), and the share of the GPU-hour gap from the tracking front
+  // down to each that the policy closes (when the bound is cheaper by at least kLeastGap
+  // of the front): 1 at the bound, 0 at target tracking, negative above it.
   std::optional<double> bound_gpu_hours, bound_smoothed_gpu_hours;
   std::optional<double> gap_closed, gap_closed_smoothed;
 };
@@ -207,8 +211,11 @@ inline constexpr double kLeastGap = 0.01;
 // Target tracking's front at SLO attainment `slo`: the cheapest metric's (unset where
 // none reaches `slo`).
 std::optional<double> tracking_front_at(const Fronts& fronts, double slo);
-// The bound at SLO attainment `slo`: the cheaper of its two forms' fronts there (unset
-// where neither reaches `slo`).
+// The bound at SLO attainment `slo`: the cheaper of its full-hindsight front and its
+// smoothed one there (unset where neither reaches `slo`). The full-hindsight front is
+// every schedule known in hindsight that was played: the hindsight and priced forms' and
+// the static sizes (constant schedules, each starting at its own size where the others
+// start at the tuned one).
 std::optional<double> bound_at(const Fronts& fronts, double slo);
 // A play the bound lies above: it spent fewer GPU-hours than the bound at its own SLO
 // attainment. A bound that is one has none; each is a defect of the bound, reported.
@@ -217,8 +224,7 @@ struct BoundDefect {
   double bound_gpu_hours = 0.0;
 };
 std::vector<BoundDefect> bound_defects(const Fronts& fronts, const std::vector<const Outcome*>& plays);
-// `tuned`: the tuned baselines' plays on the window; `statics`: every static size there.
-Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const std::vector<Outcome>& statics,
-              const Fronts& fronts, double slo_target);
+// `tuned`: the tuned baselines' plays on the window.
+Verdict judge(const Outcome& policy, const std::vector<Outcome>& tuned, const Fronts& fronts, double slo_target);
 
 }  // namespace meshsim::rl

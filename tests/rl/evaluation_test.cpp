@@ -162,14 +162,14 @@ TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesAndEveryFront) {
   const std::vector<Outcome> tuned = {outcome("static", 6, 0.996, 60), outcome("elastic", 32, 0.990, 45),
                                       outcome("target_tracking_rate", 2, 0.997, 50),
                                       outcome("target_tracking_requests", 16, 0.999, 55)};
-  const std::vector<Outcome> statics = {outcome("static", 4, 0.99, 40), outcome("static", 5, 0.999, 50)};
   Fronts fronts;
+  fronts.statics = {outcome("static", 4, 0.99, 40), outcome("static", 5, 0.999, 50)};
   // Two target trackings' grids: requests' front reaches 99.5% at 44 GPU-h, rate's at 48.
   fronts.tracking = {outcome("target_tracking_requests", 32, 0.99, 40), outcome("target_tracking_requests", 16, 0.999, 55),
                      outcome("target_tracking_rate", 4, 0.98, 30), outcome("target_tracking_rate", 2, 0.995, 48)};
   fronts.bound_hindsight = {outcome("bound_hindsight", 0.8, 0.995, 30)};
   fronts.bound_smoothed = {outcome("bound_smoothed", 0.8, 0.995, 36)};
-  const Verdict v = judge(policy, tuned, statics, fronts, 0.99);
+  const Verdict v = judge(policy, tuned, fronts, 0.99);
   EXPECT_EQ(v.rival, 2);  // the cheapest at 0.995 or better; elastic is cheaper but below
   EXPECT_DOUBLE_EQ(*v.saving_vs_rival, 1 - 40.0 / 50);
   EXPECT_EQ(v.cheapest_meeting, 1);  // elastic meets the 99% target
@@ -186,7 +186,7 @@ TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesAndEveryFront) {
 
   // Above every baseline and front: no rival, no front at its SLO; it costs more than the
   // cheapest meeting the target, and says how many times.
-  const Verdict best = judge(outcome("ppo", kNoParameter, 0.9999, 90), tuned, statics, fronts, 0.99);
+  const Verdict best = judge(outcome("ppo", kNoParameter, 0.9999, 90), tuned, fronts, 0.99);
   EXPECT_EQ(best.rival, -1);
   EXPECT_FALSE(best.saving_vs_rival);
   EXPECT_FALSE(best.front_gpu_hours);
@@ -194,21 +194,22 @@ TEST(EvaluationTest, TheVerdictComparesWithTunedBaselinesAndEveryFront) {
   EXPECT_FALSE(best.gap_closed);
   EXPECT_DOUBLE_EQ(*best.cost_ratio, 2.0);
   // Nobody meets the target: no ratio.
-  EXPECT_FALSE(judge(policy, tuned, statics, fronts, 0.9999).cost_ratio);
+  EXPECT_FALSE(judge(policy, tuned, fronts, 0.9999).cost_ratio);
   // A bound that is not (or barely) below the front leaves no gap to share: undefined,
   // not a share of thousands of percent.
   for (const double bound : {tracking * 1.02, tracking, tracking * (1 - kLeastGap / 2)}) {
     Fronts close = fronts;
     close.bound_hindsight = {outcome("bound_hindsight", 0.8, 0.995, bound)};
-    const Verdict near = judge(policy, tuned, statics, close, 0.99);
+    const Verdict near = judge(policy, tuned, close, 0.99);
     EXPECT_DOUBLE_EQ(*near.bound_gpu_hours, bound);
     EXPECT_FALSE(near.gap_closed) << bound;
     EXPECT_TRUE(near.gap_closed_smoothed);
   }
 }
 
-// The bound is the cheaper of its two forms at a play's SLO; a play below it there is a
-// defect of the bound, one above it or beyond the bound's best SLO is not.
+// The bound is the cheaper of its full-hindsight and smoothed fronts at a play's SLO; a
+// play below it there is a defect of the bound, one above it or beyond the bound's best
+// SLO is not.
 TEST(EvaluationTest, PlaysTheBoundLiesAboveAreReportedAsItsDefects) {
   Fronts fronts;
   fronts.bound_hindsight = {outcome("bound_hindsight", 1.0, 0.99, 20), outcome("bound_hindsight", 0.8, 0.999, 30)};
@@ -222,6 +223,28 @@ TEST(EvaluationTest, PlaysTheBoundLiesAboveAreReportedAsItsDefects) {
   ASSERT_EQ(defects.size(), 1u);
   EXPECT_EQ(defects[0].play, &cheaper);
   EXPECT_DOUBLE_EQ(defects[0].bound_gpu_hours, 18);
+
+  // The priced plays join the hindsight ones in one front (both know the load ahead):
+  // at 97% it runs between the priced play at 95% and the hindsight one at 99%, 0.317 of
+  // the way in log miss rate, below the smoothed form's cheapest; a play below 99% that
+  // was a defect of the utilisations' front alone is above this one.
+  fronts.bound_priced = {outcome("bound_priced", 0.5, 0.95, 12)};
+  const double way = std::log(0.05 / 0.03) / std::log(5.0);
+  EXPECT_NEAR(*bound_at(fronts, 0.97), 12 + 8 * way, 1e-9);
+  EXPECT_DOUBLE_EQ(*bound_at(fronts, 0.9), 12);
+  const Outcome lower = outcome("target_tracking_rate", 4, 0.97, 15);
+  EXPECT_TRUE(bound_defects(fronts, {&lower}).empty());
+  const Verdict v = judge(lower, {}, fronts, 0.99);
+  EXPECT_NEAR(*v.bound_gpu_hours, 12 + 8 * way, 1e-9);
+  EXPECT_DOUBLE_EQ(*v.bound_smoothed_gpu_hours, 18);
+
+  // The static sizes are schedules known in hindsight too: one cheaper than every
+  // right-sizing play (it starts at its own size, they at the tuned one) is the bound's
+  // cheapest end, not a defect of it.
+  const Outcome smallest = outcome("static", 1, 0.3, 8);
+  fronts.statics = {smallest};
+  EXPECT_DOUBLE_EQ(*bound_at(fronts, 0.3), 8);
+  EXPECT_TRUE(bound_defects(fronts, {&smallest}).empty());
 }
 
 TEST(EvaluationTest, PoliciesAreJudgedAtEveryDelayTheRecipeTrainsAt) {

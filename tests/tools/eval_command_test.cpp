@@ -172,15 +172,22 @@ TEST(EvalCommandTest, JudgesPoliciesOnTheTestSpansAgainstBaselinesTunedOnTrainin
     }
     // Every target tracking parameter played on the window (a front per metric and one
     // for multi-metric's scales), and the right-sizing bound at every utilisation in both
-    // forms.
+    // forms and at up to `bound_prices` prices of a miss.
     EXPECT_EQ(rows_where(here, "role", "front").size(), 4u + 2u);
     const auto bound = rows_where(here, "role", "bound");
     const std::size_t utilisations = rl::BaselineGrids{}.bound_utilisations.size();
     EXPECT_EQ(rows_where(bound, "policy", "bound_hindsight").size(), utilisations);
     EXPECT_EQ(rows_where(bound, "policy", "bound_smoothed").size(), utilisations);
-    // At a lower utilisation the bound holds more instances.
+    const auto priced = rows_where(bound, "policy", "bound_priced");
+    EXPECT_LE(priced.size(), rl::BaselineGrids{}.bound_prices);
+    EXPECT_EQ(bound.size(), 2 * utilisations + priced.size());
+    // At a lower utilisation, or a higher price of a miss, the bound holds more instances.
+    const auto gpu_hours = [](const Row& row) { return std::stod(row.at("gpu_hours")); };
     const auto hindsight = rows_where(bound, "policy", "bound_hindsight");
-    EXPECT_GE(std::stod(hindsight.front().at("gpu_hours")), std::stod(hindsight.back().at("gpu_hours")));
+    EXPECT_GE(gpu_hours(hindsight.front()), gpu_hours(hindsight.back()));
+    if (!priced.empty()) {
+      EXPECT_LE(gpu_hours(priced.front()), gpu_hours(priced.back()));
+    }
   }
   // Static GPU-hours are the size's: k instances x 4 GPUs x 600 s.
   for (const Row& row : rows_where(all, "policy", "static")) {
@@ -367,6 +374,19 @@ TEST(EvalCommandTest, StaticSizesNeverScaleWhateverTheConfigsAutoscaler) {
     double most = 0;
     for (const auto& row : rows_where(rows, "role", "bound")) most = std::max(most, std::stod(row.at("mean_instances")));
     EXPECT_GT(most, 1.5) << name;
+  }
+}
+
+TEST(EvalCommandTest, ABoundPriceCountOutsideItsRangeIsRefused) {
+  const std::string recipe = scenario_in_fresh_dir("eval_prices", "recipe.json", small_recipe().dump()).string();
+  for (const std::size_t prices : {std::size_t{0}, std::size_t{1001}}) {
+    EvalCommandOptions options = small_eval(recipe, "eval_prices_out");
+    options.grids.bound_prices = prices;
+    const CommandRun r = run_command(options, run_eval_command);
+    EXPECT_EQ(r.code, kExitBadInput) << prices;
+    EXPECT_NE(r.err.find("--bound-prices: expected a count in [1, 1000], got " + std::to_string(prices)),
+              std::string::npos)
+        << r.err;
   }
 }
 

@@ -54,7 +54,7 @@ void print_bound_check(std::ostream& out, const WindowPlays& plays) {
   std::vector<const Outcome*> checked = plays.policies;
   for (const Outcome& o : plays.tuned) checked.push_back(&o);
   for (const Outcome& o : plays.fronts.tracking) checked.push_back(&o);
-  for (const Outcome& o : plays.hindsight) checked.push_back(&o);
+  for (const Outcome& o : plays.fronts.statics) checked.push_back(&o);
   const std::vector<rl::BoundDefect> defects = rl::bound_defects(plays.fronts, checked);
   if (defects.empty()) {
     out << "  bound check: the bound lies at or below all " << checked.size()
@@ -176,11 +176,11 @@ void EvalOutputs::report(const WindowPlays& plays, double slo_target, double int
   const rl::Fronts& fronts = plays.fronts;
   for (const Outcome& o : plays.tuned) eval_.stream() << eval_row(window, delay, o, "tuned", slo_target, fronts);
   for (const Outcome& o : fronts.tracking) eval_.stream() << eval_row(window, delay, o, "front", slo_target, fronts);
-  for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed}) {
+  for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed, &fronts.bound_priced}) {
     for (const Outcome& o : *bound) eval_.stream() << eval_row(window, delay, o, "bound", slo_target, fronts);
   }
   eval_.stream() << eval_row(window, delay, *plays.oracle, "oracle", slo_target, fronts);
-  for (const Outcome& o : plays.hindsight) eval_.stream() << eval_row(window, delay, o, "hindsight", slo_target, fronts);
+  for (const Outcome& o : fronts.statics) eval_.stream() << eval_row(window, delay, o, "hindsight", slo_target, fronts);
   // The drawn plays (policies, tuned baselines, oracle), as the table lists them.
   std::vector<const Outcome*> rows = plays.policies;
   for (const Outcome& o : plays.tuned) rows.push_back(&o);
@@ -209,10 +209,11 @@ void EvalOutputs::report(const WindowPlays& plays, double slo_target, double int
   for (const Outcome& o : plays.tuned) print_table_row(out, o, "tuned", width);
   print_table_row(out, *plays.oracle, "heuristic: instant, knows the future", width);
   out << "  hindsight static sizes (a bound: chosen on this window):";
-  print_plays(out, plays.hindsight);
-  for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed}) {
+  print_plays(out, fronts.statics);
+  for (const auto* bound : {&fronts.bound_hindsight, &fronts.bound_smoothed, &fronts.bound_priced}) {
     if (bound->empty()) continue;
-    out << "  " << bound->front().policy << " (a bound: right-sizing with the load known, by utilisation):";
+    out << "  " << bound->front().policy << " (a bound: right-sizing with the load known, by "
+        << (bound == &fronts.bound_priced ? "the price of a miss" : "utilisation") << "):";
     print_plays(out, *bound);
   }
   if (plays.bounded) {
@@ -228,7 +229,7 @@ void EvalOutputs::report(const WindowPlays& plays, double slo_target, double int
     print_bound_check(out, plays);
   }
   for (const Outcome* o : plays.policies) {
-    const rl::Verdict v = rl::judge(*o, plays.tuned, plays.hindsight, fronts, slo_target);
+    const rl::Verdict v = rl::judge(*o, plays.tuned, fronts, slo_target);
     const Outcome* cheapest =
         v.cheapest_meeting >= 0 ? &plays.tuned[static_cast<std::size_t>(v.cheapest_meeting)] : nullptr;
     out << "  " << o->policy << ": " << verdict_text(*o, v, cheapest, plays.bounded, slo_target) << '\n';

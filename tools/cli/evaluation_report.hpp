@@ -26,7 +26,6 @@ struct WindowPlays {
   std::uint32_t start = 0;                    // the instances adaptive policies start at
   std::vector<const rl::Outcome*> policies;   // the evaluated policies' plays
   std::vector<rl::Outcome> tuned;             // the tuned static size, then each family's pick
-  std::vector<rl::Outcome> hindsight;         // every static size (a bound chosen on the window)
   const rl::Outcome* oracle = nullptr;        // the oracle heuristic's tuned play
   rl::Fronts fronts;
   bool bounded = false;                       // the right-sizing bound could be played

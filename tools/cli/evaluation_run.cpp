@@ -72,6 +72,9 @@ Status check_flags(const EvalCommandOptions& options) {
       }
     }
   }
+  if (g.bound_prices < 1 || g.bound_prices > 1000) {
+    return Error{"--bound-prices: expected a count in [1, 1000], got " + std::to_string(g.bound_prices)};
+  }
   if (options.trace && options.workload_config) {
     return Error{"--trace and --workload both name the evaluated workload: give one"};
   }
@@ -351,28 +354,49 @@ Expected<AdaptiveBaselines> tune_adaptive(const EvalPlan& plan, const rl::Baseli
   return baselines;
 }
 
-// The right-sizing bound's plays at every utilisation in both forms, window-major
-// (window, form, utilisation); a scenario with several pools has none (it schedules one
-// pool): noted on `err`, not fatal, and the result is empty.
-std::vector<Outcome> play_bounds(const EvalPlan& plan, const configs::ScenarioConfig& at_delay,
-                                 const std::vector<rl::MeasuredCapacity>& capacities,
-                                 const std::vector<std::vector<double>>& rates, const std::vector<double>& utilisations,
-                                 double delay, std::uint32_t start, engine::ThreadPool& pool, std::ostream& err) {
-  const std::array forms{rl::BoundForm::kHindsight, rl::BoundForm::kSmoothed};
-  const std::size_t per_window = forms.size() * utilisations.size();
-  std::vector<Outcome> plays(plan.windows.size() * per_window);
-  pool.for_each(plays.size(), [&](std::size_t i) {
-    const std::size_t w = i / per_window, f = i % per_window / utilisations.size(), u = i % utilisations.size();
-    const auto sizes = rl::bound_schedule(at_delay, rates[w], capacities[w], utilisations[u], forms[f], delay, start);
-    plays[i] = rl::play_schedule(rl::bound_name(forms[f]), utilisations[u], at_delay, plan.catalog, plan.workload,
-                                 plan.windows[w], delay, start, plan.base.seed, sizes);
-  });
-  for (const Outcome& o : plays) {
-    if (o.error.empty()) continue;
-    err << "note: no right-sizing bound: " << o.error << '\n';
-    return {};
+// The right-sizing bound's plays on each window (its fronts' bound lists): at every
+// utilisation in the hindsight and smoothed forms, and at the window's prices of a miss
+// in the priced form. A scenario with several pools has none (it schedules one pool):
+// noted on `err`, not fatal, and the result is empty.
+std::vector<rl::Fronts> play_bounds(const EvalPlan& plan, const configs::ScenarioConfig& at_delay,
+                                    const std::vector<rl::MeasuredCapacity>& capacities,
+                                    const std::vector<std::vector<double>>& rates, const rl::BaselineGrids& grids,
+                                    double delay, std::uint32_t start, engine::ThreadPool& pool, std::ostream& err) {
+  struct Play {
+    std::size_t window;
+    rl::BoundForm form;
+    double parameter;
+  };
+  std::vector<Play> asked;
+  for (std::size_t w = 0; w < plan.windows.size(); ++w) {
+    for (const rl::BoundForm form : {rl::BoundForm::kHindsight, rl::BoundForm::kSmoothed}) {
+      for (const double u : grids.bound_utilisations) asked.push_back({w, form, u});
+    }
+    for (const double price : rl::miss_prices(at_delay, capacities[w], rates[w].size(), grids.bound_prices)) {
+      asked.push_back({w, rl::BoundForm::kPriced, price});
+    }
   }
-  return plays;
+  std::vector<Outcome> plays(asked.size());
+  pool.for_each(plays.size(), [&](std::size_t i) {
+    const Play& p = asked[i];
+    const auto sizes = rl::bound_schedule(at_delay, rates[p.window], capacities[p.window], p.parameter, p.form, delay, start);
+    plays[i] = rl::play_schedule(rl::bound_name(p.form), p.parameter, at_delay, plan.catalog, plan.workload,
+                                 plan.windows[p.window], delay, start, plan.base.seed, sizes);
+  });
+  std::vector<rl::Fronts> fronts(plan.windows.size());
+  for (std::size_t i = 0; i < plays.size(); ++i) {
+    if (!plays[i].error.empty()) {
+      err << "note: no right-sizing bound: " << plays[i].error << '\n';
+      return {};
+    }
+    rl::Fronts& f = fronts[asked[i].window];
+    switch (asked[i].form) {
+      case rl::BoundForm::kHindsight: f.bound_hindsight.push_back(std::move(plays[i])); break;
+      case rl::BoundForm::kSmoothed: f.bound_smoothed.push_back(std::move(plays[i])); break;
+      case rl::BoundForm::kPriced: f.bound_priced.push_back(std::move(plays[i])); break;
+    }
+  }
+  return fronts;
 }
 
 // The evaluated policies' plays, each window with its own actor; policy-major.
@@ -399,8 +423,7 @@ Expected<std::vector<Outcome>> play_policies(const EvalPlan& plan, const std::ve
 WindowPlays window_plays(const std::vector<EvalWindow>& all, std::size_t w, double delay, std::uint32_t start,
                          const AdaptiveBaselines& adaptive, const std::vector<std::size_t>& slot,
                          const std::vector<Outcome>& played, const std::vector<Outcome>& trained,
-                         const rl::StaticPlays& hindsight_statics, const std::vector<Outcome>& bounds,
-                         std::size_t utilisations) {
+                         const rl::StaticPlays& hindsight_statics, const std::vector<rl::Fronts>& bounds) {
   const std::size_t windows = all.size();
   const auto at = [&](const std::vector<Outcome>& plays_of, std::size_t c) -> const Outcome& {
     return plays_of[c * windows + w];
@@ -412,16 +435,16 @@ WindowPlays window_plays(const std::vector<EvalWindow>& all, std::size_t w, doub
   for (std::size_t p = 0; p < trained.size() / windows; ++p) plays.policies.push_back(&at(trained, p));
   plays.tuned.push_back(at(played, 0));
   for (std::size_t k = 0; k + 1 < adaptive.chosen.size(); ++k) plays.tuned.push_back(at(played, slot[adaptive.chosen[k]]));
-  for (const auto& sizes : hindsight_statics) plays.hindsight.push_back(sizes[w]);
+  for (const auto& sizes : hindsight_statics) plays.fronts.statics.push_back(sizes[w]);
   plays.oracle = &at(played, slot[adaptive.chosen.back()]);
   for (std::size_t c = 0; c < adaptive.contenders.size(); ++c) {
     if (adaptive.tracking(c)) plays.fronts.tracking.push_back(at(played, slot[c]));
   }
   plays.bounded = !bounds.empty();
-  const std::size_t per_window = bounds.size() / windows;
-  for (std::size_t k = 0; k < per_window; ++k) {
-    const Outcome& o = bounds[w * per_window + k];
-    (k < utilisations ? plays.fronts.bound_hindsight : plays.fronts.bound_smoothed).push_back(o);
+  if (plays.bounded) {
+    plays.fronts.bound_hindsight = bounds[w].bound_hindsight;
+    plays.fronts.bound_smoothed = bounds[w].bound_smoothed;
+    plays.fronts.bound_priced = bounds[w].bound_priced;
   }
   return plays;
 }
@@ -508,13 +531,12 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     if (const Status ok = first_error(played); !ok) return fail(err, ok.error().message, kExitBadInput);
     auto trained = play_policies(plan, policies, *actors, at_delay, delay, start, pool);
     if (!trained) return fail(err, trained.error().message, kExitBadInput);
-    const std::vector<double>& utilisations = options.grids.bound_utilisations;
-    const std::vector<Outcome> bounds =
-        play_bounds(plan, at_delay, capacities, rates, utilisations, delay, start, pool, err);
+    const std::vector<rl::Fronts> bounds =
+        play_bounds(plan, at_delay, capacities, rates, options.grids, delay, start, pool, err);
 
     for (std::size_t w = 0; w < windows.size(); ++w) {
       const WindowPlays plays = window_plays(windows, w, delay, start, *adaptive, slot, played, *trained,
-                                             hindsight_statics, bounds, utilisations.size());
+                                             hindsight_statics, bounds);
       outputs.report(plays, rl_spec.slo_target, rl_spec.decision_interval.seconds(), out);
     }
   }

@@ -295,6 +295,10 @@ CLI::App* add_eval(CLI::App& app, EvalCommandOptions& o) {
                   "The right-sizing bound's utilisations of the measured capacity, swept into its front")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--bound-prices", o.grids.bound_prices,
+                  "How many prices of a miss the priced right-sizing bound is swept over")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--multi-metric-scales", o.grids.multi_metric_scales,
                   "Multi-metric target tracking's scales of the one-metric families' tuned targets, tuned over")
       ->delimiter(',')

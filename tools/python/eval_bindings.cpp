@@ -65,6 +65,10 @@ py::tuple evaluate(const py::object& policy, const py::object& config, const std
   options.plot = false;
   for (const auto& [key, values] : grids) {
     const std::string grid = py::str(key);
+    if (grid == "bound_prices") {
+      options.grids.bound_prices = values.cast<std::size_t>();
+      continue;
+    }
     std::vector<double>* field = grid == "kv_targets"            ? &options.grids.kv_targets
                                  : grid == "request_targets"     ? &options.grids.request_targets
                                  : grid == "rate_targets"        ? &options.grids.rate_targets
@@ -72,6 +76,7 @@ py::tuple evaluate(const py::object& policy, const py::object& config, const std
                                  : grid == "elastic_capacities"  ? &options.grids.elastic_capacities
                                  : grid == "oracle_utilisations" ? &options.grids.oracle_utilisations
                                  : grid == "bound_utilisations"  ? &options.grids.bound_utilisations
+                                 : grid == "multi_metric_scales" ? &options.grids.multi_metric_scales
                                                                  : nullptr;
     if (field == nullptr) throw py::value_error("grids: unknown grid '" + grid + "'");
     *field = values.cast<std::vector<double>>();

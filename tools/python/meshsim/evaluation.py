@@ -38,8 +38,9 @@ def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python"
     verdicts.csv and instances.csv; delays: scale-up delays (None: every one the recipe
     trains at); split, window_start_s, window_s, rate_scale, max_static: as meshsim eval's
     options; grids: baseline grids by name ({"rate_targets": [2, 4]}, the names of
-    meshsim eval's --*-targets, --elastic-capacities, --oracle-utilisations and
-    --bound-utilisations options with '_' for '-'); quiet: do not print the tables.
+    meshsim eval's --*-targets, --elastic-capacities, --oracle-utilisations,
+    --bound-utilisations and --multi-metric-scales options with '_' for '-', and
+    "bound_prices": a count); quiet: do not print the tables.
     An exception raised by the policy is raised here once the run ends.
     """
     text, _notes = _core.evaluate(policy, config, name, os.fspath(out), [float(d) for d in (delays or [])], split,
