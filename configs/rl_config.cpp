@@ -148,7 +148,7 @@ nlohmann::json ppo_to_json(const PpoSpec& ppo) {
 
 }  // namespace
 
-void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
+void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec, const std::string& base_dir) {
   if (!parent.has("rl")) {
     parent.raw("rl");  // marks the key seen
     return;
@@ -199,7 +199,7 @@ void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec) {
   reader.read("target_max_step", rl.target_max_step, "an integer in [1, 1000]",
               [](std::uint64_t v) { return v >= 1 && v <= 1000; });
   ObjectReader base(reader.raw("residual_base"), reader.path_of("residual_base"), reader.errors());
-  parse_target_tracking(base, rl.residual_base);
+  parse_target_tracking(base, rl.residual_base, base_dir);
   if (const json* also = reader.raw("train_also")) {
     if (!also->is_array()) reader.fail("train_also", "expected a list of recipe files");
     for (std::size_t i = 0; also->is_array() && i < also->size(); ++i) {
@@ -276,7 +276,7 @@ Expected<RlSpec> rl_from_json(const nlohmann::json& tree, const std::string& whe
   {
     const json wrapped{{"rl", tree}};
     ObjectReader reader(&wrapped, "", errors);
-    parse_rl(reader, spec);
+    parse_rl(reader, spec, "");
   }
   if (!errors.empty()) return Error{errors.to_string()};
   return *spec;

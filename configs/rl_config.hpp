@@ -164,7 +164,7 @@ struct RlSpec {
   TimeSpan training_span() const;
 };
 
-void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec);
+void parse_rl(ObjectReader& parent, std::optional<RlSpec>& spec, const std::string& base_dir);
 nlohmann::json rl_to_json(const RlSpec& spec);
 // rl_to_json's inverse (a checkpoint keeps the spec its policy was trained with);
 // `where` names the source in errors.

@@ -1,5 +1,10 @@
 #include "configs/scaling_config.hpp"
 
+#include <algorithm>
+#include <filesystem>
+
+#include "configs/capacity_model_file.hpp"
+
 namespace meshsim::configs {
 namespace {
 
@@ -38,7 +43,7 @@ void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& c) {
   for (const auto& problem : autoscale::check(c)) reader.fail(problem.key, problem.message);
 }
 
-void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& c) {
+void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& c, const std::string& base_dir) {
   reader.read_choice("metric", c.metric, autoscale::kTrackedMetricNames);
   reader.read("target", c.target, "a positive target", kPositive);
   if (const json* also = reader.raw("also"); also != nullptr && !also->is_null()) {
@@ -66,6 +71,28 @@ void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig
   reader.read("min_instances", c.min_instances, kInstanceCountText, kInstanceCount);
   reader.read("max_instances", c.max_instances, kInstanceCountText, kInstanceCount);
   if (c.min_instances > c.max_instances) reader.fail("min_instances", "must not exceed max_instances");
+  reader.read("capacity_correction", c.capacity_correction);
+  reader.read("miss_budget", c.miss_budget, "a fraction in (0, 1)", [](double v) { return v > 0 && v < 1; });
+  std::optional<std::string> model_path;
+  reader.read_optional("capacity_model", model_path);
+  if (model_path) {
+    std::filesystem::path path(*model_path);
+    if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+    auto model = read_capacity_model(path.lexically_normal().string());
+    if (model) {
+      c.capacity_model = std::make_shared<const autoscale::CapacityModel>(std::move(*model));
+      c.capacity_model_path = path.lexically_normal().string();
+    } else {
+      reader.fail("capacity_model", model.error().message);
+    }
+  }
+  const bool by_capacity = c.metric == autoscale::TrackedMetric::kCapacityUnits ||
+                           std::ranges::any_of(c.also, [](const autoscale::TrackedTarget& t) {
+                             return t.metric == autoscale::TrackedMetric::kCapacityUnits;
+                           });
+  if (by_capacity && !c.capacity_model && !model_path) {
+    reader.fail("capacity_model", "required by the capacity_units metric: a file meshsim capacity-model writes");
+  }
 }
 
 json target_tracking_to_json(const autoscale::TargetTrackingConfig& t) {
@@ -79,6 +106,9 @@ json target_tracking_to_json(const autoscale::TargetTrackingConfig& t) {
            {"scale_up_instances", t.scale_up_instances},
            {"min_instances", t.min_instances},
            {"max_instances", t.max_instances}};
+  out["capacity_model"] = t.capacity_model ? json(t.capacity_model_path) : json(nullptr);
+  out["capacity_correction"] = t.capacity_correction;
+  out["miss_budget"] = t.miss_budget;
   json& also = out["also"] = json::array();
   for (const auto& more : t.also) {
     also.push_back({{"metric", autoscale::kTrackedMetricNames.name(more.metric)}, {"target", more.target}});
@@ -108,7 +138,7 @@ void parse_scaling(ObjectReader& parent, ScalingSpec& spec) {
   reader.read("log", spec.log);
 }
 
-void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
+void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec, const std::string& base_dir) {
   ObjectReader reader(parent.raw("autoscaler"), parent.path_of("autoscaler"), parent.errors());
   reader.read_choice("policy", spec.policy, kAutoscalerPolicyNames);
   {
@@ -127,7 +157,7 @@ void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec) {
   }
   {
     ObjectReader tracking(reader.raw("target_tracking"), reader.path_of("target_tracking"), reader.errors());
-    parse_target_tracking(tracking, spec.target_tracking);
+    parse_target_tracking(tracking, spec.target_tracking, base_dir);
   }
   {
     ObjectReader oracle(reader.raw("oracle"), reader.path_of("oracle"), reader.errors());

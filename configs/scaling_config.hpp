@@ -48,9 +48,10 @@ void check_start_state(const std::vector<cluster::InstanceGroup>& start_state, c
                        ConfigErrors& errors);
 // The fields of seed 003's ElasticConfig from `reader` (also a scenario step's arguments).
 void read_elastic_config(ObjectReader& reader, autoscale::ElasticConfig& config);
-void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec);
+void parse_autoscaler(ObjectReader& parent, AutoscalerSpec& spec, const std::string& base_dir);
 // A target tracking object's fields (the autoscaler's, and the RL residual's baseline).
-void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& config);
+// `base_dir`: where a relative capacity_model path starts (the config file's folder).
+void parse_target_tracking(ObjectReader& reader, autoscale::TargetTrackingConfig& config, const std::string& base_dir);
 nlohmann::json target_tracking_to_json(const autoscale::TargetTrackingConfig& config);
 nlohmann::json scaling_to_json(const ScalingSpec& spec);
 nlohmann::json autoscaler_to_json(const AutoscalerSpec& spec);

@@ -228,9 +228,9 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     parse_workload(reader, base_dir, config.workload);
     parse_serving(reader, base_dir, config.serving);
     parse_scaling(reader, config.scaling);
-    parse_autoscaler(reader, config.autoscaler);
+    parse_autoscaler(reader, config.autoscaler, base_dir);
     parse_cluster(reader, base_dir, config.cluster);
-    parse_rl(reader, config.rl);
+    parse_rl(reader, config.rl, base_dir);
     if (config.rl) {
       for (std::string& recipe : config.rl->train_also) {
         if (std::filesystem::path(recipe).is_relative() && !base_dir.empty()) {

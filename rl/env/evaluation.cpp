@@ -265,7 +265,7 @@ std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids) {
                           },
                           metric};
   };
-  return {
+  std::vector<BaselineFamily> families{
       {"elastic", grids.elastic_capacities,
        [](configs::ScenarioConfig& c, double capacity) {
          c.autoscaler.policy = AutoscalerPolicy::kElastic;
@@ -277,6 +277,23 @@ std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids) {
       tracking("target_tracking_rate", grids.rate_targets, autoscale::TrackedMetric::kArrivalRate),
       tracking("target_tracking_tokens", grids.token_targets, autoscale::TrackedMetric::kTokenRate),
   };
+  if (grids.capacity_model) {
+    // Without the online correction (the default), and with it.
+    for (const bool corrected : {false, true}) {
+      families.push_back(
+          {std::string(kCapacityTrackingPolicy) + (corrected ? "_corrected" : ""), grids.capacity_targets,
+           [model = grids.capacity_model, path = grids.capacity_model_path, corrected](configs::ScenarioConfig& c,
+                                                                                        double target) {
+             set_tracking(c, {{autoscale::TrackedMetric::kCapacityUnits, target}});
+             auto& t = c.autoscaler.target_tracking;
+             t.capacity_model = model;
+             t.capacity_model_path = path;
+             t.capacity_correction = corrected;
+             if (c.rl) t.miss_budget = 1.0 - c.rl->slo_target;
+           }});
+    }
+  }
+  return families;
 }
 
 BaselineFamily multi_metric_baseline(const std::vector<autoscale::TrackedTarget>& tuned,

@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "configs/scenario_config.hpp"
@@ -154,10 +156,20 @@ struct BaselineGrids {
   // How many prices of a miss the priced bound is swept over (quantiles of the prices
   // at which a stretch's cheapest size changes: rl/env/bound_plays.hpp).
   std::size_t bound_prices = 24;
+  // Capacity-units target tracking (the work-aware challenger, judged like a policy
+  // against the tuned families' fronts): its targets, fractions of the model's SLO
+  // capacity, tuned over; played only with a model.
+  std::vector<double> capacity_targets = {0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.15, 1.3};
+  std::shared_ptr<const autoscale::CapacityModel> capacity_model = nullptr;
+  std::string capacity_model_path = {};
 };
+// Capacity-units target tracking's policy name ("_corrected" added with the online
+// correction): a challenger, not one of the tuned families whose front it is judged
+// against. Its miss budget is the recipe's (1 - rl.slo_target).
+inline constexpr std::string_view kCapacityTrackingPolicy = "capacity_tracking";
 // The adaptive baselines: elastic over its capacity per worker (up to the scaling limit's
 // workers), target tracking on KV use, requests per instance, arrival rate and token
-// rate per instance.
+// rate per instance; with a capacity model, capacity-units target tracking last.
 std::vector<BaselineFamily> adaptive_baselines(const BaselineGrids& grids);
 // Multi-metric target tracking ("target_tracking_multi"): every metric of `tuned` at its
 // target times the parameter, the largest recommendation winning, as Kubernetes combines

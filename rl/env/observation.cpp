@@ -87,7 +87,7 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   put(stats.mean_instances);
   put(stats.roofline);
   put(std::log1p(stats.scale_up_delay_s / stats.decision_interval_s));
-  for (const WorkMix::Figures& work : stats.work) {
+  for (const autoscale::WorkMix::Figures& work : stats.work) {
     put(std::log1p(work.prompt_mean / 1000.0));
     put(std::log1p(work.prompt_p90 / 1000.0));
     put(std::log1p(work.output_mean / 1000.0));

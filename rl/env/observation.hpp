@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rl/env/work_mix.hpp"
+#include "sim/autoscale/work_mix.hpp"
 #include "sim/autoscale/autoscaler.hpp"
 
 namespace meshsim::rl {
@@ -59,7 +59,7 @@ namespace meshsim::rl {
 //                 peak FLOPs or bandwidth over serving capacity (cluster::utilisation_between)
 //  15 delay       log1p(scale-up delay / decision interval): how long a scale-up takes
 //                 to become capacity (rl.scale_up_delays_s varies it between episodes)
-// The work behind the rate (rl/env/work_mix.hpp), over the last minute (_1m) and the
+// The work behind the rate (sim/autoscale/work_mix.hpp), over the last minute (_1m) and the
 // last five (_5m), sliding, so none marks where a trace's own windows begin:
 //  16 prompt_1m       log1p(mean prompt tokens of the requests that arrived / 1000)
 //  17 prompt_p90_1m   log1p(their 90th percentile / 1000), to 25%
@@ -110,7 +110,7 @@ struct IntervalStats {
   double roofline = 0.0;  // roofline utilisation (cluster::utilisation_between)
   double decision_interval_s = 15.0;
   double scale_up_delay_s = 0.0;
-  std::array<WorkMix::Figures, 2> work{};  // over WorkMix::kWindowsS
+  std::array<autoscale::WorkMix::Figures, 2> work{};  // over autoscale::WorkMix::kWindowsS
 };
 
 // A residual baseline's view of a pool (the baseline features).

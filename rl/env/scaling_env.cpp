@@ -201,7 +201,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
     base.warm_start = true;  // it takes over the start size, as in evaluation
     base.max_instances = config_.scaling.manager.max_total_instances;
     base.min_instances = std::min(base.min_instances, base.max_instances);
-    baseline_ = std::make_unique<autoscale::TargetTrackingAutoscaler>(base, pools_);
+    baseline_ = std::make_unique<autoscale::TargetTrackingAutoscaler>(base, pools_, config_.replay.slo);
     advance(SimTime::zero());  // what arrives at time 0 first, as an autoscaler's timer sees it
     update_baseline();
   }
@@ -443,10 +443,12 @@ void ScalingEnv::restore(const EnvCursor& cursor, std::span<float> obs) {
 
 void ScalingEnv::on_arrival(const traces::TraceRequest& request) {
   work_.on_arrival(request.arrival, request.prompt_tokens);
+  if (replay::ReplayObserver* watcher = baseline_ ? baseline_->watcher() : nullptr) watcher->on_arrival(request);
 }
 
 void ScalingEnv::on_request(const metrics::RequestRecord& record) {
   if (record.status == metrics::RequestStatus::kCompleted) work_.on_completion(*record.finished, record.output_tokens);
+  if (replay::ReplayObserver* watcher = baseline_ ? baseline_->watcher() : nullptr) watcher->on_request(record);
   if (!metrics::slo_judges(record)) return;
   ++left_;
   met_ += metrics::judge(record, config_.replay.slo).met();

@@ -198,7 +198,7 @@ class ScalingEnv final : private replay::ReplayObserver {
   std::uint64_t arrived_at_start_ = 0;
   double gpu_us_at_first_decision_ = 0.0;
   ArrivalAverages rates_;
-  WorkMix work_;  // the length mix and burstiness of the recent arrivals and completions
+  autoscale::WorkMix work_;  // the length mix and burstiness of the recent arrivals and completions
   // Requests that left during the current interval.
   std::uint64_t left_ = 0, met_ = 0;
   std::vector<double> ttfts_, tbts_;

@@ -10,6 +10,10 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/timer.hpp"
 
+namespace meshsim::replay {
+class ReplayObserver;  // sim/replay/replay.hpp
+}
+
 namespace meshsim::autoscale {
 
 using cluster::InstanceState;
@@ -52,6 +56,9 @@ class Autoscaler {
   virtual std::string_view name() const = 0;
   virtual SimTime interval() const = 0;
   virtual void decide(ScalingManager& manager) = 0;
+  // What the policy watches of the requests themselves (arrivals and completions), when
+  // it sizes on their work; the run passes it every arrival and finished request.
+  virtual replay::ReplayObserver* watcher() { return nullptr; }
 };
 
 // A fixed size per pool (the start state's unless given): the baseline that never scales.

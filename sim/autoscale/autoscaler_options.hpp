@@ -4,11 +4,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "sim/autoscale/capacity_model.hpp"
 #include "sim/engine/enum_names.hpp"
 #include "sim/engine/sim_time.hpp"
 
@@ -52,12 +54,18 @@ enum class TrackedMetric {
   // Their prompt + output tokens per second (tokens/s per instance): load weighted by the
   // work each request brings, whatever the length mix.
   kTokenRate,
+  // The arrival rate in units of what one instance sustains at the SLO for the work now
+  // arriving (the capacity model's, at the recent length mix and burstiness and the
+  // pool's ACTIVE size; sim/autoscale/capacity_model.hpp): 1 is an instance at its SLO
+  // capacity, so a target of 0.8 keeps a fifth in reserve, whatever the prompts' length.
+  kCapacityUnits,
 };
 inline constexpr EnumNames kTrackedMetricNames{
     std::array{std::pair{TrackedMetric::kKvUtilisation, std::string_view("kv_utilisation")},
                std::pair{TrackedMetric::kRequestsPerInstance, std::string_view("requests_per_instance")},
                std::pair{TrackedMetric::kArrivalRate, std::string_view("arrival_rate")},
-               std::pair{TrackedMetric::kTokenRate, std::string_view("token_rate")}}};
+               std::pair{TrackedMetric::kTokenRate, std::string_view("token_rate")},
+               std::pair{TrackedMetric::kCapacityUnits, std::string_view("capacity_units")}}};
 
 // A metric and its target value per instance (a fraction for kv_utilisation).
 struct TrackedTarget {
@@ -86,6 +94,19 @@ struct TargetTrackingConfig {
   std::uint32_t scale_up_instances = 4;
   std::uint32_t min_instances = 1;
   std::uint32_t max_instances = 100;
+  // What capacity_units divides by (required when a metric is capacity_units), and the
+  // file it was read from (a scenario's `capacity_model`, as `meshsim capacity-model`
+  // writes it).
+  std::shared_ptr<const CapacityModel> capacity_model;
+  std::string capacity_model_path;
+  // The model's capacity corrected online by a bounded multiplier: down while more than
+  // `miss_budget` of the requests judged over the last hour missed the SLO after
+  // queueing, up while fewer than half of it did (a model is wrong by a day's factor more
+  // than by a minute's, so the correction is slow: 2% down or 0.5% up a decision, within
+  // [0.5, 2]; target_tracking.cpp says why). Off by default: on ServeGen's m-large test
+  // days it cost 27-38% more than without (rl/autoscaling-and-rl.md).
+  bool capacity_correction = false;
+  double miss_budget = 0.01;
 };
 
 struct OracleConfig {

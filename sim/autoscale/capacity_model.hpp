@@ -30,7 +30,7 @@ namespace meshsim::autoscale {
 // percentile, the outputs' (of the requests completing, where a policy sees them), and
 // the arrivals' index of dispersion per second (variance over mean of the counts: 1 for
 // Poisson arrivals, above for bursts; 0 when none arrived). The scaling observation's
-// work features (rl/env/work_mix.hpp) and the capacity model's inputs.
+// work features (sim/autoscale/work_mix.hpp) and the capacity model's inputs.
 struct WorkFigures {
   double prompt_mean = 0, prompt_p90 = 0;  // tokens
   double output_mean = 0, output_p90 = 0;  // tokens

@@ -8,6 +8,9 @@
 
 #include "sim/autoscale/autoscaler.hpp"
 #include "sim/autoscale/autoscaler_options.hpp"
+#include "sim/autoscale/work_mix.hpp"
+#include "sim/metrics/run_metrics.hpp"
+#include "sim/replay/replay.hpp"
 #include "sim/engine/enum_names.hpp"
 
 namespace meshsim::autoscale {
@@ -21,13 +24,18 @@ namespace meshsim::autoscale {
 //   warm_start, the size the pool had when tracking began is the window's first entry);
 //   a scale-up is at most max(current * (1 + percent/100), current + instances);
 //   clamped to [min_instances, max_instances].
+// capacity_units watches the requests' work (a WorkMix of every pool's arrivals and
+// completions: the pools of a deployment serve the same requests).
 class TargetTrackingAutoscaler final : public Autoscaler {
  public:
-  TargetTrackingAutoscaler(TargetTrackingConfig config, std::vector<InstanceTag> pools)
-      : config_(config), pools_(std::move(pools)) {}
+  // A capacity_units metric needs config.capacity_model (checked); `slo` judges the
+  // requests its correction counts.
+  TargetTrackingAutoscaler(TargetTrackingConfig config, std::vector<InstanceTag> pools,
+                           metrics::SloTargets slo = {});
   std::string_view name() const override { return "target_tracking"; }
   SimTime interval() const override { return config_.period; }
   void decide(ScalingManager& manager) override;
+  replay::ReplayObserver* watcher() override { return tracks(TrackedMetric::kCapacityUnits) ? &work_ : nullptr; }
   // The size the rules want for `pool` now (records the recommendation, and the pool's
   // arrivals for the rate metrics); `kv` matters for the KV metric only.
   std::uint32_t desired(const PoolSnapshot& pool, const PoolKv& kv, SimTime now);
@@ -47,6 +55,8 @@ class TargetTrackingAutoscaler final : public Autoscaler {
     std::uint32_t size = 0;
   };
   Look look(const ScalingManager& manager, InstanceTag tag);
+  // The online correction's multiplier of the model's capacity now (1 without one).
+  double capacity_factor() const { return factor_; }
 
  private:
   struct Arrivals {
@@ -58,11 +68,37 @@ class TargetTrackingAutoscaler final : public Autoscaler {
   bool tracks(TrackedMetric which) const;
   // The largest metric / target x ACTIVE over the metrics known now (unset when none is).
   std::optional<double> need(const PoolSnapshot& pool, const PoolKv& kv, SimTime now) const;
+  // Requests/s one ACTIVE instance of `pool` sustains for the work arriving now.
+  double capacity_per_instance(const PoolSnapshot& pool, SimTime now) const;
+  // Moves the correction's multiplier once per decision time.
+  void correct(SimTime now);
+
+  // The work of the requests as they arrive and complete, and how many of those that
+  // left were judged against the SLO and missed it (since the last correction).
+  class WorkWatch final : public replay::ReplayObserver {
+   public:
+    explicit WorkWatch(metrics::SloTargets slo) : slo_(slo) {}
+    void on_arrival(const traces::TraceRequest& request) override;
+    void on_request(const metrics::RequestRecord& record) override;
+    mutable WorkMix mix;  // figures() forgets what has left its windows
+    std::uint64_t judged = 0, missed = 0;
+
+   private:
+    metrics::SloTargets slo_;
+  };
+  struct Judged {
+    SimTime at;
+    std::uint64_t judged = 0, missed = 0;
+  };
 
   TargetTrackingConfig config_;
   std::vector<InstanceTag> pools_;
   std::map<InstanceTag, std::deque<std::pair<SimTime, std::uint32_t>>> history_;  // recommendations
   std::map<InstanceTag, Arrivals> last_arrivals_;  // at the pool's last decision
+  WorkWatch work_;
+  std::deque<Judged> judged_;  // per correction, over the last window
+  std::optional<SimTime> corrected_at_;
+  double factor_ = 1.0;
 };
 
 }  // namespace meshsim::autoscale

@@ -9,8 +9,19 @@
 
 namespace meshsim::run {
 
-ScenarioRun::ScenarioRun(std::uint64_t seed) : sim_(seed) {}
-ScenarioRun::~ScenarioRun() = default;
+ScenarioRun::ScenarioRun(std::uint64_t seed, replay::ReplayObserver& observer) : sim_(seed), observers_(observer) {}
+// The autoscaler goes before the replay that reports to it: nothing may reach it then.
+ScenarioRun::~ScenarioRun() { observers_.set_watcher(nullptr); }
+
+void ScenarioRun::Observers::on_arrival(const traces::TraceRequest& request) {
+  driver_.on_arrival(request);
+  if (watcher_ != nullptr) watcher_->on_arrival(request);
+}
+
+void ScenarioRun::Observers::on_request(const metrics::RequestRecord& record) {
+  driver_.on_request(record);
+  if (watcher_ != nullptr) watcher_->on_request(record);
+}
 
 using configs::AutoscalerPolicy;
 using configs::ClusterMode;
@@ -26,7 +37,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
   if ((fixed || config.autoscaler.policy != AutoscalerPolicy::kNone || hooks.driver_scales) && llm == nullptr) {
     return in_file(Error{"scaling and shared clusters need the llm serving model (serving.kind: llm)"});
   }
-  std::unique_ptr<ScenarioRun> run(new ScenarioRun(config.seed));
+  std::unique_ptr<ScenarioRun> run(new ScenarioRun(config.seed, observer));
   // The serving system the replay builds; an LlmCluster is handed back typed (run->llm_)
   // for the scaling manager and the shared cluster.
   replay::ServingFactory factory;
@@ -59,7 +70,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
   // A shared cluster's batch jobs run to the end the scenario sets, whenever the serving
   // workload ends (a rate scale compresses it); without one it ends with the serving.
   if (fixed && replay_options.until) replay_options.stop_when_served = false;
-  run->replay_ = std::make_unique<replay::Replay>(run->sim_, *run->source_, with_timeline, replay_options, observer);
+  run->replay_ = std::make_unique<replay::Replay>(run->sim_, *run->source_, with_timeline, replay_options, run->observers_);
   MESHSIM_CHECK((llm != nullptr) == (run->llm_ != nullptr), "the replay builds its serving system when constructed");
 
   cluster::InstancePlacement* placement = nullptr;
@@ -101,9 +112,11 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
       if (!copy) return copy.error();
       lookahead = std::move(*copy);
     }
+    auto policy = make_autoscaler(config.autoscaler, llm->start_state, config.replay.slo, std::move(lookahead));
+    run->observers_.set_watcher(policy ? policy->watcher() : nullptr);
     run->scaling_ = std::make_unique<autoscale::ScalingHarness>(
         run->sim_, *run->replay_, *run->llm_, configs::manager_config(config.scaling, config.autoscaler),
-        make_autoscaler(config.autoscaler, llm->start_state, config.replay.slo.tbt, std::move(lookahead)), placement);
+        std::move(policy), placement);
     if (hooks.scaling_log) run->scaling_->manager().set_log(hooks.scaling_log);
   }
   return run;

@@ -62,9 +62,27 @@ class ScenarioRun {
   const std::string& workload_description() const { return workload_; }
 
  private:
-  explicit ScenarioRun(std::uint64_t seed);
+  ScenarioRun(std::uint64_t seed, replay::ReplayObserver& observer);
+
+  // What the replay reports goes to the driver's observer and, for the requests
+  // themselves, to an autoscaler that watches them (one sizing on their work).
+  class Observers final : public replay::ReplayObserver {
+   public:
+    explicit Observers(replay::ReplayObserver& driver) : driver_(driver) {}
+    void set_watcher(replay::ReplayObserver* watcher) { watcher_ = watcher; }
+    void on_arrival(const traces::TraceRequest& request) override;
+    void on_request(const metrics::RequestRecord& record) override;
+    void on_interval(const metrics::TimeseriesRow& row) override { driver_.on_interval(row); }
+    void on_progress(double fraction, engine::SimTime now) override { driver_.on_progress(fraction, now); }
+    void on_warning(const std::string& message) override { driver_.on_warning(message); }
+
+   private:
+    replay::ReplayObserver& driver_;
+    replay::ReplayObserver* watcher_ = nullptr;
+  };
 
   engine::Simulation sim_;
+  Observers observers_;
   std::unique_ptr<traces::RequestSource> source_;
   std::unique_ptr<replay::Replay> replay_;
   cluster::LlmCluster* llm_ = nullptr;  // the replay's serving system, when it is the llm model

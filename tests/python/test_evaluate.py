@@ -57,21 +57,30 @@ def test_a_checkpoint_played_from_python_gets_the_commands_figures(tmp_path, mes
     run = tmp_path / "run"
     subprocess.run([meshsim_bin, "train", "--config", str(recipe), "--out", str(run), "--total-decisions", "256",
                     "--quiet", "--no-plot"], check=True)
+    # Every grid Python accepts, the capacity model's among them.
+    model = tmp_path / "capacity_model.json"
+    model.write_text(json.dumps({"format": 1, "features": "tokens",
+                                 "sizes": [{"instances": 1, "seconds_per_request": [0.05, 0.3]}]}))
+    grids = dict(GRIDS, multi_metric_scales=[1.0, 1.25], bound_prices=4, capacity_targets=[0.8, 1.2],
+                 capacity_model=model)
     grid_flags = []
-    for key, values in GRIDS.items():
-        grid_flags += ["--" + key.replace("_", "-"), ",".join(str(v) for v in values)]
+    for key, values in grids.items():
+        text = ",".join(str(v) for v in values) if isinstance(values, list) else str(values)
+        grid_flags += ["--" + key.replace("_", "-"), text]
     command_out = tmp_path / "command"
     printed = subprocess.run([meshsim_bin, "eval", "--policy", str(run / "checkpoint"), "--config", str(recipe),
                               "--out", str(command_out), "--delays", "10,60", "--max-static", "16", "--no-plot"]
                              + grid_flags, check=True, capture_output=True, text=True).stdout
 
     result = meshsim.evaluate(numpy_policy(run / "checkpoint"), config=str(recipe), out=tmp_path / "python",
-                              delays=[10, 60], name="ppo", max_static=16, grids=GRIDS, quiet=True)
+                              delays=[10, 60], name="ppo", max_static=16, grids=grids, quiet=True)
     # The same text but for the output folder's name.
     assert result.text == printed.replace(str(command_out), str(tmp_path / "python"))
     for name in ("eval.csv", "verdicts.csv", "tuning.csv", "instances.csv"):
         assert (tmp_path / "python" / name).read_text() == (command_out / name).read_text(), name
-    assert len(result.verdicts) == 2 and result.verdicts[0]["policy"] == "ppo"
+    judged = [v["policy"] for v in result.verdicts]
+    assert judged.count("ppo") == 2 and judged.count("capacity_tracking") == 2, judged
+    assert judged.count("capacity_tracking_corrected") == 2, judged
 
 
 def test_ctrl_c_is_pythons_again_after_an_evaluation(tmp_path):
@@ -101,3 +110,10 @@ def test_a_policy_that_fails_raises_its_error(tmp_path):
     with pytest.raises(ValueError, match="expected an action of 1 numbers"):
         meshsim.evaluate(lambda obs: [1, 2], config=str(recipe), out=tmp_path / "wrong", delays=[10], max_static=16,
                          grids=GRIDS, quiet=True)
+
+
+def test_capacity_targets_without_a_capacity_model_are_refused(tmp_path, meshsim_bin):
+    # They would be accepted and never played.
+    run = subprocess.run([meshsim_bin, "eval", "--config", str(small_recipe(tmp_path)), "--out", str(tmp_path / "e"),
+                          "--capacity-targets", "1"], capture_output=True, text=True)
+    assert run.returncode == 2 and "--capacity-model" in run.stderr, run.stderr

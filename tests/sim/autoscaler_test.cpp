@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -274,6 +276,155 @@ TEST(TargetTrackingTest, SeveralMetricsWantTheLargestOfTheirOneMetricAutoscalers
       moved.snapshot.arrived_requests = p.snapshot.arrived_requests + size(rng) * size(rng) * 10;
       moved.snapshot.arrived_tokens = p.snapshot.arrived_tokens + size(rng) * size(rng) * 5000;
       moved.snapshot.active_requests = size(rng) * size(rng) * 2;
+      p = moved;
+    }
+  }
+}
+
+// A model whose time per request is `intercept` + `per_k_tokens` per thousand prompt +
+// output tokens, at every pool size.
+std::shared_ptr<const CapacityModel> token_model(double intercept, double per_k_tokens) {
+  CapacityModel m;
+  m.features = CapacityFeatures::kTokens;
+  m.sizes = {1};
+  m.weights = {{intercept, per_k_tokens}};
+  return std::make_shared<const CapacityModel>(m);
+}
+
+// The work capacity_units sizes by arrives through the watcher: the same request rate
+// asks for more instances when its prompts are longer (hand-computed).
+TEST(TargetTrackingTest, CapacityUnitsSizeTheSameRateByItsWork) {
+  const auto at = [](double s) { return SimTime::from_seconds(s); };
+  TargetTrackingConfig c;
+  c.metric = TrackedMetric::kCapacityUnits;
+  c.target = 1.0;
+  c.capacity_model = token_model(0.1, 1.0);  // 0.1 s + 1 s per thousand tokens
+  c.scale_up_instances = 10;                  // no rate limit here
+  for (const auto& [prompt, want] : {std::pair{400u, 3u}, std::pair{1900u, 9u}}) {
+    SCOPED_TRACE(prompt);
+    TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed});
+    ASSERT_NE(hpa.watcher(), nullptr);
+    Pool p = pool(2, 0, 0);
+    EXPECT_EQ(desired(hpa, p, at(0)), 2u);  // the rate is not known yet
+    // 4 requests a second for 30 s, each completing with 100 output tokens.
+    for (int i = 0; i < 120; ++i) {
+      traces::TraceRequest r;
+      r.arrival = at(i / 4.0);
+      r.prompt_tokens = prompt;
+      r.output_tokens = 100;
+      hpa.watcher()->on_arrival(r);
+      metrics::RequestRecord done;
+      done.status = metrics::RequestStatus::kCompleted;
+      done.finished = r.arrival;
+      done.output_tokens = 100;
+      hpa.watcher()->on_request(done);
+    }
+    p.snapshot.arrived_requests = 120;
+    // 2 requests/s per instance; an instance sustains 1 / (0.1 + 0.5) = 1.67 of 400-token
+    // prompts (1.2 units: ceil(2 x 1.2) = 3), 1 / (0.1 + 2.0) = 0.48 of 1,900-token ones (4.2: 9).
+    EXPECT_EQ(desired(hpa, p, at(30)), want);
+  }
+  // Tracking without a capacity model, and a policy not watching work, are told apart.
+  c.metric = TrackedMetric::kArrivalRate;
+  EXPECT_EQ(TargetTrackingAutoscaler(c, {InstanceTag::kMixed}).watcher(), nullptr);
+}
+
+// The online correction: the model's capacity moves down while more of the requests
+// judged over the last hour missed the SLO after queueing than the budget allows, up
+// while fewer than half of it did, within [0.5, 2]; not at all when switched off, when too
+// few were judged to tell, or when the late requests never queued (more instances would
+// not have helped them).
+TEST(TargetTrackingTest, TheCapacityCorrectionFollowsTheMissesWithinItsBounds) {
+  metrics::SloTargets slo;  // TTFT 1 s
+  const auto finished = [](double ttft_s, double queued_s) {
+    metrics::RequestRecord r;
+    r.status = metrics::RequestStatus::kCompleted;
+    r.arrival = SimTime::zero();
+    r.started = SimTime::from_seconds(queued_s);
+    r.first_token = SimTime::from_seconds(ttft_s);
+    r.finished = SimTime::from_seconds(ttft_s + 0.45);  // 10 tokens, 50 ms apart: TBT met
+    r.output_tokens = 10;
+    return r;
+  };
+  TargetTrackingConfig c;
+  c.metric = TrackedMetric::kCapacityUnits;
+  c.target = 1.0;
+  c.capacity_model = token_model(0.5, 0.0);  // 2 requests/s per instance
+  c.miss_budget = 0.01;
+  // Each decision, `leaving` requests leave, `missed` of them late after queueing `queued_s`.
+  const auto factors = [&](bool correction, std::uint32_t missed, std::uint32_t leaving, int decisions,
+                           double queued_s = 0.5) {
+    c.capacity_correction = correction;
+    TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed}, slo);
+    std::vector<double> out;
+    for (int d = 0; d < decisions; ++d) {
+      for (std::uint32_t i = 0; i < leaving; ++i) {
+        hpa.watcher()->on_request(i < missed ? finished(2.0, queued_s) : finished(0.1, 0.0));
+      }
+      desired(hpa, pool(4, 0, 0), SimTime::from_seconds(15.0 * d));
+      out.push_back(hpa.capacity_factor());
+    }
+    return out;
+  };
+  const auto late = factors(true, 10, 200, 60);  // 5% late
+  EXPECT_DOUBLE_EQ(late[0], 0.98);
+  EXPECT_DOUBLE_EQ(late[1], 0.98 * 0.98);
+  EXPECT_DOUBLE_EQ(late.back(), 0.5) << "bounded below";
+  const auto fine = factors(true, 0, 200, 160);
+  EXPECT_DOUBLE_EQ(fine[0], 1.005);
+  EXPECT_DOUBLE_EQ(fine.back(), 2.0) << "bounded above";
+  EXPECT_DOUBLE_EQ(factors(true, 2, 300, 10).back(), 1.0) << "0.67%: inside the band, no move";
+  EXPECT_DOUBLE_EQ(factors(false, 10, 200, 10).back(), 1.0) << "switched off";
+  EXPECT_DOUBLE_EQ(factors(true, 5, 1, 40).back(), 1.0) << "fewer than 200 judged in an hour";
+  EXPECT_GT(factors(true, 10, 200, 10, 0.1).back(), 1.0) << "late without queueing: not the capacity's miss";
+  // The correction divides what one instance is taken to sustain: 4 instances at 2/s each
+  // offered 8 requests/s want 4 while the factor is within the tolerance (0.98^4 = 0.92),
+  // 5 at 0.98^5 = 0.90, and 8 at 0.5.
+  c.capacity_correction = true;
+  TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed}, slo);
+  Pool p = pool(4, 0, 0);
+  desired(hpa, p, SimTime::zero());
+  std::vector<std::uint32_t> sizes;
+  for (int d = 1; d <= 40; ++d) {
+    for (int i = 0; i < 200; ++i) hpa.watcher()->on_request(i < 10 ? finished(2.0, 0.5) : finished(0.1, 0.0));
+    p.snapshot.arrived_requests += 120;  // 8/s over 15 s
+    sizes.push_back(desired(hpa, p, SimTime::from_seconds(15.0 * d)));
+  }
+  EXPECT_EQ(sizes[3], 4u);
+  EXPECT_EQ(sizes[4], 5u);
+  EXPECT_EQ(sizes.back(), 8u);
+  EXPECT_DOUBLE_EQ(hpa.capacity_factor(), 0.5);
+}
+
+// Differential: with a capacity that no work changes (a constant model), capacity-units
+// tracking at target t is arrival-rate tracking at t x the capacity, decision for
+// decision, over random pools and arrivals (the tolerance, window and limits included).
+TEST(TargetTrackingTest, CapacityUnitsOfAConstantCapacityAreArrivalRateTracking) {
+  std::mt19937_64 rng(60);
+  std::uniform_int_distribution<std::uint32_t> size(0, 12), starting(0, 3);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const double capacity = std::ldexp(1.0, static_cast<int>(size(rng)) - 6);  // a power of 2: exact ratios
+    TargetTrackingConfig c;
+    c.metric = TrackedMetric::kCapacityUnits;
+    c.target = 0.3 + unit(rng);
+    c.capacity_model = std::make_shared<const CapacityModel>(
+        CapacityModel{CapacityFeatures::kConstant, {1}, {{1.0 / capacity}}});
+    c.tolerance = 0.2 * unit(rng);
+    c.warm_start = trial % 2 == 0;
+    c.max_instances = 1 + size(rng) * 4;
+    TargetTrackingAutoscaler units(c, {InstanceTag::kMixed});
+    TargetTrackingConfig r = c;
+    r.metric = TrackedMetric::kArrivalRate;
+    r.target = c.target * capacity;
+    TargetTrackingAutoscaler rate(r, {InstanceTag::kMixed});
+    Pool p = pool(1 + size(rng), starting(rng), 0);
+    for (int step = 0; step < 40; ++step) {
+      const SimTime now = SimTime::from_seconds(15.0 * step);
+      const std::uint32_t want = desired(rate, p, now);
+      ASSERT_EQ(desired(units, p, now), want) << "trial " << trial << " step " << step;
+      Pool moved = pool(unit(rng) < 0.7 ? want : size(rng), starting(rng), 0);
+      moved.snapshot.arrived_requests = p.snapshot.arrived_requests + size(rng) * size(rng) * 10;
       p = moved;
     }
   }

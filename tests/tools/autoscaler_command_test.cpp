@@ -2,6 +2,8 @@
 // scaling in summary.json and logs in the seed's shape; bad choices are bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -81,6 +83,31 @@ TEST(AutoscalerCommandTest, EveryPolicyRunsFoldsExactlyAndAccountsForEveryReques
     }
     EXPECT_EQ(s["config"]["autoscaler"]["policy"], policy);
   }
+}
+
+// Capacity-units target tracking watches the requests' work as they arrive and complete:
+// still the same bytes folded or not (completions reach it at the same times), and it
+// acts on a day's load.
+TEST(AutoscalerCommandTest, CapacityUnitsTrackingFoldsExactly) {
+  const auto model = std::filesystem::temp_directory_path() / "meshsim_fold_capacity_model.json";
+  std::ofstream(model) << R"({"format": 1, "features": "tokens",
+      "sizes": [{"instances": 1, "seconds_per_request": [0.05, 0.3]}]})";
+  auto config = default_config();
+  config["run"]["until_s"] = 1200;
+  config["autoscaler"]["target_tracking"] = {
+      {"metric", "capacity_units"}, {"target", 0.5}, {"capacity_model", model.string()}};
+  std::map<bool, RunOutcome> runs;
+  for (const bool fold : {true, false}) {
+    config["serving"]["fold_decode"] = fold;
+    runs[fold] = replay(config, std::string("capacity_units") + (fold ? "_folded" : "_unfolded"), "target_tracking");
+    ASSERT_EQ(runs[fold].code, kExitOk) << runs[fold].err;
+  }
+  for (const char* file : {"requests.csv", "timeseries.csv"}) {
+    EXPECT_TRUE(slurp(runs[true].dir / file) == slurp(runs[false].dir / file)) << file << " differs";
+  }
+  const auto& scaling = runs[true].summary["scaling"];
+  EXPECT_GT(scaling["scale_ups"].get<std::uint64_t>() + scaling["scale_downs"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(runs[true].summary["config"]["autoscaler"]["target_tracking"]["capacity_model"], model.string());
 }
 
 TEST(AutoscalerCommandTest, TheScalingLogHasTheSeedsShape) {

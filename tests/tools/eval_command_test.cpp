@@ -390,6 +390,21 @@ TEST(EvalCommandTest, ABoundPriceCountOutsideItsRangeIsRefused) {
   }
 }
 
+TEST(EvalCommandTest, ABrokenCapacityModelOrTargetIsRefusedNamingTheFlag) {
+  const std::string recipe = scenario_in_fresh_dir("eval_capacity", "recipe.json", small_recipe().dump()).string();
+  EvalCommandOptions options = small_eval(recipe, "eval_capacity_out");
+  options.capacity_model = (std::filesystem::path(recipe).parent_path() / "missing.json").string();
+  CommandRun r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--capacity-model: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing.json"), std::string::npos) << r.err;
+  options = small_eval(recipe, "eval_capacity_out");
+  options.grids.capacity_targets = {0.8, 0.0};
+  r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--capacity-targets: expected numbers in (0, 100], got 0"), std::string::npos) << r.err;
+}
+
 TEST(EvalCommandTest, RunsOnRealTracesItNeverSaw) {
   const std::string recipe = scenario_in_fresh_dir("eval_real_recipe", "recipe.json", small_recipe().dump()).string();
   for (const char* file : {"traces/azure2023_conv.csv", "traces/mooncake_fast25_conversation.jsonl"}) {

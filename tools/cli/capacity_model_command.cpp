@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "configs/capacity_model_file.hpp"
 #include "rl/env/capacity_labels.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/engine/thread_pool.hpp"
@@ -28,23 +29,6 @@ void write_labels(std::ostream& csv, const std::vector<rl::CapacityLabel>& label
           << ',' << (c.below_target[j] ? 1 : 0) << '\n';
     }
   }
-}
-
-nlohmann::json model_json(const autoscale::CapacityModel& model, const std::string& recipe, double slo_target,
-                          double validation_error) {
-  nlohmann::json sizes = nlohmann::json::array();
-  for (std::size_t i = 0; i < model.sizes.size(); ++i) {
-    sizes.push_back({{"instances", model.sizes[i]}, {"seconds_per_request", model.weights[i]}});
-  }
-  return {{"comment", "1 / requests per second per instance = seconds_per_request . features (tokens in thousands); "
-                      "written by meshsim capacity-model"},
-          {"format", 1},
-          {"recipe", recipe},
-          {"slo_target", slo_target},
-          {"features", autoscale::kCapacityFeatureNames.name(model.features)},
-          {"feature_names", autoscale::capacity_feature_names(model.features)},
-          {"sizes", sizes},
-          {"validation_mape", validation_error}};
 }
 
 }  // namespace
@@ -130,7 +114,7 @@ int run_capacity_model_command(const CapacityModelCommandOptions& options, std::
   write_labels(labels.stream(), *train, "training");
   write_labels(labels.stream(), *validation, "validation");
   AtomicFile model(options.out_dir + "/capacity_model.json");
-  model.stream() << model_json(written, options.config_path, spec.slo_target, written_error).dump(2) << '\n';
+  model.stream() << configs::capacity_model_json(written, {options.config_path, spec.slo_target, written_error}).dump(2) << '\n';
   for (AtomicFile* file : {&labels, &model}) {
     if (auto status = file->commit(); !status) return fail(err, status.error().message, kExitOutputError);
   }

@@ -33,6 +33,9 @@ struct EvalCommandOptions {
   bool allow_training_overlap = false;   // judge a window that overlaps the training windows
   std::vector<double> delays_s;          // scale-up delays to evaluate at; empty: every one the recipe trains at
   rl::BaselineGrids grids;
+  // A capacity model file (meshsim capacity-model's): capacity-units target tracking is
+  // tuned and judged beside the policies.
+  std::optional<std::string> capacity_model;
   std::uint32_t max_static = 32;  // static sizes swept: 1 .. this (and the scaling limit)
   bool plot = true;
 };

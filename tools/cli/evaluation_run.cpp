@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 
+#include "configs/capacity_model_file.hpp"
 #include "configs/scenario_config.hpp"
 #include "rl/env/bound_plays.hpp"
 #include "rl/env/scaling_env.hpp"
@@ -72,6 +73,10 @@ Status check_flags(const EvalCommandOptions& options) {
       }
     }
   }
+  for (const double v : g.capacity_targets) {
+    if (!(v > 0) || v > 100) return Error{"--capacity-targets: expected numbers in (0, 100], got " + number_text(v)};
+  }
+  if (g.capacity_model && g.capacity_targets.empty()) return Error{"--capacity-targets: expected at least one number"};
   if (g.bound_prices < 1 || g.bound_prices > 1000) {
     return Error{"--bound-prices: expected a count in [1, 1000], got " + std::to_string(g.bound_prices)};
   }
@@ -123,6 +128,7 @@ struct EvalPlan {
   bool other_workload = false;
   std::vector<EvalWindow> windows;  // evaluated
   std::vector<EvalWindow> tuning;   // the recipe's training windows
+  rl::BaselineGrids grids;          // the flags', with the capacity model read
 };
 
 // The evaluated windows: the one the flags give, else the recipe's test or validation
@@ -182,6 +188,13 @@ Expected<EvalPlan> plan_evaluation(const EvalCommandOptions& options, const std:
   plan.base = std::move(*loaded);
   if (!plan.base.rl) plan.base.rl = configs::RlSpec{};
   if (const Status flags = check_flags(options); !flags) return flags.error();
+  plan.grids = options.grids;
+  if (options.capacity_model) {
+    auto model = configs::read_capacity_model(*options.capacity_model);
+    if (!model) return Error{"--capacity-model: " + model.error().message};
+    plan.grids.capacity_model = std::make_shared<const autoscale::CapacityModel>(std::move(*model));
+    plan.grids.capacity_model_path = *options.capacity_model;
+  }
   if (const Status adopted = adopt_trained_spec(plan.base, policies); !adopted) return adopted.error();
   if (options.catalog) plan.base.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(plan.base);
@@ -285,6 +298,8 @@ struct AdaptiveBaselines {
   std::vector<Contender> contenders;
   std::vector<std::size_t> chosen;  // each family's pick, an index into `contenders`; the oracle's last
   bool tracking(std::size_t c) const { return contenders[c].policy.starts_with("target_tracking"); }
+  // Judged like a policy, not a baseline: capacity-units target tracking.
+  bool challenger(std::size_t c) const { return contenders[c].policy.starts_with(rl::kCapacityTrackingPolicy); }
 };
 
 // Plays every parameter of `families` on the training windows, adds them to `baselines`
@@ -434,7 +449,14 @@ WindowPlays window_plays(const std::vector<EvalWindow>& all, std::size_t w, doub
   plays.start = start;
   for (std::size_t p = 0; p < trained.size() / windows; ++p) plays.policies.push_back(&at(trained, p));
   plays.tuned.push_back(at(played, 0));
-  for (std::size_t k = 0; k + 1 < adaptive.chosen.size(); ++k) plays.tuned.push_back(at(played, slot[adaptive.chosen[k]]));
+  for (std::size_t k = 0; k + 1 < adaptive.chosen.size(); ++k) {
+    const std::size_t c = adaptive.chosen[k];
+    if (adaptive.challenger(c)) {
+      plays.policies.push_back(&at(played, slot[c]));
+    } else {
+      plays.tuned.push_back(at(played, slot[c]));
+    }
+  }
   for (const auto& sizes : hindsight_statics) plays.fronts.statics.push_back(sizes[w]);
   plays.oracle = &at(played, slot[adaptive.chosen.back()]);
   for (std::size_t c = 0; c < adaptive.contenders.size(); ++c) {
@@ -512,7 +534,7 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     configs::ScenarioConfig at_delay = base;
     at_delay.scaling.manager.scale_up_delay = engine::SimTime::from_seconds(delay);
     for (const Outcome& o : tuned_static->sizes) outputs.tuning_row(delay, o, o.parameter == start);
-    auto adaptive = tune_adaptive(plan, options.grids, at_delay, delay, start, pool, outputs);
+    auto adaptive = tune_adaptive(plan, plan.grids, at_delay, delay, start, pool, outputs);
     if (!adaptive) return fail(err, adaptive.error().message, kExitBadInput);
     // On the evaluated windows, each once: the tuned static size, every target tracking
     // parameter (each metric's front, its tuned one among them: "equal SLO" is read off
@@ -532,7 +554,7 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
     auto trained = play_policies(plan, policies, *actors, at_delay, delay, start, pool);
     if (!trained) return fail(err, trained.error().message, kExitBadInput);
     const std::vector<rl::Fronts> bounds =
-        play_bounds(plan, at_delay, capacities, rates, options.grids, delay, start, pool, err);
+        play_bounds(plan, at_delay, capacities, rates, plan.grids, delay, start, pool, err);
 
     for (std::size_t w = 0; w < windows.size(); ++w) {
       const WindowPlays plays = window_plays(windows, w, delay, start, *adaptive, slot, played, *trained,

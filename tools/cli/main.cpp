@@ -303,6 +303,15 @@ CLI::App* add_eval(CLI::App& app, EvalCommandOptions& o) {
                   "Multi-metric target tracking's scales of the one-metric families' tuned targets, tuned over")
       ->delimiter(',')
       ->capture_default_str();
+  auto* capacity_model = cmd->add_option(
+      "--capacity-model", o.capacity_model,
+      "A capacity model (meshsim capacity-model's capacity_model.json): capacity-units target tracking is tuned on "
+      "the training windows and judged like a policy");
+  cmd->add_option("--capacity-targets", o.grids.capacity_targets,
+                  "Capacity-units target tracking's targets tuned over (fractions of the model's SLO capacity)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->needs(capacity_model);  // played only with a model: never accepted and unused
   cmd->add_option("--max-static", o.max_static, "Largest static size swept")->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw eval.png");
   return cmd;

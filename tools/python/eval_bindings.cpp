@@ -69,6 +69,10 @@ py::tuple evaluate(const py::object& policy, const py::object& config, const std
       options.grids.bound_prices = values.cast<std::size_t>();
       continue;
     }
+    if (grid == "capacity_model") {
+      options.capacity_model = py::str(values).cast<std::string>();
+      continue;
+    }
     std::vector<double>* field = grid == "kv_targets"            ? &options.grids.kv_targets
                                  : grid == "request_targets"     ? &options.grids.request_targets
                                  : grid == "rate_targets"        ? &options.grids.rate_targets
@@ -77,6 +81,7 @@ py::tuple evaluate(const py::object& policy, const py::object& config, const std
                                  : grid == "oracle_utilisations" ? &options.grids.oracle_utilisations
                                  : grid == "bound_utilisations"  ? &options.grids.bound_utilisations
                                  : grid == "multi_metric_scales" ? &options.grids.multi_metric_scales
+                                 : grid == "capacity_targets"    ? &options.grids.capacity_targets
                                                                  : nullptr;
     if (field == nullptr) throw py::value_error("grids: unknown grid '" + grid + "'");
     *field = values.cast<std::vector<double>>();

@@ -39,12 +39,14 @@ def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python"
     trains at); split, window_start_s, window_s, rate_scale, max_static: as meshsim eval's
     options; grids: baseline grids by name ({"rate_targets": [2, 4]}, the names of
     meshsim eval's --*-targets, --elastic-capacities, --oracle-utilisations,
-    --bound-utilisations and --multi-metric-scales options with '_' for '-', and
-    "bound_prices": a count); quiet: do not print the tables.
+    --bound-utilisations and --multi-metric-scales options with '_' for '-',
+    "bound_prices": a count, and "capacity_model": a capacity model file, with which
+    capacity-units target tracking is tuned over "capacity_targets" and judged beside the
+    policy); quiet: do not print the tables.
     An exception raised by the policy is raised here once the run ends.
     """
     text, _notes = _core.evaluate(policy, config, name, os.fspath(out), [float(d) for d in (delays or [])], split,
-                                  window_start_s, window_s, float(rate_scale), int(max_static), dict(grids or {}))
+                                  window_start_s, window_s, float(rate_scale), int(max_static), {k: (os.fspath(v) if k == "capacity_model" else v) for k, v in (grids or {}).items()})
     if not quiet:
         print(text, end="")
     return Evaluation(text, _rows(os.path.join(out, "verdicts.csv")), _rows(os.path.join(out, "eval.csv")),

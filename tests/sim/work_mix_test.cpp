@@ -1,6 +1,7 @@
-// The observation's work features (rl/env/work_mix.hpp) against a slow twin that keeps
-// every event and recomputes each figure from scratch.
-#include "rl/env/work_mix.hpp"
+// The work features (sim/autoscale/work_mix.hpp: the observation's and capacity-units
+// target tracking's) against a slow twin that keeps every event and recomputes each
+// figure from scratch.
+#include "sim/autoscale/work_mix.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 
 #include "sim/engine/rng.hpp"
 
-namespace meshsim::rl {
+namespace meshsim::autoscale {
 namespace {
 
 using engine::SimTime;
@@ -123,4 +124,4 @@ TEST(WorkMixTest, PoissonArrivalsHaveADispersionNearOneAndBurstsAbove) {
 }
 
 }  // namespace
-}  // namespace meshsim::rl
+}  // namespace meshsim::autoscale

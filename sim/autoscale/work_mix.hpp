@@ -8,7 +8,7 @@
 #include "sim/autoscale/capacity_model.hpp"
 #include "sim/engine/sim_time.hpp"
 
-namespace meshsim::rl {
+namespace meshsim::autoscale {
 
 // The work behind the request rate, over the last minute and the last five: the prompt
 // lengths of the requests arriving, the output lengths of those completing (known only
@@ -21,7 +21,7 @@ class WorkMix {
   static constexpr std::array<double, 2> kWindowsS = {60.0, 300.0};
 
   // The prompts of the arrivals, the outputs of the completions (0 when none).
-  using Figures = autoscale::WorkFigures;
+  using Figures = WorkFigures;
 
   void clear();
   void on_arrival(engine::SimTime at, std::uint32_t prompt_tokens);
@@ -59,4 +59,4 @@ class WorkMix {
   void advance_to(std::int64_t second);
 };
 
-}  // namespace meshsim::rl
+}  // namespace meshsim::autoscale

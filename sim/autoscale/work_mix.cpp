@@ -1,9 +1,9 @@
-#include "rl/env/work_mix.hpp"
+#include "sim/autoscale/work_mix.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace meshsim::rl {
+namespace meshsim::autoscale {
 namespace {
 
 constexpr double kBinRatio = 1.25;
@@ -111,4 +111,4 @@ std::array<WorkMix::Figures, 2> WorkMix::figures(engine::SimTime now) {
   return out;
 }
 
-}  // namespace meshsim::rl
+}  // namespace meshsim::autoscale
