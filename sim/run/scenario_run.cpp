@@ -27,6 +27,17 @@ using configs::AutoscalerPolicy;
 using configs::ClusterMode;
 using configs::LlmServingSpec;
 
+Status ScenarioRun::check(const configs::ScenarioConfig& config, const std::string& config_file,
+                          const configs::Catalog& catalog) {
+  const auto* llm = std::get_if<LlmServingSpec>(&config.serving);
+  if (llm == nullptr) return Ok{};
+  const bool fixed = config.cluster.mode == ClusterMode::kFixed;
+  if (auto resolved = configs::resolve_llm_cluster(*llm, catalog, /*place_start_state=*/!fixed); !resolved) {
+    return Error{config_file + ": " + resolved.error().message};
+  }
+  return Ok{};
+}
+
 Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::ScenarioConfig& config,
                                                            const std::string& config_file,
                                                            const configs::Catalog& catalog,

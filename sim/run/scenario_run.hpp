@@ -42,6 +42,11 @@ class ScenarioRun {
   static Expected<std::unique_ptr<ScenarioRun>> create(const configs::ScenarioConfig& config,
                                                        const std::string& config_file, const configs::Catalog& catalog,
                                                        replay::ReplayObserver& observer, RunHooks hooks = {});
+  // What create() refuses in the config and its catalog before it builds anything (the
+  // deployment's hardware, model and parallelism), so a sweep can refuse a run its catalog
+  // cannot serve before the first run starts.
+  static Status check(const configs::ScenarioConfig& config, const std::string& config_file,
+                      const configs::Catalog& catalog);
 
   ~ScenarioRun();
 

@@ -322,6 +322,7 @@ TEST(BoundPlaysTest, TheBoundsCapacityIsWhatMeshsimCapacityFindsOnTheSameStretch
     EXPECT_NEAR(std::log(bound_rate / best), 0.0, std::log(1.05)) << n << " instances";
     // The command's replay of n instances at the bound's answer meets the target.
     options.find = "instances";
+    options.precision.reset();  // a rate question's option: refused for instances
     options.sets.clear();
     options.max_instances = n;
     options.rate_scale = bound_rate;

@@ -79,6 +79,18 @@ TEST(CapacityModelCommandTest, BadInputIsRefusedNamingWhatIsWrong) {
   r = run(options);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("default.json: expected a recipe with rl.validation spans"), std::string::npos) << r.err;
+  // No validation stretch busy enough to be a sample: an error over nothing would read 0%
+  // and accept any model.
+  options.config_path = kRecipe;
+  options.stretch_s = 60;
+  options.stretches = 2;
+  options.validation_stretches = 1;
+  options.least_requests = 1'000'000;
+  r = run(options);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("no validation stretch has 1000000 requests (--least-requests): nothing to judge a model on"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 // tests/tools/one_writer_test.sh, which holds a folder from another process).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -113,6 +115,34 @@ TEST(FolderLockTest, AStaleLockFileOfAHolderThatDiedDoesNotBlock) {
   std::ofstream(dir / FolderLock::kFileName) << "pid 1, meshsim replay\n";  // killed with -9: no flock held
   auto lock = FolderLock::acquire(dir.string(), "meshsim replay");
   EXPECT_TRUE(lock) << lock.error().message;
+}
+
+// The holder's name is written into the lock file: a link there (to a file, a loop, a
+// FIFO) is refused, and nothing outside the folder changes.
+TEST(FolderLockTest, ALockFileThatIsALinkOrNotAFileIsRefusedAndNothingIsWrittenThroughIt) {
+  const fs::path dir = fresh_dir("link");
+  fs::create_directories(dir / "out");
+  std::ofstream(dir / "victim") << "precious\n";
+  fs::create_symlink(dir / "victim", dir / "out" / FolderLock::kFileName);
+  auto lock = FolderLock::acquire((dir / "out").string(), "meshsim replay");
+  ASSERT_FALSE(lock);
+  EXPECT_NE(lock.error().message.find("lock file is a symbolic link: remove it"), std::string::npos)
+      << lock.error().message;
+  std::ifstream victim(dir / "victim");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "precious\n");
+  EXPECT_TRUE(fs::is_symlink(dir / "out" / FolderLock::kFileName));
+
+  const fs::path loop = fresh_dir("loop");
+  fs::create_directories(loop);
+  fs::create_symlink(FolderLock::kFileName, loop / FolderLock::kFileName);
+  EXPECT_FALSE(FolderLock::acquire(loop.string(), "meshsim replay"));
+
+  const fs::path fifo = fresh_dir("fifo");
+  fs::create_directories(fifo);
+  ASSERT_EQ(::mkfifo((fifo / FolderLock::kFileName).c_str(), 0644), 0);
+  auto on_fifo = FolderLock::acquire(fifo.string(), "meshsim replay");
+  ASSERT_FALSE(on_fifo);
+  EXPECT_NE(on_fifo.error().message.find("not a regular file"), std::string::npos) << on_fifo.error().message;
 }
 
 TEST(FolderLockTest, AReplayIntoAHeldFolderExitsThreeAndWritesNothing) {

@@ -4,12 +4,15 @@
 // refused naming the file, run and key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
+#include "configs/config_file.hpp"
+#include "configs/overrides.hpp"
 #include "configs/scenario_config.hpp"
 #include "tests/local_http.hpp"
 #include "tests/tools/tool_test_support.hpp"
@@ -228,7 +231,7 @@ TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailed
 // --set changes the base scenario of every run, as a grid key with one value would; a
 // grid key it also sets wins; a resume with other --set values is refused; a bad --set is
 // named.
-TEST(SweepCommandTest, SetChangesTheBaseOfEveryRunAndTheGridWins) {
+TEST(SweepCommandTest, SetChangesTheBaseOfEveryRunAndAKeyTheGridSetsAgainIsRefused) {
   const auto grid = scenario_in_fresh_dir("sweep_set_grid", "grid.json",
                                           R"({"grid": {"serving.start_state.0.count": [2, 3]},
                                               "list": [{"run.until_s": 120}], "seeds": [1]})");
@@ -237,21 +240,27 @@ TEST(SweepCommandTest, SetChangesTheBaseOfEveryRunAndTheGridWins) {
                                                  "list": [{"run.until_s": 120, "workload.rate_scale": 2}],
                                                  "seeds": [1]})");
   const auto out = fresh_dir("sweep_set"), out_grid = fresh_dir("sweep_set_as_grid_out");
-  const auto with_set = sweep(grid, out, 1, false, std::nullopt, {"workload.rate_scale=2", "run.until_s=60"});
+  // The list sets run.until_s in every run: a --set of it would never be played.
+  const auto unused = sweep(grid, fresh_dir("sweep_set_unused"), 1, false, std::nullopt, {"run.until_s=60"});
+  EXPECT_EQ(unused.code, kExitBadInput);
+  EXPECT_NE(unused.err.find("--set run.until_s: " + grid.string() + ": list[0].run.until_s sets it again in every run"),
+            std::string::npos)
+      << unused.err;
+  const auto with_set = sweep(grid, out, 1, false, std::nullopt, {"workload.rate_scale=2"});
   ASSERT_EQ(with_set.code, kExitOk) << with_set.err;
   ASSERT_EQ(sweep(as_grid, out_grid, 1).code, kExitOk);
   for (const char* run : {"runs/0000", "runs/0001"}) {
-    // The same requests and outputs as the grid's own override (until_s 120: the list wins).
+    // The same requests and outputs as the grid's own override.
     EXPECT_EQ(slurp(out / run / "requests.csv"), slurp(out_grid / run / "requests.csv")) << run;
   }
   const auto rows = csv_rows(slurp(out / "sweep.csv"));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].at("serving.start_state.0.count"), "3");
   // A resume must be fed the same --set.
-  const auto other = sweep(grid, out, 1, true, std::nullopt, {"workload.rate_scale=3", "run.until_s=60"});
+  const auto other = sweep(grid, out, 1, true, std::nullopt, {"workload.rate_scale=3"});
   EXPECT_EQ(other.code, kExitBadInput);
   EXPECT_NE(other.err.find("holds a sweep of other runs"), std::string::npos) << other.err;
-  const auto same = sweep(grid, out, 1, true, std::nullopt, {"workload.rate_scale=2", "run.until_s=60"});
+  const auto same = sweep(grid, out, 1, true, std::nullopt, {"workload.rate_scale=2"});
   EXPECT_EQ(same.code, kExitOk) << same.err;
   const auto bad = sweep(grid, fresh_dir("sweep_bad_set"), 1, false, std::nullopt, {"workload.rate_scale"});
   EXPECT_EQ(bad.code, kExitBadInput);
@@ -317,9 +326,12 @@ TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
     json list = json::array();
     const bool with_seeds = pick(2);  // a seeds list, or "seed" overrides: one place only
     const auto used = [&](const std::string& key) { return !(with_seeds && key == "seed") && pick(2); };
+    // A key is the list's or the grid's: the grid's would override the list's in every run.
+    std::vector<std::string> list_keys, grid_keys;
+    for (const auto& key : keys) (pick(2) ? list_keys : grid_keys).push_back(key);
     for (std::size_t i = 0, n = 1 + pick(3); i < n; ++i) {
       json entry = json::object();
-      for (const auto& key : keys) {
+      for (const auto& key : list_keys) {
         if (used(key)) entry[key] = value_of(key);
       }
       list.push_back(entry);
@@ -327,7 +339,7 @@ TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
     if (pick(2)) grid["list"] = list;
     else list = json::array({json::object()});
     json axes = json::object();
-    for (const auto& key : keys) {
+    for (const auto& key : grid_keys) {
       if (!used(key)) continue;
       for (std::size_t i = 0, n = 1 + pick(4); i < n; ++i) axes[key].push_back(value_of(key));
     }
@@ -389,6 +401,136 @@ TEST(SweepPlanTest, RunIOfARandomGridIsTheIthRunOfTheNestedLoops) {
   }
 }
 
+// Every value a grid file or --set gives is played in some run, or the plan is refused:
+// random grids of keys that overlap ("slo" holds "slo.ttft_ms") against a slow twin that
+// applies each run's overrides to the scenario's tree and looks for each value given.
+TEST(SweepPlanTest, AGridIsRefusedExactlyWhenOneOfItsValuesWouldNeverBePlayed) {
+  using nlohmann::json;
+  const auto base = configs::read_config_file(configs::default_scenario_path());
+  ASSERT_TRUE(base);
+  std::mt19937_64 rng(57);
+  const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const std::vector<std::string> keys = {"name",         "slo",           "slo.ttft_ms", "slo.tbt_ms",
+                                         "serving.vllm", "serving.vllm.max_num_seqs", "status"};
+  int counter = 0, refused = 0, accepted = 0;
+  // Unique values (none equal to the scenario's own), so that finding one in a run's tree
+  // means it was played.
+  const auto value_of = [&](const std::string& key) -> json {
+    const int c = ++counter % 90;
+    if (key == "name") return "n" + std::to_string(counter);
+    if (key == "slo") return {{"ttft_ms", 500 + c}};
+    if (key == "slo.ttft_ms") return 500 + c;
+    if (key == "slo.tbt_ms") return 200 + c;
+    if (key == "serving.vllm") return {{"max_num_seqs", 100 + c}};
+    if (key == "serving.vllm.max_num_seqs") return 100 + c;
+    return 1;
+  };
+  // The (path, value) leaves a value sets.
+  const std::function<void(const std::string&, const json&, std::vector<std::pair<std::string, json>>&)> leaves =
+      [&](const std::string& path, const json& value, std::vector<std::pair<std::string, json>>& out) {
+        if (!value.is_object()) {
+          out.emplace_back(path, value);
+          return;
+        }
+        for (const auto& [k, v] : value.items()) leaves(path + "." + k, v, out);
+      };
+  const auto played_in = [](const json& tree, const std::vector<std::pair<std::string, json>>& given) {
+    for (const auto& [path, value] : given) {
+      std::string pointer = "/" + path;
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      if (tree.contains(json::json_pointer(pointer)) && tree.at(json::json_pointer(pointer)) == value) return true;
+    }
+    return false;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    json grid = json::object();
+    std::vector<configs::Override> sets;
+    for (std::size_t i = 0, n = pick(3); i < n; ++i) {
+      const std::string& key = keys[pick(keys.size() - 1)];
+      sets.push_back({key, value_of(key)});
+    }
+    json list = json::array();
+    for (std::size_t i = 0, n = 1 + pick(2); i < n; ++i) {
+      json entry = json::object();
+      for (std::size_t k = 0, m = pick(3); k < m; ++k) {
+        const std::string& key = keys[pick(keys.size())];
+        entry[key] = value_of(key);
+      }
+      list.push_back(entry);
+    }
+    grid["list"] = list;
+    json axes = json::object();
+    for (std::size_t k = 0, m = pick(3); k < m; ++k) {
+      const std::string& key = keys[pick(keys.size())];
+      axes[key] = json::array();
+      for (std::size_t v = 0, n = 1 + pick(2); v < n; ++v) axes[key].push_back(value_of(key));
+    }
+    if (!axes.empty()) grid["grid"] = axes;
+
+    // The twin: every run's tree, and whether each given value shows in one of them.
+    bool column_clash = false;
+    for (const json& entry : list) {
+      for (const auto& [key, value] : entry.items()) column_clash |= key == "status";
+    }
+    for (const auto& [key, values] : axes.items()) column_clash |= key == "status";
+    std::vector<std::vector<std::pair<std::string, json>>> given;  // sets, list entries' keys, grid values
+    std::vector<bool> played;
+    const auto add = [&](const std::string& path, const json& value) {
+      given.emplace_back();
+      leaves(path, value, given.back());
+      played.push_back(false);
+      return given.size() - 1;
+    };
+    std::vector<std::size_t> set_ids;
+    for (const auto& o : sets) set_ids.push_back(add(o.path, o.value));
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> axis_ids;
+    for (const auto& [key, values] : axes.items()) {
+      axis_ids.emplace_back(key, std::vector<std::size_t>{});
+      for (const json& v : values) axis_ids.back().second.push_back(add(key, v));
+    }
+    for (const json& entry : list) {
+      std::vector<std::pair<std::size_t, configs::Override>> entry_ids;
+      for (const auto& [key, value] : entry.items()) entry_ids.push_back({add(key, value), {key, value}});
+      const std::function<void(std::size_t, json)> runs = [&](std::size_t a, json tree) {
+        if (a == axis_ids.size()) {
+          for (std::size_t id = 0; id < given.size(); ++id) played[id] = played[id] || played_in(tree, given[id]);
+          return;
+        }
+        const auto& values = axes[axis_ids[a].first];
+        for (std::size_t v = 0; v < values.size(); ++v) {
+          json next = tree;
+          ASSERT_TRUE(configs::apply_override(next, {axis_ids[a].first, values[v]}));
+          runs(a + 1, next);
+        }
+      };
+      json tree = *base;
+      for (const auto& o : sets) ASSERT_TRUE(configs::apply_override(tree, o));
+      for (const auto& [id, o] : entry_ids) ASSERT_TRUE(configs::apply_override(tree, o));
+      runs(0, tree);
+    }
+    // A grid key is played when one of its values is.
+    bool all_played = true;
+    std::vector<bool> is_axis_value(given.size(), false);
+    for (const auto& [key, ids] : axis_ids) {
+      all_played &= std::any_of(ids.begin(), ids.end(), [&](std::size_t id) { return played[id]; });
+      for (std::size_t id : ids) is_axis_value[id] = true;
+    }
+    for (std::size_t id = 0; id < given.size(); ++id) all_played &= is_axis_value[id] || played[id];
+
+    const auto file = scenario_in_fresh_dir("sweep_plan_used", "grid.json", grid.dump());
+    std::vector<std::string> set_texts;
+    for (const auto& o : sets) set_texts.push_back(o.path + "=" + o.value.dump());
+    const auto plan = read_sweep_plan(file.string(), std::nullopt, set_texts);
+    const bool expected = all_played && !column_clash;
+    ASSERT_EQ(static_cast<bool>(plan), expected)
+        << grid << " with --set " << json(set_texts) << (plan ? "" : ": " + plan.error().message);
+    (plan ? accepted : refused) += 1;
+  }
+  // Both answers were exercised.
+  EXPECT_GT(accepted, 50);
+  EXPECT_GT(refused, 50);
+}
+
 TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {
   const auto expect_error = [](const std::string& text, const std::string& fragment) {
     const auto grid = scenario_in_fresh_dir("sweep_bad", "grid.json", text);
@@ -411,6 +553,10 @@ TEST(SweepCommandTest, BadGridsAreRefusedNamingTheFileRunAndKey) {
   expect_error(R"({"list": [{"seed": 1}], "seeds": [3]})", "list.seed: give the seeds in one place");
   expect_error(R"({"traces": ["missing.csv"]})", "missing.csv: no such trace file");
   expect_error(R"({"config": "missing.json"})", "missing.json");
+  // Every run checked against its catalog before the first starts, not when it starts.
+  expect_error(R"({"grid": {"serving.tensor_parallel": [4, 3, 2]}})",
+               "run 1: " + configs::default_scenario_path() + ": serving.tensor_parallel: 3 does not divide");
+  expect_error(R"({"grid": {"seed": [1, 2], "status": [1]}})", "grid.status: sweep.csv's status column is its own");
   // Too many runs: refused at once, before a config is resolved (10^6 took 73 s and exited
   // on bad_alloc).
   nlohmann::json huge = {{"grid", {{"workload.rate_scale", std::vector<int>(1000, 1)},

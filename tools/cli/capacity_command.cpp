@@ -73,8 +73,8 @@ class Prober {
 Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& err) {
   Setup setup;
   setup.config_path = options.config_path.empty() ? configs::default_scenario_path() : options.config_path;
-  auto loaded = load_scenario_for_command(setup.config_path, options.trace, options.trace_format, options.seed,
-                                          options.sets);
+  auto loaded = load_scenario_for_command(
+      setup.config_path, {options.trace, options.trace_format, options.seed, options.sets, options.catalog});
   if (!loaded) return loaded.error();
   setup.config = std::move(*loaded);
   configs::ScenarioConfig& config = setup.config;
@@ -104,8 +104,11 @@ Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& 
   if (!(options.target > 0 && options.target <= 1)) {
     return Error{"--target: expected an SLO attainment in (0, 1], got " + number_text(options.target)};
   }
-  if (options.find == "rate" && !(options.precision >= 1e-3 && options.precision <= 1)) {
-    return Error{"--precision: expected a relative precision in [0.001, 1], got " + number_text(options.precision)};
+  if (options.precision && options.find != "rate") {
+    return Error{"--precision: applies to --find rate (the fewest instances is an exact count)"};
+  }
+  if (options.precision && !(*options.precision >= 1e-3 && *options.precision <= 1)) {
+    return Error{"--precision: expected a relative precision in [0.001, 1], got " + number_text(*options.precision)};
   }
   if (options.max_instances == 0 || options.max_instances > 100'000) {
     return Error{"--max-instances: expected 1 to 100000, got " + std::to_string(options.max_instances)};
@@ -203,7 +206,7 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
     question.start_rate = rate;
     question.lowest_rate = std::max(traces::kMinRateScale, rate / 1024);
     question.highest_rate = traces::kMaxRateScale;
-    question.precision = options.precision;
+    if (options.precision) question.precision = *options.precision;
     question.warmup = setup->warmup;
     question.config_file = setup->config_path;
     run::SloCapacity found = run::slo_capacity(question, *catalog, &pool);

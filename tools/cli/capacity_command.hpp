@@ -25,7 +25,7 @@ struct CapacityCommandOptions {
   std::string pool;                  // the start_state group's tag to size (empty: the first group)
   double target = 0.99;              // SLO attainment to reach
   std::uint32_t max_instances = 256;
-  double precision = 0.02;           // rate: the answer within a factor of 1 + precision
+  std::optional<double> precision;   // rate only: the answer within a factor of 1 + precision (unset: the question's default)
   unsigned threads = 0;              // 0: one per core
   std::string out_dir = "meshsim-capacity";
   bool plot = true;

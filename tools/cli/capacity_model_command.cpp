@@ -46,13 +46,13 @@ int run_capacity_model_command(const CapacityModelCommandOptions& options, std::
   if (!(options.stretch_s >= 60 && options.stretch_s <= 86'400)) {
     return fail(err, "--stretch: expected seconds in [60, 86400], got " + number_text(options.stretch_s), kExitBadInput);
   }
-  auto config = load_scenario_for_command(options.config_path, std::nullopt, "auto", options.seed, options.sets);
+  auto config = load_scenario_for_command(
+      options.config_path, {.seed = options.seed, .sets = options.sets, .catalog = options.catalog});
   if (!config) return fail(err, config.error().message, kExitBadInput);
   if (!config->rl || config->rl->validation.empty()) {
     return fail(err, options.config_path + ": expected a recipe with rl.validation spans (the days a model is judged on)",
                 kExitBadInput);
   }
-  if (options.catalog) config->catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(*config);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
   auto workload = traces::open_episode_workload(config->workload, config->seed);
@@ -71,6 +71,12 @@ int run_capacity_model_command(const CapacityModelCommandOptions& options, std::
   if (!validation) return fail(err, options.config_path + ": " + validation.error().message, kExitBadInput);
   const auto train_samples = rl::capacity_samples(*train, options.least_requests);
   const auto validation_samples = rl::capacity_samples(*validation, options.least_requests);
+  if (validation_samples.empty()) {
+    // An error over no sample would read 0% and accept any model.
+    return fail(err, options.config_path + ": no validation stretch has " + std::to_string(options.least_requests) +
+                         " requests (--least-requests): nothing to judge a model on",
+                kExitBadInput);
+  }
 
   out << "meshsim capacity-model: " << options.config_path << ", " << train->size() << " training and "
       << validation->size() << " validation stretches of " << number_text(options.stretch_s) << " s ("
@@ -91,7 +97,8 @@ int run_capacity_model_command(const CapacityModelCommandOptions& options, std::
       for (const auto& sample : validation_samples) {
         if (sample.n == n) at_n.push_back(sample);
       }
-      out << (n == 1 ? "" : " / ") << percent_text(autoscale::mean_abs_percentage_error(model, at_n), 1);
+      out << (n == 1 ? "" : " / ")
+          << (at_n.empty() ? "-" : percent_text(autoscale::mean_abs_percentage_error(model, at_n), 1));
     }
     out << (rung == *chosen ? "  (written)" : "") << '\n';
     if (rung == *chosen) {

@@ -81,28 +81,26 @@ std::optional<std::uint64_t> parse_seed(const std::string& text) {
 }
 
 Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
-                                                            const std::optional<std::string>& trace,
-                                                            const std::string& trace_format,
-                                                            const std::optional<std::string>& seed,
-                                                            const std::vector<std::string>& sets) {
+                                                            const ScenarioOverrides& given) {
   std::vector<configs::Override> overrides;
-  for (const std::string& assignment : sets) {
+  for (const std::string& assignment : given.sets) {
     auto parsed = configs::parse_override(assignment);
     if (!parsed) return Error{"--set: " + parsed.error().message};
     overrides.push_back(std::move(*parsed));
   }
   auto config = configs::load_scenario_with(config_path, overrides);
   if (!config) return config.error();
-  if (trace) {
-    auto spec = trace_file_spec(*trace, trace_format);
+  if (given.trace) {
+    auto spec = trace_file_spec(*given.trace, given.trace_format);
     if (!spec) return spec.error();
     config->workload.source = *spec;
   }
-  if (seed) {
-    const auto parsed = parse_seed(*seed);
-    if (!parsed) return Error{"--seed: expected an integer in [0, 2^64), got '" + *seed + "'"};
+  if (given.seed) {
+    const auto parsed = parse_seed(*given.seed);
+    if (!parsed) return Error{"--seed: expected an integer in [0, 2^64), got '" + *given.seed + "'"};
     config->seed = *parsed;
   }
+  if (given.catalog) config->catalog = *given.catalog;
   return config;
 }
 
@@ -111,8 +109,8 @@ namespace {
 // The scenario a replay runs: the config file (or the default), with the command line's
 // overrides applied and checked. Errors name the option.
 Expected<configs::ScenarioConfig> replay_config(const ReplayCommandOptions& options, const std::string& config_path) {
-  auto loaded =
-      load_scenario_for_command(config_path, options.trace, options.trace_format, options.seed, options.sets);
+  auto loaded = load_scenario_for_command(config_path, {options.trace, options.trace_format, options.seed,
+                                                        options.sets, options.catalog});
   if (!loaded) return loaded.error();
   configs::ScenarioConfig config = std::move(*loaded);
   if (auto scaled = apply_rate_scale(config, options.rate_scale); !scaled) return scaled.error();
@@ -136,7 +134,6 @@ Expected<configs::ScenarioConfig> replay_config(const ReplayCommandOptions& opti
     }
     config.replay.until = *until;
   }
-  if (options.catalog) config.catalog = *options.catalog;
   return config;
 }
 

@@ -44,16 +44,20 @@ int fail(std::ostream& err, const std::string& message, int code);
 // A --trace file with --trace-format (auto: azure for .csv, mooncake for .jsonl/.json).
 Expected<traces::TraceFileSpec> trace_file_spec(const std::string& path, const std::string& format_name);
 
-// The scenario at `config_path` with a command's --set assignments ("key.path=value",
-// applied to the file's tree before it is checked, as sweep grids and Python's overrides
-// are), --trace (replacing the workload's source; its window, rate scale and limits stay)
-// and --seed applied. Errors name the file, option or assignment.
-Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
-                                                            const std::optional<std::string>& trace,
-                                                            const std::string& trace_format,
-                                                            const std::optional<std::string>& seed,
-                                                            const std::vector<std::string>& sets = {});
+// What a command changes in the scenario it loads, said once so that every command
+// applies each the same way (a command cannot take --catalog and forget it).
+struct ScenarioOverrides {
+  std::optional<std::string> trace{};  // --trace: replaces the workload's source (window, rate scale and limits stay)
+  std::string trace_format = "auto";   // --trace-format (auto: azure for .csv, mooncake for .jsonl/.json)
+  std::optional<std::string> seed{};   // --seed: the scenario's seed
+  std::vector<std::string> sets{};     // --set "key.path=value", applied to the file's tree before it is checked
+  std::optional<std::string> catalog{};  // --catalog DIR: the user's catalog over the bundled one
+};
 
+// The scenario at `config_path` with a command's overrides applied and checked. Errors
+// name the file, option or assignment.
+Expected<configs::ScenarioConfig> load_scenario_for_command(const std::string& config_path,
+                                                            const ScenarioOverrides& overrides);
 
 // A command's --rate-scale, checked, as the workload's rate scale (none: the config's).
 Status apply_rate_scale(configs::ScenarioConfig& config, const std::optional<double>& rate_scale);

@@ -132,7 +132,7 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   const std::string config_path = options.config_path.empty()
                                       ? configs::default_catalog_folder() + "/scenarios/shared-cluster-synthetic.json"
                                       : options.config_path;
-  auto loaded = load_scenario_for_command(config_path, std::nullopt, "auto", std::nullopt, options.sets);
+  auto loaded = load_scenario_for_command(config_path, {.sets = options.sets});
   if (!loaded) return fail(loaded.error().message, kExitBadInput);
   configs::ScenarioConfig config = *loaded;
   if (config.cluster.mode != configs::ClusterMode::kFixed) {

@@ -183,7 +183,8 @@ Expected<EvalPlan> plan_evaluation(const EvalCommandOptions& options, const std:
   EvalPlan plan;
   plan.config_path = recipe_path(options);
   auto loaded =
-      load_scenario_for_command(plan.config_path, std::nullopt, options.trace_format, options.seed, options.sets);
+      load_scenario_for_command(plan.config_path, {.trace_format = options.trace_format, .seed = options.seed,
+                                                    .sets = options.sets, .catalog = options.catalog});
   if (!loaded) return loaded.error();
   plan.base = std::move(*loaded);
   if (!plan.base.rl) plan.base.rl = configs::RlSpec{};
@@ -196,7 +197,6 @@ Expected<EvalPlan> plan_evaluation(const EvalCommandOptions& options, const std:
     plan.grids.capacity_model_path = *options.capacity_model;
   }
   if (const Status adopted = adopt_trained_spec(plan.base, policies); !adopted) return adopted.error();
-  if (options.catalog) plan.base.catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(plan.base);
   if (!catalog) return catalog.error();
   plan.catalog = std::move(*catalog);

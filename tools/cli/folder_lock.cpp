@@ -70,8 +70,17 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
   // A holder removes the file as it finishes: a lock taken on the file it removed would
   // lock nothing, so the lock counts only while the path still names the locked file.
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Never through a link: the holder's name is written into the file, and a link there
+    // would have it overwrite a file outside the folder.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd < 0 && errno == ELOOP) {
+      return Error{path + ": the output folder's lock file is a symbolic link: remove it (meshsim writes through none)"};
+    }
     if (fd < 0) return Error{folder + ": cannot lock the output folder: " + std::strerror(errno)};
+    if (struct stat file {}; ::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode)) {
+      ::close(fd);
+      return Error{path + ": the output folder's lock file is not a regular file: remove it"};
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int why = errno;
       const std::string holder = why == EWOULDBLOCK ? holder_of(fd) : std::string();
@@ -81,7 +90,7 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
                    "): wait for it to finish, or give another folder"};
     }
     struct stat locked {}, named {};
-    if (::fstat(fd, &locked) == 0 && ::stat(path.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
+    if (::fstat(fd, &locked) == 0 && ::lstat(path.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
         locked.st_ino == named.st_ino) {
       const std::string holder = "pid " + std::to_string(::getpid()) + ", " + std::string(command) + "\n";
       if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.data(), holder.size(), 0) < 0) {

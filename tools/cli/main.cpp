@@ -15,6 +15,7 @@
 #include "tools/cli/models_command.hpp"
 #include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
+#include "tools/cli/signal_cleanup.hpp"
 #include "tools/cli/sweep_command.hpp"
 #include "tools/cli/sweep_mpi.hpp"
 #if defined(MESHSIM_HAVE_RL) || defined(MESHSIM_RL_COMPANION)
@@ -36,11 +37,17 @@ template <class T>
 void add_seed(CLI::App* cmd, T& seed) {
   cmd->add_option("--seed", seed, "Random seed, an integer in [0, 2^64) (overrides the config's)");
 }
-void add_set(CLI::App* cmd, std::vector<std::string>& sets) {
-  cmd->add_option("--set", sets,
+CLI::Option* add_set(CLI::App* cmd, std::vector<std::string>& sets) {
+  return cmd->add_option("--set", sets,
                   "key.path=value: change the scenario before it is checked, as sweep grids do "
                   "(e.g. serving.vllm.prefix_caching=false); repeatable, applied in order")
       ->allow_extra_args(false);
+}
+// Work at once: 0 is one per core; more than the interrupt handler can clean up after
+// (or any machine has cores for) is refused.
+template <class T>
+CLI::Option* add_threads(CLI::App* cmd, T& threads, const std::string& help) {
+  return cmd->add_option("--threads", threads, help)->check(CLI::Range(0u, kMaxConcurrentRuns));
 }
 template <class T>
 void add_catalog(CLI::App* cmd, T& catalog) {
@@ -84,10 +91,10 @@ CLI::App* add_fit(CLI::App& app, FitCommandOptions& o) {
 CLI::App* add_models(CLI::App& app, ModelsCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "models", "List the catalog's models, or show what a scenario's model and servers become (--config)");
-  cmd->add_option("--config", o.config_path,
-                  "Scenario file: its model, context limit, KV capacity per instance and step-time source")
-      ->check(CLI::ExistingFile);
-  add_set(cmd, o.sets);
+  auto* config = cmd->add_option("--config", o.config_path,
+                                 "Scenario file: its model, context limit, KV capacity per instance and step-time source")
+                     ->check(CLI::ExistingFile);
+  add_set(cmd, o.sets)->needs(config);  // the catalog's list has no scenario to change
   add_catalog(cmd, o.catalog);
   return cmd;
 }
@@ -131,13 +138,12 @@ CLI::App* add_capacity(CLI::App& app, CapacityCommandOptions& o) {
   cmd->add_option("--target", o.target, "SLO attainment to reach, in (0, 1]")->capture_default_str();
   cmd->add_option("--rate-scale", o.rate_scale, "The load (x the trace's rate) instances are found for");
   cmd->add_option("--max-instances", o.max_instances, "The most instances tried")->capture_default_str();
-  cmd->add_option("--precision", o.precision, "--find rate: the answer within a factor of 1 + this")
-      ->capture_default_str();
+  cmd->add_option("--precision", o.precision, "--find rate: the answer within a factor of 1 + this [0.02]");
   cmd->add_option("--until", o.until_s, "Replay each probe up to this simulated time, in seconds");
   cmd->add_option("--warmup", o.warmup_s,
                   "Serve, but do not judge, the requests of the workload's first seconds (at its own rate)")
       ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Replays at a time (0: one per core)")->capture_default_str();
+  add_threads(cmd, o.threads, "Replays at a time (0: one per core)")->capture_default_str();
   cmd->add_option("--out", o.out_dir, "Folder for capacity.csv and capacity.png")->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw capacity.png");
   add_catalog(cmd, o.catalog);
@@ -149,12 +155,11 @@ CLI::App* add_calibrate(CLI::App& app, CalibrateCommandOptions& o, std::string& 
                                      "calibrate",
                                      "Fit a performance model and print it: the roofline to a profile CSV (perf_fits.json), or the step-time "
                                      "model to request-level measurements (step_model.json)");
-  auto* profile_opt =
-      cmd->add_option("--profile", o.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)");
-  auto* reference_opt = cmd->add_option(
-                                        "--reference", reference, "Serving reference CSV (the layout of vllm-h100-measured.csv)");
-  profile_opt->excludes(reference_opt);
-  cmd->require_option(1);
+  // One source to fit (a group of its own, so that --catalog is not counted as one).
+  CLI::Option_group* source = cmd->add_option_group("source", "What to fit");
+  source->add_option("--profile", o.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)");
+  source->add_option("--reference", reference, "Serving reference CSV (the layout of vllm-h100-measured.csv)");
+  source->require_option(1);
   cmd->add_option("--catalog", o.catalog, "Folder of your own hardware.json, models.json over the bundled ones");
   return cmd;
 }
@@ -204,7 +209,7 @@ CLI::App* add_compare_presets(CLI::App& app, ComparePresetsOptions& o) {
                   "and the spread")
       ->capture_default_str();
   cmd->add_option("--until", o.until_s, "Stop each run at this simulated time, in seconds");
-  cmd->add_option("--threads", o.threads, "Runs at once (0: one per core)")->capture_default_str();
+  add_threads(cmd, o.threads, "Runs at once (0: one per core)")->capture_default_str();
   cmd->add_option("--out", o.out_dir, "Folder for presets.csv, preemptions.csv and presets.png")
       ->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw presets.png");
@@ -224,7 +229,7 @@ CLI::App* add_train(CLI::App& app, TrainCommandOptions& o) {
   cmd->add_option("--seed", o.seed,
                   "The training's seed (rl.ppo.seed), an integer in [0, 2^64); the workload keeps the config's");
   cmd->add_option("--total-decisions", o.total_decisions, "Decisions to train for (overrides rl.ppo's)");
-  cmd->add_option("--threads", o.threads, "Environment threads, 0: one per core (overrides rl.ppo's)");
+  add_threads(cmd, o.threads, "Environment threads, 0: one per core (overrides rl.ppo's)");
   cmd->add_option("--max-iterations", o.max_iterations,
                   "Stop after this many iterations, checkpointed (continue later with --resume)");
   cmd->add_flag("--resume", o.resume, "Continue the run in --out from its checkpoint");
@@ -325,7 +330,7 @@ CLI::App* add_sweep(CLI::App& app, SweepCommandOptions& o) {
   cmd->add_option("grid", o.grid, "Grid file (JSON or YAML): config, grid, list, traces, seeds")->required();
   add_set(cmd, o.sets);
   cmd->add_option("--out", o.out_dir, "New folder for sweep.csv and runs/NNNN/")->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Runs at a time (0: one per core; under mpirun: one per process)")
+  add_threads(cmd, o.threads, "Runs at a time (0: one per core; under mpirun: one per process)")
       ->capture_default_str();
   cmd->add_flag("--resume", o.resume, "Finish a sweep of the same grid in --out, keeping its finished runs");
   cmd->add_flag("--quiet", o.quiet, "Print no summary line");
@@ -333,6 +338,18 @@ CLI::App* add_sweep(CLI::App& app, SweepCommandOptions& o) {
   cmd->add_option("--metrics-port", o.metrics_listen,
                   "Serve live Prometheus metrics (runs finished) at http://[HOST:]PORT/metrics (rank 0 under mpirun)");
   return cmd;
+}
+
+// An empty value is never meant: CLI11 reads "" as 0 for a number (`--until ''` would
+// stop at once) and as nothing for a list (`--delays ''` would evaluate at 0 s), so every
+// option that takes a value refuses one, and each element of a list.
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& value) { return value.empty() ? std::string("expected a value, got an empty string") : ""; }, "");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size() != 0) option->check(non_empty);
+  }
+  for (CLI::App* inner : app.get_subcommands({})) refuse_empty_values(*inner);  // commands and option groups
 }
 
 }  // namespace
@@ -369,6 +386,7 @@ int main(int argc, char** argv) {
 #endif
   SweepCommandOptions sweep;
   CLI::App* sweep_cmd = add_sweep(app, sweep);
+  refuse_empty_values(app);
 
   try {
     app.parse(argc, argv);

@@ -17,9 +17,8 @@ int run_models_command(const ModelsCommandOptions& options, std::ostream& out, s
     out << models_text(*catalog);
     return kExitOk;
   }
-  auto config = load_scenario_for_command(options.config_path, std::nullopt, "auto", std::nullopt, options.sets);
+  auto config = load_scenario_for_command(options.config_path, {.sets = options.sets, .catalog = options.catalog});
   if (!config) return fail(err, config.error().message, kExitBadInput);
-  if (options.catalog) config->catalog = *options.catalog;
   auto catalog = configs::load_scenario_catalog(*config);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
   const auto* llm = std::get_if<configs::LlmServingSpec>(&config->serving);

@@ -139,7 +139,9 @@ std::string run_folder(std::size_t index) {
 }
 
 // The catalogs the runs use, by their `catalog` folder ("" for the bundled one alone),
-// each read once before any run starts (errors name the file).
+// each read once before any run starts (errors name the file), and every run's deployment
+// checked against its catalog then too: a grid value the catalog refuses (a parallelism
+// its servers cannot take) stops the sweep before the first run, not half way.
 using Catalogs = std::map<std::string, configs::Catalog>;
 
 Expected<Catalogs> load_catalogs(const SweepPlan& plan) {
@@ -150,6 +152,15 @@ Expected<Catalogs> load_catalogs(const SweepPlan& plan) {
     auto catalog = configs::load_scenario_catalog(config);
     if (!catalog) return catalog.error();
     catalogs.emplace(key, std::move(*catalog));
+  }
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto config = plan.config_of(plan.run(i));
+    if (!config) return config.error();
+    const std::string where = plan.grid_path() + ": run " + std::to_string(i) + ": " + plan.config_path;
+    if (auto checked = run::ScenarioRun::check(*config, where, catalogs.at(config->catalog.value_or("")));
+        !checked) {
+      return checked.error();
+    }
   }
   return catalogs;
 }

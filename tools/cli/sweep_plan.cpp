@@ -28,6 +28,95 @@ Expected<json> list_of(const json& grid, const std::string& file, const char* ke
   return value;
 }
 
+// `inner` is set whenever `outer` is: it is `outer` or a key inside it ("run.until_s" in "run").
+bool covered_by(const std::string& inner, const std::string& outer) {
+  return inner.compare(0, outer.size(), outer) == 0 && (inner.size() == outer.size() || inner[outer.size()] == '.');
+}
+
+// The keys a value sets at `path`: {"max_num_seqs": 8} at serving.vllm sets
+// serving.vllm.max_num_seqs (a list or an empty object is one value).
+void leaves_of(const std::string& path, const json& value, std::vector<std::string>& out) {
+  if (!value.is_object() || value.empty()) {
+    out.push_back(path);
+    return;
+  }
+  for (const auto& [key, inner] : value.items()) leaves_of(path + "." + key, inner, out);
+}
+
+// One override of a run, in the order a run applies them: --set first (on the base), then
+// its list entry's keys, then the grid's keys.
+struct Given {
+  std::string name;                 // how an error names it: "--set run.until_s", "grid.seed"
+  std::string path;
+  std::vector<std::string> leaves;  // what its values set (the grid's: all of its values')
+};
+
+// The first override after `at` in `order` that sets every leaf of order[at] again, or null
+// when one of its leaves is played.
+const Given* overridden(const std::vector<const Given*>& order, std::size_t at) {
+  const Given* by = nullptr;
+  for (const std::string& leaf : order[at]->leaves) {
+    const auto later = std::find_if(order.begin() + static_cast<std::ptrdiff_t>(at) + 1, order.end(),
+                                    [&](const Given* g) { return covered_by(leaf, g->path); });
+    if (later == order.end()) return nullptr;
+    if (by == nullptr) by = *later;
+  }
+  return by;
+}
+
+// Every value the grid file and --set give is played in some run: a key the keys applied
+// after it set again in every run (a --set under a grid key, a list key under another) is
+// refused, naming both, and so is a key that would share a column of sweep.csv with the
+// run, folder, trace or status columns (a "seed" key is shown in the seed column).
+Status check_keys_used(const std::string& grid_path, const std::vector<configs::Override>& sets,
+                       const std::vector<std::vector<configs::Override>>& list,
+                       const std::vector<std::pair<std::string, std::vector<json>>>& axes) {
+  const auto given = [](std::string name, const std::string& path, const std::vector<json>& values) {
+    Given g{std::move(name), path, {}};
+    for (const json& value : values) leaves_of(path, value, g.leaves);
+    return g;
+  };
+  std::vector<Given> set_given, axis_given;
+  for (const configs::Override& o : sets) set_given.push_back(given("--set " + o.path, o.path, {o.value}));
+  for (const auto& [key, values] : axes) axis_given.push_back(given(grid_path + ": grid." + key, key, values));
+  std::vector<std::vector<Given>> list_given(list.size());
+  for (std::size_t e = 0; e < list.size(); ++e) {
+    for (const configs::Override& o : list[e]) {
+      list_given[e].push_back(given(grid_path + ": list[" + std::to_string(e) + "]." + o.path, o.path, {o.value}));
+    }
+  }
+  // A --set is played if some list entry's runs play one of its keys.
+  std::vector<bool> set_played(set_given.size(), false);
+  std::vector<const Given*> set_overrider(set_given.size(), nullptr);
+  for (std::size_t e = 0; e < list.size(); ++e) {
+    std::vector<const Given*> order;
+    for (const Given& g : set_given) order.push_back(&g);
+    for (const Given& g : list_given[e]) order.push_back(&g);
+    for (const Given& g : axis_given) order.push_back(&g);
+    for (std::size_t i = set_given.size(); i < order.size(); ++i) {
+      const std::string& path = order[i]->path;
+      if (path == "run" || path == "folder" || path == "trace" || path == "status") {
+        return Error{order[i]->name + ": sweep.csv's " + path + " column is its own: give the keys inside it"};
+      }
+      if (const Given* by = overridden(order, i)) {
+        return Error{order[i]->name + ": " + by->name + " sets it again in every run, so it would never be played"};
+      }
+    }
+    for (std::size_t i = 0; i < set_given.size(); ++i) {
+      const Given* by = overridden(order, i);
+      if (by == nullptr) set_played[i] = true;
+      else if (set_overrider[i] == nullptr) set_overrider[i] = by;
+    }
+  }
+  for (std::size_t i = 0; i < set_given.size(); ++i) {
+    if (!set_played[i]) {
+      return Error{set_given[i].name + ": " + set_overrider[i]->name +
+                   " sets it again in every run, so it would never be played"};
+    }
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 SweepRun SweepPlan::run(std::size_t index) const {
@@ -85,10 +174,12 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
   auto base = configs::read_config_file(plan.config_path);
   if (!base) return Error{grid_path + ": config: " + base.error().message};
   plan.base_ = std::move(*base);
-  // --set changes the base scenario, before any run's overrides (a grid key wins).
+  // --set changes the base scenario, before any run's overrides (refused under a grid key).
+  std::vector<configs::Override> set_overrides;
   for (const std::string& assignment : sets) {
     auto parsed = configs::parse_override(assignment);
     if (!parsed) return Error{"--set: " + parsed.error().message};
+    set_overrides.push_back(*parsed);
     if (auto applied = configs::apply_override(plan.base_, *parsed); !applied) {
       return Error{"--set: " + plan.config_path + ": " + applied.error().message};
     }
@@ -133,6 +224,7 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
       plan.axes_.emplace_back(key, std::vector<json>(values.begin(), values.end()));
     }
   }
+  if (auto used = check_keys_used(grid_path, set_overrides, plan.sets_, plan.axes_); !used) return used.error();
   auto traces = list_of(*grid, grid_path, "traces", json::array({nullptr}));
   if (!traces) return traces.error();
   auto seeds = list_of(*grid, grid_path, "seeds", json::array({nullptr}));
@@ -184,6 +276,7 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
     auto config = plan.config_of(run);
     if (!config) return config.error();
     for (const auto& o : run.overrides) {
+      if (o.path == "seed") continue;  // shown in the seed column
       if (std::find(plan.override_keys.begin(), plan.override_keys.end(), o.path) == plan.override_keys.end()) {
         plan.override_keys.push_back(o.path);
       }

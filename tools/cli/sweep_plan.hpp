@@ -33,6 +33,7 @@ struct SweepRun {
 class SweepPlan {
  public:
   std::size_t size() const { return count_; }
+  const std::string& grid_path() const { return grid_path_; }
   // Run `index` (< size()), numbered list x grid x traces x seeds, seeds varying fastest.
   SweepRun run(std::size_t index) const;
   // Its scenario: the base file's tree with the run's overrides, trace and seed applied

@@ -207,7 +207,7 @@ Expected<std::vector<rl::EnvMember>> load_members(const configs::ScenarioConfig&
     if (options.trace) {
       return Error{"--trace replaces one workload, and rl.train_also trains on several: leave one out"};
     }
-    auto other = load_scenario_for_command(path, std::nullopt, options.trace_format, std::nullopt);
+    auto other = load_scenario_for_command(path, {.trace_format = options.trace_format, .catalog = options.catalog});
     if (!other) return Error{"rl.train_also: " + other.error().message};
     if (!other->rl) return Error{"rl.train_also: " + path + ": expected a recipe (a scenario with an rl object)"};
     if (!other->rl->train_also.empty()) {
@@ -229,7 +229,8 @@ Expected<configs::ScenarioConfig> train_config(const TrainCommandOptions& option
                                                std::ostream& err) {
   // --seed is the training's (rl.ppo.seed): the scenario's seed, which draws a synthetic
   // workload, stays the recipe's, so every seed trains and is judged on the same load.
-  auto loaded = load_scenario_for_command(config_path, options.trace, options.trace_format, std::nullopt, options.sets);
+  auto loaded = load_scenario_for_command(
+      config_path, {options.trace, options.trace_format, std::nullopt, options.sets, options.catalog});
   if (!loaded) return loaded.error();
   configs::ScenarioConfig config = std::move(*loaded);
   if (!config.rl) config.rl = configs::RlSpec{};
@@ -252,7 +253,6 @@ Expected<configs::ScenarioConfig> train_config(const TrainCommandOptions& option
     config.rl->ppo.total_decisions = *options.total_decisions;
   }
   if (options.threads) config.rl->ppo.threads = *options.threads;
-  if (options.catalog) config.catalog = *options.catalog;
   const int ranks = rank_group_options(options).world_size;
   if (ranks > 1 && static_cast<std::uint32_t>(ranks) > config.rl->ppo.num_envs) {
     // Refused before meeting: every rank needs an environment, and waiting for ranks that
