@@ -35,6 +35,11 @@ def main():
     # The axis the search moved along: instances when they vary, else the rate.
     by_instances = len({r["instances"] for r in rows}) > 1
     key = "instances" if by_instances else "rate_scale"
+    # A probe that judged no request has no attainment: nothing to draw.
+    rows = [r for r in rows if r["slo_attainment"] != ""]
+    if not rows:
+        print(f"plot_capacity.py: no probe of {args.csv} judged a request: nothing to draw", file=sys.stderr)
+        return 0
     rows.sort(key=lambda r: float(r[key]))
     xs = [float(r[key]) for r in rows]
     slo = [100 * float(r["slo_attainment"]) for r in rows]

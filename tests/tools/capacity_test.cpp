@@ -144,6 +144,31 @@ TEST(CapacityCommandTest, TheAnswerIsWhatABruteForceSweepOfReplaysFinds) {
   EXPECT_TRUE(searched.count(*fewest) && searched.count(*fewest - 1)) << "the answer and the size below were probed";
 }
 
+// A probe that judged no request (every arrival past the context at a rate the run ends
+// within) has no attainment or latency: empty cells and "-", never 0% and 0 s.
+TEST(CapacityCommandTest, AProbeThatJudgedNothingShowsNoFigure) {
+  const auto dir = fresh_dir("capacity_nothing");
+  CapacityCommandOptions options;
+  options.rate_scale = 1e6;
+  options.until_s = 1;
+  options.max_instances = 4;
+  options.out_dir = dir.string();
+  options.plot = false;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_capacity_command(options, out, err), kExitOk) << err.str();
+  const auto probes = csv_rows(slurp(dir / "capacity.csv"));
+  ASSERT_FALSE(probes.empty());
+  for (const auto& row : probes) {
+    ASSERT_EQ(row.at("judged"), "0");
+    EXPECT_EQ(row.at("slo_attainment"), "");
+    EXPECT_EQ(row.at("ttft_p99_s"), "");
+    EXPECT_EQ(row.at("tbt_p99_s"), "");
+    EXPECT_EQ(row.at("meets_target"), "0");
+  }
+  EXPECT_NE(out.str().find("meet - of the 99.0% target"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("0.0%"), std::string::npos) << out.str();
+}
+
 TEST(CapacityCommandTest, BadOptionsAndAScenarioItCannotSizeAreRefused) {
   const auto refused = [](CapacityCommandOptions options, const std::string& words) {
     options.plot = false;

@@ -138,16 +138,26 @@ Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& 
   return setup;
 }
 
+// A probe's row; its attainment and latency cells are empty where it judged no request
+// (a figure over nothing is no figure).
 std::string csv_row(std::uint32_t instances, const run::SloProbe& p, double target) {
+  const auto judged_figure = [&](double value, const char* format) {
+    char cell[32] = "";
+    if (p.judged > 0) std::snprintf(cell, sizeof cell, format, value);
+    return std::string(cell);
+  };
   char line[512];
   std::snprintf(line, sizeof line,
-                "%u,%.6g,%.6f,%d,%.6f,%.6f,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%.6f,%.4f,%d\n",
-                instances, p.rate_scale, p.attainment, p.attainment >= target ? 1 : 0, p.ttft_p99_s, p.tbt_p99_s,
-                p.goodput_per_s, p.offered_per_s, p.arrived, p.judged, p.unfinished, p.over_context, p.other_drops,
-                p.gpu_hours, p.cost_usd, p.overloaded ? 1 : 0);
+                "%u,%.6g,%s,%d,%s,%s,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.4f,%d\n",
+                instances, p.rate_scale, judged_figure(p.attainment, "%.6f").c_str(),
+                p.judged > 0 && p.attainment >= target ? 1 : 0, judged_figure(p.ttft_p99_s, "%.6f").c_str(),
+                judged_figure(p.tbt_p99_s, "%.6f").c_str(), p.goodput_per_s, p.offered_per_s, p.arrived, p.judged,
+                p.unfinished, p.over_context, p.other_drops, p.gpu_hours, p.cost_usd, p.overloaded ? 1 : 0);
   return line;
 }
+
+// "99.5%", or "-" where the probe judged no request.
+std::string attainment_text(const run::SloProbe& p) { return p.judged > 0 ? percent_text(p.attainment, 1) : "-"; }
 
 // "1 mixed instance meets", "4 mixed instances meet".
 std::string instances_text(std::uint32_t n, const std::string& pool, const std::string& verb_one,
@@ -232,17 +242,17 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
     if (!fewest) {
       const run::SloProbe& best = prober.probes().rbegin()->second;
       out << "capacity    not reached: " << instances_text(options.max_instances, setup->pool_name, "meets", "meet") << " "
-          << percent_text(best.attainment, 1) << " of the " << target << " target at rate x" << number_text(rate)
+          << attainment_text(best) << " of the " << target << " target at rate x" << number_text(rate)
           << " (" << judged_text(best) << ")\n";
     } else {
       const run::SloProbe& at = prober.probes().at({static_cast<std::uint32_t>(*fewest), rate});
       out << "capacity    " << instances_text(static_cast<std::uint32_t>(*fewest), setup->pool_name, "meets", "meet") << " the " << target
-          << " SLO target at rate x" << number_text(rate) << ": " << percent_text(at.attainment, 1) << " met "
+          << " SLO target at rate x" << number_text(rate) << ": " << attainment_text(at) << " met "
           << judged_text(at) << "; goodput " << number_text(std::round(at.goodput_per_s * 100) / 100) << " of "
           << number_text(std::round(at.offered_per_s * 100) / 100) << " req/s offered";
       if (const auto below = prober.probes().find({static_cast<std::uint32_t>(*fewest - 1), rate});
           below != prober.probes().end()) {
-        out << "; " << *fewest - 1 << " meet " << percent_text(below->second.attainment, 1);
+        out << "; " << *fewest - 1 << " meet " << attainment_text(below->second);
       }
       out << '\n';
     }
@@ -250,19 +260,21 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
     const run::SloProbe& idle = prober.probes().begin()->second;  // the lowest rate probed
     out << "capacity    not reached: " << instances_text(instances, setup->pool_name, "misses", "miss") << " the " << target
         << " SLO target even at rate x" << number_text(idle.rate_scale) << ", nearly idle: "
-        << percent_text(idle.attainment, 1) << " met " << judged_text(idle)
+        << attainment_text(idle) << " met " << judged_text(idle)
         << " (requests the deployment cannot serve within the SLO at any load: see ttft_p99_s, tbt_p99_s)\n";
   } else {
     const run::SloProbe& at = prober.probes().at({instances, *most});
     out << "capacity    " << instances_text(instances, setup->pool_name, "sustains", "sustain") << " rate x"
         << number_text(*most) << " (" << number_text(std::round(at.offered_per_s * 100) / 100)
         << " req/s offered, goodput " << number_text(std::round(at.goodput_per_s * 100) / 100) << " req/s) at the "
-        << target << " SLO target: " << percent_text(at.attainment, 1) << " met " << judged_text(at) << '\n';
+        << target << " SLO target: " << attainment_text(at) << " met " << judged_text(at) << '\n';
   }
   out << "outputs     " << csv_path;
   const std::string png = options.out_dir + "/capacity.png";
-  if (options.plot && draw_plot("plot_capacity.py", {csv_path, "--target", number_text(options.target)}, png, err)) {
-    out << ", " << png;
+  if (options.plot) {
+    auto drawn = draw_plot("plot_capacity.py", {csv_path, "--target", number_text(options.target)}, png, err);
+    if (!drawn) return fail(err << '\n', drawn.error().message, kExitOutputError);
+    if (*drawn) out << ", " << png;
   }
   out << '\n';
   return kExitOk;

@@ -245,7 +245,14 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
       << (options.seeds == 1 ? "/<policy>/\n" : "/<policy>/seed-<seed>/\n");
   out << "outputs       " << csv_path << ", " << by_class_path;
   const std::string png = options.out_dir + "/presets.png";
-  if (options.plot && draw_plot("plot_presets.py", {csv_path}, png, err)) out << ", " << png;
+  if (options.plot) {
+    auto drawn = draw_plot("plot_presets.py", {csv_path}, png, err);
+    if (!drawn) {
+      out << '\n';
+      return fail(drawn.error().message, kExitOutputError);
+    }
+    if (*drawn) out << ", " << png;
+  }
   out << '\n';
   return kExitOk;
 }

@@ -1,5 +1,7 @@
 #include "tools/cli/plot_script.hpp"
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
@@ -8,6 +10,9 @@
 
 namespace meshsim::cli {
 namespace {
+
+constexpr int kNoMatplotlib = 77;  // what tools/plot_setup.py's callers exit with
+constexpr int kNoPython = 127;     // the shell's "command not found"
 
 // POSIX shell quoting: inside '...' only a quote needs care ('\'').
 std::string shell_quote(const std::string& text) {
@@ -18,21 +23,27 @@ std::string shell_quote(const std::string& text) {
 
 }  // namespace
 
-bool run_plot_script(const std::string& script_name, const std::vector<std::string>& args) {
+Expected<bool> draw_plot(const std::string& script_name, std::vector<std::string> args, const std::string& png,
+                         std::ostream& err) {
   std::string command = "/usr/bin/python3 " + shell_quote(configs::default_catalog_folder() + "/../tools/" + script_name);
   for (const auto& arg : args) command += " " + shell_quote(arg);
-  command += " > /dev/null 2>&1";
-  return std::system(command.c_str()) == 0;
-}
-
-bool draw_plot(const std::string& script_name, std::vector<std::string> args, const std::string& png,
-               std::ostream& err) {
-  args.push_back("--out");
-  args.push_back(png);
-  if (run_plot_script(script_name, args)) return true;
-  err << "note: no " << std::filesystem::path(png).filename().string() << " (tools/" << script_name
-      << " needs python3-matplotlib)\n";
-  return false;
+  command += " --out " + shell_quote(png) + " > /dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  const int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string name = std::filesystem::path(png).filename().string();
+  if (code == 0 && std::filesystem::exists(png)) return true;
+  if (code == 0) {
+    err << "note: no " << name << ": nothing to draw\n";
+    return false;
+  }
+  if (code == kNoMatplotlib || code == kNoPython) {
+    err << "note: no " << name << " (tools/" << script_name << " needs python3-matplotlib)\n";
+    return false;
+  }
+  std::error_code ignored;
+  std::filesystem::remove(png, ignored);  // never a partial PNG
+  return Error{png + ": could not be written: tools/" + script_name + " exited " + std::to_string(code) +
+               " (a full disk, or a file-size limit?)"};
 }
 
 }  // namespace meshsim::cli

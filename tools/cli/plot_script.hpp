@@ -4,15 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/expected.hpp"
+
 namespace meshsim::cli {
 
-// Runs one of tools/*.py (python3-matplotlib plots) with `args`, output discarded;
-// true when it succeeded. Plots are optional: a caller notes the missing PNG and goes on.
-bool run_plot_script(const std::string& script_name, const std::vector<std::string>& args);
-
-// Draws `png` with tools/<script_name> (`args`, then --out png): true when drawn, else
-// a note on `err` that the PNG is missing and what it needs.
-bool draw_plot(const std::string& script_name, std::vector<std::string> args, const std::string& png,
-               std::ostream& err);
+// Draws `png` with tools/<script_name> (`args`, then --out png; a python3-matplotlib
+// plot): true when drawn. Plots are optional where they cannot be drawn: false, with a
+// note on `err`, without python3-matplotlib (the scripts exit 77) or with nothing to draw.
+// A PNG the script could not write (a full disk, a file-size limit) is an output error.
+Expected<bool> draw_plot(const std::string& script_name, std::vector<std::string> args, const std::string& png,
+                         std::ostream& err);
 
 }  // namespace meshsim::cli

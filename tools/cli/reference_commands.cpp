@@ -78,6 +78,17 @@ std::string percent_or_dash(const std::optional<double>& error, int width, int d
   return text;
 }
 
+// "1.234" or "-" (no figure), `width` wide.
+std::string fixed_or_dash(const std::optional<double>& value, int width, int decimals) {
+  char text[32];
+  if (value) {
+    std::snprintf(text, sizeof text, "%*.*f", width, decimals, *value);
+  } else {
+    std::snprintf(text, sizeof text, "%*s", width, "-");
+  }
+  return text;
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;
   std::sort(values.begin(), values.end());
@@ -110,25 +121,29 @@ class LatencyCollector final : public replay::ReplayObserver {
     output_tokens_ += r.output_tokens;
   }
 
+  // A latency over no completed request is null, never 0.
   ordered_json figures(double duration_s) {
     std::sort(e2e_.begin(), e2e_.end());
     std::sort(ttft_.begin(), ttft_.end());
     const auto mean = [](const std::vector<double>& v) {
       double sum = 0;
       for (const double x : v) sum += x;
-      return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+      return v.empty() ? ordered_json(nullptr) : ordered_json(sum / static_cast<double>(v.size()));
+    };
+    const auto at = [](const std::vector<double>& sorted, double p) {
+      return sorted.empty() ? ordered_json(nullptr) : ordered_json(percentile(sorted, p));
     };
     ordered_json out;
     out["requests"] = e2e_.size();
     out["failures"] = not_completed_;
     out["e2e_mean_s"] = mean(e2e_);
-    out["e2e_p50_s"] = percentile(e2e_, 50);
-    out["e2e_p90_s"] = percentile(e2e_, 90);
-    out["e2e_p99_s"] = percentile(e2e_, 99);
+    out["e2e_p50_s"] = at(e2e_, 50);
+    out["e2e_p90_s"] = at(e2e_, 90);
+    out["e2e_p99_s"] = at(e2e_, 99);
     out["ttft_mean_s"] = mean(ttft_);
-    out["ttft_p50_s"] = percentile(ttft_, 50);
-    out["ttft_p90_s"] = percentile(ttft_, 90);
-    out["ttft_p99_s"] = percentile(ttft_, 99);
+    out["ttft_p50_s"] = at(ttft_, 50);
+    out["ttft_p90_s"] = at(ttft_, 90);
+    out["ttft_p99_s"] = at(ttft_, 99);
     out["inter_token_mean_s"] = mean(itl_);
     out["output_tokens_per_s"] = static_cast<double>(output_tokens_) / duration_s;
     out["requests_per_s"] = static_cast<double>(e2e_.size()) / duration_s;
@@ -215,12 +230,18 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
     auto finished = replay_to_end(config, options.reference + ":" + std::to_string(row.line), *catalog, collector);
     if (!finished) return fail(err, finished.error().message, kExitBadInput);
     ordered_json predicted = collector.figures(row.duration_s);
-    const double e2e = predicted["e2e_p50_s"], ttft = predicted["ttft_p50_s"];
-    const double itl = predicted["inter_token_mean_s"];
+    const auto figure = [&](const char* key) {
+      return predicted[key].is_null() ? std::optional<double>() : std::optional<double>(predicted[key].get<double>());
+    };
+    const auto e2e = figure("e2e_p50_s"), ttft = figure("ttft_p50_s"), itl = figure("inter_token_mean_s");
     const bool kept_up = row.kept_up();
-    const auto e2e_error = measured_error(e2e, row.e2e_p50_s);
-    const auto ttft_error = measured_error(ttft, row.ttft_p50_s);
-    const auto itl_error = measured_error(itl, row.inter_token_mean_s());
+    // No prediction (nothing completed in the replay) has no error either.
+    const auto error_of = [](const std::optional<double>& predicted_s, double measured_s) {
+      return predicted_s ? measured_error(*predicted_s, measured_s) : std::nullopt;
+    };
+    const auto e2e_error = error_of(e2e, row.e2e_p50_s);
+    const auto ttft_error = error_of(ttft, row.ttft_p50_s);
+    const auto itl_error = error_of(itl, row.inter_token_mean_s());
     if (kept_up) {
       if (e2e_error) e2e_errors.push_back(std::fabs(*e2e_error));
       if (ttft_error) ttft_errors.push_back(std::fabs(*ttft_error));
@@ -234,11 +255,13 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
                        {"inter_token_mean", as_json(itl_error)}};
     report["rows"].push_back(entry);
     if (!options.json) {
-      std::snprintf(line, sizeof line, "%4zu  %-40.40s %5.1f  %7.3f %7.3f %s  %7.3f %7.3f %s  %6.2f %6.2f %s%s\n",
-                    row.line, row.experiment.c_str(), row.rate_per_s, row.e2e_p50_s, e2e,
-                    percent_or_dash(e2e_error, 7).c_str(), row.ttft_p50_s, ttft, percent_or_dash(ttft_error, 7).c_str(),
-                    row.inter_token_mean_s() * 1e3, itl * 1e3, percent_or_dash(itl_error, 7).c_str(),
-                    kept_up ? "" : "  (overloaded)");
+      std::snprintf(line, sizeof line, "%4zu  %-40.40s %5.1f  %7.3f %s %s  %7.3f %s %s  %6.2f %s %s%s%s\n",
+                    row.line, row.experiment.c_str(), row.rate_per_s, row.e2e_p50_s, fixed_or_dash(e2e, 7, 3).c_str(),
+                    percent_or_dash(e2e_error, 7).c_str(), row.ttft_p50_s, fixed_or_dash(ttft, 7, 3).c_str(),
+                    percent_or_dash(ttft_error, 7).c_str(), row.inter_token_mean_s() * 1e3,
+                    fixed_or_dash(itl ? std::optional(*itl * 1e3) : std::nullopt, 6, 2).c_str(),
+                    percent_or_dash(itl_error, 7).c_str(), kept_up ? "" : "  (overloaded)",
+                    e2e ? "" : "  (no request completed in the replay)");
       out << line << std::flush;
     }
   }
@@ -258,7 +281,7 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
   if (options.json) {
     out << report.dump(2) << '\n';
   } else if (e2e_errors.empty() && ttft_errors.empty() && itl_errors.empty()) {
-    out << "no row has a measurement the server kept up with: no error to report (predictions only)\n";
+    out << "no row has both a measurement the server kept up with and a prediction: no error to report\n";
   } else {
     const auto figure = [&](const char* name, const std::vector<double>& errors) {
       return std::string(name) + " " +

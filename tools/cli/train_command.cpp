@@ -307,7 +307,7 @@ StepFailure open_watchers(const TrainCommandOptions& options, const std::vector<
 
 // The console's account of a finished invocation: decisions trained and their speed, what
 // is left, the outputs (and the learning curve's plot when asked for).
-void print_train_report(const TrainCommandOptions& options, const rl::PpoTrainer& ppo, std::uint64_t decisions,
+Status print_train_report(const TrainCommandOptions& options, const rl::PpoTrainer& ppo, std::uint64_t decisions,
                         double seconds, std::uint32_t stop, bool validated, std::ostream& out, std::ostream& err) {
   const fs::path dir(options.out_dir);
   const fs::path csv = dir / "learning_curve.csv";
@@ -321,10 +321,13 @@ void print_train_report(const TrainCommandOptions& options, const rl::PpoTrainer
     if (validated) out << ", " << (dir / "validation.csv").string() << ", " << (dir / "best").string();
   }
   const std::string png = (dir / "learning_curve.png").string();
-  if (options.plot && draw_plot("plot_learning_curve.py", {csv.string()}, png, err) && !options.quiet) {
-    out << ", " << png;
+  if (options.plot) {
+    auto drawn = draw_plot("plot_learning_curve.py", {csv.string()}, png, err);
+    if (!drawn) return drawn.error();
+    if (*drawn && !options.quiet) out << ", " << png;
   }
   if (!options.quiet) out << '\n';
+  return Ok{};
 }
 
 }  // namespace
@@ -448,7 +451,10 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const std::uint64_t decisions =
       static_cast<std::uint64_t>(stop - first) * config.rl->ppo.num_envs * config.rl->ppo.rollout_steps;
-  print_train_report(options, ppo, decisions, seconds, stop, selector != nullptr, out, err);
+  if (const Status reported = print_train_report(options, ppo, decisions, seconds, stop, selector != nullptr, out, err);
+      !reported) {
+    return fail(err, reported.error().message, kExitOutputError);
+  }
   return kExitOk;
 }
 
