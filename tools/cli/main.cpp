@@ -3,6 +3,7 @@
 // command whose library is not linked into this executable is parsed here all the same
 // (one --help, one set of errors) and then run by its companion (companion.hpp).
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <exception>
 #include <iostream>
 
@@ -356,6 +357,11 @@ void refuse_empty_values(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace meshsim::cli;
+  // Under a file-size limit (ulimit -f) a write then fails (EFBIG), which every writer
+  // reports as an output error (exit 3, its temporary file removed), where SIGXFSZ's
+  // default action would kill the process mid-write and leave .tmp files. The plot
+  // scripts inherit it, so a PNG past the limit is an output error too.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"meshsim: a discrete-event simulator and RL testbed for GPU cluster scheduling"};
   app.set_version_flag("--version", MESHSIM_VERSION);
   app.require_subcommand(1);
