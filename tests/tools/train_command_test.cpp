@@ -147,6 +147,46 @@ TEST(TrainCommandTest, StoppingAndResumingGivesTheCurveOfOneRun) {
   EXPECT_EQ(slurp(part.out_dir + "/best/state.json"), slurp(whole.out_dir + "/best/state.json"));
 }
 
+// Stopped before its first checkpoint (a signal, a full disk: its config.json, inputs.json
+// and part of its curve written, no checkpoint), a training is no dead end: --resume
+// restarts it from iteration 0 and it trains as one run would; a folder with no training
+// in it is still refused.
+TEST(TrainCommandTest, AResumeOfARunStoppedBeforeItsFirstCheckpointRestartsFromIterationZero) {
+  const std::string config = scenario_in_fresh_dir("train_early_cfg", "recipe.json", small_recipe()).string();
+  TrainCommandOptions whole;
+  whole.config_path = config;
+  whole.out_dir = fresh_dir("train_early_whole").string();
+  ASSERT_EQ(train(whole).code, kExitOk);
+
+  TrainCommandOptions part = whole;
+  part.out_dir = fresh_dir("train_early_part").string();
+  part.max_iterations = 1;
+  ASSERT_EQ(train(part).code, kExitOk);
+  // What a stop before the first checkpoint leaves: no checkpoint, a curve row or none.
+  for (const char* made_later : {"checkpoint", "best", "validation.csv", "validation_baseline.csv"}) {
+    std::filesystem::remove_all(std::filesystem::path(part.out_dir) / made_later);
+  }
+  part.max_iterations.reset();
+  EXPECT_EQ(train(part).code, kExitOutputError) << "a fresh run is still refused: the folder holds a training";
+  part.resume = true;
+  const CommandRun resumed = train(part);
+  ASSERT_EQ(resumed.code, kExitOk) << resumed.err;
+  EXPECT_NE(resumed.err.find("was stopped before its first checkpoint: training restarts from iteration 0"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(deterministic_columns(slurp(part.out_dir + "/learning_curve.csv")),
+            deterministic_columns(slurp(whole.out_dir + "/learning_curve.csv")));
+  EXPECT_EQ(slurp(part.out_dir + "/checkpoint/policy.pt"), slurp(whole.out_dir + "/checkpoint/policy.pt"));
+  EXPECT_EQ(slurp(part.out_dir + "/validation.csv"), slurp(whole.out_dir + "/validation.csv"));
+
+  TrainCommandOptions empty = whole;
+  empty.out_dir = fresh_dir("train_early_empty").string();
+  empty.resume = true;
+  const CommandRun nothing = train(empty);
+  EXPECT_EQ(nothing.code, kExitBadInput);
+  EXPECT_NE(nothing.err.find("holds no training to resume"), std::string::npos) << nothing.err;
+}
+
 TEST(TrainCommandTest, AResumeFedOtherInputsIsRefusedNamingWhatChanged) {
   const std::string config = scenario_in_fresh_dir("train_inputs_cfg", "recipe.json", small_recipe()).string();
   const fs::path catalog = fs::path(config).parent_path() / "catalog";
@@ -535,7 +575,7 @@ TEST(TrainCommandTest, BadOptionsAreRefusedWithTheReason) {
   options.resume = true;
   CommandRun run = train(options);
   EXPECT_EQ(run.code, kExitBadInput);
-  EXPECT_NE(run.err.find("holds no checkpoint"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("holds no training to resume"), std::string::npos) << run.err;
   options.resume = false;
   options.seed = "-1";
   run = train(options);

@@ -351,8 +351,12 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   StepFailure refused;
   if (lead) refused = claim_folder(options, dir, lock);
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
-  if (options.resume && !rl::complete_checkpoint(checkpoint)) {  // every rank reads it
-    refused = {"--resume: " + checkpoint.string() + " holds no checkpoint", kExitBadInput};
+  // A training stopped before its first checkpoint (its config.json written, no
+  // checkpoint yet) resumes from iteration 0: nothing it trained was kept.
+  const bool from_checkpoint = options.resume && rl::complete_checkpoint(checkpoint);  // every rank reads it
+  if (options.resume && !from_checkpoint && !fs::exists(dir / "config.json")) {
+    refused = {"--resume: " + options.out_dir + " holds no training to resume (no config.json, no checkpoint)",
+               kExitBadInput};
   }
   if (const int code = all_passed(group, refused, err); code != kExitOk) return code;
 
@@ -376,10 +380,17 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   StepFailure started;
   if (lead) started = prepare_folder(options, members, dir, csv);
   if (!started.code && options.resume) {
-    if (const Status loaded_checkpoint = ppo.load(checkpoint); !loaded_checkpoint) {
+    if (!from_checkpoint && lead) {
+      err << "note: --resume: " << options.out_dir
+          << " was stopped before its first checkpoint: training restarts from iteration 0\n";
+    }
+    const Status loaded_checkpoint = from_checkpoint ? ppo.load(checkpoint) : Status(Ok{});
+    if (!loaded_checkpoint) {
       started = {loaded_checkpoint.error().message, kExitBadInput};
     } else if (lead) {
-      if (auto kept = curve_rows_to_keep(csv, ppo.iteration()); !kept) {
+      auto kept = from_checkpoint ? curve_rows_to_keep(csv, ppo.iteration())
+                                  : Expected<std::string>(std::string(kCurveHeader) + '\n');
+      if (!kept) {
         started = {kept.error().message, kExitBadInput};
       } else {
         AtomicFile rewritten(csv.string());
