@@ -49,6 +49,22 @@ def test_an_episode_is_the_one_a_single_vector_env_plays():
         assert info["gpu_hours"] == (vinfos["final_info"] if truncated else vinfos)["gpu_hours"][0]
 
 
+@pytest.mark.parametrize("make", [lambda: meshsim.ScalingEnv(overrides=SHORT),
+                                  lambda: meshsim.VectorEnv(num_envs=2, overrides=SHORT)])
+@pytest.mark.parametrize("numpy_int", [np.int64, np.uint32, np.int8])
+def test_a_numpy_integer_seed_is_the_python_integer_seed(make, numpy_int):
+    # Gymnasium's own reset takes only Python integers: the seed is converted once, so the
+    # native episode and np_random both follow it (they once split: the native one reset,
+    # then Gymnasium raised).
+    by_int, by_numpy = make(), make()
+    obs, _ = by_int.reset(seed=7)
+    obs_numpy, _ = by_numpy.reset(seed=numpy_int(7))
+    np.testing.assert_array_equal(obs, obs_numpy)
+    assert by_int.np_random.integers(1 << 30) == by_numpy.np_random.integers(1 << 30)
+    with pytest.raises(TypeError, match="seed: expected an integer"):
+        by_numpy.reset(seed=np.float64(7))
+
+
 def test_a_truncated_episode_waits_for_reset():
     env = meshsim.ScalingEnv(overrides=SHORT)
     with pytest.raises(ValueError, match=r"call reset\(\) before the first step"):

@@ -9,9 +9,14 @@ from meshsim.arguments import exact_int
 class NativeEnv:
     """Base of the environment classes; `self._native` is set by the subclass."""
 
+    @staticmethod
+    def _checked_seed(seed):
+        """The seed as a Python int (a numpy integer too: Gymnasium's own reset takes only
+        Python's), checked before anything is reset, so that no reset is half applied."""
+        return None if seed is None else exact_int("seed", seed, 0, 2**64 - 1)
+
     def reset(self, *, seed=None, options=None):
-        seed = None if seed is None else exact_int("seed", seed, 0, 2**64 - 1)
-        return self._native.reset(seed, dict(options or {}))
+        return self._native.reset(self._checked_seed(seed), dict(options or {}))
 
     def step(self, action):
         action = np.asarray(action)

@@ -46,6 +46,7 @@ class ScalingEnv(NativeEnv, gym.Env):
         self._last = None  # the last reset's or step's (info, reward), for render()
 
     def reset(self, *, seed=None, options=None):
+        seed = self._checked_seed(seed)
         obs, info = NativeEnv.reset(self, seed=seed, options=options)
         gym.Env.reset(self, seed=seed)  # np_random follows the same seed (Gymnasium's rule)
         self._last = (info, None)

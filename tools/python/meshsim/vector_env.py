@@ -54,6 +54,7 @@ class VectorEnv(NativeEnv, gym.vector.VectorEnv):
         self.closed = False
 
     def reset(self, *, seed=None, options=None):
+        seed = self._checked_seed(seed)
         obs, infos = NativeEnv.reset(self, seed=seed, options=options)
         gym.vector.VectorEnv.reset(self, seed=seed)  # np_random follows the same seed
         return obs, infos
