@@ -27,13 +27,12 @@ using configs::AutoscalerPolicy;
 using configs::ClusterMode;
 using configs::LlmServingSpec;
 
-Status ScenarioRun::check(const configs::ScenarioConfig& config, const std::string& config_file,
-                          const configs::Catalog& catalog) {
+Status ScenarioRun::check(const configs::ScenarioConfig& config, const configs::Catalog& catalog) {
   const auto* llm = std::get_if<LlmServingSpec>(&config.serving);
   if (llm == nullptr) return Ok{};
   const bool fixed = config.cluster.mode == ClusterMode::kFixed;
   if (auto resolved = configs::resolve_llm_cluster(*llm, catalog, /*place_start_state=*/!fixed); !resolved) {
-    return Error{config_file + ": " + resolved.error().message};
+    return resolved.error();
   }
   return Ok{};
 }

@@ -43,10 +43,9 @@ class ScenarioRun {
                                                        const std::string& config_file, const configs::Catalog& catalog,
                                                        replay::ReplayObserver& observer, RunHooks hooks = {});
   // What create() refuses in the config and its catalog before it builds anything (the
-  // deployment's hardware, model and parallelism), so a sweep can refuse a run its catalog
-  // cannot serve before the first run starts.
-  static Status check(const configs::ScenarioConfig& config, const std::string& config_file,
-                      const configs::Catalog& catalog);
+  // deployment's hardware, model and parallelism; the error names no file), so a sweep can
+  // refuse a run its catalog cannot serve before the first run starts.
+  static Status check(const configs::ScenarioConfig& config, const configs::Catalog& catalog);
 
   ~ScenarioRun();
 

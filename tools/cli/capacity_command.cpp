@@ -271,13 +271,11 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   }
   out << "outputs     " << csv_path;
   const std::string png = options.out_dir + "/capacity.png";
-  if (options.plot) {
-    auto drawn = draw_plot("plot_capacity.py", {csv_path, "--target", number_text(options.target)}, png, err);
-    if (!drawn) return fail(err << '\n', drawn.error().message, kExitOutputError);
-    if (*drawn) out << ", " << png;
-  }
-  out << '\n';
-  return kExitOk;
+  const auto drawn = options.plot
+                        ? draw_plot("plot_capacity.py", {csv_path, "--target", number_text(options.target)}, png, err)
+                        : Expected<bool>(false);
+  out << (drawn && *drawn ? ", " + png : "") << '\n';
+  return drawn ? kExitOk : fail(err, drawn.error().message, kExitOutputError);
 }
 
 }  // namespace meshsim::cli

@@ -245,16 +245,9 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
       << (options.seeds == 1 ? "/<policy>/\n" : "/<policy>/seed-<seed>/\n");
   out << "outputs       " << csv_path << ", " << by_class_path;
   const std::string png = options.out_dir + "/presets.png";
-  if (options.plot) {
-    auto drawn = draw_plot("plot_presets.py", {csv_path}, png, err);
-    if (!drawn) {
-      out << '\n';
-      return fail(drawn.error().message, kExitOutputError);
-    }
-    if (*drawn) out << ", " << png;
-  }
-  out << '\n';
-  return kExitOk;
+  const auto drawn = options.plot ? draw_plot("plot_presets.py", {csv_path}, png, err) : Expected<bool>(false);
+  out << (drawn && *drawn ? ", " + png : "") << '\n';
+  return drawn ? kExitOk : fail(drawn.error().message, kExitOutputError);
 }
 
 }  // namespace meshsim::cli

@@ -565,13 +565,9 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
   if (const Status written = outputs.commit(); !written) return fail(err, written.error().message, kExitOutputError);
   out << "\noutputs       " << outputs.paths();
   const std::string png = (fs::path(options.out_dir) / "eval.png").string();
-  if (options.plot) {
-    auto drawn = draw_plot("plot_eval.py", {options.out_dir}, png, err);
-    if (!drawn) return fail(err << '\n', drawn.error().message, kExitOutputError);
-    if (*drawn) out << ", " << png;
-  }
-  out << '\n';
-  return kExitOk;
+  const auto drawn = options.plot ? draw_plot("plot_eval.py", {options.out_dir}, png, err) : Expected<bool>(false);
+  out << (drawn && *drawn ? ", " + png : "") << '\n';
+  return drawn ? kExitOk : fail(err, drawn.error().message, kExitOutputError);
 }
 
 }  // namespace meshsim::cli

@@ -23,8 +23,8 @@ std::string shell_quote(const std::string& text) {
 
 }  // namespace
 
-Expected<bool> draw_plot(const std::string& script_name, std::vector<std::string> args, const std::string& png,
-                         std::ostream& err) {
+Expected<bool> draw_plot(const std::string& script_name, const std::vector<std::string>& args,
+                         const std::string& png, std::ostream& err) {
   std::string command = "/usr/bin/python3 " + shell_quote(configs::default_catalog_folder() + "/../tools/" + script_name);
   for (const auto& arg : args) command += " " + shell_quote(arg);
   command += " --out " + shell_quote(png) + " > /dev/null 2>&1";

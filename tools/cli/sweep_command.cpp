@@ -138,31 +138,24 @@ std::string run_folder(std::size_t index) {
   return name;
 }
 
-// The catalogs the runs use, by their `catalog` folder ("" for the bundled one alone),
-// each read once before any run starts (errors name the file), and every run's deployment
-// checked against its catalog then too: a grid value the catalog refuses (a parallelism
-// its servers cannot take) stops the sweep before the first run, not half way.
+// The catalogs the runs use, by their `catalog` folder ("" for the bundled one alone).
 using Catalogs = std::map<std::string, configs::Catalog>;
 
-Expected<Catalogs> load_catalogs(const SweepPlan& plan) {
-  Catalogs catalogs;
-  for (const configs::ScenarioConfig& config : plan.distinct_inputs) {
+// Reading the plan, each catalog is read once, when the first run that uses it is checked
+// (errors name the file), and every run's deployment is checked against its catalog: a
+// grid value the catalog refuses (a parallelism its servers cannot take) stops the sweep
+// before the first run starts, not half way.
+RunCheck checked_against_catalogs(Catalogs& catalogs) {
+  return [&catalogs](const configs::ScenarioConfig& config) -> Status {
     const std::string key = config.catalog.value_or("");
-    if (catalogs.contains(key)) continue;
-    auto catalog = configs::load_scenario_catalog(config);
-    if (!catalog) return catalog.error();
-    catalogs.emplace(key, std::move(*catalog));
-  }
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    auto config = plan.config_of(plan.run(i));
-    if (!config) return config.error();
-    const std::string where = plan.grid_path() + ": run " + std::to_string(i) + ": " + plan.config_path;
-    if (auto checked = run::ScenarioRun::check(*config, where, catalogs.at(config->catalog.value_or("")));
-        !checked) {
-      return checked.error();
+    auto found = catalogs.find(key);
+    if (found == catalogs.end()) {
+      auto catalog = configs::load_scenario_catalog(config);
+      if (!catalog) return catalog.error();
+      found = catalogs.emplace(key, std::move(*catalog)).first;
     }
-  }
-  return catalogs;
+    return run::ScenarioRun::check(config, found->second);
+  };
 }
 
 class SweepRunner {
@@ -411,8 +404,8 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 #endif
   // Every rank reads the plan (it is small and deterministic); rank 0 alone reports
   // errors and prepares the folder, then tells the others whether to go on.
-  auto plan = read_sweep_plan(options.grid, options.catalog, options.sets);
-  auto catalogs = plan ? load_catalogs(*plan) : Expected<Catalogs>(Catalogs{});
+  Catalogs catalogs;
+  auto plan = read_sweep_plan(options.grid, options.catalog, options.sets, checked_against_catalogs(catalogs));
   int code = kExitOk;
   std::unique_ptr<MetricsServer> server;  // rank 0's
   std::optional<FolderLock> lock;         // rank 0 holds the folder for the whole sweep
@@ -422,8 +415,6 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
                            std::to_string(options.threads), kExitBadInput);
     } else if (!plan) {
       code = fail(err, plan.error().message, kExitBadInput);
-    } else if (!catalogs) {
-      code = fail(err, catalogs.error().message, kExitBadInput);
     } else if (auto locked = FolderLock::acquire(options.out_dir, "meshsim sweep"); !locked) {
       code = fail(err, locked.error().message, kExitOutputError);
     } else {
@@ -446,7 +437,7 @@ int run_sweep_command(const SweepCommandOptions& options, std::ostream& out, std
 #endif
   if (code != kExitOk) return code;
 
-  SweepRunner runner(*plan, *catalogs, options.out_dir, options.resume, err);
+  SweepRunner runner(*plan, catalogs, options.out_dir, options.resume, err);
   const std::size_t count = plan->size();
   SweepMetrics metrics(server.get(), count);
   std::vector<std::string> rows;

@@ -153,7 +153,7 @@ Expected<configs::ScenarioConfig> SweepPlan::config_of(const SweepRun& run) cons
 }
 
 Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog,
-                                    const std::vector<std::string>& sets) {
+                                    const std::vector<std::string>& sets, const RunCheck& check) {
   auto grid = configs::read_config_file(grid_path);
   if (!grid) return grid.error();
   if (!grid->is_object()) return Error{grid_path + ": expected an object with config, grid, list, traces, seeds"};
@@ -275,6 +275,11 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
     const SweepRun run = plan.run(i);
     auto config = plan.config_of(run);
     if (!config) return config.error();
+    if (check) {
+      if (const Status checked = check(*config); !checked) {
+        return Error{grid_path + ": run " + std::to_string(i) + ": " + plan.config_path + ": " + checked.error().message};
+      }
+    }
     for (const auto& o : run.overrides) {
       if (o.path == "seed") continue;  // shown in the seed column
       if (std::find(plan.override_keys.begin(), plan.override_keys.end(), o.path) == plan.override_keys.end()) {

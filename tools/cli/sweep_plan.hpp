@@ -6,6 +6,7 @@
 // number of runs. Every run's config is still resolved and checked once before the first
 // starts.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ namespace meshsim::cli {
 // The most runs one grid may make (every run is checked first, about 0.15 ms each, and
 // each keeps a row of the CSV in memory until the end).
 inline constexpr std::size_t kMaxSweepRuns = 50'000;
+
+// A check of one run's resolved config beyond the scenario's own (its error is the run's).
+using RunCheck = std::function<Status(const configs::ScenarioConfig&)>;
 
 struct SweepRun {
   std::size_t index = 0;
@@ -45,12 +49,12 @@ class SweepPlan {
   std::vector<std::string> override_keys;   // every key some run overrides, in first-seen order
   nlohmann::json document;                  // what the runs are, for a resumed sweep to compare with
   // One resolved config per distinct catalog folder and trace file the runs read: what
-  // the command loads catalogs from and digests as the sweep's inputs.
+  // the command digests as the sweep's inputs.
   std::vector<configs::ScenarioConfig> distinct_inputs;
 
  private:
   friend Expected<SweepPlan> read_sweep_plan(const std::string&, const std::optional<std::string>&,
-                                             const std::vector<std::string>&);
+                                             const std::vector<std::string>&, const RunCheck&);
   std::string grid_path_;
   nlohmann::json base_;                                              // the scenario file's tree, --set applied
   std::vector<std::vector<configs::Override>> sets_;                 // the list's entries
@@ -71,8 +75,10 @@ class SweepPlan {
 // Paths are relative to the grid file. `sets` (--set key.path=value) change the base
 // scenario before any run's overrides. More than kMaxSweepRuns runs is refused before any
 // is resolved; then every run is resolved and checked (with `catalog`, --catalog's folder,
-// in place of the configs'). Errors name the grid file, the key and the run.
+// in place of the configs', and `check`, when given, on each run's config in the same pass:
+// the command checks the deployment against its catalog). Errors name the grid file, the
+// key and the run.
 Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::optional<std::string>& catalog,
-                                    const std::vector<std::string>& sets = {});
+                                    const std::vector<std::string>& sets = {}, const RunCheck& check = {});
 
 }  // namespace meshsim::cli

@@ -321,12 +321,10 @@ Status print_train_report(const TrainCommandOptions& options, const rl::PpoTrain
     if (validated) out << ", " << (dir / "validation.csv").string() << ", " << (dir / "best").string();
   }
   const std::string png = (dir / "learning_curve.png").string();
-  if (options.plot) {
-    auto drawn = draw_plot("plot_learning_curve.py", {csv.string()}, png, err);
-    if (!drawn) return drawn.error();
-    if (*drawn && !options.quiet) out << ", " << png;
-  }
-  if (!options.quiet) out << '\n';
+  const auto drawn =
+      options.plot ? draw_plot("plot_learning_curve.py", {csv.string()}, png, err) : Expected<bool>(false);
+  if (!options.quiet) out << (drawn && *drawn ? ", " + png : "") << '\n';
+  if (!drawn) return drawn.error();
   return Ok{};
 }
 
