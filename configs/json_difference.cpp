@@ -31,8 +31,27 @@ std::optional<std::string> differ(const json* was, const json* now, const std::s
   return where + ": was " + shown(was) + ", now " + shown(now);
 }
 
+std::optional<std::string> unknown_key(const json& read, const json& written, const std::string& path) {
+  if (read.is_object() && written.is_object()) {
+    for (auto it = read.begin(); it != read.end(); ++it) {
+      const std::string key = path.empty() ? it.key() : path + "." + it.key();
+      if (!written.contains(it.key())) return key;
+      if (auto deeper = unknown_key(*it, written.at(it.key()), key)) return deeper;
+    }
+  } else if (read.is_array() && written.is_array()) {
+    for (std::size_t i = 0; i < read.size() && i < written.size(); ++i) {
+      if (auto deeper = unknown_key(read[i], written[i], path + "[" + std::to_string(i) + "]")) return deeper;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> first_difference(const json& was, const json& now) { return differ(&was, &now, ""); }
+
+std::optional<std::string> first_unknown_key(const json& read, const json& written) {
+  return unknown_key(read, written, "");
+}
 
 }  // namespace meshsim::configs

@@ -78,6 +78,7 @@ class PgPool {
   void destroy_all(ClusterState& cluster);
 
   bool holds(PgId id) const { return pgs_.count(id) != 0; }
+  const std::map<PgId, Entry>& entries() const { return pgs_; }
   bool is_high_priority(double priority) const { return priority >= config_.high_priority_threshold; }
   // The bundle shape of a pooled PG.
   const ResourceVector* shape(PgId id) const;

@@ -15,6 +15,13 @@ PgPool* PgPools::find(const std::string& pool) {
   return it == pools_.end() ? nullptr : it->second.get();
 }
 
+const std::string* PgPools::owner(PgId pg) const {
+  for (const auto& [name, pool] : pools_) {
+    if (pool->holds(pg)) return &name;
+  }
+  return nullptr;
+}
+
 OpResult PgPools::add(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy, ClusterState& cluster) {
   auto pg_pool = std::make_unique<PgPool>(pool, std::move(config), strategy);
   if (auto reserved = pg_pool->reserve(cluster); !reserved) {
@@ -57,7 +64,25 @@ std::vector<std::string> PgPools::check_invariants(const AgentManager& agents) c
     for (auto& problem : pool->check_invariants(cluster)) problems.push_back(std::move(problem));
   }
   std::set<PgId> owned;
-  for (const Agent* agent : agents.list_agents()) owned.insert(agent->placement_group);
+  std::map<PgId, std::vector<const Agent*>> sitting;
+  for (const Agent* agent : agents.list_agents()) {
+    owned.insert(agent->placement_group);
+    sitting[agent->placement_group].push_back(agent);
+  }
+  // In use is derived from who sits where: a state file that says otherwise would hand
+  // an occupied PG to the next task.
+  for (const auto& [name, pool] : pools_) {
+    for (const auto& [id, entry] : pool->entries()) {
+      const std::vector<const Agent*>& in = sitting[id];
+      const std::string pg = "placement group " + std::to_string(id) + " of the PG pool of " + name;
+      if (entry.in_use && in.empty()) problems.push_back(pg + " is marked in use but no agent sits in it");
+      if (!entry.in_use && !in.empty()) problems.push_back(pg + " is marked free but agent " + in[0]->spec.name + " sits in it");
+      if (in.size() > 1) problems.push_back(pg + " holds " + std::to_string(in.size()) + " agents");
+      for (const Agent* agent : in) {
+        if (agent->spec.pool != name) problems.push_back(pg + " holds agent " + agent->spec.name + " of pool " + agent->spec.pool);
+      }
+    }
+  }
   for (const auto& [id, pool] : kept_) {
     if (!owned.insert(id).second) problems.push_back("kept placement group " + std::to_string(id) + " is in use");
     if (cluster.placement_group(id) == nullptr) {

@@ -16,6 +16,8 @@ class PgPools {
  public:
   const PgPool* find(const std::string& pool) const;
   PgPool* find(const std::string& pool);
+  // The resource pool whose PG pool holds `pg`; nullptr when none does.
+  const std::string* owner(PgId pg) const;
   // Adds `pool`'s PG pool and reserves its high-priority PGs; on failure nothing is left
   // behind.
   OpResult add(const std::string& pool, PgPoolConfig config, PlacementStrategy strategy, ClusterState& cluster);
@@ -31,8 +33,9 @@ class PgPools {
   std::vector<PgPool::State> state() const;
   void restore(const std::vector<PgPool::State>& pools, std::map<PgId, std::string> kept);
 
-  // Each PG pool agrees with the cluster, and every placement group belongs to an agent,
-  // a PG pool or the kept set (and a kept one to nothing else); empty when all is well.
+  // Each PG pool agrees with the cluster, a pooled PG is in use exactly when one agent of
+  // its pool sits in it, and every placement group belongs to an agent, a PG pool or the
+  // kept set (and a kept one to nothing else); empty when all is well.
   std::vector<std::string> check_invariants(const AgentManager& agents) const;
 
  private:

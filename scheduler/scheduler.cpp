@@ -60,6 +60,13 @@ OpResult Scheduler::ensure_pool(PoolSpec spec, std::optional<PgPoolConfig> pg_po
 
 OpResult Scheduler::create_agent(AgentSpec spec) {
   const std::string name = spec.name;
+  // A pooled PG is handed out by its PG pool alone: an agent put there by hand would
+  // share it with the next task the pool places.
+  if (spec.placement_group && pg_pools_.owner(*spec.placement_group) != nullptr) {
+    return OpResult::fail("create_agent '" + name + "': placement group " + std::to_string(*spec.placement_group) +
+                          " belongs to the PG pool of '" + *pg_pools_.owner(*spec.placement_group) +
+                          "'; submit_with_pg_preemption places agents there");
+  }
   if (auto created = agents_.create_agent(std::move(spec)); !created) return created;
   agents_.agent(name)->last_heartbeat = clock_.now();
   return OpResult::ok();
@@ -263,6 +270,10 @@ std::vector<std::string> Scheduler::check_invariants() const {
       const Agent* agent = agents_.agent(task.agent);
       if (agent == nullptr || agent->task != id) problems.push_back("running task " + id + " is not on its agent");
       if (agent != nullptr && agent->id != task.agent_id) problems.push_back("running task " + id + " has a stale agent id");
+      if (agent != nullptr && agent->spec.pool != task.pool) {
+        problems.push_back("running task " + id + " is in pool '" + task.pool + "' but its agent " + agent->spec.name +
+                           " is in pool '" + agent->spec.pool + "'");
+      }
     }
     if (task.state == TaskState::kPreempted && !task.saved_state) {
       problems.push_back("preempted task " + id + " has no saved state");

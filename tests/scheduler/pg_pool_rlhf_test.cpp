@@ -124,5 +124,18 @@ TEST_F(PgPoolRlhfTest, SimpleSchedulerFallsBackFromThePgPathOnItsOwn) {
   EXPECT_EQ(stats.tasks.at("completed"), 1u);
 }
 
+// A pooled placement group is the PG pool's to hand out: an agent put there by hand would
+// share it with the next task the pool places (two agents in one bundle).
+TEST_F(PgPoolRlhfTest, AnAgentCannotBeCreatedByHandInAPooledPlacementGroup) {
+  ASSERT_TRUE(scheduler.submit_with_pg_preemption(role("rollout-00", "rollout", 1.0, 1.5, 2048)).result.success);
+  const PgId pooled = scheduler.agents().agent("rollout-00")->placement_group;
+  ASSERT_TRUE(scheduler.complete("rollout-00"));  // the PG goes back to the pool, idle
+  const OpResult created =
+      scheduler.create_agent({"by-hand", "rlhf-pg-pool", "worker", ResourceVector::of(1, 1024, 0), pooled, 0});
+  EXPECT_FALSE(created.success);
+  EXPECT_NE(created.error.find("belongs to the PG pool of 'rlhf-pg-pool'"), std::string::npos) << created.error;
+  EXPECT_EQ(scheduler.agents().agent("by-hand"), nullptr);
+}
+
 }  // namespace
 }  // namespace meshsim::scheduler

@@ -287,6 +287,74 @@ TEST(StateFileTest, EachInconsistentEditIsRefusedAtLoadNamingIt) {
     EXPECT_NE(error.find(expected), std::string::npos) << expected << " not in: " << error;
   }
   EXPECT_NE(load_error(dir, "").find("empty, expected a state file written by save_state"), std::string::npos);
+  EXPECT_NE(load_error(dir, "{}").find("missing key 'format'"), std::string::npos) << load_error(dir, "{}");
+}
+
+// Facts a state file repeats (a pooled placement group's in_use, a running task's pool)
+// are derived again from the ones they follow from (which agent sits where, the agent's
+// pool) and a file that disagrees is refused: loaded, the first would hand an occupied
+// group to the next task, the second hide the task from preemption in a phantom pool.
+TEST(StateFileTest, ARepeatedFactThatContradictsItsSourceIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / "meshsim_state_derived";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const json saved = json::parse(std::ifstream(saved_r1_state(dir)));
+  bool flipped = false;
+  json state = saved;
+  for (auto& pool : state["pg_pools"]) {
+    for (auto& [id, entry] : pool["pgs"].items()) {
+      if (!flipped && entry[1]["in_use"].get<bool>()) {
+        entry[1]["in_use"] = false;
+        flipped = true;
+      }
+    }
+  }
+  ASSERT_TRUE(flipped) << "the saved state has no placement group in use";
+  EXPECT_NE(load_error(dir, state.dump()).find("is marked free but agent"), std::string::npos)
+      << load_error(dir, state.dump());
+  state = saved;
+  for (auto& pool : state["pg_pools"]) {
+    for (auto& [id, entry] : pool["pgs"].items()) {
+      if (!entry[1]["in_use"].get<bool>()) entry[1]["in_use"] = true;
+    }
+  }
+  if (state != saved) {
+    EXPECT_NE(load_error(dir, state.dump()).find("is marked in use but no agent sits in it"), std::string::npos);
+  }
+  state = saved;
+  const auto running = std::find_if(state["tasks"].begin(), state["tasks"].end(),
+                                    [](const json& task) { return task["state"] == "running"; });
+  ASSERT_NE(running, state["tasks"].end());
+  (*running)["pool"] = "ghost";
+  EXPECT_NE(load_error(dir, state.dump()).find("is in pool 'ghost' but its agent"), std::string::npos)
+      << load_error(dir, state.dump());
+}
+
+// A value of the wrong type is named by its key, as a number that does not fit is: never
+// the JSON library's message alone.
+TEST(StateFileTest, AValueOfTheWrongTypeIsNamedByItsKey) {
+  const fs::path dir = fs::temp_directory_path() / "meshsim_state_types";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const json saved = json::parse(std::ifstream(saved_r1_state(dir)));
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& s) { s["tasks"][0]["priority"] = "high"; }, "tasks[0].priority: expected a number"},
+      {[](json& s) { s["tasks"][0]["pool"] = 3; }, "tasks[0].pool: type must be string"},
+      {[](json& s) { s["kept_placement_groups"] = {{1, 2}}; }, "kept_placement_groups[0][1]: type must be string"},
+      {[](json& s) { s["kept_placement_groups"] = 5; }, "kept_placement_groups: type must be array"},
+      {[](json& s) { s["agents"] = 5; }, "agents: type must be array"},
+      {[](json& s) { s["nodes"] = {{{"state", "up"}}}; }, "nodes[0]: missing key 'spec'"},
+      {[](json& s) { s["agents"][0].erase("pool"); }, "agents[0]: missing key 'pool'"},
+      {[](json& s) { s["tasks"][0]["state"] = "sleeping"; }, "tasks[0].state: 'sleeping' is not one of"},
+      {[](json& s) { s["stats"]["completed_tasks"] = "many"; }, "stats.completed_tasks: expected an integer"},
+  };
+  for (const auto& [edit, expected] : cases) {
+    json state = saved;
+    edit(state);
+    const std::string error = load_error(dir, state.dump());
+    EXPECT_NE(error.find(expected), std::string::npos) << expected << " not in: " << error;
+    EXPECT_EQ(error.find("json.exception"), std::string::npos) << error;
+  }
   EXPECT_NE(load_error(dir, "[1, 2]").find("expected a JSON object"), std::string::npos);
 }
 

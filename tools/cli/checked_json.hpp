@@ -14,19 +14,32 @@
 
 namespace meshsim::cli {
 
-// A number that does not fit the field it is read into. `node` is the value's place in the
-// parsed tree, so the reader can name its key (json_path_of).
-struct UnfitNumber : std::runtime_error {
-  UnfitNumber(const void* at, const std::string& message) : std::runtime_error(message), node(at) {}
+// A value that does not fit the field it is read into. `node` is the value's place in the
+// parsed tree (for a missing key, the object that lacks it), so the reader can name its key
+// (json_path_of).
+struct UnfitValue : std::runtime_error {
+  UnfitValue(const void* at, const std::string& message) : std::runtime_error(message), node(at) {}
   const void* node;
 };
 
 // nlohmann::json converts numbers with a cast: -1 read into an unsigned field becomes
 // 4294967295, 2.5 read into an integer becomes 2, and 1e999 reads as infinity. CheckedJson
-// refuses all of these with UnfitNumber, in every field and every container element, for
-// files the project writes and reads back whole (the scheduler's state file).
+// refuses all of these with UnfitValue, in every field and every container element, for
+// files the project writes and reads back whole (the scheduler's state file). A value of
+// the wrong type (a string where a number belongs, a number where a list belongs) is an
+// UnfitValue too, at that value: nlohmann's own type error does not say where it was.
 template <typename T, typename = void>
-struct CheckedSerializer : nlohmann::adl_serializer<T> {};
+struct CheckedSerializer : nlohmann::adl_serializer<T> {
+  template <typename Json>
+  static void from_json(const Json& j, T& value) {
+    try {
+      nlohmann::adl_serializer<T>::from_json(j, value);
+    } catch (const nlohmann::detail::type_error& e) {
+      const std::string what = e.what();  // "[json.exception.type_error.302] type must be ..."
+      throw UnfitValue(&j, what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2));
+    }
+  }
+};
 
 template <typename T>
 struct CheckedSerializer<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>>
@@ -50,7 +63,7 @@ struct CheckedSerializer<T, std::enable_if_t<std::is_integral_v<T> && !std::is_s
         return;
       }
     }
-    throw UnfitNumber(&j, "expected an integer in [" + std::to_string(Limits::min()) + ", " +
+    throw UnfitValue(&j, "expected an integer in [" + std::to_string(Limits::min()) + ", " +
                               std::to_string(Limits::max()) + "], got " + j.dump());
   }
 };
@@ -59,13 +72,31 @@ template <typename T>
 struct CheckedSerializer<T, std::enable_if_t<std::is_floating_point_v<T>>> : nlohmann::adl_serializer<T> {
   template <typename Json>
   static void from_json(const Json& j, T& value) {
+    if (!j.is_number()) throw UnfitValue(&j, "expected a number, got " + j.dump());
     nlohmann::adl_serializer<T>::from_json(j, value);
-    if (!std::isfinite(value)) throw UnfitNumber(&j, "expected a finite number, got " + j.dump());
+    if (!std::isfinite(value)) throw UnfitValue(&j, "expected a finite number, got " + j.dump());
   }
 };
 
 using CheckedJson = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t, std::uint64_t,
                                          double, std::allocator, CheckedSerializer>;
+
+// `object`'s value at `key`, refusing (at `object`) what is not an object or lacks the key.
+template <typename Json>
+const Json& field(const Json& object, const char* key) {
+  if (!object.is_object()) throw UnfitValue(&object, std::string("expected an object with key '") + key + "', got " + object.dump());
+  const auto it = object.find(key);
+  if (it == object.end()) throw UnfitValue(&object, std::string("missing key '") + key + "'");
+  return *it;
+}
+
+// `object`'s list at `key`, refusing (at the value) what is not a list.
+template <typename Json>
+const Json& list_field(const Json& object, const char* key) {
+  const Json& list = field(object, key);
+  if (!list.is_array()) throw UnfitValue(&list, "expected a list, got " + list.dump());
+  return list;
+}
 
 // Where `node` sits under `root`, as "stats.lost_tasks" or "tasks[3].seq" ("" for the
 // root itself); none when it is not in the tree. Walks the whole tree: for error messages.

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "configs/config_file.hpp"
+#include "configs/json_difference.hpp"
 #include "sim/script/script_args.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/checked_json.hpp"
@@ -15,13 +16,14 @@ namespace meshsim::scheduler {
 using nlohmann::json;
 // Read through CheckedJson: a number that does not fit its field is refused, never cast.
 using StateJson = cli::CheckedJson;
+using cli::field;
 
 namespace {
 template <typename E, std::size_t N>
 E enum_from(const StateJson& j, const EnumNames<E, N>& names) {
   const auto text = j.get<std::string>();
   if (auto value = names.parse(text)) return *value;
-  throw std::invalid_argument("'" + text + "' is not one of " + names.accepted());
+  throw cli::UnfitValue(&j, "'" + text + "' is not one of " + names.accepted());
 }
 }  // namespace
 
@@ -36,23 +38,21 @@ double amount_at(const StateJson& j) {
   constexpr auto kMaxMilli = static_cast<std::int64_t>(ResourceVector::kMaxAmount * 1000);
   const auto milli = j.get<std::int64_t>();
   if (milli < 0 || milli > kMaxMilli) {
-    throw cli::UnfitNumber(&j, "expected milli-units in [0, " + std::to_string(kMaxMilli) + "], got " + j.dump());
+    throw cli::UnfitValue(&j, "expected milli-units in [0, " + std::to_string(kMaxMilli) + "], got " + j.dump());
   }
   return static_cast<double>(milli) / 1000.0;
 }
 void from_json(const StateJson& j, ResourceVector& r) {
-  r = ResourceVector::of(amount_at(j.at("cpu_milli")), amount_at(j.at("memory_milli")), amount_at(j.at("gpu_milli")));
-  for (const auto& entry : j.at("custom_milli")) {
-    if (!entry.is_array() || entry.size() != 2) {
-      throw std::invalid_argument("custom_milli: expected [name, milli] pairs");
-    }
-    r.with_custom(entry.at(0).get<std::string>(), amount_at(entry.at(1)));
+  r = ResourceVector::of(amount_at(field(j, "cpu_milli")), amount_at(field(j, "memory_milli")), amount_at(field(j, "gpu_milli")));
+  for (const auto& entry : cli::list_field(j, "custom_milli")) {
+    if (!entry.is_array() || entry.size() != 2) throw cli::UnfitValue(&entry, "expected a [name, milli] pair");
+    r.with_custom(entry[0].get<std::string>(), amount_at(entry[1]));
   }
 }
 
 void to_json(json& j, const NodeSpec& n) { j = {{"name", n.name}, {"capacity", n.capacity}, {"labels", n.labels}, {"sku", n.sku}}; }
 void from_json(const StateJson& j, NodeSpec& n) {
-  n = {j.at("name"), j.at("capacity"), j.at("labels"), j.at("sku")};
+  n = {field(j, "name"), field(j, "capacity"), field(j, "labels"), field(j, "sku")};
 }
 
 void to_json(json& j, const PlacementGroup& pg) {
@@ -64,12 +64,12 @@ void to_json(json& j, const PlacementGroup& pg) {
        {"nodes", pg.nodes}};
 }
 void from_json(const StateJson& j, PlacementGroup& pg) {
-  pg.id = j.at("id");
-  pg.name = j.at("name");
-  pg.bundles = j.at("bundles").get<std::vector<ResourceVector>>();
-  pg.strategy = enum_from(j.at("strategy"), kPlacementStrategyNames);
-  pg.state = j.at("ready").get<bool>() ? PgState::kReady : PgState::kPending;
-  pg.nodes = j.at("nodes").get<std::vector<std::uint32_t>>();
+  pg.id = field(j, "id");
+  pg.name = field(j, "name");
+  pg.bundles = field(j, "bundles").get<std::vector<ResourceVector>>();
+  pg.strategy = enum_from(field(j, "strategy"), kPlacementStrategyNames);
+  pg.state = field(j, "ready").get<bool>() ? PgState::kReady : PgState::kPending;
+  pg.nodes = field(j, "nodes").get<std::vector<std::uint32_t>>();
 }
 
 void to_json(json& j, const PoolSpec& p) {
@@ -80,11 +80,11 @@ void to_json(json& j, const PoolSpec& p) {
        {"placement_strategy", kPlacementStrategyNames.name(p.placement_strategy)}};
 }
 void from_json(const StateJson& j, PoolSpec& p) {
-  p.name = j.at("name");
-  p.labels = j.at("labels");
-  p.resources = j.at("resources");
-  p.target_agents = j.at("target_agents");
-  p.placement_strategy = enum_from(j.at("placement_strategy"), kPlacementStrategyNames);
+  p.name = field(j, "name");
+  p.labels = field(j, "labels").get<Labels>();
+  p.resources = field(j, "resources");
+  p.target_agents = field(j, "target_agents");
+  p.placement_strategy = enum_from(field(j, "placement_strategy"), kPlacementStrategyNames);
 }
 
 void to_json(json& j, const Agent& a) {
@@ -98,20 +98,20 @@ void to_json(json& j, const Agent& a) {
        {"held_for", a.held_for},      {"hold_until", a.hold_until}};
 }
 void from_json(const StateJson& j, Agent& a) {
-  a.spec.name = j.at("name");
-  a.spec.pool = j.at("pool");
-  a.spec.kind = j.at("kind");
-  a.spec.resources = j.at("resources");
-  if (!j.at("given_pg").is_null()) a.spec.placement_group = j.at("given_pg").get<PgId>();
-  a.spec.bundle_index = j.at("bundle_index");
-  a.placement_group = j.at("placement_group");
-  a.owns_placement_group = j.at("owns_placement_group");
-  a.node = j.at("node");
-  if (!j.at("task").is_null()) a.task = j.at("task").get<std::string>();
-  a.dedicated = j.at("dedicated");
-  a.last_heartbeat = j.at("last_heartbeat");
-  a.held_for = j.at("held_for");
-  a.hold_until = j.at("hold_until");
+  a.spec.name = field(j, "name");
+  a.spec.pool = field(j, "pool");
+  a.spec.kind = field(j, "kind");
+  a.spec.resources = field(j, "resources");
+  if (!field(j, "given_pg").is_null()) a.spec.placement_group = field(j, "given_pg").get<PgId>();
+  a.spec.bundle_index = field(j, "bundle_index");
+  a.placement_group = field(j, "placement_group");
+  a.owns_placement_group = field(j, "owns_placement_group");
+  a.node = field(j, "node");
+  if (!field(j, "task").is_null()) a.task = field(j, "task").get<std::string>();
+  a.dedicated = field(j, "dedicated");
+  a.last_heartbeat = field(j, "last_heartbeat");
+  a.held_for = field(j, "held_for");
+  a.hold_until = field(j, "hold_until");
 }
 
 void to_json(json& j, const PgPoolConfig& c) {
@@ -123,19 +123,19 @@ void to_json(json& j, const PgPoolConfig& c) {
        {"high_priority_threshold", c.high_priority_threshold}};
 }
 void from_json(const StateJson& j, PgPoolConfig& c) {
-  c.enable = j.at("enable");
-  c.high_priority_pg_specs = j.at("high_priority_pg_specs").get<std::vector<ResourceVector>>();
-  c.enable_dynamic_pgs = j.at("enable_dynamic_pgs");
-  c.max_dynamic_pgs = j.at("max_dynamic_pgs");
-  c.enable_pg_reuse = j.at("enable_pg_reuse");
-  c.high_priority_threshold = j.at("high_priority_threshold");
+  c.enable = field(j, "enable");
+  c.high_priority_pg_specs = field(j, "high_priority_pg_specs").get<std::vector<ResourceVector>>();
+  c.enable_dynamic_pgs = field(j, "enable_dynamic_pgs");
+  c.max_dynamic_pgs = field(j, "max_dynamic_pgs");
+  c.enable_pg_reuse = field(j, "enable_pg_reuse");
+  c.high_priority_threshold = field(j, "high_priority_threshold");
 }
 
 void to_json(json& j, const PgPool::Entry& e) {
   j = {{"shape", e.shape}, {"reserved", e.reserved}, {"in_use", e.in_use}, {"served_before", e.served_before}};
 }
 void from_json(const StateJson& j, PgPool::Entry& e) {
-  e = {j.at("shape").get<ResourceVector>(), j.at("reserved"), j.at("in_use"), j.at("served_before")};
+  e = {field(j, "shape").get<ResourceVector>(), field(j, "reserved"), field(j, "in_use"), field(j, "served_before")};
 }
 
 void to_json(json& j, const PgPool::State& s) {
@@ -148,13 +148,13 @@ void to_json(json& j, const PgPool::State& s) {
        {"reuse_hits", s.reuse_hits}};
 }
 void from_json(const StateJson& j, PgPool::State& s) {
-  s.pool = j.at("pool");
-  s.config = j.at("config");
-  s.strategy = enum_from(j.at("strategy"), kPlacementStrategyNames);
-  s.pgs = j.at("pgs").get<std::map<PgId, PgPool::Entry>>();
-  s.dynamic_created = j.at("dynamic_created");
-  s.dynamic_destroyed = j.at("dynamic_destroyed");
-  s.reuse_hits = j.at("reuse_hits");
+  s.pool = field(j, "pool");
+  s.config = field(j, "config");
+  s.strategy = enum_from(field(j, "strategy"), kPlacementStrategyNames);
+  s.pgs = field(j, "pgs").get<std::map<PgId, PgPool::Entry>>();
+  s.dynamic_created = field(j, "dynamic_created");
+  s.dynamic_destroyed = field(j, "dynamic_destroyed");
+  s.reuse_hits = field(j, "reuse_hits");
 }
 
 // Saved states, the policy and the stats keep the names the scenario output uses.
@@ -162,20 +162,20 @@ void to_json(json& j, const SavedState& s) { j = script::to_json(s); }
 // A task's traits under the keys script::to_json(TaskTraits) writes. A saved state of a
 // file from before saved states carried checkpoint_interval reads 0 (none).
 void from_json(const StateJson& j, TaskTraits& t) {
-  t.priority = j.at("priority");
-  t.labels = j.at("labels");
-  t.estimated_duration = j.at("estimated_duration");
-  t.payload = j.at("payload");
-  t.checkpoint_interval = j.value("checkpoint_interval", 0.0);
+  t.priority = field(j, "priority");
+  t.labels = field(j, "labels").get<Labels>();
+  t.estimated_duration = field(j, "estimated_duration");
+  t.payload = field(j, "payload");
+  t.checkpoint_interval = j.contains("checkpoint_interval") ? field(j, "checkpoint_interval").get<double>() : 0.0;
 }
 
 void from_json(const StateJson& j, SavedState& s) {
   from_json(j, static_cast<TaskTraits&>(s));
-  s.task_id = j.at("task_id");
-  s.pool_name = j.at("pool_name");
-  s.agent_name = j.at("agent_name");
-  s.elapsed = j.at("elapsed");
-  if (j.contains("custom")) s.custom = j.at("custom").get<std::string>();
+  s.task_id = field(j, "task_id");
+  s.pool_name = field(j, "pool_name");
+  s.agent_name = field(j, "agent_name");
+  s.elapsed = field(j, "elapsed");
+  if (j.contains("custom")) s.custom = field(j, "custom").get<std::string>();
 }
 
 void to_json(json& j, const Task& t) {
@@ -191,47 +191,48 @@ void to_json(json& j, const Task& t) {
 }
 void from_json(const StateJson& j, Task& t) {
   from_json(j, static_cast<TaskTraits&>(t));
-  t.id = j.at("id");
-  t.pool = j.at("pool");
-  t.agent = j.at("agent");
-  t.start_time = j.at("start_time");
-  t.seq = j.at("seq");
-  t.state = enum_from(j.at("state"), kTaskStateNames);
-  if (!j.at("saved_state").is_null()) t.saved_state = j.at("saved_state").get<SavedState>();
-  t.lost_work = j.at("lost_work");
+  t.id = field(j, "id");
+  t.pool = field(j, "pool");
+  t.agent = field(j, "agent");
+  t.start_time = field(j, "start_time");
+  t.seq = field(j, "seq");
+  t.state = enum_from(field(j, "state"), kTaskStateNames);
+  if (!field(j, "saved_state").is_null()) t.saved_state = field(j, "saved_state").get<SavedState>();
+  t.lost_work = field(j, "lost_work");
 }
 
 void to_json(json& j, const PreemptionPolicy& p) { j = script::to_json(p); }
 void from_json(const StateJson& j, PreemptionPolicy& p) {
-  for_each_policy_field([&](const char* name, auto field, auto) {
-    auto& value = p.*field;
+  for_each_policy_field([&](const char* name, auto member, auto) {
+    auto& value = p.*member;
     using Value = std::remove_cvref_t<decltype(value)>;
     if constexpr (std::is_same_v<Value, std::optional<double>>) {
-      value = j.at(name).is_null() ? std::nullopt : std::optional(j.at(name).get<double>());
+      value = field(j, name).is_null() ? std::nullopt : std::optional(field(j, name).template get<double>());
     } else {
-      value = j.at(name).get<Value>();
+      value = field(j, name).template get<Value>();
     }
   });
 }
 
 void from_json(const StateJson& j, PreemptionRecord& r) {
-  r = {j.at("timestamp"), j.at("task_id"), j.at("pool_name"), j.at("priority"),
-       j.at("reason"),    j.at("lost_work"), j.at("preemptor")};
+  r = {field(j, "timestamp"), field(j, "task_id"), field(j, "pool_name"), field(j, "priority"),
+       field(j, "reason"),    field(j, "lost_work"), field(j, "preemptor")};
 }
 
 void to_json(json& j, const PreemptionStats& s) { j = script::to_json(s); }
 void from_json(const StateJson& j, PreemptionStats& s) {
-  s.total_preemptions = j.at("total_preemptions");
-  s.same_pool_preemptions = j.at("same_pool_preemptions");
-  s.cross_pool_preemptions = j.at("cross_pool_preemptions");
-  s.label_preemptions = j.at("label_preemptions");
-  s.manual_preemptions = j.at("manual_preemptions");
-  s.restored_tasks = j.at("restored_tasks");
-  s.requeued_tasks = j.at("requeued_tasks");
-  s.lost_tasks = j.at("lost_tasks");
-  s.completed_tasks = j.value("completed_tasks", std::uint64_t{0});  // absent from older files
-  s.lost_work = j.at("lost_work");
-  s.recent_preemptions = j.at("recent_preemptions").get<std::deque<PreemptionRecord>>();
+  s.total_preemptions = field(j, "total_preemptions");
+  s.same_pool_preemptions = field(j, "same_pool_preemptions");
+  s.cross_pool_preemptions = field(j, "cross_pool_preemptions");
+  s.label_preemptions = field(j, "label_preemptions");
+  s.manual_preemptions = field(j, "manual_preemptions");
+  s.restored_tasks = field(j, "restored_tasks");
+  s.requeued_tasks = field(j, "requeued_tasks");
+  s.lost_tasks = field(j, "lost_tasks");
+  // Absent from older files.
+  s.completed_tasks = j.contains("completed_tasks") ? field(j, "completed_tasks").get<std::uint64_t>() : 0;
+  s.lost_work = field(j, "lost_work");
+  s.recent_preemptions = field(j, "recent_preemptions").get<std::deque<PreemptionRecord>>();
 }
 
 }  // namespace meshsim::scheduler
@@ -283,28 +284,6 @@ Expected<sch::SchedulerState> read_state_file(const std::string& path) {
   return parse_state_file(*text, path);
 }
 
-namespace {
-
-// The first key of `read` that `written` (the same state written back) lacks where both
-// have an object, as a key path; nullopt when every key is one the format has. Arrays are
-// walked element by element: objects of one kind share their keys.
-std::optional<std::string> unknown_key(const json& read, const json& written, const std::string& path) {
-  if (read.is_object() && written.is_object()) {
-    for (auto it = read.begin(); it != read.end(); ++it) {
-      const std::string key = path.empty() ? it.key() : path + "." + it.key();
-      if (!written.contains(it.key())) return key;
-      if (auto deeper = unknown_key(*it, written.at(it.key()), key)) return deeper;
-    }
-  } else if (read.is_array() && written.is_array()) {
-    for (std::size_t i = 0; i < read.size() && i < written.size(); ++i) {
-      if (auto deeper = unknown_key(read[i], written[i], path + "[" + std::to_string(i) + "]")) return deeper;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std::string& path) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{path + ": empty, expected a state file written by save_state"};
@@ -313,41 +292,43 @@ Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std:
   try {
     j = traces::parse_json_as<sch::StateJson>(text);
     if (!j.is_object()) return Error{path + ": expected a JSON object (a state file written by save_state)"};
-    if (j.at("format") != kStateFormat) {
-      return Error{path + ": state file format " + j.at("format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
+    if (field(j, "format") != kStateFormat) {
+      return Error{path + ": state file format " + field(j, "format").dump() + ", this meshsim reads " + std::to_string(kStateFormat)};
     }
     sch::SchedulerState state;
-    const auto& saved_at = j.at("saved_at");  // the clock goes back to it: never before 0 nor past its limit
+    const auto& saved_at = field(j, "saved_at");  // the clock goes back to it: never before 0 nor past its limit
     if (!saved_at.is_number() ||
         !(saved_at.get<double>() >= 0 && saved_at.get<double>() <= engine::SimTime::kMaxSeconds)) {
       return Error{path + ": saved_at: expected seconds in [0, 1e12], got " + saved_at.dump()};
     }
     state.saved_at = saved_at;
-    for (const auto& node : j.at("nodes")) {
-      state.agents.cluster.nodes.emplace_back(node.at("spec").get<sch::NodeSpec>(),
-                                              sch::enum_from(node.at("state"), sch::kNodeStateNames));
+    for (const auto& node : cli::list_field(j, "nodes")) {
+      state.agents.cluster.nodes.emplace_back(field(node, "spec").get<sch::NodeSpec>(),
+                                              sch::enum_from(field(node, "state"), sch::kNodeStateNames));
     }
-    state.agents.cluster.placement_groups = j.at("placement_groups").get<std::map<sch::PgId, sch::PlacementGroup>>();
-    state.agents.cluster.pending = j.at("pending_placement_groups").get<std::vector<sch::PgId>>();
-    state.agents.cluster.next_pg = j.at("next_placement_group");
-    state.agents.pools = j.at("pools").get<std::vector<sch::PoolSpec>>();
-    state.agents.agents = j.at("agents").get<std::vector<sch::Agent>>();
-    state.pg_pools = j.at("pg_pools").get<std::vector<sch::PgPool::State>>();
-    state.tasks = j.at("tasks").get<std::vector<sch::Task>>();
-    state.next_seq = j.at("next_task_seq");
-    state.policy = j.at("policy");
-    state.stats = j.at("stats");
-    for (const auto& [task, reason] : j.at("last_evaluation_reasons").items()) {
+    state.agents.cluster.placement_groups = field(j, "placement_groups").get<std::map<sch::PgId, sch::PlacementGroup>>();
+    state.agents.cluster.pending = field(j, "pending_placement_groups").get<std::vector<sch::PgId>>();
+    state.agents.cluster.next_pg = field(j, "next_placement_group");
+    state.agents.pools = field(j, "pools").get<std::vector<sch::PoolSpec>>();
+    state.agents.agents = field(j, "agents").get<std::vector<sch::Agent>>();
+    state.pg_pools = field(j, "pg_pools").get<std::vector<sch::PgPool::State>>();
+    state.tasks = field(j, "tasks").get<std::vector<sch::Task>>();
+    state.next_seq = field(j, "next_task_seq");
+    state.policy = field(j, "policy");
+    state.stats = field(j, "stats");
+    const auto& reasons = field(j, "last_evaluation_reasons");
+    if (!reasons.is_object()) throw UnfitValue(&reasons, "expected an object of task: reason, got " + reasons.dump());
+    for (const auto& [task, reason] : reasons.items()) {
       state.last_reasons[task] = sch::enum_from(reason, sch::kPreemptReasonNames);
     }
     // Absent from files written before kept placement groups were tracked.
-    if (j.contains("kept_placement_groups")) state.kept_pgs = j.at("kept_placement_groups");
+    if (j.contains("kept_placement_groups")) state.kept_pgs = field(j, "kept_placement_groups").get<std::map<sch::PgId, std::string>>();
     // A key this meshsim does not write would be ignored: a typo or another tool's file.
-    if (const auto key = unknown_key(json::parse(text), json::parse(state_file_text(state)), "")) {
+    if (const auto key = configs::first_unknown_key(json::parse(text), json::parse(state_file_text(state)))) {
       return Error{path + ": " + *key + ": unknown key (not one a state file has)"};
     }
     return state;
-  } catch (const UnfitNumber& e) {
+  } catch (const UnfitValue& e) {
     const auto key = json_path_of(j, e.node);
     return Error{path + ": " + (key && !key->empty() ? *key + ": " : "") + e.what()};
   } catch (const std::exception& e) {
