@@ -1,6 +1,7 @@
 #include "configs/catalog.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -117,6 +118,14 @@ const cluster::StepCoefficients* Catalog::step_fit(const std::string& sku) const
 
 namespace {
 
+// A name a config can pick an entry by: not empty, no spaces at either end (" h100" would
+// be a second, invisible spelling), no control characters.
+bool plain_name(const std::string& name) {
+  const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+  return !name.empty() && !space(name.front()) && !space(name.back()) &&
+         std::none_of(name.begin(), name.end(), [](unsigned char c) { return std::iscntrl(c) != 0; });
+}
+
 // Fails each of `keys` that `r`'s entry lacks: `what` (a SKU, a model) has no default for it.
 void require(ObjectReader& r, std::initializer_list<const char*> keys, const std::string& what) {
   for (const char* key : keys) {
@@ -129,7 +138,7 @@ void require(ObjectReader& r, std::initializer_list<const char*> keys, const std
 // `all_required`; perf_fits.json is skipped unless `with_fits`.
 Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_required, bool with_fits = true) {
   const auto present = [&](const char* file) {
-    return all_required || std::filesystem::exists(std::filesystem::path(folder) / file);
+    return all_required || path_kind(std::filesystem::path(folder) / file) != PathKind::kMissing;
   };
   if (present("hardware.json")) {
     auto hardware = read_file(folder + "/hardware.json", [&](ObjectReader& top) {
@@ -155,9 +164,12 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
             r.fail("aliases", "expected a list of names");
           } else {
             s.aliases = aliases->get<std::vector<std::string>>();
+            for (const std::string& alias : s.aliases) {
+              if (!plain_name(alias)) r.fail("aliases", "'" + alias + "' is not a name (empty, or spaces at an end)");
+            }
           }
         }
-        if (s.name.empty()) r.fail("name", "expected a SKU name");
+        if (!plain_name(s.name)) r.fail("name", "expected a SKU name (not empty, no spaces at either end)");
         if (!named.insert(s.name).second) r.fail("name", "'" + s.name + "' names an earlier SKU of this file too");
         catalog.skus[s.name] = s;
       });
@@ -189,7 +201,8 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         if ((m.experts > 0) != (m.expert_parameters > 0) || m.expert_parameters >= m.parameters) {
           r.fail("expert_parameters", "expected experts' weights (> 0, < parameters) exactly when experts > 0");
         }
-        if (m.name.empty()) r.fail("name", "expected a model name");
+        if (!plain_name(m.name)) r.fail("name", "expected a model name (not empty, no spaces at either end)");
+        if (!m.hf_id.empty() && !plain_name(m.hf_id)) r.fail("hf_id", "expected a Hugging Face id (no spaces at either end)");
         if (!named.insert(m.name).second) r.fail("name", "'" + m.name + "' names an earlier model of this file too");
         if (m.heads && (m.hidden % m.heads != 0 || m.kv_heads > m.heads)) {
           r.fail("heads", "expected heads to divide hidden and kv_heads <= heads");
@@ -291,8 +304,11 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
   auto catalog = load_catalog(folder);
   if (!catalog || user_folder.empty()) return catalog;
   namespace fs = std::filesystem;
-  if (!fs::is_directory(user_folder)) return Error{"catalog " + user_folder + ": not a folder"};
-  const auto holds = [&](const char* entry) { return fs::exists(fs::path(user_folder) / entry); };
+  std::string reason;
+  if (path_kind(user_folder, &reason) != PathKind::kFolder) {
+    return Error{"catalog " + user_folder + ": not a folder" + (reason.empty() ? "" : " (" + reason + ")")};
+  }
+  const auto holds = [&](const char* entry) { return path_kind(fs::path(user_folder) / entry) != PathKind::kMissing; };
   if (!holds("hardware.json") && !holds("models.json") && !holds("perf_fits.json") && !holds("step_model.json") &&
       !holds("hf")) {
     return Error{"catalog " + user_folder +
@@ -305,13 +321,15 @@ Expected<Catalog> load_catalog(const std::string& folder, const std::string& use
   return catalog;
 }
 
-std::vector<std::string> catalog_files(const std::string& folder) {
+Expected<std::vector<std::string>> catalog_files(const std::string& folder) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   for (const char* name : {"hardware.json", "models.json", "perf_fits.json", "step_model.json"}) {
-    if (fs::is_regular_file(fs::path(folder) / name)) files.push_back((fs::path(folder) / name).string());
+    if (path_kind(fs::path(folder) / name) != PathKind::kMissing) files.push_back((fs::path(folder) / name).string());
   }
-  for (const fs::path& hf : hf_config_files(folder)) files.push_back(hf.string());
+  const auto hf = hf_config_files(folder);
+  if (!hf) return hf.error();
+  for (const fs::path& config : *hf) files.push_back(config.string());
   return files;
 }
 

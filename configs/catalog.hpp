@@ -65,7 +65,7 @@ Expected<Catalog> load_catalog(const std::string& folder);
 Expected<Catalog> load_catalog(const std::string& folder, const std::string& user_folder, bool user_fits = true);
 // The files of `folder` that load_catalog reads (those present), in a fixed order: what a
 // digest of a catalog's contents covers.
-std::vector<std::string> catalog_files(const std::string& folder);
+Expected<std::vector<std::string>> catalog_files(const std::string& folder);
 // The bundled configs/ folder (catalog, scenarios, workload fits): this source tree's,
 // compiled in, unless set_config_folder moved it (an installed Python package holds its
 // own copy, since the wheel may outlive the tree it was built from).

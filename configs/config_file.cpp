@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -122,11 +123,39 @@ Expected<json> parse_yaml(const std::string& text, const std::string& name) {
   }
 }
 
-Expected<std::string> read_config_text(const std::string& path, std::string_view what) {
+PathKind path_kind(const std::filesystem::path& path, std::string* reason) {
+  namespace fs = std::filesystem;
   std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (error || !std::filesystem::exists(status)) return Error{path + ": cannot open the " + std::string(what)};
-  if (!std::filesystem::is_regular_file(status)) {
+  const fs::file_status status = fs::status(path, error);
+  if (status.type() == fs::file_type::not_found) return PathKind::kMissing;
+  if (error) {
+    if (reason != nullptr) *reason = error.message();
+    return PathKind::kUnreachable;
+  }
+  if (fs::is_regular_file(status)) return PathKind::kFile;
+  return fs::is_directory(status) ? PathKind::kFolder : PathKind::kOther;
+}
+
+Expected<std::vector<std::filesystem::path>> folder_entries(const std::filesystem::path& folder) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> entries;
+  std::error_code error;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    entries.push_back(it->path());
+  }
+  if (error) return Error{folder.string() + ": cannot list the folder: " + error.message()};
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+Expected<std::string> read_config_text(const std::string& path, std::string_view what) {
+  std::string reason;
+  const PathKind kind = path_kind(path, &reason);
+  if (kind == PathKind::kMissing || kind == PathKind::kUnreachable) {
+    return Error{path + ": cannot open the " + std::string(what) + (reason.empty() ? "" : " (" + reason + ")")};
+  }
+  std::error_code error;
+  if (kind != PathKind::kFile) {
     return Error{path + ": not a regular file (a " + std::string(what) +
                  " is read whole: not a device, pipe or folder)"};
   }

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/engine/expected.hpp"
 
@@ -12,6 +14,15 @@ namespace meshsim::configs {
 // The most a config-like file (config, grid, script, catalog entry, scheduler state) may
 // hold: far beyond any real one, and a bound on what a wrong path can cost.
 inline constexpr std::uintmax_t kMaxConfigFileBytes = std::uintmax_t{256} << 20;
+
+// What is at a path, links followed, learned without throwing (std::filesystem's exists
+// and is_directory throw on a link loop). kUnreachable: a link loop, a folder on the way
+// that cannot be searched; `reason`, when given, says which.
+enum class PathKind { kMissing, kFile, kFolder, kOther, kUnreachable };
+PathKind path_kind(const std::filesystem::path& path, std::string* reason = nullptr);
+
+// The entries of a folder, sorted; an error naming it when it cannot be listed.
+Expected<std::vector<std::filesystem::path>> folder_entries(const std::filesystem::path& folder);
 
 // The text of a config-like file. Refused, naming the path and what it is (`what`: "config
 // file", "state file"), when it is not a regular file (a device such as /dev/zero, a pipe,

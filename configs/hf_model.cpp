@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "configs/config_file.hpp"
@@ -31,9 +32,14 @@ Expected<std::uint32_t> context_tokens(const json& c) {
   if (rope != c.end() && !rope->is_null()) {
     if (!rope->is_object()) return bad_rope;
     const json& r = *rope;
-    const std::string kind = r.contains("rope_type") && r["rope_type"].is_string() ? r["rope_type"].get<std::string>()
-                             : r.contains("type") && r["type"].is_string()         ? r["type"].get<std::string>()
-                                                                                    : "";
+    // Transformers writes the kind as rope_type (older configs: type); one that is not a
+    // name cannot be read as the linear default.
+    const char* kind_key = r.contains("rope_type") ? "rope_type" : r.contains("type") ? "type" : nullptr;
+    if (kind_key != nullptr && !r[kind_key].is_string()) {
+      return Error{std::string("rope_scaling.") + kind_key + ": expected the scaling's name (a string), got " +
+                   r[kind_key].dump()};
+    }
+    const std::string kind = kind_key == nullptr ? "" : r[kind_key].get<std::string>();
     if (kind != "llama3" && kind != "longrope" && kind != "su") {
       const auto factor = r.find("factor");
       if (factor == r.end() || !factor->is_number() || !(factor->get<double>() > 0)) return bad_rope;
@@ -136,26 +142,51 @@ Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const
   return m;
 }
 
-std::vector<std::filesystem::path> hf_config_files(const std::string& folder) {
+Expected<std::vector<std::filesystem::path>> hf_config_files(const std::string& folder) {
   namespace fs = std::filesystem;
   std::vector<fs::path> configs;
   const fs::path root = fs::path(folder) / "hf";
-  if (!fs::is_directory(root)) return configs;
-  for (const auto& org : fs::directory_iterator(root)) {
-    if (!org.is_directory()) continue;
-    for (const auto& name : fs::directory_iterator(org.path())) {
-      if (fs::is_regular_file(name.path() / "config.json")) configs.push_back(name.path() / "config.json");
+  std::string reason;
+  switch (path_kind(root, &reason)) {
+    case PathKind::kMissing:
+      return configs;
+    case PathKind::kFolder:
+      break;
+    default:
+      return Error{root.string() + ": expected a folder of <org>/<name>/config.json" +
+                   (reason.empty() ? "" : " (" + reason + ")")};
+  }
+  auto orgs = folder_entries(root);
+  if (!orgs) return orgs.error();
+  // A file beside the folders (a note) is not a model; a folder that cannot be reached
+  // (a link loop) is refused, and whatever sits at <org>/<name>/config.json is the model's
+  // config: one that is not a readable file (a folder, a pipe) is refused when read.
+  const auto unreachable = [](const fs::path& path) -> std::optional<Error> {
+    std::string why;
+    if (path_kind(path, &why) != PathKind::kUnreachable) return std::nullopt;
+    return Error{path.string() + ": cannot open it (" + why + ")"};
+  };
+  for (const fs::path& org : *orgs) {
+    if (auto refused = unreachable(org)) return *refused;
+    if (path_kind(org) != PathKind::kFolder) continue;
+    auto names = folder_entries(org);
+    if (!names) return names.error();
+    for (const fs::path& name : *names) {
+      if (auto refused = unreachable(name)) return *refused;
+      if (path_kind(name) == PathKind::kFolder && path_kind(name / "config.json") != PathKind::kMissing) {
+        configs.push_back(name / "config.json");
+      }
     }
   }
-  std::sort(configs.begin(), configs.end());
   return configs;
 }
 
 Expected<std::vector<cluster::ModelSpec>> read_hf_models(const std::string& folder) {
   namespace fs = std::filesystem;
   std::vector<cluster::ModelSpec> models;
-  const std::vector<fs::path> configs = hf_config_files(folder);
-  for (const auto& config : configs) {
+  const auto configs = hf_config_files(folder);
+  if (!configs) return configs.error();
+  for (const auto& config : *configs) {
     const fs::path dir = config.parent_path();
     const std::string hf_id = dir.parent_path().filename().string() + "/" + dir.filename().string();
     auto model = model_from_hf_config(config.string(), hf_id);

@@ -16,7 +16,7 @@ namespace meshsim::configs {
 Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const std::string& hf_id);
 
 // The paths of every `hf/<org>/<name>/config.json` under `folder`, sorted.
-std::vector<std::filesystem::path> hf_config_files(const std::string& folder);
+Expected<std::vector<std::filesystem::path>> hf_config_files(const std::string& folder);
 // Every `hf/<org>/<name>/config.json` under `folder` (a --catalog folder), as models
 // named "<org>/<name>", in path order.
 Expected<std::vector<cluster::ModelSpec>> read_hf_models(const std::string& folder);

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <vector>
 
+#include "configs/config_file.hpp"
+
 namespace meshsim::rl {
 namespace {
 
@@ -17,7 +19,10 @@ Status failed(const fs::path& path, const char* what, const std::error_code& err
 
 }  // namespace
 
-bool complete_checkpoint(const fs::path& dir) { return fs::is_regular_file(dir / kCheckpointStateFile); }
+// Anything there counts (a link loop included): reading it then says what is wrong.
+bool complete_checkpoint(const fs::path& dir) {
+  return configs::path_kind(dir / kCheckpointStateFile) != configs::PathKind::kMissing;
+}
 
 fs::path fresh_checkpoint(const fs::path& dir) { return beside(dir, ".tmp"); }
 
@@ -26,7 +31,7 @@ Status swap_in_checkpoint(const fs::path& dir) {
   std::error_code error;
   fs::remove_all(old, error);
   if (error) return failed(old, "cannot remove", error);
-  if (fs::exists(dir)) {
+  if (configs::path_kind(dir) != configs::PathKind::kMissing) {
     fs::rename(dir, old, error);
     if (error) return failed(dir, "cannot move the previous checkpoint aside", error);
   }

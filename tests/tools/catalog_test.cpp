@@ -4,6 +4,8 @@
 // summary.json.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 #include <cmath>
 #include <sstream>
@@ -139,6 +141,11 @@ TEST(CatalogTest, ANameThatWouldPickTwoEntriesIsRefused) {
           "SKU 'mine': alias '" + bundled_alias + "' also names SKU 'h100-80gb'");
   refused("hardware.json", R"({"skus": [)" + sku("a", R"(["X"])") + "," + sku("b", R"(["X"])") + "]}",
           "alias 'X' also names SKU 'a'");
+  // A name no config could mean (empty, or with a space at an end) picks nothing.
+  refused("hardware.json", R"({"skus": [)" + sku("mine", R"([""])") + "]}", "skus[0].aliases: '' is not a name");
+  refused("hardware.json", R"({"skus": [)" + sku("mine", R"([" h100-80gb"])") + "]}",
+          "skus[0].aliases: ' h100-80gb' is not a name");
+  refused("hardware.json", R"({"skus": [)" + sku("mine ", "[]") + "]}", "skus[0].name: expected a SKU name");
   const std::string model = R"("parameters": 7e9, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 32)";
   const std::string bundled_id = bundled->models.at("llama2-70b").hf_id;
   refused("models.json", R"({"models": [{"name": "mine", "hf_id": ")" + bundled_id + R"(", )" + model + "}]}",
@@ -437,6 +444,61 @@ TEST(CatalogTest, TheContextIsTheConfigsMaxPositionEmbeddingsStretchedAsVllmStre
     EXPECT_TRUE(refused.error().message.find("max_position_embeddings: expected") != std::string::npos ||
                 refused.error().message.find("rope_scaling: expected") != std::string::npos)
         << refused.error().message;
+  }
+  // A scaling kind that is not a name is not the linear default.
+  for (const char* key : {"type", "rope_type"}) {
+    write(dir / "hf/acme/none/config.json",
+          llama_config(std::string(R"("max_position_embeddings": 4096, "rope_scaling": {")") + key + R"(": 7, "factor": 2})"));
+    const auto refused = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+    ASSERT_FALSE(refused) << key;
+    EXPECT_NE(refused.error().message.find(std::string("rope_scaling.") + key + ": expected the scaling's name"),
+              std::string::npos)
+        << refused.error().message;
+  }
+}
+
+// Whatever stands where a catalog file or folder belongs (a link to itself, a pipe, a
+// folder for a file, a file for a folder) is refused naming its path, never skipped and
+// never thrown (a link loop once ended in an internal error, exit 70).
+TEST(CatalogTest, AnythingButAFileOrFolderWhereOneBelongsIsRefusedNamingIt) {
+  const std::vector<std::string> entries = {"hardware.json", "models.json", "perf_fits.json", "step_model.json",
+                                            "hf/acme/m/config.json", "hf/acme/m", "hf/acme", "hf", ""};
+  const std::string config = R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 11008, "vocab_size": 32000})";
+  for (const std::string& entry : entries) {
+    for (const std::string kind : {"loop", "fifo", "folder", "file"}) {
+      const bool is_folder = entry.empty() || entry == "hf" || entry == "hf/acme" || entry == "hf/acme/m";
+      if ((kind == "folder" && is_folder) || (kind == "file" && !is_folder)) continue;
+      const fs::path dir = fresh_dir("catalog_odd_entry");
+      fs::create_directories(dir / "hf/acme/m");
+      write(dir / "hf/acme/m/config.json", config);
+      const fs::path at = entry.empty() ? dir / "catalog" : dir / entry;
+      fs::remove_all(at);
+      if (kind == "loop") {
+        fs::create_symlink(at.filename(), at);
+      } else if (kind == "fifo") {
+        ASSERT_EQ(mkfifo(at.c_str(), 0600), 0);
+      } else if (kind == "folder") {
+        fs::create_directories(at);
+      } else {
+        write(at, "{}");
+      }
+      const std::string folder = entry.empty() ? at.string() : dir.string();
+      std::string error;
+      try {
+        const auto catalog = configs::load_catalog(configs::default_catalog_folder(), folder);
+        error = catalog ? "" : catalog.error().message;
+      } catch (const std::exception& e) {
+        error = std::string("THREW: ") + e.what();
+      }
+      // Beside the org and model folders, anything else (a note, a pipe) is not a model.
+      if ((kind == "file" || kind == "fifo") && (entry == "hf/acme/m" || entry == "hf/acme")) {
+        EXPECT_EQ(error, "") << "[" << entry << "] as a " << kind;
+        continue;
+      }
+      EXPECT_NE(error.find(at.string()), std::string::npos) << "[" << entry << "] as a " << kind << ": " << error;
+      EXPECT_EQ(error.find("THREW"), std::string::npos) << error;
+    }
   }
 }
 

@@ -31,6 +31,9 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     return;
   }
   temporary_ = target.string() + ".tmp";
+  // A stale temporary, or a link planted at its name, goes first: opening it would write
+  // through the link to whatever it names.
+  fs::remove(temporary_, error);
   slot_ = create_removed_on_signal(temporary_, [&] {
     out_.open(temporary_, std::ios::binary | std::ios::trunc);
     return out_.is_open();

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "configs/capacity_model_file.hpp"
+#include "configs/config_file.hpp"
 #include "configs/scenario_config.hpp"
 #include "rl/env/bound_plays.hpp"
 #include "rl/env/scaling_env.hpp"
@@ -32,7 +33,7 @@ std::string recipe_path(const EvalCommandOptions& options) {
   if (!options.config_path.empty()) return options.config_path;
   if (!options.policies.empty()) {
     const fs::path run_config = fs::path(options.policies.front()).parent_path() / "config.json";
-    if (fs::exists(run_config)) return run_config.string();
+    if (configs::path_kind(run_config) != configs::PathKind::kMissing) return run_config.string();
   }
   return configs::default_training_path();
 }

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "configs/catalog.hpp"
+#include "configs/config_file.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -31,7 +32,7 @@ Expected<bool> draw_plot(const std::string& script_name, const std::vector<std::
   const int status = std::system(command.c_str());
   const int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   const std::string name = std::filesystem::path(png).filename().string();
-  if (code == 0 && std::filesystem::exists(png)) return true;
+  if (code == 0 && configs::path_kind(png) == configs::PathKind::kFile) return true;
   if (code == 0) {
     err << "note: no " << name << ": nothing to draw\n";
     return false;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "configs/catalog.hpp"
+#include "configs/config_file.hpp"
 #include "configs/json_difference.hpp"
 #include "sim/engine/digest.hpp"
 
@@ -32,12 +33,15 @@ Expected<std::string> digest_files(const fs::path& folder, const std::vector<fs:
 
 // A trace file, or every file of a folder of ServeGen chunks.
 Expected<std::string> digest_trace(const std::string& path) {
-  if (!fs::is_directory(path)) return digest_files(fs::path(path).parent_path(), {fs::path(path)});
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(path)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
+  if (configs::path_kind(path) != configs::PathKind::kFolder) {
+    return digest_files(fs::path(path).parent_path(), {fs::path(path)});
   }
-  std::sort(files.begin(), files.end());
+  auto entries = configs::folder_entries(path);
+  if (!entries) return entries.error();
+  std::vector<fs::path> files;
+  for (const fs::path& entry : *entries) {
+    if (configs::path_kind(entry) == configs::PathKind::kFile) files.push_back(entry);
+  }
   return digest_files(path, files);
 }
 
@@ -45,8 +49,9 @@ Expected<std::string> digest_catalog(const std::optional<std::string>& user_fold
   std::string both;
   for (const std::string& folder : {configs::default_catalog_folder(), user_folder.value_or("")}) {
     if (folder.empty()) continue;
-    std::vector<fs::path> files;
-    for (const std::string& file : configs::catalog_files(folder)) files.emplace_back(file);
+    const auto listed = configs::catalog_files(folder);
+    if (!listed) return listed.error();
+    std::vector<fs::path> files(listed->begin(), listed->end());
     auto digest = digest_files(folder, files);
     if (!digest) return digest;
     both += *digest;

@@ -262,7 +262,7 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
     if (!trace.is_string()) return Error{grid_path + ": traces: expected paths (or null)"};
     const std::string path = beside(grid_path, trace.get<std::string>());
     const std::string where = grid_path + ": traces[" + std::to_string(i) + "]: ";
-    if (!std::filesystem::is_regular_file(path)) return Error{where + path + ": no such trace file"};
+    if (configs::path_kind(path) == configs::PathKind::kMissing) return Error{where + path + ": no such trace file"};
     auto spec = trace_file_spec(path, "auto");
     if (!spec) return Error{where + spec.error().message};
     plan.traces_.push_back(std::move(*spec));
