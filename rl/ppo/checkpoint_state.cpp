@@ -247,14 +247,19 @@ Expected<CheckpointState> parse_checkpoint_state(std::string_view text, const st
   const json top = json::parse(text, nullptr, false);
   if (top.is_discarded()) return Error{file + ": not JSON (a checkpoint's state.json is written whole or not at all)"};
   try {
-    return read_state(top);
+    CheckpointState state = read_state(top);
+    // A key this build does not write would be ignored: a typo or another tool's file.
+    if (const auto key = configs::first_unknown_key(top, to_json(state))) {
+      throw Bad{*key, "unknown key (not one a checkpoint's state has)"};
+    }
+    return state;
   } catch (const Bad& bad) {
     return Error{file + ": " + (bad.path.empty() ? std::string() : bad.path + ": ") + bad.message};
   }
 }
 
 Expected<CheckpointState> read_checkpoint_state(const std::filesystem::path& file) {
-  if (!std::filesystem::exists(file)) {
+  if (configs::path_kind(file) == configs::PathKind::kMissing) {
     return Error{file.string() + ": cannot read it (is " + file.parent_path().string() +
                  " a checkpoint folder of meshsim train?)"};
   }

@@ -478,6 +478,18 @@ Status PpoTrainer::load(const fs::path& dir) {
     if (const Status fits = m.envs->env(i).check_cursor(env.cursor); !fits) {
       return Error{file + ": envs[" + std::to_string(m.first + i) + "]: " + fits.error().message};
     }
+    // Where the episode stands follows from the iterations played: every environment steps
+    // `steps` times an iteration and resets (in the same step) when its fixed-length
+    // episode ends. A list that says otherwise would resume a different trajectory.
+    const ScalingEnv& own = m.envs->env(i);
+    const std::uint64_t played = static_cast<std::uint64_t>(m.steps) * state.iteration % own.steps_per_episode();
+    if (env.cursor.actions.size() != played * own.action_size()) {
+      return Error{file + ": envs[" + std::to_string(m.first + i) + "].actions: expected " + std::to_string(played) +
+                   " steps of " + std::to_string(own.action_size()) + " entries (" + std::to_string(state.iteration) +
+                   " iterations of " + std::to_string(m.steps) + " steps in episodes of " +
+                   std::to_string(own.steps_per_episode()) + "), got " + std::to_string(env.cursor.actions.size()) +
+                   " entries"};
+    }
     cursors.push_back(env.cursor);
   }
   try {

@@ -209,6 +209,11 @@ TEST(SweepCommandTest, AResumeFedOtherInputsIsRefusedAndADamagedSummaryIsAFailed
   damage(edited("/slo/attainment", -0.5), "summary.json: /slo/attainment: expected a share in [0, 1]");
   damage(edited("/latency_s/ttft/p99", -1), "summary.json: /latency_s/ttft/p99: expected a finite number >= 0");
   damage(edited("/requests/completed", 1.5), "summary.json: /requests/completed: expected a whole count >= 0");
+  // Whole and consistent, but another run's: its seed or resolved config is not this run's
+  // (another replay into the folder, or an edit).
+  damage(edited("/seed", 999), "summary.json: seed: expected this run's 1, got 999");
+  damage(edited("/config/run/until_s", 120), "summary.json: config.run.until_s: was 60.0, now 120");
+  damage(edited("/config/seed", 2), "summary.json: config.seed: was 1, now 2");
   damage([&] { fs::remove(run / "requests.csv"); }, "requests.csv: missing beside summary.json");
   damage([&] { fs::remove(run / "timeseries.csv"); }, "timeseries.csv: missing beside summary.json");
   damage([&] { std::ofstream(run / "requests.csv") << requests_text.substr(0, requests_text.rfind('\n', requests_text.size() - 2) + 1); },

@@ -241,7 +241,12 @@ TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) 
            {[](nlohmann::json& j) { j["observation_stats"]["mean"] = {1, 2, 3}; },
             "state.json: observation_stats.mean: expected a list of"},
            {[](nlohmann::json& j) { j["envs"][1]["actions"] = std::vector<float>(100, 1.0f); },
-            "state.json: envs[1]: actions: expected whole steps"}}) {
+            "state.json: envs[1]: actions: expected whole steps"},
+           // Valid alone, but 2 iterations of 8 steps end where an episode of 4 does.
+           {[](nlohmann::json& j) { j["envs"][0]["actions"] = {1}; },
+            "state.json: envs[0].actions: expected 0 steps of 1 entries (2 iterations of 8 steps in episodes of 4), "
+            "got 1 entries"},
+           {[](nlohmann::json& j) { j["bogus"] = 1; }, "state.json: bogus: unknown key"}}) {
     nlohmann::json state = nlohmann::json::parse(saved);
     edit(state);
     std::ofstream(checkpoint / "state.json") << state.dump();
@@ -283,6 +288,16 @@ TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) 
     EXPECT_NE(run.err.find("validation.csv:"), std::string::npos) << run.err;
     EXPECT_NE(run.err.find(": expected iteration,slo_attainment"), std::string::npos) << run.err;
   }
+  // A missing table, or one without the row of a checkpoint validated on the way, would
+  // pick best/ from other rows than an uninterrupted run.
+  fs::remove(validation);
+  CommandRun missing = train(options);
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("validation.csv: missing"), std::string::npos) << missing.err;
+  std::ofstream(validation) << table_header << cells.substr(cells.find('\n') + 1);
+  missing = train(options);
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_NE(missing.err.find("validation.csv: no row for iteration 1"), std::string::npos) << missing.err;
   std::ofstream(validation) << table;
   // Interrupted while swapping in the next checkpoint: the previous one moved aside, the
   // new one half written. The resume takes the previous one.
@@ -294,6 +309,16 @@ TEST(TrainCommandTest, ADamagedCheckpointIsRefusedAndAnInterruptedOneRecovered) 
   EXPECT_NE(run.out.find("resumed after 2"), std::string::npos) << run.out;
   EXPECT_FALSE(fs::exists(checkpoint.string() + ".tmp"));
   EXPECT_FALSE(fs::exists(checkpoint.string() + ".old"));
+  // Stopped while validating its last checkpoint (its row not written): the resume plays
+  // that checkpoint first, as an uninterrupted run did.
+  const std::string three = slurp(validation);
+  std::ofstream(validation) << three.substr(0, three.rfind('\n', three.size() - 2) + 1);
+  const CommandRun revalidated = train(options);
+  ASSERT_EQ(revalidated.code, kExitOk) << revalidated.err;
+  EXPECT_NE(revalidated.out.find("validation after iteration 3"), std::string::npos) << revalidated.out;
+  std::vector<std::string> iterations;
+  for (const auto& row : testing::csv_rows(slurp(validation))) iterations.push_back(row.at("iteration"));
+  EXPECT_EQ(iterations, (std::vector<std::string>{"1", "2", "3", "4"}));
 }
 
 // Runs `options` as ranks 0 and 1 of a world of two, concurrently (one thread each).

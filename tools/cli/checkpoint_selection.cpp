@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "configs/config_file.hpp"
 #include "rl/env/scaling_env.hpp"
 #include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/policy_runner.hpp"
@@ -89,7 +90,10 @@ bool read_figures(std::istringstream& fields, rl::Outcome& o) {
 // among them as an uninterrupted run would.
 Status CheckpointSelector::read_rows(std::uint32_t resumed_after) {
   const fs::path csv = dir_ / "validation.csv", per_recipe = dir_ / "validation_recipes.csv";
-  if (!fs::exists(csv)) return Ok{};
+  if (configs::path_kind(csv) == configs::PathKind::kMissing) {
+    return Error{csv.string() + ": missing; a run resumed after iteration " + std::to_string(resumed_after) +
+                 " picks best/ among the validation rows of the checkpoints it trained through"};
+  }
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
@@ -106,6 +110,16 @@ Status CheckpointSelector::read_rows(std::uint32_t resumed_after) {
                    " (iterations rising, the attainment in [0, 1], the other figures finite and not negative)"};
     }
     if (row.iteration <= resumed_after) rows_.push_back(row);
+  }
+  // Every checkpoint saved on the way was validated: one at each multiple of
+  // checkpoint_every (the one at resumed_after may be missing if the run stopped while
+  // validating it: train plays it again).
+  const std::uint32_t every = recipes_.front().member->config.rl->ppo.checkpoint_every;
+  for (std::uint32_t k = every; every > 0 && k < resumed_after; k += every) {
+    if (!validated(k)) {
+      return Error{csv.string() + ": no row for iteration " + std::to_string(k) +
+                   ", where a checkpoint (rl.ppo.checkpoint_every " + std::to_string(every) + ") was validated"};
+    }
   }
   if (recipes_.size() == 1) {
     for (Row& row : rows_) row.played.recipes = {row.played.all};
@@ -138,6 +152,10 @@ Status CheckpointSelector::read_rows(std::uint32_t resumed_after) {
   }
   best_ = pick();
   return Ok{};
+}
+
+bool CheckpointSelector::validated(std::uint32_t iteration) const {
+  return std::any_of(rows_.begin(), rows_.end(), [iteration](const Row& row) { return row.iteration == iteration; });
 }
 
 int CheckpointSelector::pick() const {

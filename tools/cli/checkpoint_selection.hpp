@@ -38,6 +38,8 @@ class CheckpointSelector {
   // Plays `checkpoint`, saved after `iteration`; copies it to DIR/best when it is the best
   // so far. Returns the row's summary for the console.
   Expected<std::string> consider(const std::filesystem::path& checkpoint, std::uint32_t iteration);
+  // Whether the checkpoint saved after `iteration` has its row.
+  bool validated(std::uint32_t iteration) const;
   // The tuned static size's figures on the validation spans, for the console.
   std::string baseline_summary() const;
 

@@ -16,6 +16,7 @@
 
 #include "configs/catalog.hpp"
 #include "configs/config_file.hpp"
+#include "configs/json_difference.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/folder_lock.hpp"
@@ -116,7 +117,9 @@ Expected<json> read_finished_run(const std::string& folder) {
   auto summary = read_sweep_run_summary(*text, file);
   if (!summary) return summary.error();
   for (const char* name : RunFolderWriter::kFiles) {
-    if (!fs::is_regular_file(folder + "/" + name)) return Error{folder + "/" + name + ": missing beside summary.json"};
+    if (configs::path_kind(folder + "/" + name) != configs::PathKind::kFile) {
+      return Error{folder + "/" + name + ": missing beside summary.json (or not a file)"};
+    }
   }
   // requests.csv holds a row per arrived request (a header first).
   std::ifstream requests(folder + "/requests.csv", std::ios::binary);
@@ -182,9 +185,10 @@ class SweepRunner {
     json summary;
     std::string status = "ok";
     char outcome = kRan;
-    if (resume_ && fs::is_regular_file(folder + "/summary.json")) {
+    if (resume_ && configs::path_kind(folder + "/summary.json") != configs::PathKind::kMissing) {
       outcome = kResumed;
       auto read = read_finished_run(folder);
+      if (read && config) read = belongs_to(std::move(*read), *config, folder);
       if (read) {
         summary = std::move(*read);
       } else {
@@ -234,6 +238,21 @@ class SweepRunner {
     unwritten = false;
     summary = json(finished->summary);
     return "ok";
+  }
+
+  // A finished run's summary, if it was written by this run of the plan: its seed and
+  // resolved config are the run's own (another replay into the folder, or an edit, would
+  // put other figures in this run's row).
+  static Expected<json> belongs_to(json summary, const configs::ScenarioConfig& config, const std::string& folder) {
+    const std::string file = folder + "/summary.json";
+    if (summary.value("seed", json()) != json(config.seed)) {
+      return Error{file + ": seed: expected this run's " + std::to_string(config.seed) + ", got " +
+                   traces::json_for_message(summary.value("seed", json()))};
+    }
+    if (auto differs = configs::first_difference(configs::to_json(config), summary.value("config", json()))) {
+      return Error{file + ": config." + *differs + " (in this run of the plan, then in the file)"};
+    }
+    return summary;
   }
 
   void report(std::size_t index, const std::string& warnings, const std::string& status) {
@@ -335,7 +354,7 @@ Refusal prepare(const SweepPlan& plan, const SweepCommandOptions& options) {
   auto inputs = sweep_inputs(plan);
   if (!inputs) return {inputs.error().message, kExitBadInput};
   std::error_code error;
-  if (fs::exists(record)) {
+  if (configs::path_kind(record) != configs::PathKind::kMissing) {
     if (!options.resume) {
       return {options.out_dir + ": holds a sweep already: pass --resume to finish it, or another --out",
               kExitOutputError};

@@ -271,8 +271,9 @@ StepFailure claim_folder(const TrainCommandOptions& options, const fs::path& dir
   if (!locked) return {locked.error().message, kExitOutputError};
   lock.emplace(std::move(*locked));
   const fs::path checkpoint = dir / "checkpoint";
+  const auto present = [](const fs::path& path) { return configs::path_kind(path) != configs::PathKind::kMissing; };
   const bool earlier =
-      fs::exists(dir / "learning_curve.csv") || fs::exists(checkpoint) || fs::exists(rl::fresh_checkpoint(checkpoint));
+      present(dir / "learning_curve.csv") || present(checkpoint) || present(rl::fresh_checkpoint(checkpoint));
   if (!options.resume && earlier) {
     return {options.out_dir + " holds an earlier training run: pass --resume to continue it, or another --out",
             kExitOutputError};
@@ -352,7 +353,7 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
   // A training stopped before its first checkpoint (its config.json written, no
   // checkpoint yet) resumes from iteration 0: nothing it trained was kept.
   const bool from_checkpoint = options.resume && rl::complete_checkpoint(checkpoint);  // every rank reads it
-  if (options.resume && !from_checkpoint && !fs::exists(dir / "config.json")) {
+  if (options.resume && !from_checkpoint && configs::path_kind(dir / "config.json") == configs::PathKind::kMissing) {
     refused = {"--resume: " + options.out_dir + " holds no training to resume (no config.json, no checkpoint)",
                kExitBadInput};
   }
@@ -431,6 +432,11 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
     if (!quiet) out << *row << '\n' << std::flush;
     return kExitOk;
   };
+  // A run stopped while validating its last checkpoint resumes by validating it, as an
+  // uninterrupted run did.
+  if (options.resume && first > 0 && selector && !selector->validated(first)) {
+    if (const int code = validate(first); code != kExitOk) return code;
+  }
   try {  // the ranks' collectives throw when another rank is lost
     while (ppo.iteration() < stop) {
       const rl::IterationStats stats = ppo.iterate();
