@@ -43,8 +43,7 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   reference_requests_ = std::max(1e-9, workload_->requests() /
                                            std::max(workload_span_s_, spec_.decision_interval.seconds()) *
                                            spec_.decision_interval.seconds());
-  const double steps = std::ceil(spec_.episode_length.seconds() / spec_.decision_interval.seconds() - 1e-9);
-  steps_per_episode_ = static_cast<std::uint32_t>(std::max(1.0, steps));
+  steps_per_episode_ = episode_steps(spec_);
   // The episode's own config: the agent scales (no autoscaler unless asked for), the run
   // stops at the window's end, and time-series rows (unused here) come once per episode.
   if (!config_autoscaler) config_.autoscaler = configs::AutoscalerSpec{};
@@ -94,6 +93,11 @@ Expected<std::unique_ptr<ScalingEnv>> ScalingEnv::create(const configs::Scenario
   auto trial = run::ScenarioRun::create(largest, config.name, catalog, *env, env->episode_hooks(SimTime::zero(), 1.0));
   if (!trial) return trial.error();
   return env;
+}
+
+std::uint32_t ScalingEnv::episode_steps(const configs::RlSpec& spec) {
+  const double steps = std::ceil(spec.episode_length.seconds() / spec.decision_interval.seconds() - 1e-9);
+  return static_cast<std::uint32_t>(std::max(1.0, steps));
 }
 
 Status ScalingEnv::check(const ResetOptions& options) const {

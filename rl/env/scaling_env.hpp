@@ -119,6 +119,10 @@ class ScalingEnv final : private replay::ReplayObserver {
   const configs::RlSpec& spec() const { return spec_; }
   std::span<const cluster::InstanceTag> pools() const { return pools_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }
+  // Seconds from the workload's start to its last request.
+  double workload_span_s() const { return workload_span_s_; }
+  // Decisions in an episode of `spec` (at least one): what steps_per_episode() is.
+  static std::uint32_t episode_steps(const configs::RlSpec& spec);
 
   // Whether reset may take `options`: each value finite and within what a config accepts
   // for it (window_start_s and scale_up_delay_s in [0, 1e12] s, rate_scale in [1e-6, 1e6],

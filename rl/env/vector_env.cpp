@@ -38,10 +38,10 @@ Expected<std::unique_ptr<VectorEnv>> VectorEnv::create(std::span<const EnvMember
   }
   unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.threads;
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, options.num_envs));
-  return std::unique_ptr<VectorEnv>(new VectorEnv(std::move(envs), threads));
+  return std::unique_ptr<VectorEnv>(new VectorEnv(std::move(envs), threads, options.next_step_autoreset));
 }
 
-VectorEnv::VectorEnv(std::vector<std::unique_ptr<ScalingEnv>> envs, unsigned threads)
+VectorEnv::VectorEnv(std::vector<std::unique_ptr<ScalingEnv>> envs, unsigned threads, bool next_step_autoreset)
     : envs_(std::move(envs)),
       obs_size_(envs_.front()->observation_size()),
       act_size_(envs_.front()->action_size()),
@@ -51,14 +51,16 @@ VectorEnv::VectorEnv(std::vector<std::unique_ptr<ScalingEnv>> envs, unsigned thr
       rewards_(envs_.size(), 0.0),
       terminations_(envs_.size(), 0),
       truncations_(envs_.size(), 0),
-      infos_(envs_.size()) {}
+      infos_(envs_.size()),
+      next_step_autoreset_(next_step_autoreset),
+      reset_next_(envs_.size(), 0) {}
 
 void VectorEnv::reset(std::optional<std::uint64_t> seed, const ResetOptions& options) {
   pool_.for_each(envs_.size(), [&](std::size_t i) {
     const std::optional<std::uint64_t> own = seed ? std::optional(*seed + i) : std::nullopt;
     infos_[i] = envs_[i]->reset(own, std::span(obs_).subspan(i * obs_size_, obs_size_), options);
     rewards_[i] = 0.0;
-    terminations_[i] = truncations_[i] = 0;
+    terminations_[i] = truncations_[i] = reset_next_[i] = 0;
   });
 }
 
@@ -83,6 +85,12 @@ void VectorEnv::step(std::span<const float> actions) {
                     std::to_string(actions.size()));
   pool_.for_each(envs_.size(), [&](std::size_t i) {
     const auto obs = std::span(obs_).subspan(i * obs_size_, obs_size_);
+    if (reset_next_[i]) {  // next-step autoreset: this step starts the next episode
+      infos_[i] = envs_[i]->reset(std::nullopt, obs);
+      rewards_[i] = 0.0;
+      terminations_[i] = truncations_[i] = reset_next_[i] = 0;
+      return;
+    }
     const StepResult result = envs_[i]->step(actions.subspan(i * act_size_, act_size_), obs);
     rewards_[i] = result.reward;
     terminations_[i] = result.terminated;
@@ -90,7 +98,11 @@ void VectorEnv::step(std::span<const float> actions) {
     infos_[i] = result.info;
     if (result.terminated || result.truncated) {
       std::copy(obs.begin(), obs.end(), final_obs_.begin() + static_cast<std::ptrdiff_t>(i * obs_size_));
-      envs_[i]->reset(std::nullopt, obs);
+      if (next_step_autoreset_) {
+        reset_next_[i] = 1;
+      } else {
+        envs_[i]->reset(std::nullopt, obs);
+      }
     }
   });
 }

@@ -17,6 +17,8 @@ struct VectorEnvOptions {
   // The index of the first environment among all of a run's (ranks split one vector):
   // environment i plays member (first_env + i) % k of a mix.
   std::size_t first_env = 0;
+  // Same-step (the trainer's) or Gymnasium's default next-step autoreset (below).
+  bool next_step_autoreset = false;
 };
 
 // N scaling environments stepped together on a thread pool, with Gymnasium 1.x's vector
@@ -25,7 +27,10 @@ struct VectorEnvOptions {
 // leaves the environment already reset, its next episode's first observation in
 // observations(). Environment i is seeded with seed + i by reset(seed); autoresets
 // continue each environment's own generator, so the results do not depend on how many
-// threads step them or in which order.
+// threads step them or in which order. With next_step_autoreset (Gymnasium's NEXT_STEP,
+// which its vector wrappers such as NormalizeObservation require), a truncating step
+// leaves the last observation in observations() instead, and the environment's next
+// step() starts its next episode (its action ignored, reward 0, no truncation).
 //
 // Buffers are row-major, one row per environment, owned here and rewritten by each call.
 // One scenario and its workload among those a vector of environments mixes.
@@ -77,7 +82,7 @@ class VectorEnv {
   std::span<const EnvInfo> infos() const { return infos_; }
 
  private:
-  VectorEnv(std::vector<std::unique_ptr<ScalingEnv>> envs, unsigned threads);
+  VectorEnv(std::vector<std::unique_ptr<ScalingEnv>> envs, unsigned threads, bool next_step_autoreset);
 
   std::vector<std::unique_ptr<ScalingEnv>> envs_;
   std::size_t obs_size_ = 0, act_size_ = 0;
@@ -86,6 +91,8 @@ class VectorEnv {
   std::vector<double> rewards_;
   std::vector<std::uint8_t> terminations_, truncations_;
   std::vector<EnvInfo> infos_;
+  bool next_step_autoreset_ = false;
+  std::vector<std::uint8_t> reset_next_;  // next-step autoreset: the episode ended at the last step
 };
 
 }  // namespace meshsim::rl

@@ -47,7 +47,7 @@ def numpy_policy(checkpoint):
             x = weights[f"actor.{layer}.weight"] @ x + weights[f"actor.{layer}.bias"]
             if i + 1 < len(layers):
                 x = np.tanh(x)
-        return np.argmax(x.reshape(-1, choices), axis=1).astype(np.float32)
+        return np.argmax(x.reshape(-1, choices), axis=1)
 
     return act
 
@@ -117,3 +117,54 @@ def test_capacity_targets_without_a_capacity_model_are_refused(tmp_path, meshsim
     run = subprocess.run([meshsim_bin, "eval", "--config", str(small_recipe(tmp_path)), "--out", str(tmp_path / "e"),
                           "--capacity-targets", "1"], capture_output=True, text=True)
     assert run.returncode == 2 and "--capacity-model" in run.stderr, run.stderr
+
+
+def test_an_evaluation_that_does_not_hold_writes_nothing(tmp_path):
+    # A policy that raised, or acted as env.step would refuse, gets no outputs; an earlier
+    # evaluation's in the same folder stay as they were.
+    recipe = small_recipe(tmp_path)
+    out = tmp_path / "eval"
+    meshsim.evaluate(lambda obs: np.array([2]), config=str(recipe), out=out, delays=[10], max_static=16,
+                     grids=GRIDS, quiet=True)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    calls = []
+
+    def raises_late(obs):
+        calls.append(1)
+        if len(calls) == 21:
+            raise KeyError("the 21st call")
+        return np.array([2])
+
+    for policy, error, match in ((raises_late, KeyError, "the 21st call"),
+                                 (lambda obs: np.array([7]), ValueError, r"action: expected 1 integers in \[0, 4\]"),
+                                 (lambda obs: np.array([np.nan]), ValueError, "action: expected 1 integers"),
+                                 (lambda obs: "abc", ValueError, "action: expected 1 integers")):
+        with pytest.raises(error, match=match):
+            meshsim.evaluate(policy, config=str(recipe), out=out, delays=[10], max_static=16, grids=GRIDS,
+                             quiet=True)
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".meshsim-evaluate-")]
+
+
+def test_arguments_are_taken_as_they_are_or_refused_naming_them(tmp_path):
+    # Refused before anything plays: a string is not a list of delays ('10' once played
+    # 1 s and 0 s), 1.9 not a count, '2' not a number, a bool not a delay.
+    recipe = str(small_recipe(tmp_path))
+    for kwargs, error, match in (({"delays": "10"}, TypeError, "delays: expected a list of numbers, got '10'"),
+                                 ({"delays": [True]}, TypeError, r"delays\[0\]: expected a number, got True"),
+                                 ({"delays": [-1]}, ValueError, r"delays\[0\]: expected a finite number"),
+                                 ({"max_static": 1.9}, TypeError, "max_static: expected an integer, got 1.9"),
+                                 ({"max_static": "5"}, TypeError, "max_static: expected an integer"),
+                                 ({"rate_scale": "2"}, TypeError, "rate_scale: expected a number, got '2'"),
+                                 ({"window_s": float("nan")}, ValueError, "window_s: expected a finite number"),
+                                 ({"grids": {"rate_targets": ["x"]}}, TypeError,
+                                  r"grids\['rate_targets'\]\[0\]: expected a number, got 'x'"),
+                                 ({"grids": {"rate_targets": 4}}, TypeError,
+                                  r"grids\['rate_targets'\]: expected a list of numbers"),
+                                 ({"grids": {"bound_prices": 2.5}}, TypeError, r"grids\['bound_prices'\]")):
+        with pytest.raises(error, match=match):
+            meshsim.evaluate(lambda obs: [2], config=recipe, out=tmp_path / "never", quiet=True, **kwargs)
+    assert not (tmp_path / "never").exists()
+    # numpy's numbers are numbers.
+    meshsim.evaluate(lambda obs: np.array([2]), config=recipe, out=tmp_path / "numpy", delays=np.array([10.0]),
+                     max_static=np.int64(16), rate_scale=np.float32(1), grids=GRIDS, quiet=True)

@@ -5,6 +5,7 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from gymnasium.utils.env_checker import check_env
 
 import meshsim
@@ -72,3 +73,70 @@ def test_render_draws_the_last_interval_as_text():
     _, reward, *_ = env.step([2])
     assert f"reward {reward:.4f}" in env.render() and "t=30s" in env.render()
     assert meshsim.ScalingEnv(**SHORT).render() is None  # no render mode: nothing drawn
+
+
+def test_registered_with_the_default_recipes_episode_as_max_episode_steps():
+    spec = gym.spec("meshsim/Autoscaling-v0")
+    assert spec.max_episode_steps == meshsim.ScalingEnv().steps_per_episode
+    # Longer episodes take their own limit, as with any registered environment.
+    longer = gym.make("meshsim/Autoscaling-v0", max_episode_steps=360, rl__decision_interval_s=5)
+    assert longer.spec.max_episode_steps == longer.unwrapped.steps_per_episode == 360
+
+
+def test_stable_baselines3s_make_vec_env_trains_with_its_default_arguments():
+    # make_vec_env asks for render_mode="rgb_array" (most environments warn, not refuse).
+    pytest.importorskip("stable_baselines3", reason="stable-baselines3 is not installed (tools/setup.sh puts it in .venv)")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        venv = make_vec_env("meshsim/Autoscaling-v0", n_envs=2, env_kwargs=SHORT)
+        model = PPO("MlpPolicy", venv, n_steps=8, batch_size=8, n_epochs=1, seed=1).learn(16)
+    assert model.num_timesteps == 16
+
+
+def test_a_cleanrl_style_loop_runs_with_gymnasiums_vector_normalizers():
+    # NormalizeObservation and NormalizeReward need next-step autoreset (Gymnasium's
+    # default); RecordEpisodeStatistics counts whole episodes under it.
+    from gymnasium.vector import AutoresetMode
+    from gymnasium.wrappers import vector as vw
+
+    envs = gym.make_vec("meshsim/Autoscaling-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        autoreset_mode=AutoresetMode.NEXT_STEP, **SHORT)
+    envs = vw.RecordEpisodeStatistics(vw.NormalizeReward(vw.NormalizeObservation(envs)))
+    obs, _ = envs.reset(seed=1)
+    lengths, starts = [], 0
+    for step in range(10):
+        obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+        assert np.isfinite(obs).all() and obs.shape == (2, envs.single_observation_space.shape[0])
+        if "episode" in infos:
+            lengths += list(infos["episode"]["l"][infos["_episode"]])
+        if step == 4:  # the step after a truncation starts the next episode, its reward 0
+            assert not truncations.any()
+    assert lengths == [4, 4, 4, 4], lengths
+
+
+def test_next_step_autoreset_plays_the_episodes_same_step_autoreset_plays():
+    # The same seeds and actions: the same rewards, with next-step's extra reset steps (reward 0) in between.
+    from gymnasium.vector import AutoresetMode
+
+    overrides = {key.replace("__", "."): value for key, value in SHORT.items()}
+    same = meshsim.VectorEnv(num_envs=2, overrides=overrides)
+    nxt = meshsim.VectorEnv(num_envs=2, overrides=overrides, autoreset_mode=AutoresetMode.NEXT_STEP)
+    assert nxt.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    same.reset(seed=5)
+    nxt.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for step in range(8):
+        actions = rng.integers(0, 5, size=(2, 1))
+        s = same.step(actions)
+        n = nxt.step(actions)
+        np.testing.assert_array_equal(s[1], n[1])
+        np.testing.assert_array_equal(s[3], n[3])
+        if s[3].any():
+            np.testing.assert_array_equal(n[0], s[4]["final_obs"])  # next-step shows the last observation
+            restarted = nxt.step(actions)  # the extra step: the next episode's first observation
+            np.testing.assert_array_equal(restarted[0], s[0])
+            assert not restarted[1].any() and not restarted[3].any()

@@ -64,6 +64,12 @@ def test_overrides_change_the_run_and_bad_ones_name_the_key():
     for bad, shown in ((float("nan"), "got nan"), (float("inf"), "got inf"), (-float("inf"), "got -inf")):
         with pytest.raises(ValueError, match=f"workload.rate_scale: expected .*{shown}"):
             meshsim.replay(overrides=SHORT, workload__rate_scale=bad)
+    # numpy's integers are integers (an integer key once read np.int64(7) as 7.0 and
+    # refused it); numpy's bool is a bool; an integer past 64 bits names its key.
+    assert meshsim.replay(frames=False, overrides=SHORT, seed=np.int64(7)).summary["seed"] == 7
+    assert meshsim.replay(frames=False, overrides=SHORT, seed=np.uint32(7)).summary["seed"] == 7
+    with pytest.raises(ValueError, match=r"run.until_s: 1000.* \(401 digits\) is beyond the 64-bit integers"):
+        meshsim.replay(run__until_s=10**400)
 
 
 def test_the_same_config_gives_identical_tables_in_parallel_threads():

@@ -134,3 +134,45 @@ def test_a_closed_env_refuses_calls(make, action):
     with pytest.raises(ValueError, match="closed"):
         env.step(action)
     env.close()
+
+
+def test_an_action_is_taken_exactly_when_the_action_space_contains_it():
+    # A differential check of the one rule env.step and meshsim.evaluate share
+    # (arguments.checked_action) against Gymnasium's own action_space.contains: random
+    # candidates of every kind, each refused exactly when the space does not hold it
+    # (a continuous action's finite values outside [-1, 1] are the one difference: clipped).
+    discrete = meshsim.ScalingEnv(overrides=SHORT)
+    continuous = meshsim.ScalingEnv(overrides=SHORT, rl__action="continuous")
+    rng = np.random.default_rng(3)
+    pool = [np.nan, np.inf, -np.inf, 1e30, -1, 0, 1, 2, 3, 4, 5, 7, 2.5, -0.5, 0.25, True, False, None, "1"]
+    for env in (discrete, continuous):
+        env.reset(seed=1)
+        for _ in range(200):
+            value = pool[rng.integers(len(pool))]
+            for action in (np.array([value]), [value]):
+                array = np.asarray(action)
+                try:
+                    with np.errstate(invalid="ignore"):
+                        held = env.action_space.contains(array.astype(env.action_space.dtype))
+                    contained = held and array.dtype.kind in ("iu" if env is discrete else "iuf")
+                except (TypeError, ValueError):
+                    contained = False
+                finite = array.dtype.kind in "iuf" and np.isfinite(array.astype(float)).all()
+                if env is continuous and finite:
+                    contained = True  # clipped into the box
+                try:
+                    _, _, _, truncated, _ = env.step(action)
+                    taken = True
+                except ValueError as refused:
+                    assert "action: expected 1" in str(refused), str(refused)
+                    taken = False
+                assert taken == contained, (env.action_space, action)
+                if taken and truncated:
+                    env.reset()
+
+
+def test_a_window_past_the_workload_is_refused():
+    env = meshsim.ScalingEnv(overrides=SHORT)
+    for start in (5e5, 1e12):
+        with pytest.raises(ValueError, match="window_start_s: .* is past the workload's last request"):
+            env.reset(seed=1, options={"window_start_s": start})

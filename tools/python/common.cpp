@@ -8,12 +8,22 @@ namespace meshsim::python {
 
 nlohmann::json to_json(const py::handle& value, const std::string& where) {
   if (value.is_none()) return nullptr;
-  // bool before int: Python's True is an int too.
-  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
-  if (py::isinstance<py::int_>(value)) {
-    const auto number = value.cast<long long>();
-    if (number >= 0) return static_cast<std::uint64_t>(number);
-    return static_cast<std::int64_t>(number);
+  // bool before int: Python's True is an int too (numpy's bool is not, but is a bool).
+  if (py::isinstance<py::bool_>(value) || py::isinstance(value, py::module_::import("numpy").attr("bool_"))) {
+    return py::bool_(py::reinterpret_borrow<py::object>(value)).cast<bool>();
+  }
+  // Integers as integers, numpy's too (their __float__ would make 5 a 5.0 that an integer
+  // key refuses), within the 64 bits a config holds.
+  if (py::isinstance(value, py::module_::import("numbers").attr("Integral"))) {
+    const py::int_ number(py::reinterpret_borrow<py::object>(value));
+    try {
+      if (number >= py::int_(0)) return number.cast<std::uint64_t>();
+      return number.cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      const std::string digits = py::repr(value).cast<std::string>();
+      throw py::value_error(where + ": " + (digits.size() > 24 ? digits.substr(0, 20) + "..." : digits) +
+                            " (" + std::to_string(digits.size()) + " digits) is beyond the 64-bit integers a config holds");
+    }
   }
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();

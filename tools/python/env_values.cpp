@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "configs/scenario_config.hpp"
+#include "sim/engine/number_text.hpp"
 
 namespace meshsim::python {
 
@@ -93,6 +94,13 @@ rl::ResetOptions reset_options_of(const py::dict& options, const rl::ScalingEnv&
     }
   }
   if (auto checked = env.check(out); !checked) throw py::value_error(checked.error().message);
+  // The engine plays a window past the workload (an episode of no request); asked for
+  // by hand it is a mistake, as meshsim eval's windows past the data are.
+  if (out.window_start_s && *out.window_start_s >= env.workload_span_s()) {
+    throw py::value_error("reset option window_start_s: " + number_text(*out.window_start_s) +
+                          " s is past the workload's last request (" + number_text(env.workload_span_s()) +
+                          " s): the episode would hold no request");
+  }
   return out;
 }
 

@@ -24,6 +24,7 @@ class PyScalingEnv {
     discrete_choices_ = configs::chooses(scenario.rl->action) ? env_->discrete_choices() : 0;
     observation_names_ = observation_names_of(*env_);
     action_size_ = env_->action_size();
+    steps_per_episode_ = env_->steps_per_episode();
     obs_.resize(env_->observation_size());
   }
 
@@ -71,6 +72,7 @@ class PyScalingEnv {
   std::size_t observation_size() const { return obs_.size(); }
   std::size_t action_size() const { return action_size_; }
   std::uint32_t discrete_choices() const { return discrete_choices_; }
+  std::uint32_t steps_per_episode() const { return steps_per_episode_; }
   py::list observation_names() const { return observation_names_; }
 
  private:
@@ -86,6 +88,7 @@ class PyScalingEnv {
   bool in_episode_ = false, ended_ = false;
   std::uint32_t discrete_choices_ = 0;
   std::size_t action_size_ = 0;
+  std::uint32_t steps_per_episode_ = 0;
   py::list observation_names_;
   CallerGate gate_;
 };
@@ -102,7 +105,17 @@ void bind_scaling_env(py::module_& m) {
       .def_property_readonly("observation_size", &PyScalingEnv::observation_size)
       .def_property_readonly("action_size", &PyScalingEnv::action_size)
       .def_property_readonly("discrete_choices", &PyScalingEnv::discrete_choices)
-      .def_property_readonly("observation_names", &PyScalingEnv::observation_names);
+      .def_property_readonly("observation_names", &PyScalingEnv::observation_names)
+      .def_property_readonly("steps_per_episode", &PyScalingEnv::steps_per_episode);
+  // A recipe's episode length in decisions, its workload unread (the registration's
+  // max_episode_steps).
+  m.def(
+      "_episode_steps",
+      [](const py::object& config) {
+        auto scenario = load_config(config, configs::default_training_path(), py::none(), py::dict());
+        return rl::ScalingEnv::episode_steps(scenario.rl.value_or(configs::RlSpec{}));
+      },
+      py::arg("config"));
 }
 
 }  // namespace meshsim::python

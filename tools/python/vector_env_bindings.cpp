@@ -27,11 +27,13 @@ py::array_t<T> copy_of(std::span<const T> from, std::vector<py::ssize_t> shape) 
 class PyVectorEnv {
  public:
   PyVectorEnv(std::size_t num_envs, const py::object& config, const py::object& trace, unsigned threads,
-              const py::dict& overrides) {
+              const py::dict& overrides, bool next_step_autoreset)
+      : next_step_(next_step_autoreset) {
     auto [scenario, workload] = env_inputs(config, trace, overrides);
     rl::VectorEnvOptions options;
     options.num_envs = num_envs;
     options.threads = threads;
+    options.next_step_autoreset = next_step_autoreset;
     catalog_ = catalog_for(scenario);
     envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(workload), options));
     discrete_choices_ = configs::chooses(scenario.rl->action) ? envs_->env(0).discrete_choices() : 0;
@@ -40,6 +42,7 @@ class PyVectorEnv {
     observation_size_ = envs_->observation_size();
     action_size_ = envs_->action_size();
     threads_ = envs_->threads();
+    steps_per_episode_ = envs_->env(0).steps_per_episode();
   }
 
   py::tuple reset(std::optional<std::uint64_t> seed, const py::dict& options) {
@@ -55,8 +58,8 @@ class PyVectorEnv {
 
   py::tuple step(const py::array_t<float, py::array::c_style | py::array::forcecast>& actions) {
     const auto lock = gate_.enter_open(envs_, "VectorEnv");
-    // Environments that ended reset themselves (same-step autoreset); before the first
-    // reset there is no episode to step.
+    // Environments that ended reset themselves (in this step or, with next-step
+    // autoreset, the next); before the first reset there is no episode to step.
     if (!reset_) throw py::value_error("step: call reset() before the first step");
     const std::size_t n = envs_->num_envs(), a = envs_->action_size();
     if (static_cast<std::size_t>(actions.size()) != n * a || (actions.ndim() != 2 && !(actions.ndim() == 1 && a == 1))) {
@@ -77,7 +80,7 @@ class PyVectorEnv {
       any_truncated = any_truncated || truncations.data()[i];
     }
     py::dict infos = infos_of(envs_->infos());
-    if (any_truncated) {
+    if (any_truncated && !next_step_) {
       // Same-step autoreset: the ended episodes' last observations and infos, masked.
       infos["final_obs"] = observations(envs_->final_observations());
       infos["_final_obs"] = truncations;
@@ -116,6 +119,7 @@ class PyVectorEnv {
   std::size_t action_size() const { return action_size_; }
   std::uint32_t discrete_choices() const { return discrete_choices_; }
   unsigned threads() const { return threads_; }
+  std::uint32_t steps_per_episode() const { return steps_per_episode_; }
   py::list observation_names() const { return observation_names_; }
 
  private:
@@ -133,7 +137,9 @@ class PyVectorEnv {
   std::uint32_t discrete_choices_ = 0;
   std::size_t num_envs_ = 0, observation_size_ = 0, action_size_ = 0;
   unsigned threads_ = 0;
+  std::uint32_t steps_per_episode_ = 0;
   bool reset_ = false;  // reset() was called: step() may run
+  bool next_step_ = false;  // Gymnasium's NEXT_STEP autoreset, else SAME_STEP
   py::list observation_names_;
   CallerGate gate_;
 };
@@ -142,8 +148,9 @@ class PyVectorEnv {
 
 void bind_vector_env(py::module_& m) {
   py::class_<PyVectorEnv>(m, "_VectorEnv")
-      .def(py::init<std::size_t, const py::object&, const py::object&, unsigned, const py::dict&>(), py::arg("num_envs"),
-           py::arg("config"), py::arg("trace"), py::arg("threads"), py::arg("overrides"))
+      .def(py::init<std::size_t, const py::object&, const py::object&, unsigned, const py::dict&, bool>(),
+           py::arg("num_envs"), py::arg("config"), py::arg("trace"), py::arg("threads"), py::arg("overrides"),
+           py::arg("next_step_autoreset"))
       .def("reset", &PyVectorEnv::reset, py::arg("seed"), py::arg("options"))
       .def("step", &PyVectorEnv::step, py::arg("actions"))
       .def("time_native_steps", &PyVectorEnv::time_native_steps, py::arg("actions"), py::arg("steps"))
@@ -153,6 +160,7 @@ void bind_vector_env(py::module_& m) {
       .def_property_readonly("action_size", &PyVectorEnv::action_size)
       .def_property_readonly("discrete_choices", &PyVectorEnv::discrete_choices)
       .def_property_readonly("threads", &PyVectorEnv::threads)
+      .def_property_readonly("steps_per_episode", &PyVectorEnv::steps_per_episode)
       .def_property_readonly("observation_names", &PyVectorEnv::observation_names);
 }
 

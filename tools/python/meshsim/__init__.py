@@ -46,7 +46,10 @@ else:
 
     ENV_ID = "meshsim/Autoscaling-v0"
     if ENV_ID not in gymnasium.registry:
+        # max_episode_steps: the default recipe's episode (time-limit wrappers and
+        # libraries read it from the spec); the environment truncates its own episodes.
         gymnasium.register(id=ENV_ID, entry_point="meshsim.scaling_env:ScalingEnv",
-                           vector_entry_point="meshsim.vector_env:VectorEnv")
+                           vector_entry_point="meshsim.vector_env:VectorEnv",
+                           max_episode_steps=_core._episode_steps(None))
 
 __all__ = ["Evaluation", "evaluate", "Replay", "ScalingEnv", "Scheduler", "VectorEnv", "default_scenario_path", "default_training_path", "replay"]

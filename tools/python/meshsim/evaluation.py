@@ -1,9 +1,12 @@
 """meshsim.evaluate: a policy written in Python judged by meshsim eval's protocol."""
 import csv
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 
 from meshsim import _core
+from meshsim.arguments import checked_action, exact_int, real, reals, text
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,62 @@ def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python"
     "bound_prices": a count, and "capacity_model": a capacity model file, with which
     capacity-units target tracking is tuned over "capacity_targets" and judged beside the
     policy); quiet: do not print the tables.
-    An exception raised by the policy is raised here once the run ends.
+    An exception raised by the policy (or an action env.step would refuse) is raised here
+    once the run ends, and nothing is written to `out`. Arguments are taken as they are or
+    refused naming them: delays='10' is not [1, 0], max_static=1.9 not 1.
     """
-    text, _notes = _core.evaluate(policy, config, name, os.fspath(out), [float(d) for d in (delays or [])], split,
-                                  window_start_s, window_s, float(rate_scale), int(max_static), {k: (os.fspath(v) if k == "capacity_model" else v) for k, v in (grids or {}).items()})
+    out = os.fspath(out)
+    name, split = text("name", name), text("split", split)
+    delays = [] if delays is None else reals("delays", delays, 0)
+    window_start_s = None if window_start_s is None else real("window_start_s", window_start_s, 0)
+    window_s = None if window_s is None else real("window_s", window_s, 0)
+    rate_scale, max_static = real("rate_scale", rate_scale, 0), exact_int("max_static", max_static, 1, 2**32 - 1)
+    grids = _checked_grids(grids)
+    if config is not None:
+        config = os.fspath(config)
+    # The recipe's action space, by the environment env.step acts on: the same check.
+    space = _core._ScalingEnv(config, None, {})
+    size, choices = space.action_size, space.discrete_choices
+    space.close()
+
+    def checked_policy(observation):
+        return checked_action(policy(observation), size, choices)
+
+    # Played into a folder beside `out`, moved into it only when the whole run held.
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".meshsim-evaluate-", dir=parent)
+    try:
+        text_out, _notes = _core.evaluate(checked_policy, config, name, staging, delays, split, window_start_s,
+                                          window_s, rate_scale, max_static, grids)
+        text_out = text_out.replace(staging, out)  # the files it names are moved there
+        os.makedirs(out, exist_ok=True)
+        for entry in os.listdir(staging):
+            target = os.path.join(out, entry)
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)
+            os.replace(os.path.join(staging, entry), target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
-        print(text, end="")
-    return Evaluation(text, _rows(os.path.join(out, "verdicts.csv")), _rows(os.path.join(out, "eval.csv")),
-                      os.fspath(out))
+        print(text_out, end="")
+    return Evaluation(text_out, _rows(os.path.join(out, "verdicts.csv")), _rows(os.path.join(out, "eval.csv")), out)
+
+
+def _checked_grids(grids):
+    """The baseline grids by name, each a list of numbers (bound_prices a count,
+    capacity_model a path); the names themselves are checked by the native run."""
+    if grids is None:
+        return {}
+    if not isinstance(grids, dict):
+        raise TypeError(f"grids: expected a dict of grid name to values, got {grids!r}")
+    checked = {}
+    for key, values in grids.items():
+        key = text("grids key", key)
+        if key == "bound_prices":
+            checked[key] = exact_int("grids['bound_prices']", values, 0, 2**32 - 1)
+        elif key == "capacity_model":
+            checked[key] = os.fspath(values)
+        else:
+            checked[key] = reals(f"grids[{key!r}]", values)
+    return checked

@@ -1,9 +1,6 @@
 """What meshsim.ScalingEnv and meshsim.VectorEnv share: the seed check, step, close and
 the context manager around their native object (_core._ScalingEnv or _core._VectorEnv)."""
-import numpy as np
-from gymnasium import spaces
-
-from meshsim.arguments import exact_int
+from meshsim.arguments import checked_action, exact_int
 
 
 class NativeEnv:
@@ -19,18 +16,11 @@ class NativeEnv:
         return self._native.reset(self._checked_seed(seed), dict(options or {}))
 
     def step(self, action):
-        action = np.asarray(action)
-        # A discrete action the space does not contain (NaN, 7 of 5 choices, -1, 2.5, None,
-        # a bool) is refused as action_space.contains() refuses it, never cast.
-        # (A wrong shape is left to the native step, which names both shapes.) A vector of
-        # environments checks each row against the single environment's space.
-        space = getattr(self, "single_action_space", self.action_space)
-        if isinstance(space, spaces.MultiDiscrete) and action.size == int(np.prod(self.action_space.shape)):
-            rows = action.reshape(-1, *space.shape)
-            if action.dtype.kind not in "iu" or not all(space.contains(row) for row in rows):
-                raise ValueError(f"action: expected {space} per environment (integers, each below its count), "
-                                 f"got {action.tolist()!r}")
-        return self._native.step(action)
+        # An action the space does not contain (NaN, 7 of 5 choices, -1, 2.5, None, a bool,
+        # an infinity) is refused, never cast; arguments.checked_action has the rule.
+        native = self._native
+        return native.step(checked_action(action, native.action_size, native.discrete_choices,
+                                          getattr(self, "num_envs", 1)))
 
     def close(self):
         """Frees the native environment; later reset and step calls raise ValueError."""

@@ -1,4 +1,6 @@
 """meshsim.ScalingEnv: one scaling environment, a gymnasium.Env."""
+import warnings
+
 import gymnasium as gym
 
 from meshsim import _core
@@ -18,12 +20,15 @@ class ScalingEnv(NativeEnv, gym.Env):
     trace: a trace file replacing its workload (as meshsim replay --trace);
     overrides: config keys, "a.b" written a__b (rl__episode_s=600) or given as
     overrides={"rl.episode_s": 600}; render_mode: None or "ansi" (render() returns a text
-    frame of the last interval).
+    frame of the last interval; another mode is warned about, and render() returns None).
 
     Gymnasium meanings: reset(seed=None, options=None) -> (obs, info);
     step(action) -> (obs, reward, terminated, truncated, info). An episode is a window of
     the trace: it never terminates, and is truncated when its window ends; then step()
     raises ValueError until reset() starts the next one (a VectorEnv resets by itself).
+    An episode has steps_per_episode decisions; meshsim/Autoscaling-v0 is registered with
+    the default recipe's as max_episode_steps: pass gymnasium.make(...,
+    max_episode_steps=N) when overrides make episodes longer, or its TimeLimit cuts them.
     With a seed, reset reseeds the environment (and np_random); without, it continues its
     draws. reset options are VectorEnv's: window_start_s, rate_scale, scale_up_delay_s,
     start_instances. observation_names[i] names feature i ("mixed.kv", "ttft_p99";
@@ -36,11 +41,15 @@ class ScalingEnv(NativeEnv, gym.Env):
 
     def __init__(self, config=None, trace=None, overrides=None, render_mode=None, **kw_overrides):
         if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode: expected None or 'ansi', got {render_mode!r}")
+            # As Gymnasium's own environments do: libraries ask for "rgb_array" by default
+            # (Stable-Baselines3's make_vec_env), and render() then draws nothing.
+            warnings.warn(f"render_mode {render_mode!r}: ScalingEnv renders only 'ansi' text; render() returns None",
+                          stacklevel=2)
         self._native = _core._ScalingEnv(config, trace, merged_overrides(overrides, kw_overrides))
         self.observation_space, self.action_space = scaling_spaces(
             self._native.observation_size, self._native.action_size, self._native.discrete_choices)
         self.observation_names = list(self._native.observation_names)
+        self.steps_per_episode = self._native.steps_per_episode
         self.render_mode = render_mode
         self.closed = False
         self._last = None  # the last reset's or step's (info, reward), for render()

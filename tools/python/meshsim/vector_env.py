@@ -1,4 +1,6 @@
 """meshsim.VectorEnv: N scaling environments, a gymnasium.vector.VectorEnv."""
+import warnings
+
 import gymnasium as gym
 from gymnasium.vector.utils import batch_space
 
@@ -11,13 +13,15 @@ from meshsim.spaces import scaling_spaces
 class VectorEnv(NativeEnv, gym.vector.VectorEnv):
     """N scaling environments (rl::VectorEnv) stepped on native threads, the GIL released.
 
-    VectorEnv(num_envs=8, config=None, trace=None, threads=0, **overrides), or
+    VectorEnv(num_envs=8, config=None, trace=None, threads=0, autoreset_mode=SAME_STEP, **overrides), or
     gymnasium.make_vec("meshsim/Autoscaling-v0", num_envs=8,
     vectorization_mode="vector_entry_point", ...).
 
     config: a scenario file (None: the default training recipe, configs/scenarios/rl-train.json);
     trace: a trace file replacing its workload (as meshsim replay --trace);
     threads: native threads stepping them, counting the caller (0: one per core, at most num_envs);
+    max_episode_steps: what gymnasium.make_vec passes from the registration (each episode
+    has steps_per_episode decisions, played whole: a lower limit is warned about);
     overrides: config keys, "a.b" written a__b (rl__episode_s=600) or given as
     overrides={"rl.episode_s": 600}.
 
@@ -25,8 +29,11 @@ class VectorEnv(NativeEnv, gym.vector.VectorEnv):
     step(actions) -> (obs, rewards, terminations, truncations, infos), with same-step
     autoreset (metadata["autoreset_mode"]): where an episode was truncated,
     infos["final_obs"] / infos["final_info"] hold its last observation and info (masks
-    "_final_obs" / "_final_info") and obs is already the next episode's first. Gymnasium's
-    vector wrappers (RecordEpisodeStatistics, ...) wrap it. Environment i is seeded with
+    "_final_obs" / "_final_info") and obs is already the next episode's first. With
+    autoreset_mode=gymnasium.vector.AutoresetMode.NEXT_STEP (Gymnasium's default, which
+    its NormalizeObservation and NormalizeReward wrappers need), obs is the last
+    observation and the environment's next step starts its next episode (that action
+    ignored, reward 0). Gymnasium's vector wrappers (RecordEpisodeStatistics, ...) wrap it. Environment i is seeded with
     seed + i (an integer seed). infos maps each field of the environment's info
     (rl/env/scaling_env.hpp) to an array of num_envs.
     reset options: window_start_s, rate_scale, scale_up_delay_s (numbers) and
@@ -38,10 +45,16 @@ class VectorEnv(NativeEnv, gym.vector.VectorEnv):
 
     metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
 
-    def __init__(self, num_envs=8, config=None, trace=None, threads=0, overrides=None, **kw_overrides):
+    def __init__(self, num_envs=8, config=None, trace=None, threads=0, overrides=None,
+                 autoreset_mode=gym.vector.AutoresetMode.SAME_STEP, max_episode_steps=None, **kw_overrides):
+        modes = (gym.vector.AutoresetMode.SAME_STEP, gym.vector.AutoresetMode.NEXT_STEP)
+        if autoreset_mode not in modes:
+            raise ValueError(f"autoreset_mode: expected AutoresetMode.SAME_STEP or NEXT_STEP, got {autoreset_mode!r}")
         self._native = _core._VectorEnv(exact_int("num_envs", num_envs, 1, 4096), config, trace,
                                         exact_int("threads", threads, 0, 4096),
-                                        merged_overrides(overrides, kw_overrides))
+                                        merged_overrides(overrides, kw_overrides),
+                                        autoreset_mode == gym.vector.AutoresetMode.NEXT_STEP)
+        self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
         self.num_envs = self._native.num_envs
         self.single_observation_space, self.single_action_space = scaling_spaces(
             self._native.observation_size, self._native.action_size, self._native.discrete_choices)
@@ -51,6 +64,15 @@ class VectorEnv(NativeEnv, gym.vector.VectorEnv):
         # global features ("ttft_p99"); rl/env/observation.hpp documents each.
         self.observation_names = list(self._native.observation_names)
         self.threads = self._native.threads
+        self.steps_per_episode = self._native.steps_per_episode
+        # gymnasium.make_vec passes the registration's limit (the default recipe's
+        # episode); the environments truncate their own episodes and a shorter limit is
+        # not applied, so it is warned about.
+        if max_episode_steps is not None and exact_int("max_episode_steps", max_episode_steps, 1, 2**32 - 1) < \
+                self.steps_per_episode:
+            warnings.warn(f"max_episode_steps {max_episode_steps} is below these environments' episodes of "
+                          f"{self.steps_per_episode} decisions, which they play whole: set rl.episode_s for "
+                          "shorter ones", stacklevel=2)
         self.closed = False
 
     def reset(self, *, seed=None, options=None):
