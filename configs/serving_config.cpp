@@ -294,13 +294,14 @@ Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& ll
     config.pool_hardware.push_back(std::move(*pool));
   }
   static_cast<cluster::ServingOptions&>(config) = llm;  // the options as the scenario set them
-  // vLLM serves the model's own context unless told less (more it refuses to start with).
+  // No engine serves past the model's context (vLLM refuses to start with more); vLLM
+  // serves the model's own context unless told less.
+  if (model->max_context_tokens > 0 && llm.max_model_len && *llm.max_model_len > model->max_context_tokens) {
+    return Error{"serving.vllm.max_model_len: " + std::to_string(*llm.max_model_len) + " tokens is beyond " +
+                 model->name + "'s context of " + std::to_string(model->max_context_tokens) +
+                 " tokens (its max_position_embeddings); expected at most that, or null for the model's own"};
+  }
   if (llm.scheduler == cluster::BatchScheduler::kVllm && model->max_context_tokens > 0) {
-    if (llm.max_model_len && *llm.max_model_len > model->max_context_tokens) {
-      return Error{"serving.vllm.max_model_len: " + std::to_string(*llm.max_model_len) + " tokens is beyond " +
-                   model->name + "'s context of " + std::to_string(model->max_context_tokens) +
-                   " tokens (its max_position_embeddings); expected at most that, or null for the model's own"};
-    }
     config.max_model_len = llm.max_model_len.value_or(model->max_context_tokens);
   }
   if (llm.request_timeout && !cluster::supports_aborts(llm)) {

@@ -45,11 +45,15 @@ def main():
     os.makedirs(out, exist_ok=True)
 
     # The SLO's targets, where summary.json has them: a vertical line on their CDFs.
-    targets = {}
+    # A shared cluster's summary has a batch section: only its run gets the batch panels
+    # (every run's time series has the batch columns, at 0 without batch jobs).
+    targets, shared = {}, False
     try:
         with open(os.path.join(args.run_dir, "summary.json")) as f:
-            slo = json.load(f).get("slo", {})
+            summary = json.load(f)
+        slo = summary.get("slo", {})
         targets = {"ttft_s": slo.get("ttft_target_s"), "tbt_mean_s": slo.get("tbt_target_s")}
+        shared = "batch" in summary
     except (OSError, ValueError):
         pass
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
@@ -73,9 +77,8 @@ def main():
 
     t = [float(row["end_s"]) for row in series]
     width = [float(row["end_s"]) - float(row["start_s"]) or 1.0 for row in series]
-    # A shared cluster's run (batch columns filled) gets a fourth panel: GPUs held by
-    # serving and by batch jobs, batch jobs queued, and preemptions per interval.
-    shared = bool(series[0].get("batch_gpus"))
+    # A shared cluster's run gets two more panels: GPUs held by serving and by batch jobs
+    # with preemptions per interval, and batch jobs running and queued.
     fig, axes = plt.subplots(5 if shared else 3, 1, figsize=(12, 15 if shared else 9), sharex=True)
     axes[0].plot(t, [int(r["arrivals"]) / w for r, w in zip(series, width)], label="arrivals/s")
     axes[0].plot(t, [int(r["completions"]) / w for r, w in zip(series, width)], label="completions/s")

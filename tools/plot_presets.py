@@ -49,27 +49,33 @@ def main():
     seeds = max(len(g) for g in groups.values())
     fig, axes = plt.subplots(2, 3, figsize=(15, 7.2))
     axes = axes.flatten()
+    def measured(row, key, scale=1.0):  # None where the run judged no request (an empty cell)
+        return None if row[key] == "" else scale * float(row[key])
+
     panels = [
-        ("serving SLO attainment (%)", lambda r: 100 * float(r["slo_attainment"]), 2),
-        ("serving P99 TTFT (s)", lambda r: float(r["ttft_p99_s"]), 3),
+        ("serving SLO attainment (%)", lambda r: measured(r, "slo_attainment", 100), 2),
+        ("serving P99 TTFT (s)", lambda r: measured(r, "ttft_p99_s"), 3),
         ("serving scale-ups blocked", lambda r: float(r["scale_ups_blocked"]), 1),
         ("batch jobs queued at the end", lambda r: float(r["jobs_queued"]), 1),
         ("GPU-hours lost to preemption", lambda r: float(r["lost_gpu_hours"]), 2),
     ]
     for ax, (title, figure, decimals) in zip(axes, panels):
-        values = [[figure(r) for r in groups[n]] for n in names]
-        means = [sum(v) / len(v) for v in values]
-        spread = [[m - min(v) for m, v in zip(means, values)], [max(v) - m for m, v in zip(means, values)]]
+        # Each policy's runs that measured the figure; a policy with none gets no bar ("-").
+        values = [[x for x in (figure(r) for r in groups[n]) if x is not None] for n in names]
+        means = [sum(v) / len(v) if v else 0.0 for v in values]
+        spread = [[m - min(v) if v else 0.0 for m, v in zip(means, values)],
+                  [max(v) - m if v else 0.0 for m, v in zip(means, values)]]
         bars = ax.bar(names, means, color="tab:blue", yerr=spread if seeds > 1 else None, capsize=4)
         # The value on each bar, rounded down (an SLO short of 100% never reads 100.00).
         scale = 10 ** decimals
-        ax.bar_label(bars, labels=[f"{math.floor(m * scale) / scale:.{decimals}f}" for m in means],
+        ax.bar_label(bars, labels=[f"{math.floor(m * scale) / scale:.{decimals}f}" if v else "-"
+                                   for m, v in zip(means, values)],
                      fontsize="small", label_type="edge", padding=2, position=(12, 0))
         ax.margins(y=0.12)
         ax.set_title(title)
-        if title.startswith("serving SLO"):
+        if title.startswith("serving SLO") and any(values):
             # Policies differ by a few points near 100%: start the axis near the lowest.
-            ax.set_ylim(max(0.0, math.floor(min(min(v) for v in values)) - 2), 100.5)
+            ax.set_ylim(max(0.0, math.floor(min(min(v) for v in values if v)) - 2), 100.5)
     # Preemptions stacked by who preempted (mean per run).
     ax = axes[5]
     runs = {n: len(groups[n]) for n in names}

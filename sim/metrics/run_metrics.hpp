@@ -115,8 +115,11 @@ class RunMetrics {
   std::uint64_t output_tokens() const { return output_tokens_; }
   // The load offered: arrivals per second from the start to the last arrival (0 before
   // the first), whatever the run's tail of draining work.
+  // Seconds from the start to the last arrival: the time base of offered_per_s (and of
+  // capacity's goodput, so that the two compare).
+  double arrival_span_s() const { return last_arrival_.seconds(); }
   double offered_per_s() const {
-    return last_arrival_ > SimTime::zero() ? static_cast<double>(counts_.arrived) / last_arrival_.seconds() : 0.0;
+    return last_arrival_ > SimTime::zero() ? static_cast<double>(counts_.arrived) / arrival_span_s() : 0.0;
   }
   std::uint64_t prompt_tokens() const { return prompt_tokens_; }
   // Moves off evacuated instances, over completed requests.

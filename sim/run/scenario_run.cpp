@@ -1,5 +1,14 @@
 #include "sim/run/scenario_run.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <utility>
+
 #include "configs/cluster_config.hpp"
 #include "sim/cluster/fixed_latency_cluster.hpp"
 #include "sim/cluster/shared_cluster.hpp"
@@ -27,9 +36,54 @@ using configs::AutoscalerPolicy;
 using configs::ClusterMode;
 using configs::LlmServingSpec;
 
+namespace {
+
+// What a request in the system costs while it waits or runs (its record, queue entries and
+// sequence state): about 590 B measured at 1M and 4M queued requests.
+constexpr double kBytesPerRequestInSystem = 600;
+
+// The memory this process may use, and what sets it: the least of its address-space
+// limit (ulimit -v), its cgroup's memory.max and the machine's RAM.
+std::pair<double, std::string> memory_allowance() {
+  double bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  std::string source = "the machine's memory";
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      static_cast<double>(limit.rlim_cur) < bytes) {
+    bytes = static_cast<double>(limit.rlim_cur);
+    source = "its address-space limit (ulimit -v)";
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  double cgroup_bytes = 0;
+  if (cgroup >> cgroup_bytes && cgroup_bytes > 0 && cgroup_bytes < bytes) {
+    bytes = cgroup_bytes;
+    source = "its cgroup's memory.max";
+  }
+  return {bytes, source};
+}
+
+// The bound on requests in the system is a bound on memory: one the process could not
+// hold (half of what it may use, the rest for the trace, metrics and the engine) is
+// refused before the run rather than ending in an allocation failure under a burst.
+Status fits_memory(const LlmServingSpec& llm) {
+  const auto [allowance, source] = memory_allowance();
+  const double needed = static_cast<double>(llm.max_requests_in_system) * kBytesPerRequestInSystem;
+  if (needed <= allowance / 2) return Ok{};
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "serving.max_requests_in_system: %llu requests in the system could take about %.1f GB (about %.0f B "
+                "each), more than half of the %.1f GB this process may use (%s); expected at most %.0f",
+                static_cast<unsigned long long>(llm.max_requests_in_system), needed / 1e9, kBytesPerRequestInSystem,
+                allowance / 1e9, source.c_str(), std::floor(allowance / 2 / kBytesPerRequestInSystem));
+  return Error{text};
+}
+
+}  // namespace
+
 Status ScenarioRun::check(const configs::ScenarioConfig& config, const configs::Catalog& catalog) {
   const auto* llm = std::get_if<LlmServingSpec>(&config.serving);
   if (llm == nullptr) return Ok{};
+  if (auto fits = fits_memory(*llm); !fits) return fits;
   const bool fixed = config.cluster.mode == ClusterMode::kFixed;
   if (auto resolved = configs::resolve_llm_cluster(*llm, catalog, /*place_start_state=*/!fixed); !resolved) {
     return resolved.error();
@@ -53,6 +107,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
   replay::ServingFactory factory;
   if (llm != nullptr) {
     // A shared cluster places the start state through the scheduling core itself.
+    if (auto fits = fits_memory(*llm); !fits) return in_file(fits.error());
     auto resolved = configs::resolve_llm_cluster(*llm, catalog, /*place_start_state=*/!fixed);
     if (!resolved) return in_file(resolved.error());
     factory = cluster::llm_cluster_factory(std::move(*resolved), &run->llm_);

@@ -71,7 +71,6 @@ SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog
     }
     const metrics::RunMetrics& m = (*run)->replay().metrics();
     const auto& counts = m.counts();
-    const double duration = result->end_time.seconds();
     p.arrived = counts.arrived;
     p.judged = judge.judged;
     p.met = judge.met;
@@ -80,7 +79,8 @@ SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog
     p.other_drops = counts.dropped - p.over_context;
     p.attainment = p.judged > 0 ? static_cast<double>(p.met) / static_cast<double>(p.judged) : 0.0;
     p.offered_per_s = m.offered_per_s();
-    p.goodput_per_s = duration > 0 ? static_cast<double>(p.met) / duration : 0.0;
+    // Over the arrivals' span, as offered load is (the run's end adds its drain).
+    p.goodput_per_s = m.arrival_span_s() > 0 ? static_cast<double>(p.met) / m.arrival_span_s() : 0.0;
     p.ttft_p50_s = m.ttft().p50;
     p.ttft_p99_s = m.ttft().p99;
     p.tbt_p99_s = m.tbt().p99;

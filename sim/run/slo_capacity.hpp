@@ -46,7 +46,7 @@ struct SloProbe {
   std::uint64_t other_drops = 0;
   double attainment = 0;           // met / judged (0 when nothing was judged)
   double offered_per_s = 0;        // arrivals per second up to the last arrival
-  double goodput_per_s = 0;        // requests meeting the SLO per second of the run
+  double goodput_per_s = 0;        // requests meeting the SLO per second, over the same span
   double ttft_p50_s = 0, ttft_p99_s = 0, tbt_p99_s = 0, e2e_p50_s = 0;
   double gpu_hours = 0, cost_usd = 0;
   bool overloaded = false;  // the replay's own verdict

@@ -534,12 +534,16 @@ TEST(CatalogTest, VllmServesTheModelsOwnContextAndRefusesLongerRequestsCountingT
   EXPECT_EQ(resolved("acme/short", "vllm", "1000")->max_model_len, 1000u);  // less, as asked
   EXPECT_EQ(resolved("acme/unsized", "vllm", "null")->max_model_len, std::nullopt);  // no length known
   EXPECT_EQ(resolved("acme/short", "splitwise", "null")->max_model_len, std::nullopt);  // SplitwiseSim's rules
-  const auto beyond = resolved("acme/short", "vllm", "4096");
-  ASSERT_FALSE(beyond);
-  EXPECT_NE(beyond.error().message.find("serving.vllm.max_model_len: 4096 tokens is beyond acme/short's context of "
-                                        "2048 tokens"),
-            std::string::npos)
-      << beyond.error().message;
+  // Past the model's context no engine serves, whichever scheduler batches.
+  for (const char* scheduler : {"vllm", "splitwise"}) {
+    const auto beyond = resolved("acme/short", scheduler, "2049");
+    ASSERT_FALSE(beyond) << scheduler;
+    EXPECT_NE(beyond.error().message.find("serving.vllm.max_model_len: 2049 tokens is beyond acme/short's context of "
+                                          "2048 tokens"),
+              std::string::npos)
+        << beyond.error().message;
+  }
+  EXPECT_EQ(resolved("acme/short", "splitwise", "2048")->max_model_len, 2048u);
 
   // A replay refuses the longer requests at arrival, says so, and judges the SLO over the rest.
   ReplayCommandOptions options;

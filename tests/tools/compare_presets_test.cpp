@@ -109,6 +109,37 @@ TEST(ComparePresetsTest, ThreadsGiveTheResultsOfRunningOneByOne) {
   EXPECT_EQ(serial.rows.at("critical").at("same_pool_preemptions"), serial.rows.at("HIGH").at("same_pool_preemptions"));
 }
 
+// A run that judged no request has no SLO and no latency: presets.csv leaves them empty
+// and the table prints '-' (it printed "SLO met 0.00%  P99 TTFT 0.000s", as if measured).
+TEST(ComparePresetsTest, NoFigureIsPrintedOverNoRequest) {
+  ComparePresetsOptions options;
+  options.presets = {"HIGH", "LOW"};
+  options.until_s = 1e-3;
+  const PresetsRun run = compare(options, "presets_nothing");
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  for (const auto& [policy, columns] : run.rows) {
+    EXPECT_EQ(columns.at("slo_attainment"), "") << policy;
+    EXPECT_EQ(columns.at("ttft_p99_s"), "") << policy;
+  }
+  EXPECT_EQ(run.out.find("0.00%"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("0.000s"), std::string::npos) << run.out;
+}
+
+// With several seeds, each preset is set against the first seed by seed, counting the
+// seeds it did better and worse in, beside the means.
+TEST(ComparePresetsTest, SeveralSeedsGetAVerdictPairedBySeed) {
+  ComparePresetsOptions options;
+  options.presets = {"HIGH", "LOW"};
+  options.seeds = 2;
+  options.until_s = 600;
+  const PresetsRun run = compare(options, "presets_paired");
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  const auto at = run.out.find("against HIGH, seed by seed\n  LOW: SLO met higher in ");
+  ASSERT_NE(at, std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(" of 2 seeds (mean ", at), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("lost GPU-h lower in ", at), std::string::npos) << run.out;
+}
+
 TEST(ComparePresetsTest, PolicyFilesJoinThePresets) {
   const auto policy = scenario_in_fresh_dir("presets_policy", "no_cross.json",
                                             R"({"name": "no-cross-pool", "preemption_aggressiveness": "HIGH",

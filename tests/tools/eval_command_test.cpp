@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/eval_command.hpp"
+#include "tools/cli/evaluation_report.hpp"
 #include "tools/cli/train_command.hpp"
 
 namespace meshsim::cli {
@@ -571,6 +573,26 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   r = run_command(outside, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_NE(r.err.find("/nonexistent/state.json: cannot read"), std::string::npos) << r.err;
+}
+
+// A verdict's share of the gap is printed as a percentage only where one means something:
+// "closes -1046.7% of the gap" once came from a policy costing far more than a front
+// that lay just above the bound. Over shares of every size, a percentage appears exactly
+// for shares in [0, 1], and it lies in [0, 100].
+TEST(EvalReportTest, AGapShareIsAPercentageOnlyFromNoneToAllOfTheGap) {
+  std::mt19937_64 rng(11);
+  std::vector<double> shares = {-10.467, -1e-9, 0, 0.5, 1, 1 + 1e-9, 1.5, 1e6, -1e6};
+  for (int i = 0; i < 200; ++i) shares.push_back(std::uniform_real_distribution<double>(-3, 4)(rng));
+  for (const double share : shares) {
+    const std::string text = gap_closed_text(share);
+    const bool inside = share >= 0 && share <= 1;
+    EXPECT_EQ(text.find('%') != std::string::npos, inside) << share << ": " << text;
+    if (inside) {
+      const double percent = std::stod(text.substr(text.find("closes ") + 7));
+      EXPECT_GE(percent, 0) << text;
+      EXPECT_LE(percent, 100) << text;
+    }
+  }
 }
 
 }  // namespace

@@ -75,8 +75,8 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
   const run::ScenarioRun* run = finished->run.get();
   const replay::ReplayResult* result = &finished->result;
   const auto& metrics = run->replay().metrics();
-  o.slo_attainment = metrics.slo_attainment();
-  o.ttft_p99_s = metrics.ttft().p99;
+  if (metrics.counts().judged() > 0) o.slo_attainment = metrics.slo_attainment();
+  if (metrics.ttft().count > 0) o.ttft_p99_s = metrics.ttft().p99;
   if (const auto* scaling = run->scaling()) {
     o.scale_ups = scaling->manager().counts().scale_ups;
     o.blocked = scaling->manager().counts().blocked;

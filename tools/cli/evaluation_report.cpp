@@ -125,14 +125,18 @@ std::string verdict_text(const Outcome& o, const rl::Verdict& v, const Outcome* 
     text += at_slo("the right-sizing bound", v.bound_gpu_hours);
     text += at_slo("the bound smoothed over a minute", v.bound_smoothed_gpu_hours);
   }
-  if (v.gap_closed_smoothed) {
-    text += "; closes " + fixed_text(*v.gap_closed_smoothed * 100, 1) +
-            "% of the gap from target tracking's front to the smoothed bound";
-  }
+  if (v.gap_closed_smoothed) text += "; " + gap_closed_text(*v.gap_closed_smoothed);
   return text;
 }
 
 }  // namespace
+
+std::string gap_closed_text(double share) {
+  const std::string gap = "the gap from target tracking's front to the smoothed bound";
+  if (share < 0) return "closes none of " + gap + " (it costs more than the front)";
+  if (share > 1) return "costs less than the smoothed bound (beyond " + gap + ")";
+  return "closes " + fixed_text(share * 100, 1) + "% of " + gap;
+}
 
 std::string fixed_text(double value, int decimals) {
   char text[48];

@@ -18,6 +18,9 @@ namespace meshsim::cli {
 std::string display_name(const rl::Outcome& o);
 // `value` with `decimals` decimals, for the console.
 std::string fixed_text(double value, int decimals = 2);
+// The verdict's words for the share of the gap a policy closes: a percentage only where
+// one means something (none to all of the gap), else which side of it the policy is.
+std::string gap_closed_text(double share);
 
 // The plays of one evaluated window at one scale-up delay.
 struct WindowPlays {

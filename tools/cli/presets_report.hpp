@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -19,7 +20,8 @@ struct PresetOutcome {
   std::uint64_t seed = 0;
   std::string error;  // the run failed: nothing else is set
   bool unwritten = false;  // the failure was its run folder's (I/O, exit 3)
-  double slo_attainment = 0, ttft_p99_s = 0;
+  // None where the run judged no request (no figure over nothing).
+  std::optional<double> slo_attainment, ttft_p99_s;
   std::uint64_t scale_ups = 0, blocked = 0;
   std::uint64_t jobs_completed = 0, jobs_queued = 0, preemptions = 0;
   std::uint64_t same_pool = 0, cross_pool = 0, label = 0;
@@ -34,8 +36,10 @@ struct PresetOutcome {
 void write_presets_csv(std::ostream& out, const std::vector<PresetOutcome>& outcomes);
 // preemptions.csv: policy, seed, preemptor class, victim class, preemptions.
 void write_preemptions_csv(std::ostream& out, const std::vector<PresetOutcome>& outcomes);
-// The table: per policy (in first-seen order) the mean over its seeds; with several
-// seeds, each figure's spread (lowest to highest) below; then who preempted whom.
+// The table: per policy (in first-seen order) the mean over its seeds (an SLO or latency
+// over the runs that measured one, '-' when none did); with several seeds, each figure's
+// spread (lowest to highest) below, and each policy against the first paired by seed;
+// then who preempted whom.
 void print_presets_table(std::ostream& out, const std::vector<PresetOutcome>& outcomes, std::size_t seeds);
 
 }  // namespace meshsim::cli
