@@ -1,15 +1,10 @@
 #include "sim/run/scenario_run.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <string>
-#include <utility>
 
 #include "configs/cluster_config.hpp"
+#include "configs/process_memory.hpp"
 #include "sim/cluster/fixed_latency_cluster.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 #include "sim/engine/check.hpp"
@@ -42,31 +37,11 @@ namespace {
 // sequence state): about 590 B measured at 1M and 4M queued requests.
 constexpr double kBytesPerRequestInSystem = 600;
 
-// The memory this process may use, and what sets it: the least of its address-space
-// limit (ulimit -v), its cgroup's memory.max and the machine's RAM.
-std::pair<double, std::string> memory_allowance() {
-  double bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  std::string source = "the machine's memory";
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-      static_cast<double>(limit.rlim_cur) < bytes) {
-    bytes = static_cast<double>(limit.rlim_cur);
-    source = "its address-space limit (ulimit -v)";
-  }
-  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
-  double cgroup_bytes = 0;
-  if (cgroup >> cgroup_bytes && cgroup_bytes > 0 && cgroup_bytes < bytes) {
-    bytes = cgroup_bytes;
-    source = "its cgroup's memory.max";
-  }
-  return {bytes, source};
-}
-
 // The bound on requests in the system is a bound on memory: one the process could not
 // hold (half of what it may use, the rest for the trace, metrics and the engine) is
 // refused before the run rather than ending in an allocation failure under a burst.
 Status fits_memory(const LlmServingSpec& llm) {
-  const auto [allowance, source] = memory_allowance();
+  const auto [allowance, source] = configs::process_memory_allowance();
   const double needed = static_cast<double>(llm.max_requests_in_system) * kBytesPerRequestInSystem;
   if (needed <= allowance / 2) return Ok{};
   char text[400];
