@@ -76,6 +76,7 @@ class ServeGenSource final : public RequestSource {
   Expected<std::optional<TraceRequest>> next() override;
   double progress() const override;
   std::string describe() const override { return "servegen:" + table_->path; }
+  std::optional<double> data_end_s() const override { return table_->span_s(); }
 
  private:
   // One client's replay: the window being played and where its arrivals stand.

@@ -55,6 +55,10 @@ class RequestSource {
   virtual double progress() const = 0;
   // Where the requests come from (a path, a generator's name), for summaries.
   virtual std::string describe() const = 0;
+  // Where the source's data ends, in seconds of its own clock, when it knows. A source that
+  // opens itself at a window (ServeGen's) never shows the requests before it, so a window
+  // past its data is told from an empty one only by this.
+  virtual std::optional<double> data_end_s() const { return std::nullopt; }
 };
 
 }  // namespace meshsim::traces

@@ -33,11 +33,13 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
     auto next = inner_->next();
     if (!next || !next->has_value()) {
       if (next) finished_ = true;
-      if (next && emitted_ == 0 && skipped_ > 0 && empty_ == EmptyWindow::kRefuse) return empty_window();
+      // (Also when the inner source showed nothing: it may have opened itself at the window.)
+      if (next && emitted_ == 0 && empty_ == EmptyWindow::kRefuse) return empty_window();
       return next;
     }
     TraceRequest& request = **next;
-    if (skipped_ == 0 && emitted_ == 0) first_seen_ = request.arrival;
+    if (!seen_any_) first_seen_ = request.arrival;
+    seen_any_ = true;
     last_seen_ = request.arrival;
     if (request.arrival < window_start_) {
       ++skipped_;
@@ -63,9 +65,17 @@ Expected<std::optional<TraceRequest>> ShapedSource::next() {
 
 Error ShapedSource::empty_window() const {
   const std::string end = window_end_ ? number_text(window_end_->seconds()) + " s" : std::string("the end");
-  const std::string where = skipped_ > 0 && last_seen_ < window_start_
-                                ? "its last arrives at " + number_text(last_seen_.seconds()) + " s"
-                                : "they arrive from " + number_text(first_seen_.seconds()) + " s";
+  const auto data_end = inner_->data_end_s();
+  std::string where;
+  if (skipped_ > 0 && last_seen_ < window_start_) {
+    where = "its last arrives at " + number_text(last_seen_.seconds()) + " s";
+  } else if (seen_any_) {
+    where = "they arrive from " + number_text(first_seen_.seconds()) + " s";
+  } else if (data_end) {
+    where = "its data ends at " + number_text(*data_end) + " s";
+  } else {
+    where = "it holds none";
+  }
   return Error{"workload.window: no request of " + inner_->describe() + " arrives from " +
                number_text(window_start_.seconds()) + " s to " + end + " (" + where +
                "): move the window onto the workload"};

@@ -25,6 +25,7 @@ class ShapedSource final : public RequestSource {
   Expected<std::optional<TraceRequest>> next() override;
   double progress() const override;
   std::string describe() const override { return inner_->describe(); }
+  std::optional<double> data_end_s() const override { return inner_->data_end_s(); }
 
  private:
   // An empty window is an error naming where the workload's requests are (a window past
@@ -39,7 +40,8 @@ class ShapedSource final : public RequestSource {
   EmptyWindow empty_;
   std::uint64_t emitted_ = 0;
   std::uint64_t skipped_ = 0;  // before the window's start
-  SimTime first_seen_, last_seen_;  // of the inner source's requests, when any
+  bool seen_any_ = false;
+  SimTime first_seen_, last_seen_;  // of the inner source's requests, when seen_any_
   bool finished_ = false;
 };
 

@@ -165,6 +165,81 @@ TEST(ServeGenSourceTest, OpeningAnywhereYieldsTheSameRequestsAsReplayingFromTheS
   }
 }
 
+// A workload window over ServeGen data yields exactly the requests a replay from time 0 has
+// inside it, rebased to the window's start, and is refused exactly when it holds none: before
+// the data, in a quiet stretch or past the data's end (a window past the end once replayed
+// nothing and was blamed on the clock's limit, because the source opens itself at the
+// window and never shows the requests it passed).
+TEST(ServeGenSourceTest, AWindowYieldsTheUnfoldedReplaysRequestsInsideItOrIsRefused) {
+  engine::Rng rng(29);
+  int refused = 0, past_the_data = 0, played = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<std::pair<std::string, std::string>> files;
+    const int clients = 1 + static_cast<int>(rng.uniform_int(3));
+    for (int c = 0; c < clients; ++c) {
+      std::string rows;
+      for (int w = 0; w < 6; ++w) {
+        const double rate = rng.uniform() < 0.5 ? 0.0 : rng.uniform() * 0.2;
+        rows += std::to_string(w * 60) + "," + std::to_string(rate) + ",1," +
+                (rate > 0 ? std::string("Gamma,0.5,2\n") : std::string(",0,0\n"));
+      }
+      files.emplace_back("chunk-" + std::to_string(c) + "-trace.csv", rows);
+    }
+    const std::string folder = write_clients("window", files);
+    const auto table = load(folder);
+    ASSERT_TRUE(table);
+    ServeGenSource whole_source(table, spec_for(folder), 5);
+    const auto whole = drain(whole_source);
+    const double from = std::floor(rng.uniform() * 450.0);
+    const bool open_end = rng.uniform() < 0.4;
+    const double to = from + 1 + std::floor(rng.uniform() * 120.0);
+    WorkloadSpec workload;
+    workload.source = spec_for(folder);
+    workload.window_start = SimTime::from_seconds(from);
+    if (!open_end) workload.window_end = SimTime::from_seconds(to);
+    auto source = open_workload(workload, 5);
+    ASSERT_TRUE(source) << source.error().message;
+    std::vector<TraceRequest> inside;
+    for (const auto& request : whole) {
+      if (request.arrival >= workload.window_start && (open_end || request.arrival < *workload.window_end)) {
+        inside.push_back(request);
+      }
+    }
+    std::vector<TraceRequest> got;
+    std::string error;
+    for (;;) {
+      auto next = (*source)->next();
+      if (!next) {
+        error = next.error().message;
+        break;
+      }
+      if (!next->has_value()) break;
+      got.push_back(std::move(**next));
+    }
+    const std::string where = "trial " + std::to_string(trial) + " window " + std::to_string(from) + ".." +
+                              (open_end ? std::string() : std::to_string(to));
+    if (inside.empty()) {
+      ++refused;
+      EXPECT_EQ(error.rfind("workload.window: no request of servegen:", 0), 0u) << where << ": " << error;
+      if (from >= table->span_s()) {
+        ++past_the_data;
+        EXPECT_NE(error.find("its data ends at 360 s"), std::string::npos) << where << ": " << error;
+      }
+      continue;
+    }
+    ++played;
+    ASSERT_EQ(error, "") << where;
+    ASSERT_EQ(got.size(), inside.size()) << where;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].arrival, inside[i].arrival - workload.window_start) << where << " request " << i;
+      EXPECT_EQ(got[i].prompt_tokens, inside[i].prompt_tokens) << where;
+    }
+  }
+  EXPECT_GT(refused, 5);
+  EXPECT_GT(past_the_data, 2);
+  EXPECT_GT(played, 10);
+}
+
 // A window's count is its rate times its length in expectation, and its gaps keep the law's
 // burstiness: Gamma of shape k has a coefficient of variation of 1/sqrt(k).
 TEST(ServeGenSourceTest, WindowsHoldTheirRateOnAverageAndTheLawsBurstiness) {
