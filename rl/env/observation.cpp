@@ -17,14 +17,26 @@ std::vector<std::string> observation_names(std::span<const cluster::InstanceTag>
   names.reserve(observation_size(pools.size(), baseline));
   for (const cluster::InstanceTag tag : pools) {
     const std::string pool(cluster::kInstanceTagNames.name(tag));
-    for (const std::string_view feature : kPoolFeatureNames) names.push_back(pool + "." + std::string(feature));
+    for (const Feature& feature : kPoolFeatureTable) names.push_back(pool + "." + std::string(feature.name));
     if (baseline) {
-      names.push_back(pool + ".baseline");
-      names.push_back(pool + ".baseline_need");
+      for (const Feature& feature : kBaselineFeatureTable) names.push_back(pool + "." + std::string(feature.name));
     }
   }
-  for (const std::string_view feature : kGlobalFeatureNames) names.emplace_back(feature);
+  for (const Feature& feature : kGlobalFeatureTable) names.emplace_back(feature.name);
   return names;
+}
+
+std::vector<std::pair<double, double>> observation_bounds(std::size_t pools, bool baseline) {
+  std::vector<std::pair<double, double>> bounds;
+  bounds.reserve(observation_size(pools, baseline));
+  for (std::size_t p = 0; p < pools; ++p) {
+    for (const Feature& feature : kPoolFeatureTable) bounds.emplace_back(feature.low, feature.high);
+    if (baseline) {
+      for (const Feature& feature : kBaselineFeatureTable) bounds.emplace_back(feature.low, feature.high);
+    }
+  }
+  for (const Feature& feature : kGlobalFeatureTable) bounds.emplace_back(feature.low, feature.high);
+  return bounds;
 }
 
 void ArrivalAverages::start(double rate) {

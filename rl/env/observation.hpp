@@ -2,10 +2,12 @@
 
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/autoscale/work_mix.hpp"
@@ -68,16 +70,54 @@ namespace meshsim::rl {
 //  20 burst_1m        log1p(the index of dispersion of arrivals per second: 1 for
 //                     Poisson arrivals, above for bursts; 0 when none arrived)
 //  21..25             the same over five minutes
-inline constexpr std::array<std::string_view, 9> kPoolFeatureNames = {
-    "active", "ready_soon", "ready_mid", "ready_late", "draining", "requests", "tokens", "kv", "waiting"};
-inline constexpr std::array<std::string_view, 26> kGlobalFeatureNames = {
-    "arrivals",  "rate_1m",       "rate_5m",   "rate_15m",      "slope_1m",  "slope_5m",  "slope_15m",
-    "ttft_p50",  "ttft_p99",      "tbt_p99",   "violations",    "phase_sin", "phase_cos", "cost",
-    "roofline",  "delay",         "prompt_1m", "prompt_p90_1m", "output_1m", "output_p90_1m", "burst_1m",
-    "prompt_5m", "prompt_p90_5m", "output_5m", "output_p90_5m", "burst_5m"};
-inline constexpr std::size_t kPoolFeatures = kPoolFeatureNames.size();
-inline constexpr std::size_t kGlobalFeatures = kGlobalFeatureNames.size();
 inline constexpr double kLatencyCap = 10.0;
+
+// A feature's name and the range its values keep (the Python spaces' Box bounds).
+inline constexpr double kNoBound = std::numeric_limits<double>::infinity();
+struct Feature {
+  std::string_view name;
+  double low = 0.0;
+  double high = kNoBound;
+};
+inline constexpr std::array<Feature, 9> kPoolFeatureTable = {{{"active"},
+                                                              {"ready_soon"},
+                                                              {"ready_mid"},
+                                                              {"ready_late"},
+                                                              {"draining"},
+                                                              {"requests"},
+                                                              {"tokens"},
+                                                              {"kv", 0.0, 1.0},
+                                                              {"waiting"}}};
+inline constexpr std::array<Feature, 2> kBaselineFeatureTable = {{{"baseline"}, {"baseline_need"}}};
+inline constexpr std::array<Feature, 26> kGlobalFeatureTable = {{{"arrivals"},
+                                                                 {"rate_1m"},
+                                                                 {"rate_5m"},
+                                                                 {"rate_15m"},
+                                                                 {"slope_1m", -kNoBound, kNoBound},
+                                                                 {"slope_5m", -kNoBound, kNoBound},
+                                                                 {"slope_15m", -kNoBound, kNoBound},
+                                                                 {"ttft_p50", 0.0, kLatencyCap},
+                                                                 {"ttft_p99", 0.0, kLatencyCap},
+                                                                 {"tbt_p99", 0.0, kLatencyCap},
+                                                                 {"violations", 0.0, 1.0},
+                                                                 {"phase_sin", -1.0, 1.0},
+                                                                 {"phase_cos", -1.0, 1.0},
+                                                                 {"cost"},
+                                                                 // (about [0, 1]; a step's work is counted when it ends)
+                                                                 {"roofline"},
+                                                                 {"delay"},
+                                                                 {"prompt_1m"},
+                                                                 {"prompt_p90_1m"},
+                                                                 {"output_1m"},
+                                                                 {"output_p90_1m"},
+                                                                 {"burst_1m"},
+                                                                 {"prompt_5m"},
+                                                                 {"prompt_p90_5m"},
+                                                                 {"output_5m"},
+                                                                 {"output_p90_5m"},
+                                                                 {"burst_5m"}}};
+inline constexpr std::size_t kPoolFeatures = kPoolFeatureTable.size();
+inline constexpr std::size_t kGlobalFeatures = kGlobalFeatureTable.size();
 // STARTING instances are binned by decision intervals to ready: (0, 1], (1, 4], beyond.
 inline constexpr double kReadySoonIntervals = 1.0, kReadyMidIntervals = 4.0;
 
@@ -118,13 +158,15 @@ struct BaselineView {
   std::uint32_t size = 0;
   double need = 0.0;
 };
-inline constexpr std::size_t kBaselineFeatures = 2;
+inline constexpr std::size_t kBaselineFeatures = kBaselineFeatureTable.size();
 
 // `baseline`: the residual actions' per-pool baseline features are present.
 std::size_t observation_size(std::size_t pools, bool baseline = false);
 // Each feature's name, in observation order: "<pool>.<feature>" per pool ("token.kv"),
 // then the global features' names ("ttft_p99"), as listed above.
 std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools, bool baseline = false);
+// Each feature's (low, high), in observation order: the ranges of the tables above.
+std::vector<std::pair<double, double>> observation_bounds(std::size_t pools, bool baseline = false);
 // Writes the observation into `out` (observation_size(pools.size(), !baseline.empty())
 // floats); `baseline`: each pool's baseline view (residual actions), or empty.
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,

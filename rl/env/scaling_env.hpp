@@ -105,6 +105,9 @@ class ScalingEnv final : private replay::ReplayObserver {
   bool residual() const { return spec_.action == configs::ActionKind::kResidual; }
   std::size_t observation_size() const { return rl::observation_size(pools_.size(), residual()); }
   std::vector<std::string> observation_names() const { return rl::observation_names(pools_, residual()); }
+  std::vector<std::pair<double, double>> observation_bounds() const {
+    return rl::observation_bounds(pools_.size(), residual());
+  }
   std::size_t action_size() const { return pools_.size() + (migrates_ ? 1 : 0); }
   // Choices per action entry of the discrete (2k + 1) and target (max + 1) kinds.
   std::uint32_t discrete_choices() const {

@@ -161,7 +161,9 @@ def test_arguments_are_taken_as_they_are_or_refused_naming_them(tmp_path):
                                   r"grids\['rate_targets'\]\[0\]: expected a number, got 'x'"),
                                  ({"grids": {"rate_targets": 4}}, TypeError,
                                   r"grids\['rate_targets'\]: expected a list of numbers"),
-                                 ({"grids": {"bound_prices": 2.5}}, TypeError, r"grids\['bound_prices'\]")):
+                                 ({"grids": {"bound_prices": 2.5}}, TypeError, r"grids\['bound_prices'\]"),
+                                 # (the recipe's spans are not played beside a window)
+                                 ({"split": "validation", "window_start_s": 4800}, ValueError, "split validation")):
         with pytest.raises(error, match=match):
             meshsim.evaluate(lambda obs: [2], config=recipe, out=tmp_path / "never", quiet=True, **kwargs)
     assert not (tmp_path / "never").exists()

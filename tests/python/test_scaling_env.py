@@ -26,6 +26,11 @@ def test_spaces_names_and_shapes_follow_gymnasium():
     assert obs[names.index("mixed.active")] == info["active"] == 3
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     assert isinstance(reward, float) and reward <= 0
+    # Each feature's range is in the space (rl/env/observation.hpp's tables), and holds.
+    space = env.observation_space
+    assert space.low[names.index("mixed.kv")] == 0 and space.high[names.index("mixed.kv")] == 1
+    assert space.high[names.index("ttft_p99")] == 10 and space.low[names.index("slope_1m")] == -np.inf
+    assert space.contains(obs)
     assert terminated is False and truncated is False
     assert info["sim_seconds"] == 30
     assert meshsim.VectorEnv(num_envs=1, overrides=SHORT).observation_names == names

@@ -219,6 +219,58 @@ TEST(ScalingEnvTest, EveryFeatureHasOneNamePoolsFirst) {
   EXPECT_EQ(observation_names(split)[kPoolFeatures + 7], "token.kv");
 }
 
+// Every feature stays in the range its table gives (what the Python spaces' Box promises),
+// in random episodes: continuous, discrete and residual actions, from a tenth of the load to
+// twenty times it (overload, queues that grow without end), scale-up delays from none to
+// several intervals, random actions.
+TEST(ScalingEnvTest, EveryObservationLiesInItsFeaturesBounds) {
+  auto f = make_fixture(300);
+  engine::Rng rng(17);
+  const std::array<configs::ActionKind, 3> kinds = {configs::ActionKind::kContinuous, configs::ActionKind::kDiscrete,
+                                                    configs::ActionKind::kResidual};
+  std::size_t checked = 0, at_high = 0;
+  for (int trial = 0; trial < 9; ++trial) {
+    configs::ScenarioConfig config = f.config;
+    config.rl->action = kinds[static_cast<std::size_t>(trial) % kinds.size()];
+    if (config.rl->action == configs::ActionKind::kResidual) {
+      autoscale::TargetTrackingConfig base;
+      base.metric = autoscale::TrackedMetric::kArrivalRate;
+      base.target = 1.0;
+      config.rl->residual_base = base;
+    }
+    config.scaling.manager.max_total_instances = 2 + static_cast<std::uint32_t>(rng.uniform_int(10));
+    auto env = std::move(*ScalingEnv::create(config, catalog(), f.workload));
+    const auto bounds = env->observation_bounds();
+    const auto names = env->observation_names();
+    ASSERT_EQ(bounds.size(), env->observation_size());
+    std::vector<float> obs(env->observation_size());
+    ResetOptions options;
+    options.rate_scale = std::exp(std::log(0.1) + rng.uniform() * std::log(200.0));
+    options.scale_up_delay_s = rng.uniform() * 120.0;
+    options.start_instances = 1 + static_cast<std::uint32_t>(rng.uniform_int(2));
+    env->reset(static_cast<std::uint64_t>(trial), obs, options);
+    std::vector<float> action(env->action_size());
+    for (std::uint32_t step = 0; step <= env->steps_per_episode(); ++step) {
+      for (std::size_t i = 0; i < obs.size(); ++i) {
+        const std::string where = "trial " + std::to_string(trial) + " step " + std::to_string(step) + " " + names[i];
+        ASSERT_FALSE(std::isnan(obs[i])) << where;
+        ASSERT_GE(obs[i], bounds[i].first) << where;
+        ASSERT_LE(obs[i], bounds[i].second) << where;
+        at_high += std::isfinite(bounds[i].second) && obs[i] == static_cast<float>(bounds[i].second);
+        ++checked;
+      }
+      if (step == env->steps_per_episode()) break;
+      for (float& a : action) {
+        a = env->discrete_choices() > 0 ? static_cast<float>(rng.uniform_int(env->discrete_choices()))
+                                        : static_cast<float>(rng.uniform() * 2.0 - 1.0);
+      }
+      env->step(action, obs);
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+  EXPECT_GT(at_high, 0u);  // overload reaches the capped latencies and a full KV cache
+}
+
 // Per pool: active, STARTING by time to ready, draining, requests and tokens per ACTIVE +
 // STARTING, KV, waiting per ACTIVE.
 TEST(ScalingEnvTest, StartingInstancesAreBinnedByTimeToReadyAndCountInTheLoadPerInstance) {

@@ -304,7 +304,16 @@ TEST(EvalCommandTest, AWindowOverlappingTrainingIsRefusedUnlessAsked) {
                 r.err.find("must hold at least one decision interval") != std::string::npos)
         << r.err;
   }
+  // --split chooses among the recipe's spans: beside a window it would choose nothing.
   options.window_s = 600;
+  options.window_start_s = 4050;
+  options.rate_scale = 2;
+  options.split = "test";
+  r = run_command(options, run_eval_command);
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--split test: the recipe's spans are not evaluated when --window-start or --window is given"),
+            std::string::npos)
+      << r.err;
 
   // Without test spans the recipe has nothing to judge on by default.
   nlohmann::json bare = small_recipe();
@@ -567,7 +576,9 @@ TEST(EvalCommandTest, APolicyForAnotherScenarioOrAWindowOutsideTheTraceIsRefused
   outside.allow_training_overlap = true;
   r = run_command(outside, run_eval_command);
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_NE(r.err.find("must hold at least one decision interval"), std::string::npos) << r.err;
+  // (Its length, the rest of the workload, came out negative: "[1e+06, +-971200) s must
+  // hold at least one decision interval".)
+  EXPECT_NE(r.err.find("--window-start 1e+06: past the workload, which spans 28800 s"), std::string::npos) << r.err;
   outside.window_start_s = 0;
   outside.policies = {"/nonexistent"};
   r = run_command(outside, run_eval_command);

@@ -15,6 +15,7 @@
 #include "sim/run/slo_capacity.hpp"
 #include "tools/cli/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/figure_text.hpp"
 #include "tools/cli/folder_lock.hpp"
 #include "tools/cli/plot_script.hpp"
 #include "tools/cli/run_outputs.hpp"
@@ -141,17 +142,15 @@ Expected<Setup> make_setup(const CapacityCommandOptions& options, std::ostream& 
 // A probe's row; its attainment and latency cells are empty where it judged no request
 // (a figure over nothing is no figure).
 std::string csv_row(std::uint32_t instances, const run::SloProbe& p, double target) {
-  const auto judged_figure = [&](double value, const char* format) {
-    char cell[32] = "";
-    if (p.judged > 0) std::snprintf(cell, sizeof cell, format, value);
-    return std::string(cell);
+  const auto judged_figure = [&](double value) {
+    return fixed_or(p.judged > 0 ? std::optional(value) : std::nullopt, 6, "");
   };
   char line[512];
   std::snprintf(line, sizeof line,
                 "%u,%.6g,%s,%d,%s,%s,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.4f,%d\n",
-                instances, p.rate_scale, judged_figure(p.attainment, "%.6f").c_str(),
-                p.judged > 0 && p.attainment >= target ? 1 : 0, judged_figure(p.ttft_p99_s, "%.6f").c_str(),
-                judged_figure(p.tbt_p99_s, "%.6f").c_str(), p.goodput_per_s, p.offered_per_s, p.arrived, p.judged,
+                instances, p.rate_scale, judged_figure(p.attainment).c_str(),
+                p.judged > 0 && p.attainment >= target ? 1 : 0, judged_figure(p.ttft_p99_s).c_str(),
+                judged_figure(p.tbt_p99_s).c_str(), p.goodput_per_s, p.offered_per_s, p.arrived, p.judged,
                 p.unfinished, p.over_context, p.other_drops, p.gpu_hours, p.cost_usd, p.overloaded ? 1 : 0);
   return line;
 }

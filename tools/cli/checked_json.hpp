@@ -84,7 +84,9 @@ using CheckedJson = nlohmann::basic_json<std::map, std::vector, std::string, boo
 // `object`'s value at `key`, refusing (at `object`) what is not an object or lacks the key.
 template <typename Json>
 const Json& field(const Json& object, const char* key) {
-  if (!object.is_object()) throw UnfitValue(&object, std::string("expected an object with key '") + key + "', got " + object.dump());
+  if (!object.is_object()) {
+    throw UnfitValue(&object, std::string("expected an object with key '") + key + "', got " + object.dump());
+  }
   const auto it = object.find(key);
   if (it == object.end()) throw UnfitValue(&object, std::string("missing key '") + key + "'");
   return *it;

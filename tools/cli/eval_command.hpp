@@ -26,7 +26,10 @@ struct EvalCommandOptions {
   std::string trace_format = "auto";
   std::string out_dir = "meshsim-eval";
   std::optional<std::string> seed;
-  std::string split = "test";           // the recipe's spans evaluated by default: test | validation
+  // The recipe's spans evaluated: test | validation (unset: test). Refused beside a window
+  // or another workload, which it would not choose.
+  std::optional<std::string> split;
+  std::string split_name() const { return split.value_or("test"); }
   std::optional<double> window_start_s;  // one window instead (workload seconds)
   std::optional<double> window_s;        // its length (simulated seconds); unset: to the workload's end
   double rate_scale = 1.0;               // the windows played at this multiple of their rate

@@ -138,12 +138,6 @@ std::string gap_closed_text(double share) {
   return "closes " + fixed_text(share * 100, 1) + "% of " + gap;
 }
 
-std::string fixed_text(double value, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 std::string display_name(const Outcome& o) {
   return o.policy + (std::isnan(o.parameter) ? "" : " " + parameter_text(o));
 }

@@ -11,13 +11,12 @@
 #include "rl/env/evaluation.hpp"
 #include "sim/engine/expected.hpp"
 #include "tools/cli/atomic_file.hpp"
+#include "tools/cli/figure_text.hpp"
 
 namespace meshsim::cli {
 
 // A play's name as the tables and CSV files show it: its policy and parameter.
 std::string display_name(const rl::Outcome& o);
-// `value` with `decimals` decimals, for the console.
-std::string fixed_text(double value, int decimals = 2);
 // The verdict's words for the share of the gap a policy closes: a percentage only where
 // one means something (none to all of the gap), else which side of it the policy is.
 std::string gap_closed_text(double share);

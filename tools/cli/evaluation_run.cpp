@@ -40,8 +40,8 @@ std::string recipe_path(const EvalCommandOptions& options) {
 
 // The flags' values each within its range.
 Status check_flags(const EvalCommandOptions& options) {
-  if (options.split != "test" && options.split != "validation") {
-    return Error{"--split: expected test or validation, got '" + options.split + "'"};
+  if (options.split && *options.split != "test" && *options.split != "validation") {
+    return Error{"--split: expected test or validation, got '" + *options.split + "'"};
   }
   if (options.window_start_s && (!(*options.window_start_s >= 0) || *options.window_start_s > 1e12)) {
     return Error{"--window-start: expected seconds in [0, 1e12], got " + number_text(*options.window_start_s)};
@@ -139,16 +139,26 @@ Expected<std::vector<EvalWindow>> evaluated_windows(const EvalCommandOptions& op
   const traces::EpisodeWorkload& workload = *plan.workload;
   std::vector<EvalWindow> windows;
   if (plan.other_workload || options.window_start_s || options.window_s) {
+    if (options.split) {
+      return Error{"--split " + *options.split + ": the recipe's spans are not evaluated when " +
+                   (plan.other_workload ? "another workload is" : "--window-start or --window is") +
+                   " given: give one or the other"};
+    }
     const double start = options.window_start_s.value_or(0.0);
+    if (!options.window_s && !(start < workload.span_s())) {
+      return Error{"--window-start " + number_text(start) + ": past the workload, which spans " +
+                   number_text(workload.span_s()) + " s"};
+    }
     const double length = options.window_s.value_or((workload.span_s() - start) / options.rate_scale);
     windows.push_back(EvalWindow{"window", start, length, options.rate_scale});
   } else {
-    const auto& spans = options.split == "test" ? rl_spec.test : rl_spec.validation;
+    const std::string split = options.split_name();
+    const auto& spans = split == "test" ? rl_spec.test : rl_spec.validation;
     if (spans.empty()) {
-      return Error{plan.config_path + ": rl." + options.split + " names no spans to evaluate on: add them to the recipe, "
+      return Error{plan.config_path + ": rl." + split + " names no spans to evaluate on: add them to the recipe, "
                    "or give --window-start/--window (with --allow-training-overlap when the window overlaps training)"};
     }
-    for (EvalWindow w : rl::span_windows(spans, options.split)) {
+    for (EvalWindow w : rl::span_windows(spans, split)) {
       w.length_s /= options.rate_scale;  // the whole span, at the asked rate
       w.rate_scale = options.rate_scale;
       windows.push_back(w);
@@ -495,7 +505,7 @@ int run_evaluation(const EvalCommandOptions& options, std::vector<EvalPolicy> po
   out << "recipe " << plan.config_path << ": baselines tuned on " << plan.tuning.size() << " training windows of "
       << number_text(rl_spec.episode_length.seconds()) << " s (the cheapest reaching " << percent_text(rl_spec.slo_target)
       << " SLO attainment); evaluating on " << windows.size() << " window" << (windows.size() == 1 ? "" : "s") << " of "
-      << plan.workload_name << (plan.other_workload ? "" : " (" + options.split + " spans)") << '\n';
+      << plan.workload_name << (plan.other_workload ? "" : " (" + options.split_name() + " spans)") << '\n';
 
   // Static sizes never scale: one sweep serves every delay. On the training windows it
   // stops at the first size reaching the target (the tuned one, unless none does); on the

@@ -258,7 +258,7 @@ CLI::App* add_eval(CLI::App& app, EvalCommandOptions& o) {
   add_set(cmd, o.sets);
   cmd->add_option("--policy", o.policies, "Checkpoint folder of meshsim train (its --out/checkpoint); repeat for several")
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--split", o.split, "The recipe's spans to evaluate on: test or validation")->capture_default_str();
+  cmd->add_option("--split", o.split, "The recipe's spans to evaluate on: test or validation (default: test)");
   cmd->add_option("--trace", o.trace, "Evaluate on this trace file instead of the recipe's workload");
   cmd->add_option("--workload", o.workload_config, "Evaluate on this scenario file's workload instead")
       ->check(CLI::ExistingFile);

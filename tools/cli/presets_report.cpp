@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sim/engine/number_text.hpp"
+#include "tools/cli/figure_text.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -113,17 +114,12 @@ void write_presets_csv(std::ostream& out, const std::vector<PresetOutcome>& outc
          "preemptions,same_pool_preemptions,cross_pool_preemptions,label_preemptions,batch_gpu_hours,"
          "useful_gpu_hours,lost_gpu_hours,lost_share,schedule_p50_us,schedule_p99_us\n";
   char line[512];
-  // Six decimals, or an empty cell where the run measured nothing.
-  const auto fixed = [](const std::optional<double>& value) {
-    char text[32] = "";
-    if (value) std::snprintf(text, sizeof text, "%.6f", *value);
-    return std::string(text);
-  };
+  // An empty cell where the run measured nothing.
   for (const auto& o : outcomes) {
     std::snprintf(line, sizeof line,
                   "%s,%" PRIu64 ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                   ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.3f,%.3f\n",
-                  o.name.c_str(), o.seed, fixed(o.slo_attainment).c_str(), fixed(o.ttft_p99_s).c_str(), o.scale_ups,
+                  o.name.c_str(), o.seed, fixed_or(o.slo_attainment, 6, "").c_str(), fixed_or(o.ttft_p99_s, 6, "").c_str(), o.scale_ups,
                   o.blocked, o.jobs_completed,
                   o.jobs_queued, o.preemptions, o.same_pool, o.cross_pool, o.label, o.held_gpu_h, o.useful_gpu_h,
                   o.lost_gpu_h, o.lost_share, o.schedule_p50_us, o.schedule_p99_us);
@@ -151,11 +147,7 @@ void print_presets_table(std::ostream& out, const std::vector<PresetOutcome>& ou
   const auto d = [](double PresetOutcome::*field) { return Figure([field](const PresetOutcome& o) { return o.*field; }); };
   const Figure slo = [](const PresetOutcome& o) { return o.slo_attainment; };
   const Figure ttft = [](const PresetOutcome& o) { return o.ttft_p99_s; };
-  const auto ttft_text = [](const std::optional<double>& s) {
-    char text[32] = "-";
-    if (s) std::snprintf(text, sizeof text, "%.3fs", *s);
-    return std::string(text);
-  };
+  const auto ttft_text = [](const std::optional<double>& s) { return s ? fixed_text(*s, 3) + "s" : "-"; };
   char line[512];
   if (seeds > 1) out << "means over " << seeds << " seeds\n";
   out << std::string(width, ' ').replace(0, 6, "policy")

@@ -14,6 +14,7 @@
 #include "configs/serving_reference.hpp"
 #include "sim/perf/step_calibration.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/figure_text.hpp"
 #include "tools/cli/replay_to_end.hpp"
 
 namespace meshsim::cli {
@@ -72,17 +73,6 @@ std::string percent_or_dash(const std::optional<double>& error, int width, int d
   char text[32];
   if (error) {
     std::snprintf(text, sizeof text, "%+*.*f%%", width - 1, decimals, 100 * *error);
-  } else {
-    std::snprintf(text, sizeof text, "%*s", width, "-");
-  }
-  return text;
-}
-
-// "1.234" or "-" (no figure), `width` wide.
-std::string fixed_or_dash(const std::optional<double>& value, int width, int decimals) {
-  char text[32];
-  if (value) {
-    std::snprintf(text, sizeof text, "%*.*f", width, decimals, *value);
   } else {
     std::snprintf(text, sizeof text, "%*s", width, "-");
   }
@@ -256,10 +246,10 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
     report["rows"].push_back(entry);
     if (!options.json) {
       std::snprintf(line, sizeof line, "%4zu  %-40.40s %5.1f  %7.3f %s %s  %7.3f %s %s  %6.2f %s %s%s%s\n",
-                    row.line, row.experiment.c_str(), row.rate_per_s, row.e2e_p50_s, fixed_or_dash(e2e, 7, 3).c_str(),
-                    percent_or_dash(e2e_error, 7).c_str(), row.ttft_p50_s, fixed_or_dash(ttft, 7, 3).c_str(),
+                    row.line, row.experiment.c_str(), row.rate_per_s, row.e2e_p50_s, fixed_or(e2e, 3, "-", 7).c_str(),
+                    percent_or_dash(e2e_error, 7).c_str(), row.ttft_p50_s, fixed_or(ttft, 3, "-", 7).c_str(),
                     percent_or_dash(ttft_error, 7).c_str(), row.inter_token_mean_s() * 1e3,
-                    fixed_or_dash(itl ? std::optional(*itl * 1e3) : std::nullopt, 6, 2).c_str(),
+                    fixed_or(itl ? std::optional(*itl * 1e3) : std::nullopt, 2, "-", 6).c_str(),
                     percent_or_dash(itl_error, 7).c_str(), kept_up ? "" : "  (overloaded)",
                     e2e ? "" : "  (no request completed in the replay)");
       out << line << std::flush;

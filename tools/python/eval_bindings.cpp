@@ -50,14 +50,14 @@ rl::Actor actor_of(std::shared_ptr<PythonPolicy> state) {
 
 // (printed text, exit code); the run's files are in options.out_dir.
 py::tuple evaluate(const py::object& policy, const py::object& config, const std::string& name,
-                   const std::string& out_dir, const std::vector<double>& delays, const std::string& split,
+                   const std::string& out_dir, const std::vector<double>& delays, std::optional<std::string> split,
                    std::optional<double> window_start_s, std::optional<double> window_s, double rate_scale,
                    std::uint32_t max_static, const py::dict& grids) {
   cli::EvalCommandOptions options;
   options.config_path = config_path(config, configs::default_training_path());
   options.out_dir = out_dir;
   options.delays_s = delays;
-  options.split = split;
+  options.split = std::move(split);
   options.window_start_s = window_start_s;
   options.window_s = window_s;
   options.rate_scale = rate_scale;

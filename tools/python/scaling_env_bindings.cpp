@@ -23,6 +23,7 @@ class PyScalingEnv {
     env_ = value_or_raise(rl::ScalingEnv::create(scenario, catalog_, std::move(workload)));
     discrete_choices_ = configs::chooses(scenario.rl->action) ? env_->discrete_choices() : 0;
     observation_names_ = observation_names_of(*env_);
+    observation_bounds_ = (*env_).observation_bounds();
     action_size_ = env_->action_size();
     steps_per_episode_ = env_->steps_per_episode();
     obs_.resize(env_->observation_size());
@@ -74,6 +75,7 @@ class PyScalingEnv {
   std::uint32_t discrete_choices() const { return discrete_choices_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }
   py::list observation_names() const { return observation_names_; }
+  const std::vector<std::pair<double, double>>& observation_bounds() const { return observation_bounds_; }
 
  private:
   py::array_t<float> observation() const {
@@ -90,6 +92,7 @@ class PyScalingEnv {
   std::size_t action_size_ = 0;
   std::uint32_t steps_per_episode_ = 0;
   py::list observation_names_;
+  std::vector<std::pair<double, double>> observation_bounds_;
   CallerGate gate_;
 };
 
@@ -106,6 +109,7 @@ void bind_scaling_env(py::module_& m) {
       .def_property_readonly("action_size", &PyScalingEnv::action_size)
       .def_property_readonly("discrete_choices", &PyScalingEnv::discrete_choices)
       .def_property_readonly("observation_names", &PyScalingEnv::observation_names)
+      .def_property_readonly("observation_bounds", &PyScalingEnv::observation_bounds)
       .def_property_readonly("steps_per_episode", &PyScalingEnv::steps_per_episode);
   // A recipe's episode length in decisions, its workload unread (the registration's
   // max_episode_steps).

@@ -38,6 +38,7 @@ class PyVectorEnv {
     envs_ = value_or_raise(rl::VectorEnv::create(scenario, catalog_, std::move(workload), options));
     discrete_choices_ = configs::chooses(scenario.rl->action) ? envs_->env(0).discrete_choices() : 0;
     observation_names_ = observation_names_of(envs_->env(0));
+    observation_bounds_ = (envs_->env(0)).observation_bounds();
     num_envs_ = envs_->num_envs();
     observation_size_ = envs_->observation_size();
     action_size_ = envs_->action_size();
@@ -121,6 +122,7 @@ class PyVectorEnv {
   unsigned threads() const { return threads_; }
   std::uint32_t steps_per_episode() const { return steps_per_episode_; }
   py::list observation_names() const { return observation_names_; }
+  const std::vector<std::pair<double, double>>& observation_bounds() const { return observation_bounds_; }
 
  private:
   py::array_t<float> observations(std::span<const float> buffer) const {
@@ -141,6 +143,7 @@ class PyVectorEnv {
   bool reset_ = false;  // reset() was called: step() may run
   bool next_step_ = false;  // Gymnasium's NEXT_STEP autoreset, else SAME_STEP
   py::list observation_names_;
+  std::vector<std::pair<double, double>> observation_bounds_;
   CallerGate gate_;
 };
 
@@ -161,7 +164,8 @@ void bind_vector_env(py::module_& m) {
       .def_property_readonly("discrete_choices", &PyVectorEnv::discrete_choices)
       .def_property_readonly("threads", &PyVectorEnv::threads)
       .def_property_readonly("steps_per_episode", &PyVectorEnv::steps_per_episode)
-      .def_property_readonly("observation_names", &PyVectorEnv::observation_names);
+      .def_property_readonly("observation_names", &PyVectorEnv::observation_names)
+      .def_property_readonly("observation_bounds", &PyVectorEnv::observation_bounds);
 }
 
 }  // namespace meshsim::python

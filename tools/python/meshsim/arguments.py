@@ -3,6 +3,8 @@ takes a value as it is or refuses it naming the argument: a string is not a list
 not a number, 1.9 not an integer; numpy's scalars are numbers like Python's."""
 import math
 import numbers
+import os
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -10,7 +12,7 @@ import numpy as np
 def merged_overrides(overrides, kw_overrides):
     """overrides={"rl.episode_s": 600} and rl__episode_s=600 as one dict; a key given both
     ways is refused (neither would say which wins)."""
-    merged = dict(overrides or {})
+    merged = {text("overrides key", key): value for key, value in mapping("overrides", overrides).items()}
     given = {key.replace("__", "."): key for key in merged}
     for key in kw_overrides:
         dotted = key.replace("__", ".")
@@ -46,6 +48,34 @@ def reals(name, values, low=-math.inf, high=math.inf):
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name}: expected a list of numbers, got {values!r} ({type(values).__name__})")
     return [real(f"{name}[{i}]", value, low, high) for i, value in enumerate(values)]
+
+
+def path(name, value, required=False):
+    """A path (a str or an os.PathLike) as a str, or None when not required: 5 is not the
+    file named '5'."""
+    if value is None and not required:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        fspath = os.fspath(value)
+        if isinstance(fspath, str):
+            return fspath
+    raise TypeError(f"{name}: expected a path (a str or os.PathLike), got {value!r} ({type(value).__name__})")
+
+
+def flag(name, value):
+    """True or False (numpy's too), never a truthy string: quiet='no' is not quiet."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name}: expected True or False, got {value!r} ({type(value).__name__})")
+
+
+def mapping(name, value):
+    """A dict from a Mapping, {} from None: a list of pairs or a number is refused."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a dict, got {value!r} ({type(value).__name__})")
+    return dict(value)
 
 
 def text(name, value):

@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass
 
 from meshsim import _core
-from meshsim.arguments import checked_action, exact_int, real, reals, text
+from meshsim.arguments import checked_action, exact_int, flag, mapping, path, real, reals, text
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ def _rows(path):
         return list(csv.DictReader(f))
 
 
-def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python", split="test", window_start_s=None,
+def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python", split=None, window_start_s=None,
              window_s=None, rate_scale=1.0, max_static=32, grids=None, quiet=False):
     """Judges `policy` as `meshsim eval --policy` judges a checkpoint, by the same C++ run.
 
@@ -50,15 +50,15 @@ def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python"
     once the run ends, and nothing is written to `out`. Arguments are taken as they are or
     refused naming them: delays='10' is not [1, 0], max_static=1.9 not 1.
     """
-    out = os.fspath(out)
-    name, split = text("name", name), text("split", split)
+    if not callable(policy):
+        raise TypeError(f"policy: expected a callable from an observation to an action, got {policy!r}")
+    config, out, quiet = path("config", config), path("out", out, required=True), flag("quiet", quiet)
+    name, split = text("name", name), None if split is None else text("split", split)
     delays = [] if delays is None else reals("delays", delays, 0)
     window_start_s = None if window_start_s is None else real("window_start_s", window_start_s, 0)
     window_s = None if window_s is None else real("window_s", window_s, 0)
     rate_scale, max_static = real("rate_scale", rate_scale, 0), exact_int("max_static", max_static, 1, 2**32 - 1)
     grids = _checked_grids(grids)
-    if config is not None:
-        config = os.fspath(config)
     # The recipe's action space, by the environment env.step acts on: the same check.
     space = _core._ScalingEnv(config, None, {})
     size, choices = space.action_size, space.discrete_choices
@@ -91,17 +91,13 @@ def evaluate(policy, config=None, out="meshsim-eval", delays=None, name="python"
 def _checked_grids(grids):
     """The baseline grids by name, each a list of numbers (bound_prices a count,
     capacity_model a path); the names themselves are checked by the native run."""
-    if grids is None:
-        return {}
-    if not isinstance(grids, dict):
-        raise TypeError(f"grids: expected a dict of grid name to values, got {grids!r}")
     checked = {}
-    for key, values in grids.items():
+    for key, values in mapping("grids", grids).items():
         key = text("grids key", key)
         if key == "bound_prices":
             checked[key] = exact_int("grids['bound_prices']", values, 0, 2**32 - 1)
         elif key == "capacity_model":
-            checked[key] = os.fspath(values)
+            checked[key] = path("grids['capacity_model']", values, required=True)
         else:
             checked[key] = reals(f"grids[{key!r}]", values)
     return checked

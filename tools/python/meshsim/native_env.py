@@ -1,6 +1,6 @@
 """What meshsim.ScalingEnv and meshsim.VectorEnv share: the seed check, step, close and
 the context manager around their native object (_core._ScalingEnv or _core._VectorEnv)."""
-from meshsim.arguments import checked_action, exact_int
+from meshsim.arguments import checked_action, exact_int, mapping
 
 
 class NativeEnv:
@@ -13,7 +13,7 @@ class NativeEnv:
         return None if seed is None else exact_int("seed", seed, 0, 2**64 - 1)
 
     def reset(self, *, seed=None, options=None):
-        return self._native.reset(self._checked_seed(seed), dict(options or {}))
+        return self._native.reset(self._checked_seed(seed), mapping("options", options))
 
     def step(self, action):
         # An action the space does not contain (NaN, 7 of 5 choices, -1, 2.5, None, a bool,

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from meshsim import _core
-from meshsim.arguments import merged_overrides
+from meshsim.arguments import flag, merged_overrides, path
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,11 @@ def replay(config=None, trace=None, *, frames=None, overrides=None, **kw_overrid
     replays in threads run in parallel. A bad config raises ValueError naming the file
     and key; the run's warnings are issued as RuntimeWarning.
     """
-    summary, requests, timeseries, messages = _core.replay(config, trace, merged_overrides(overrides, kw_overrides))
+    overrides = merged_overrides(overrides, kw_overrides)
+    pandas = _pandas(None if frames is None else flag("frames", frames))
+    summary, requests, timeseries, messages = _core.replay(path("config", config), path("trace", trace), overrides)
     for message in messages:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
-    pandas = _pandas(frames)
     return Replay(summary, _table(requests, pandas), _table(timeseries, pandas))
 
 

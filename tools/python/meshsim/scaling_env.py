@@ -4,7 +4,7 @@ import warnings
 import gymnasium as gym
 
 from meshsim import _core
-from meshsim.arguments import merged_overrides
+from meshsim.arguments import merged_overrides, path
 from meshsim.native_env import NativeEnv
 from meshsim.spaces import scaling_spaces
 
@@ -31,8 +31,8 @@ class ScalingEnv(NativeEnv, gym.Env):
     max_episode_steps=N) when overrides make episodes longer, or its TimeLimit cuts them.
     With a seed, reset reseeds the environment (and np_random); without, it continues its
     draws. reset options are VectorEnv's: window_start_s, rate_scale, scale_up_delay_s,
-    start_instances. observation_names[i] names feature i ("mixed.kv", "ttft_p99";
-    rl/env/observation.hpp).
+    start_instances. observation_names[i] names feature i ("mixed.kv", "ttft_p99") and
+    observation_space.low[i], .high[i] its range (rl/env/observation.hpp documents both).
 
     One ScalingEnv may be shared by threads: their calls run one at a time.
     """
@@ -40,14 +40,16 @@ class ScalingEnv(NativeEnv, gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # frames a second when a run is shown
 
     def __init__(self, config=None, trace=None, overrides=None, render_mode=None, **kw_overrides):
+        if render_mode is not None and not isinstance(render_mode, str):
+            raise TypeError(f"render_mode: expected None or a mode's name, got {render_mode!r}")
         if render_mode not in (None, "ansi"):
             # As Gymnasium's own environments do: libraries ask for "rgb_array" by default
             # (Stable-Baselines3's make_vec_env), and render() then draws nothing.
             warnings.warn(f"render_mode {render_mode!r}: ScalingEnv renders only 'ansi' text; render() returns None",
                           stacklevel=2)
-        self._native = _core._ScalingEnv(config, trace, merged_overrides(overrides, kw_overrides))
-        self.observation_space, self.action_space = scaling_spaces(
-            self._native.observation_size, self._native.action_size, self._native.discrete_choices)
+        self._native = _core._ScalingEnv(path("config", config), path("trace", trace),
+                                         merged_overrides(overrides, kw_overrides))
+        self.observation_space, self.action_space = scaling_spaces(self._native)
         self.observation_names = list(self._native.observation_names)
         self.steps_per_episode = self._native.steps_per_episode
         self.render_mode = render_mode

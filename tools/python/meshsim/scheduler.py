@@ -1,7 +1,10 @@
 """meshsim.Scheduler: the scheduling core driven call by call, as a scenario script does."""
 import functools
 
+from collections.abc import Mapping
+
 from meshsim import _core
+from meshsim.arguments import flag, path
 
 
 class Scheduler:
@@ -24,7 +27,14 @@ class Scheduler:
     calls = tuple(_summaries)
 
     def __init__(self, setup=None, allow_files=True):
-        self._core = _core._Scheduler(setup, bool(allow_files))
+        if isinstance(setup, Mapping):
+            setup = dict(setup)
+        else:
+            try:
+                setup = path("setup", setup)
+            except TypeError:
+                raise TypeError(f"setup: expected None, a dict or the path of a JSON/YAML file, got {setup!r}") from None
+        self._core = _core._Scheduler(setup, flag("allow_files", allow_files))
 
     def call(self, name, /, **args):
         """The call `name` with keyword arguments: its result dict."""

@@ -5,7 +5,7 @@ import gymnasium as gym
 from gymnasium.vector.utils import batch_space
 
 from meshsim import _core
-from meshsim.arguments import exact_int, merged_overrides
+from meshsim.arguments import exact_int, merged_overrides, path
 from meshsim.native_env import NativeEnv
 from meshsim.spaces import scaling_spaces
 
@@ -50,14 +50,14 @@ class VectorEnv(NativeEnv, gym.vector.VectorEnv):
         modes = (gym.vector.AutoresetMode.SAME_STEP, gym.vector.AutoresetMode.NEXT_STEP)
         if autoreset_mode not in modes:
             raise ValueError(f"autoreset_mode: expected AutoresetMode.SAME_STEP or NEXT_STEP, got {autoreset_mode!r}")
-        self._native = _core._VectorEnv(exact_int("num_envs", num_envs, 1, 4096), config, trace,
+        self._native = _core._VectorEnv(exact_int("num_envs", num_envs, 1, 4096), path("config", config),
+                                        path("trace", trace),
                                         exact_int("threads", threads, 0, 4096),
                                         merged_overrides(overrides, kw_overrides),
                                         autoreset_mode == gym.vector.AutoresetMode.NEXT_STEP)
         self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
         self.num_envs = self._native.num_envs
-        self.single_observation_space, self.single_action_space = scaling_spaces(
-            self._native.observation_size, self._native.action_size, self._native.discrete_choices)
+        self.single_observation_space, self.single_action_space = scaling_spaces(self._native)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         # Feature i of an observation row: "<pool>.<feature>" ("mixed.kv"), then the
