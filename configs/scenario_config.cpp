@@ -6,6 +6,7 @@
 #include "configs/config_file.hpp"
 #include "configs/object_reader.hpp"
 #include "configs/serving_config.hpp"
+#include "configs/service_classes.hpp"
 #include "traces/generated_source.hpp"
 #include "traces/servegen_source.hpp"
 
@@ -157,6 +158,7 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
     columns.read("prompt_tokens", file.columns.prompt_tokens);
     columns.read("output_tokens", file.columns.output_tokens);
     columns.read_optional("hash_ids", file.columns.hash_ids);
+    columns.read_optional("class", file.columns.service_class);
     spec.source = file;
   } else {
     traces::GeneratorSpec generator;
@@ -264,6 +266,7 @@ Expected<ScenarioConfig> parse_scenario(const json& tree, const std::string& fil
     slo.read_duration("tbt_ms", config.replay.slo.tbt, 1e-3);
     slo.read_choice("tbt_definition", config.replay.slo.tbt_definition, metrics::kTbtDefinitionNames);
     slo.finish();
+    parse_service_classes(reader, config);
     ObjectReader run(reader.raw("run"), "run", errors);
     run.read_optional_duration("until_s", config.replay.until, 1.0);
     run.read_duration("timeseries_interval_s", config.replay.timeseries_interval, 1.0);
@@ -332,6 +335,7 @@ json to_json(const ScenarioConfig& config) {
                            {"prompt_tokens", mapping.prompt_tokens},
                            {"output_tokens", mapping.output_tokens},
                            {"hash_ids", mapping.hash_ids ? json(*mapping.hash_ids) : json(nullptr)}}}};
+    if (mapping.service_class) workload["trace"]["columns"]["class"] = *mapping.service_class;
   } else if (const auto* servegen = std::get_if<traces::ServeGenSpec>(&config.workload.source)) {
     workload["servegen"] = {{"path", servegen->path},
                             {"load_scale", servegen->load_scale},
@@ -363,6 +367,7 @@ json to_json(const ScenarioConfig& config) {
       {"run",
        {{"until_s", optional_json(config.replay.until)},
         {"timeseries_interval_s", config.replay.timeseries_interval.seconds()}}}};
+  if (!config.replay.classes.empty()) out["classes"] = service_classes_to_json(config.replay.classes);
   if (config.rl) out["rl"] = rl_to_json(*config.rl);
   if (config.catalog) out["catalog"] = *config.catalog;
   return out;

@@ -102,6 +102,7 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     vllm.read("block_size", v.block_size, "a block size in [1, 4096] tokens",
               [](std::uint64_t b) { return b >= 1 && b <= 4096; });
     vllm.read("prefix_caching", v.prefix_caching);
+    vllm.read_choice("scheduling_policy", v.policy, cluster::kVllmPolicyNames);
     vllm.read_optional("max_model_len", spec.max_model_len, "a positive number of tokens", kAtLeastOne);
     vllm.read_optional_duration("request_timeout_s", spec.request_timeout, 1.0);
     if (spec.request_timeout && *spec.request_timeout <= engine::SimTime::zero()) {
@@ -155,6 +156,7 @@ json llm_to_json(const LlmServingSpec& spec) {
                 {"long_prefill_token_threshold", spec.vllm.long_prefill_token_threshold},
                 {"block_size", spec.vllm.block_size},
                 {"prefix_caching", spec.vllm.prefix_caching},
+                {"scheduling_policy", cluster::kVllmPolicyNames.name(spec.vllm.policy)},
                 {"max_model_len", spec.max_model_len ? json(*spec.max_model_len) : json(nullptr)},
                 {"request_timeout_s", spec.request_timeout ? json(spec.request_timeout->seconds()) : json(nullptr)}}},
               {"batching",

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/engine/enum_names.hpp"
 
@@ -28,6 +29,10 @@ struct ColumnMapping {
   std::string output_tokens = "output_tokens";
   // JSONL only: an array of non-negative integers (prefix-block ids).
   std::optional<std::string> hash_ids;
+  // CSV and JSONL: the column naming each request's class of service, one of
+  // class_names (the scenario's classes, in order).
+  std::optional<std::string> service_class;
+  std::vector<std::string> class_names;
 };
 
 enum class TraceFormat {
@@ -41,7 +46,8 @@ inline constexpr EnumNames kTraceFormatNames{std::array{
     std::pair{TraceFormat::kMooncakeJsonl, std::string_view("mooncake")},
     std::pair{TraceFormat::kCsv, std::string_view("csv")}, std::pair{TraceFormat::kJsonl, std::string_view("jsonl")}}};
 
-// The mapping a format implies (the generic formats take the given one).
+// The mapping a format implies (the generic formats take the given one; every format
+// keeps the given class column).
 ColumnMapping preset_mapping(TraceFormat format, const ColumnMapping& generic);
 
 }  // namespace meshsim::traces

@@ -33,6 +33,9 @@ Status CsvTraceReader::parse_header(const std::string& line) {
   };
   if (auto s = find(mapping_.arrival, arrival_column_); !s) return s;
   if (auto s = find(mapping_.prompt_tokens, prompt_column_); !s) return s;
+  if (mapping_.service_class) {
+    if (auto s = find(*mapping_.service_class, class_column_); !s) return s;
+  }
   return find(mapping_.output_tokens, output_column_);
 }
 
@@ -59,7 +62,12 @@ Status CsvTraceReader::parse_row(const std::string& line, ParsedRow& row) {
     return Ok{};
   };
   if (auto s = count(prompt_column_, mapping_.prompt_tokens, row.prompt_tokens); !s) return s;
-  return count(output_column_, mapping_.output_tokens, row.output_tokens);
+  if (auto s = count(output_column_, mapping_.output_tokens, row.output_tokens); !s) return s;
+  if (!mapping_.service_class) return Ok{};
+  const ClassLookup found = find_service_class(mapping_, fields_[class_column_]);
+  if (!found.index) return Error{"column '" + *mapping_.service_class + "': " + found.error};
+  row.service_class = *found.index;
+  return Ok{};
 }
 
 }  // namespace meshsim::traces

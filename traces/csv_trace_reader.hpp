@@ -27,6 +27,7 @@ class CsvTraceReader final : public LineTraceReader {
   std::size_t arrival_column_ = 0;
   std::size_t prompt_column_ = 0;
   std::size_t output_column_ = 0;
+  std::size_t class_column_ = 0;  // with mapping_.service_class
   std::vector<std::string> fields_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "traces/class_share_source.hpp"
 #include "traces/servegen_source.hpp"
 #include "traces/workload_source.hpp"
 
@@ -32,7 +33,8 @@ class ServeGenWorkload final : public EpisodeWorkload {
         seed_(seed),
         from_s_(spec.window_start.seconds()),
         to_s_(std::min(table_->span_s(), spec.window_end ? spec.window_end->seconds() : table_->span_s())),
-        rate_scale_(spec.rate_scale) {}
+        rate_scale_(spec.rate_scale),
+        class_shares_(spec.class_shares) {}
 
   double span_s() const override { return std::max(0.0, to_s_ - from_s_) / rate_scale_; }
   double requests() const override { return table_->expected_requests(from_s_, to_s_, spec_.load_scale); }
@@ -40,9 +42,11 @@ class ServeGenWorkload final : public EpisodeWorkload {
     const double begin_s = from_s_ + start.seconds() * rate_scale_;
     const double end_s = std::min(to_s_, begin_s + length.seconds() * rate_scale * rate_scale_);
     const SimTime begin = SimTime::from_seconds(begin_s);
-    return std::make_unique<ShapedSource>(std::make_unique<ServeGenSource>(table_, spec_, seed_, begin_s), begin,
-                                          std::max(begin, SimTime::from_seconds(end_s)), rate_scale * rate_scale_,
-                                          std::nullopt, EmptyWindow::kAllow);
+    auto shaped = std::make_unique<ShapedSource>(std::make_unique<ServeGenSource>(table_, spec_, seed_, begin_s), begin,
+                                                 std::max(begin, SimTime::from_seconds(end_s)),
+                                                 rate_scale * rate_scale_, std::nullopt, EmptyWindow::kAllow);
+    if (class_shares_.empty()) return shaped;
+    return std::make_unique<ClassShareSource>(std::move(shaped), class_shares_, seed_);
   }
 
  private:
@@ -50,6 +54,7 @@ class ServeGenWorkload final : public EpisodeWorkload {
   ServeGenSpec spec_;
   std::uint64_t seed_;
   double from_s_, to_s_, rate_scale_;
+  std::vector<double> class_shares_;
 };
 
 }  // namespace
@@ -62,6 +67,7 @@ Expected<SharedWorkload> open_episode_workload(const WorkloadSpec& spec, std::ui
     if (auto status = validate(*servegen); !status) return Error{"servegen: " + status.error().message};
     auto table = load_servegen(servegen->path, servegen->lengths);
     if (!table) return table.error();
+    if (auto classes = classes_by_client(**table, *servegen); !classes) return classes.error();
     return SharedWorkload(std::make_shared<ServeGenWorkload>(std::move(*table), spec, seed));
   }
   auto source = open_workload(spec, seed);

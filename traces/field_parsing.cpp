@@ -165,4 +165,14 @@ std::string quote_for_message(std::string_view text) {
   return out;
 }
 
+ClassLookup find_service_class(const ColumnMapping& mapping, std::string_view name) {
+  std::string names;
+  for (std::size_t i = 0; i < mapping.class_names.size(); ++i) {
+    if (mapping.class_names[i] == name) return ClassLookup{static_cast<std::uint8_t>(i), {}};
+    names += (i == 0 ? "'" : ", '") + mapping.class_names[i] + "'";
+  }
+  return ClassLookup{std::nullopt,
+                     "expected a class of the scenario's classes (" + names + "), got " + quote_for_message(name)};
+}
+
 }  // namespace meshsim::traces

@@ -28,6 +28,14 @@ std::string_view expected_timestamp_form(TimeFormat format);
 // Returns false when a quoted field is not closed on the line.
 bool split_csv_record(std::string_view line, std::vector<std::string>& fields);
 
+// The index of `name` among a mapping's class names, or an error message naming the
+// names expected (the caller names the column or key).
+struct ClassLookup {
+  std::optional<std::uint8_t> index;
+  std::string error;
+};
+ClassLookup find_service_class(const ColumnMapping& mapping, std::string_view name);
+
 // Quotes `text` for an error message, cut to a readable length.
 std::string quote_for_message(std::string_view text);
 

@@ -76,6 +76,14 @@ Status parse_json_row(std::string_view line, const ColumnMapping& mapping, Parse
   };
   if (auto s = count(mapping.prompt_tokens, row.prompt_tokens); !s) return s;
   if (auto s = count(mapping.output_tokens, row.output_tokens); !s) return s;
+  if (mapping.service_class) {
+    const auto it = object.find(*mapping.service_class);
+    if (it == object.end()) return Error{"missing key '" + *mapping.service_class + "'"};
+    if (!it->is_string()) return Error{"key '" + *mapping.service_class + "': expected a class name, got " + shown(*it)};
+    const ClassLookup found = find_service_class(mapping, it->get<std::string>());
+    if (!found.index) return Error{"key '" + *mapping.service_class + "': " + found.error};
+    row.service_class = *found.index;
+  }
 
   if (mapping.hash_ids) {
     const auto it = object.find(*mapping.hash_ids);

@@ -83,6 +83,7 @@ Expected<std::optional<TraceRequest>> LineTraceReader::next() {
     return std::optional<TraceRequest>();
   }
   row_.hash_ids.clear();
+  row_.service_class = 0;
   if (auto status = parse_row(line_, row_); !status) return fail(error_here(status.error().message));
   if (!origin_us_) {
     origin_us_ = row_.timestamp_us;
@@ -99,6 +100,7 @@ Expected<std::optional<TraceRequest>> LineTraceReader::next() {
   request.arrival = SimTime::from_us(row_.timestamp_us - *origin_us_);
   request.prompt_tokens = row_.prompt_tokens;
   request.output_tokens = row_.output_tokens;
+  request.service_class = row_.service_class;
   request.prefix = segments_from_block_ids(row_.hash_ids, kMooncakeBlockTokens, row_.prompt_tokens);
   return std::optional<TraceRequest>(std::move(request));
 }

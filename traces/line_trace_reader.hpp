@@ -17,6 +17,7 @@ struct ParsedRow {
   std::uint32_t prompt_tokens = 0;
   std::uint32_t output_tokens = 0;
   std::vector<std::uint64_t> hash_ids;
+  std::uint8_t service_class = 0;
 };
 
 // The part every line-oriented trace reader shares: reading one line at a time (so the

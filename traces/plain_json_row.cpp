@@ -114,6 +114,7 @@ constexpr std::size_t kMaxFieldDigits = 18;
 }  // namespace
 
 bool parse_plain_json_row(std::string_view line, const ColumnMapping& mapping, ParsedRow& row) {
+  if (mapping.service_class) return false;  // class names are read by the full parser
   Scanner in(line);
   // An empty object lacks the mapped keys: the full parser words the error.
   if (!in.take('{') || in.take('}')) return false;

@@ -273,6 +273,37 @@ Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& 
   return std::shared_ptr<const ServeGenTable>(std::move(table));
 }
 
+Expected<std::vector<std::uint8_t>> classes_by_client(const ServeGenTable& table, const ServeGenSpec& spec) {
+  std::vector<std::uint8_t> classes(table.clients.size(), 0);
+  if (spec.client_classes.empty()) return classes;
+  std::vector<std::string> names;
+  for (const std::string& file : table.client_names) {
+    names.push_back(file.ends_with("-trace.csv") ? file.substr(0, file.size() - 10) : file);
+  }
+  std::vector<bool> named(names.size(), false);
+  for (const auto& [client, service_class] : spec.client_classes) {
+    const auto at = std::find(names.begin(), names.end(), client);
+    if (at == names.end()) {
+      std::string known;
+      for (std::size_t i = 0; i < names.size() && i < 8; ++i) known += (i == 0 ? "" : ", ") + names[i];
+      return Error{table.path + ": no client '" + client + "' for its class of service (clients: " + known +
+                   (names.size() > 8 ? ", ..." : "") + ")"};
+    }
+    const auto c = static_cast<std::size_t>(at - names.begin());
+    classes[c] = service_class;
+    named[c] = true;
+  }
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    if (named[c]) continue;
+    if (!spec.other_class) {
+      return Error{table.path + ": client '" + names[c] + "' is in no class of service (name it in a class's " +
+                   "\"clients\", or leave one class without \"clients\" to take the others)"};
+    }
+    classes[c] = *spec.other_class;
+  }
+  return classes;
+}
+
 ServeGenSource::ServeGenSource(std::shared_ptr<const ServeGenTable> table, const ServeGenSpec& spec,
                                std::uint64_t seed, double start_s)
     : table_(std::move(table)), spec_(spec), seed_(seed), start_s_(std::max(0.0, start_s)) {
@@ -280,6 +311,9 @@ ServeGenSource::ServeGenSource(std::shared_ptr<const ServeGenTable> table, const
   MESHSIM_CHECK(spec_.load_scale > 0 && spec_.load_scale <= kMaxLoadScale, "ServeGenSource: load_scale out of range");
   MESHSIM_CHECK(spec_.lengths == ServeGenLengths::kModel || table_->lengths.size() == table_->clients.size(),
                 "ServeGenSource: client lengths asked of a table loaded without them");
+  auto classes = classes_by_client(*table_, spec_);
+  MESHSIM_CHECK(classes.has_value(), "ServeGenSource: " + (classes ? std::string() : classes.error().message));
+  client_class_ = std::move(*classes);
   cursors_.resize(table_->clients.size());
   const auto first = static_cast<std::size_t>(std::min(start_s_ / table_->window_s, static_cast<double>(kMaxWindows)));
   for (std::size_t c = 0; c < cursors_.size(); ++c) {
@@ -367,6 +401,7 @@ Expected<std::optional<TraceRequest>> ServeGenSource::next() {
     request.arrival = SimTime::from_us(static_cast<std::int64_t>(std::llround(arrival_s * 1e6)));
     request.prompt_tokens = prompt;
     request.output_tokens = output;
+    request.service_class = client_class_[client];
     return std::optional<TraceRequest>(std::move(request));
   }
   clock_s_ = table_->span_s();

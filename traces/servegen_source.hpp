@@ -56,6 +56,10 @@ Status validate(const ServeGenSpec& spec);
 Expected<std::shared_ptr<const ServeGenTable>> load_servegen(const std::string& path,
                                                             ServeGenLengths lengths = ServeGenLengths::kModel);
 
+// Each client's class of service under `spec` (every client 0 without client_classes); an
+// error names a client the spec names that the table lacks, or one no class takes.
+Expected<std::vector<std::uint8_t>> classes_by_client(const ServeGenTable& table, const ServeGenSpec& spec);
+
 // The table's requests: each client's windows in turn, merged across clients by arrival.
 // A window of rate r (times load_scale) holds floor(r W) requests plus one with
 // probability frac(r W) (so its expected count is r W), spread as ServeGen builds them:
@@ -103,6 +107,7 @@ class ServeGenSource final : public RequestSource {
   std::uint64_t seed_;
   double start_s_;
   std::vector<Cursor> cursors_;
+  std::vector<std::uint8_t> client_class_;  // each client's class of service
   // Min-heap of (next arrival, client): ties go to the lower client index.
   std::vector<std::pair<double, std::size_t>> heap_;
   std::uint64_t emitted_ = 0;

@@ -41,6 +41,9 @@ struct TraceRequest {
   // Names the output tokens, when a later request's prompt repeats them (a conversation's
   // next turn); 0: they are the request's own.
   std::uint64_t output_content = 0;
+  // Its class of service: an index into the scenario's classes (0 without classes), from
+  // the trace's class column or drawn by the classes' shares.
+  std::uint8_t service_class = 0;
 };
 
 // A stream of requests in non-decreasing arrival order. Sources stream: they hold one

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <utility>
 
+#include "traces/class_share_source.hpp"
 #include "traces/csv_trace_reader.hpp"
 #include "traces/generated_source.hpp"
 #include "traces/jsonl_trace_reader.hpp"
@@ -131,6 +132,7 @@ Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec,
     if (auto status = validate(*servegen); !status) return Error{"servegen: " + status.error().message};
     auto table = load_servegen(servegen->path, servegen->lengths);
     if (!table) return table.error();
+    if (auto classes = classes_by_client(**table, *servegen); !classes) return classes.error();
     inner = std::make_unique<ServeGenSource>(std::move(*table), *servegen, seed, spec.window_start.seconds());
   } else {
     const auto& generator = std::get<GeneratorSpec>(spec.source);
@@ -139,8 +141,10 @@ Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec,
     }
     inner = std::make_unique<GeneratedSource>(generator, seed);
   }
-  return std::unique_ptr<RequestSource>(std::make_unique<ShapedSource>(
-      std::move(inner), spec.window_start, spec.window_end, spec.rate_scale, spec.max_requests));
+  auto shaped = std::make_unique<ShapedSource>(std::move(inner), spec.window_start, spec.window_end, spec.rate_scale,
+                                               spec.max_requests);
+  if (spec.class_shares.empty()) return std::unique_ptr<RequestSource>(std::move(shaped));
+  return std::unique_ptr<RequestSource>(std::make_unique<ClassShareSource>(std::move(shaped), spec.class_shares, seed));
 }
 
 }  // namespace meshsim::traces

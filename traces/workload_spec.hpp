@@ -103,6 +103,11 @@ struct ServeGenSpec {
   ServeGenLengths lengths = ServeGenLengths::kClients;
   LengthSpec prompt_tokens;  // with lengths kModel
   LengthSpec output_tokens;
+  // Classes of service by client: each named client's requests (its window file's name
+  // without "-trace.csv": "chunk-3") fall into its class, every other client's into
+  // `other_class`, or, without one, an unnamed client is refused. Empty: not by client.
+  std::vector<std::pair<std::string, std::uint8_t>> client_classes;
+  std::optional<std::uint8_t> other_class;
 };
 
 // The load scales a ServeGen workload accepts: beyond 100 one window of the busiest client
@@ -127,6 +132,9 @@ struct WorkloadSpec {
   std::optional<SimTime> window_end;
   double rate_scale = 1.0;
   std::optional<std::uint64_t> max_requests;
+  // Classes of service drawn by share (ClassShareSource), in the scenario's order; empty
+  // when there are no classes or the trace names each request's (ColumnMapping).
+  std::vector<double> class_shares;
 };
 
 }  // namespace meshsim::traces

@@ -8,34 +8,43 @@
 
 namespace meshsim::rl {
 
-std::size_t observation_size(std::size_t pools, bool baseline) {
-  return pools * (kPoolFeatures + (baseline ? kBaselineFeatures : 0)) + kGlobalFeatures;
-}
+namespace {
 
-std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools, bool baseline) {
-  std::vector<std::string> names;
-  names.reserve(observation_size(pools.size(), baseline));
-  for (const cluster::InstanceTag tag : pools) {
-    const std::string pool(cluster::kInstanceTagNames.name(tag));
-    for (const Feature& feature : kPoolFeatureTable) names.push_back(pool + "." + std::string(feature.name));
-    if (baseline) {
-      for (const Feature& feature : kBaselineFeatureTable) names.push_back(pool + "." + std::string(feature.name));
+// The layout's features in observation order: visit(prefix, feature), the prefix a pool's
+// or a class's name ("" for the global features). The one walk names and bounds share.
+template <typename Visit>
+void for_each_feature(const ObservationLayout& layout, Visit visit) {
+  for (const cluster::InstanceTag tag : layout.pools) {
+    const std::string_view pool = cluster::kInstanceTagNames.name(tag);
+    for (const Feature& feature : kPoolFeatureTable) visit(pool, feature);
+    if (layout.baseline) {
+      for (const Feature& feature : kBaselineFeatureTable) visit(pool, feature);
     }
   }
-  for (const Feature& feature : kGlobalFeatureTable) names.emplace_back(feature.name);
+  for (const Feature& feature : kGlobalFeatureTable) visit(std::string_view(), feature);
+  for (const std::string& name : layout.classes) {
+    for (const Feature& feature : kClassFeatureTable) visit(std::string_view(name), feature);
+  }
+}
+
+}  // namespace
+
+std::size_t observation_size(std::size_t pools, bool baseline, std::size_t classes) {
+  return pools * (kPoolFeatures + (baseline ? kBaselineFeatures : 0)) + kGlobalFeatures +
+         classes * kClassFeatureTable.size();
+}
+
+std::vector<std::string> observation_names(const ObservationLayout& layout) {
+  std::vector<std::string> names;
+  for_each_feature(layout, [&](std::string_view prefix, const Feature& feature) {
+    names.push_back(prefix.empty() ? std::string(feature.name) : std::string(prefix) + "." + std::string(feature.name));
+  });
   return names;
 }
 
-std::vector<std::pair<double, double>> observation_bounds(std::size_t pools, bool baseline) {
+std::vector<std::pair<double, double>> observation_bounds(const ObservationLayout& layout) {
   std::vector<std::pair<double, double>> bounds;
-  bounds.reserve(observation_size(pools, baseline));
-  for (std::size_t p = 0; p < pools; ++p) {
-    for (const Feature& feature : kPoolFeatureTable) bounds.emplace_back(feature.low, feature.high);
-    if (baseline) {
-      for (const Feature& feature : kBaselineFeatureTable) bounds.emplace_back(feature.low, feature.high);
-    }
-  }
-  for (const Feature& feature : kGlobalFeatureTable) bounds.emplace_back(feature.low, feature.high);
+  for_each_feature(layout, [&](std::string_view, const Feature& feature) { bounds.emplace_back(feature.low, feature.high); });
   return bounds;
 }
 
@@ -56,7 +65,8 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
                          std::span<const BaselineView> baseline, std::span<float> out) {
   MESHSIM_CHECK(baseline.empty() || baseline.size() == pools.size(), "collect_observation: a baseline size per pool");
-  MESHSIM_CHECK(out.size() == observation_size(pools.size(), !baseline.empty()), "collect_observation: wrong buffer size");
+  MESHSIM_CHECK(out.size() == observation_size(pools.size(), !baseline.empty(), stats.classes.size()),
+                "collect_observation: wrong buffer size");
   const auto latency = [](double seconds, double target) { return std::min(kLatencyCap, seconds / target); };
   std::size_t at = 0;
   const auto put = [&](double value) { out[at++] = static_cast<float>(value); };
@@ -105,6 +115,10 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
     put(std::log1p(work.output_mean / 1000.0));
     put(std::log1p(work.output_p90 / 1000.0));
     put(std::log1p(work.burstiness));
+  }
+  for (const IntervalStats::ClassFigures& c : stats.classes) {
+    put(c.violations);
+    put(std::log1p(c.goodput_per_s));
   }
   MESHSIM_CHECK(at == out.size(), "collect_observation: the feature list and kPoolFeatures/kGlobalFeatures disagree");
 }

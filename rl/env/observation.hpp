@@ -70,6 +70,9 @@ namespace meshsim::rl {
 //  20 burst_1m        log1p(the index of dispersion of arrivals per second: 1 for
 //                     Poisson arrivals, above for bursts; 0 when none arrived)
 //  21..25             the same over five minutes
+// Per class of service (scenarios with "classes" only, in their order), over the interval:
+//   0 violations  share of the class's requests that left missing its SLO
+//   1 goodput     log1p(the class's requests meeting its SLO per second)
 inline constexpr double kLatencyCap = 10.0;
 
 // A feature's name and the range its values keep (the Python spaces' Box bounds).
@@ -116,6 +119,7 @@ inline constexpr std::array<Feature, 26> kGlobalFeatureTable = {{{"arrivals"},
                                                                  {"output_5m"},
                                                                  {"output_p90_5m"},
                                                                  {"burst_5m"}}};
+inline constexpr std::array<Feature, 2> kClassFeatureTable = {{{"violations", 0.0, 1.0}, {"goodput"}}};
 inline constexpr std::size_t kPoolFeatures = kPoolFeatureTable.size();
 inline constexpr std::size_t kGlobalFeatures = kGlobalFeatureTable.size();
 // STARTING instances are binned by decision intervals to ready: (0, 1], (1, 4], beyond.
@@ -151,6 +155,11 @@ struct IntervalStats {
   double decision_interval_s = 15.0;
   double scale_up_delay_s = 0.0;
   std::array<autoscale::WorkMix::Figures, 2> work{};  // over autoscale::WorkMix::kWindowsS
+  struct ClassFigures {
+    double violations = 0.0;
+    double goodput_per_s = 0.0;
+  };
+  std::vector<ClassFigures> classes;  // per class of service (the class features)
 };
 
 // A residual baseline's view of a pool (the baseline features).
@@ -160,15 +169,23 @@ struct BaselineView {
 };
 inline constexpr std::size_t kBaselineFeatures = kBaselineFeatureTable.size();
 
-// `baseline`: the residual actions' per-pool baseline features are present.
-std::size_t observation_size(std::size_t pools, bool baseline = false);
+// What the observation holds: the pools' features, with the residual actions' baseline
+// features (`baseline`), the global ones, and those of each class of service.
+struct ObservationLayout {
+  std::span<const cluster::InstanceTag> pools;
+  bool baseline = false;
+  std::span<const std::string> classes;
+};
+std::size_t observation_size(std::size_t pools, bool baseline = false, std::size_t classes = 0);
 // Each feature's name, in observation order: "<pool>.<feature>" per pool ("token.kv"),
-// then the global features' names ("ttft_p99"), as listed above.
-std::vector<std::string> observation_names(std::span<const cluster::InstanceTag> pools, bool baseline = false);
+// the global features' names ("ttft_p99"), then "<class>.<feature>" per class, as listed
+// above.
+std::vector<std::string> observation_names(const ObservationLayout& layout);
 // Each feature's (low, high), in observation order: the ranges of the tables above.
-std::vector<std::pair<double, double>> observation_bounds(std::size_t pools, bool baseline = false);
-// Writes the observation into `out` (observation_size(pools.size(), !baseline.empty())
-// floats); `baseline`: each pool's baseline view (residual actions), or empty.
+std::vector<std::pair<double, double>> observation_bounds(const ObservationLayout& layout);
+// Writes the observation into `out` (observation_size(pools.size(), !baseline.empty(),
+// stats.classes.size()) floats); `baseline`: each pool's baseline view (residual actions),
+// or empty.
 void collect_observation(const cluster::ScalingManager& manager, std::span<const cluster::InstanceTag> pools,
                          const IntervalStats& stats, double ttft_target_s, double tbt_target_s,
                          std::span<const BaselineView> baseline, std::span<float> out);

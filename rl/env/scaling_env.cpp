@@ -39,6 +39,10 @@ ScalingEnv::ScalingEnv(configs::ScenarioConfig config, const configs::Catalog& c
   migrates_ = std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kPrompt) != pools_.end() &&
               std::find(pools_.begin(), pools_.end(), cluster::InstanceTag::kToken) != pools_.end();
   workload_span_s_ = workload_->span_s();
+  slos_ = metrics::slo_book(config_.replay.slo, config_.replay.classes);
+  for (const auto& c : config_.replay.classes) class_names_.push_back(c.name);
+  class_left_.assign(class_names_.size(), 0);
+  class_met_.assign(class_names_.size(), 0);
   // The reward's R: the workload's mean requests per decision interval.
   reference_requests_ = std::max(1e-9, workload_->requests() /
                                            std::max(workload_span_s_, spec_.decision_interval.seconds()) *
@@ -205,7 +209,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
     base.warm_start = true;  // it takes over the start size, as in evaluation
     base.max_instances = config_.scaling.manager.max_total_instances;
     base.min_instances = std::min(base.min_instances, base.max_instances);
-    baseline_ = std::make_unique<autoscale::TargetTrackingAutoscaler>(base, pools_, config_.replay.slo);
+    baseline_ = std::make_unique<autoscale::TargetTrackingAutoscaler>(base, pools_, slos_);
     advance(SimTime::zero());  // what arrives at time 0 first, as an autoscaler's timer sees it
     update_baseline();
   }
@@ -272,6 +276,7 @@ IntervalStats ScalingEnv::base_stats() const {
   IntervalStats stats;
   stats.decision_interval_s = spec_.decision_interval.seconds();
   stats.scale_up_delay_s = scale_up_delay_s_;
+  stats.classes.resize(class_names_.size());
   return stats;
 }
 
@@ -281,6 +286,8 @@ void ScalingEnv::begin_interval(SimTime at) {
   usage_at_start_ = usage;
   arrived_at_start_ = run_->replay().metrics().counts().arrived;
   left_ = met_ = 0;
+  std::fill(class_left_.begin(), class_left_.end(), 0);
+  std::fill(class_met_.begin(), class_met_.end(), 0);
   ttfts_.clear();
   tbts_.clear();
 }
@@ -295,6 +302,10 @@ IntervalStats ScalingEnv::measure_interval(SimTime end) {
   stats.ttft_p99 = quantile(ttfts_, 0.99);
   stats.tbt_p99 = quantile(tbts_, 0.99);
   stats.violations = left_ > 0 ? 1.0 - static_cast<double>(met_) / static_cast<double>(left_) : 0.0;
+  for (std::size_t c = 0; c < class_left_.size(); ++c) {
+    const double left = static_cast<double>(class_left_[c]), met = static_cast<double>(class_met_[c]);
+    stats.classes[c] = {left > 0 ? 1.0 - met / left : 0.0, met / seconds};
+  }
   stats.phase = phase_at(end);
   stats.mean_instances = (usage.instance_us - usage_at_start_.instance_us) / (seconds * 1e6);
   stats.roofline = cluster::utilisation_between(usage_at_start_, usage).roofline;
@@ -454,8 +465,13 @@ void ScalingEnv::on_request(const metrics::RequestRecord& record) {
   if (record.status == metrics::RequestStatus::kCompleted) work_.on_completion(*record.finished, record.output_tokens);
   if (replay::ReplayObserver* watcher = baseline_ ? baseline_->watcher() : nullptr) watcher->on_request(record);
   if (!metrics::slo_judges(record)) return;
+  const bool met = metrics::judge(record, slos_.of(record)).met();
   ++left_;
-  met_ += metrics::judge(record, config_.replay.slo).met();
+  met_ += met;
+  if (!class_left_.empty()) {
+    ++class_left_.at(record.service_class);
+    class_met_.at(record.service_class) += met;
+  }
   if (record.status == metrics::RequestStatus::kCompleted) {
     ttfts_.push_back(record.ttft()->seconds());
     tbts_.push_back(record.tbt_mean(config_.replay.slo.tbt_definition)->seconds());

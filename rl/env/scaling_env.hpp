@@ -103,11 +103,11 @@ class ScalingEnv final : private replay::ReplayObserver {
   ~ScalingEnv() override;
 
   bool residual() const { return spec_.action == configs::ActionKind::kResidual; }
-  std::size_t observation_size() const { return rl::observation_size(pools_.size(), residual()); }
-  std::vector<std::string> observation_names() const { return rl::observation_names(pools_, residual()); }
-  std::vector<std::pair<double, double>> observation_bounds() const {
-    return rl::observation_bounds(pools_.size(), residual());
+  std::size_t observation_size() const {
+    return rl::observation_size(pools_.size(), residual(), class_names_.size());
   }
+  std::vector<std::string> observation_names() const { return rl::observation_names(layout()); }
+  std::vector<std::pair<double, double>> observation_bounds() const { return rl::observation_bounds(layout()); }
   std::size_t action_size() const { return pools_.size() + (migrates_ ? 1 : 0); }
   // Choices per action entry of the discrete (2k + 1) and target (max + 1) kinds.
   std::uint32_t discrete_choices() const {
@@ -208,6 +208,11 @@ class ScalingEnv final : private replay::ReplayObserver {
   autoscale::WorkMix work_;  // the length mix and burstiness of the recent arrivals and completions
   // Requests that left during the current interval.
   std::uint64_t left_ = 0, met_ = 0;
+  metrics::SloBook slos_;  // what judges each request (its class's SLO)
+  // Per class of service (none without classes), over the interval.
+  std::vector<std::string> class_names_;
+  std::vector<std::uint64_t> class_left_, class_met_;
+  ObservationLayout layout() const { return ObservationLayout{pools_, residual(), class_names_}; }
   std::vector<double> ttfts_, tbts_;
 };
 

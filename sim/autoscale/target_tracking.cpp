@@ -26,8 +26,8 @@ constexpr double kQueuedShareOfTtft = 0.25;
 }  // namespace
 
 TargetTrackingAutoscaler::TargetTrackingAutoscaler(TargetTrackingConfig config, std::vector<InstanceTag> pools,
-                                                   metrics::SloTargets slo)
-    : config_(std::move(config)), pools_(std::move(pools)), work_(slo) {
+                                                   metrics::SloBook slos)
+    : config_(std::move(config)), pools_(std::move(pools)), work_(std::move(slos)) {
   MESHSIM_CHECK(!tracks(TrackedMetric::kCapacityUnits) || config_.capacity_model,
                 "target tracking on capacity_units needs a capacity model");
 }
@@ -40,9 +40,10 @@ void TargetTrackingAutoscaler::WorkWatch::on_request(const metrics::RequestRecor
   if (record.status == metrics::RequestStatus::kCompleted) mix.on_completion(*record.finished, record.output_tokens);
   if (!metrics::slo_judges(record)) return;  // as the run's SLO attainment counts
   ++judged;
+  const metrics::SloTargets& slo = slos_.of(record);
   const auto queued = record.queueing();
-  const bool waited = !queued || queued->seconds() > kQueuedShareOfTtft * slo_.ttft.seconds();  // drops: no start
-  if (waited && !metrics::judge(record, slo_).met()) ++missed;
+  const bool waited = !queued || queued->seconds() > kQueuedShareOfTtft * slo.ttft.seconds();  // drops: no start
+  if (waited && !metrics::judge(record, slo).met()) ++missed;
 }
 
 void TargetTrackingAutoscaler::correct(SimTime now) {

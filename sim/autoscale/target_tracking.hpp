@@ -28,10 +28,10 @@ namespace meshsim::autoscale {
 // completions: the pools of a deployment serve the same requests).
 class TargetTrackingAutoscaler final : public Autoscaler {
  public:
-  // A capacity_units metric needs config.capacity_model (checked); `slo` judges the
-  // requests its correction counts.
+  // A capacity_units metric needs config.capacity_model (checked); `slos` judge the
+  // requests its correction counts (each by its class's).
   TargetTrackingAutoscaler(TargetTrackingConfig config, std::vector<InstanceTag> pools,
-                           metrics::SloTargets slo = {});
+                           metrics::SloBook slos = {});
   std::string_view name() const override { return "target_tracking"; }
   SimTime interval() const override { return config_.period; }
   void decide(ScalingManager& manager) override;
@@ -77,14 +77,14 @@ class TargetTrackingAutoscaler final : public Autoscaler {
   // left were judged against the SLO and missed it (since the last correction).
   class WorkWatch final : public replay::ReplayObserver {
    public:
-    explicit WorkWatch(metrics::SloTargets slo) : slo_(slo) {}
+    explicit WorkWatch(metrics::SloBook slos) : slos_(std::move(slos)) {}
     void on_arrival(const traces::TraceRequest& request) override;
     void on_request(const metrics::RequestRecord& record) override;
     mutable WorkMix mix;  // figures() forgets what has left its windows
     std::uint64_t judged = 0, missed = 0;
 
    private:
-    metrics::SloTargets slo_;
+    metrics::SloBook slos_;
   };
   struct Judged {
     SimTime at;

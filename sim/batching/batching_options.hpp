@@ -4,6 +4,7 @@
 // them; cluster::ServingOptions holds them for a scenario). Plain values only.
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -43,6 +44,16 @@ inline constexpr EnumNames kKvAllocationNames{
     std::array{std::pair{KvAllocation::kReserve, std::string_view("reserve")},
                std::pair{KvAllocation::kOnDemand, std::string_view("on_demand")}}};
 
+// vLLM's --scheduling-policy: the waiting queue's order and who is preempted for blocks.
+enum class VllmPolicy {
+  kFcfs,      // waiting in arrival order (a preempted request first); victim: the last admitted
+  kPriority,  // waiting by (priority, arrival), lower first; victim: the running request
+              // of the highest (priority, arrival), the least urgent
+};
+inline constexpr EnumNames kVllmPolicyNames{
+    std::array{std::pair{VllmPolicy::kFcfs, std::string_view("fcfs")},
+               std::pair{VllmPolicy::kPriority, std::string_view("priority")}}};
+
 // vLLM's scheduler limits (its engine arguments of the same names).
 struct VllmLimits {
   std::uint32_t max_num_seqs = 128;            // requests running at once
@@ -52,6 +63,15 @@ struct VllmLimits {
   std::uint32_t long_prefill_token_threshold = 0;
   std::uint32_t block_size = 16;  // tokens per KV block
   bool prefix_caching = true;
+  VllmPolicy policy = VllmPolicy::kFcfs;  // vLLM's scheduling_policy
+};
+
+// Where a request stands in a priority queue: vLLM orders by priority (lower first), then
+// arrival; equal ranks keep the order they were enqueued in.
+struct VllmRank {
+  std::int32_t priority = 0;
+  std::uint64_t arrival = 0;
+  auto operator<=>(const VllmRank&) const = default;
 };
 
 // What chooses and configures an instance's engine (cluster::ServingOptions holds it).

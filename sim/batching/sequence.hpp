@@ -25,6 +25,8 @@ struct Sequence {
   // RequestRecord::pauses and kv_evictions.
   std::uint32_t pauses = 0;
   std::uint32_t kv_evictions = 0;
+  // Its class's priority, lower first (vLLM's convention; the vLLM engine's priority policy).
+  std::int32_t priority = 0;
 
   // Tokens its next prefill computes: the prompt, and when recomputing the output so far.
   std::uint32_t prefill_tokens() const { return prompt_tokens + (recomputing ? generated : 0); }

@@ -6,18 +6,23 @@
 
 namespace meshsim::cluster {
 
+namespace {
+// Request ids grow with arrival: the id is the arrival vLLM's priority policy breaks ties by.
+VllmRank rank(const Sequence& s) { return VllmRank{s.priority, s.id}; }
+}  // namespace
+
 VllmEngine::VllmEngine(const VllmLimits& limits, std::uint64_t kv_capacity_tokens, Sequences& sequences)
     : scheduler_(limits, static_cast<std::uint32_t>(kv_capacity_tokens / limits.block_size)), seqs_(sequences) {}
 
 void VllmEngine::enqueue_prefill(std::uint32_t slot) {
   const Sequence& s = seqs_[slot];
-  scheduler_.enqueue(slot, seqs_.stream(slot), s.prompt_tokens + s.generated, 0);
+  scheduler_.enqueue(slot, seqs_.stream(slot), s.prompt_tokens + s.generated, 0, rank(s));
 }
 
 // Admitted holding its prompt's KV (it arrived) and the first token to compute.
 void VllmEngine::enqueue_transferred(std::uint32_t slot) {
   const Sequence& s = seqs_[slot];
-  scheduler_.enqueue(slot, seqs_.stream(slot), s.prompt_tokens + s.generated, s.prompt_tokens);
+  scheduler_.enqueue(slot, seqs_.stream(slot), s.prompt_tokens + s.generated, s.prompt_tokens, rank(s));
 }
 
 // A KV transfer that landed on an evacuated instance never joined the scheduler.

@@ -13,18 +13,19 @@ VllmScheduler::VllmScheduler(const VllmLimits& limits, std::uint32_t kv_blocks)
     : VllmScheduler(limits, std::make_unique<KvSpanCache>(kv_blocks, limits.block_size, limits.prefix_caching)) {}
 
 VllmScheduler::VllmScheduler(const VllmLimits& limits, std::unique_ptr<KvCache> cache)
-    : limits_(limits), cache_(std::move(cache)) {
+    : limits_(limits), cache_(std::move(cache)), waiting_(limits.policy) {
   MESHSIM_CHECK(limits_.block_size > 0 && limits_.max_num_seqs > 0 &&
                     limits_.max_num_batched_tokens >= limits_.max_num_seqs,
                 "vLLM limits need block_size > 0 and max_num_batched_tokens >= max_num_seqs > 0");
 }
 
 void VllmScheduler::enqueue(std::uint32_t slot, const TokenStream& stream, std::uint32_t tokens,
-                            std::uint32_t computed) {
+                            std::uint32_t computed, const VllmRank& rank) {
   MESHSIM_CHECK(computed < tokens, "enqueue: a request must have a token left to compute");
   MESHSIM_CHECK(seqs_.count(slot) == 0, "enqueue: slot " + std::to_string(slot) + " is already here");
-  seqs_.emplace(slot, Seq{&stream, tokens, computed, cache_->open(stream)});
-  waiting_.push_back(slot);
+  const VllmWaitingQueue::Key key{rank, enqueued_++};
+  seqs_.emplace(slot, Seq{&stream, tokens, computed, cache_->open(stream), key});
+  waiting_.push_back(slot, key);
 }
 
 // vLLM's allocate_slots: blocks for everything computed and scheduled, the prefix hits
@@ -59,8 +60,27 @@ void VllmScheduler::preempt(std::uint32_t slot) {
   Seq& seq = seqs_.at(slot);
   cache_->release(seq.table);
   seq.computed = 0;
-  waiting_.push_front(slot);
+  waiting_.push_front(slot, seq.key);
   step_.preempted.push_back(slot);
+}
+
+// vLLM's victims: FCFS the last admitted; priority the greatest (priority, arrival), the
+// first of equals in admission order (Python's max).
+std::size_t VllmScheduler::victim() const {
+  if (limits_.policy == VllmPolicy::kFcfs) return running_.size() - 1;
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < running_.size(); ++i) {
+    if (seqs_.at(running_[i]).key.rank > seqs_.at(running_[worst]).key.rank) worst = i;
+  }
+  return worst;
+}
+
+void VllmScheduler::unschedule(std::uint32_t slot, std::uint32_t& budget) {
+  auto it = std::find_if(step_.chunks.begin(), step_.chunks.end(), [&](const Chunk& c) { return c.slot == slot; });
+  if (it == step_.chunks.end()) return;
+  budget += it->tokens;
+  if (!it->decodes) step_.prefill_tokens -= it->tokens;
+  step_.chunks.erase(it);
 }
 
 // A request admitted with nothing computed first takes the cached blocks of its longest
@@ -101,7 +121,7 @@ void VllmScheduler::form_step() {
     if (!decodes) step_.prefill_tokens += tokens;
     budget -= tokens;
   };
-  // Running requests, in admission order; the last admitted are preempted for blocks.
+  // Running requests, in admission order, preempting the policy's victims for blocks.
   for (std::size_t i = 0; i < running_.size(); ++i) {
     const std::uint32_t slot = running_[i];
     Seq& seq = seqs_.at(slot);
@@ -109,16 +129,21 @@ void VllmScheduler::form_step() {
     if (tokens == 0) continue;
     bool allocated = false;
     while (!(allocated = allocate(seq, tokens, KvCache::Prefix{}))) {
-      const std::uint32_t victim = running_.back();
-      running_.pop_back();
-      preempt(victim);
-      if (victim == slot) break;
+      const std::size_t v = victim();
+      const std::uint32_t victim_slot = running_[v];
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(v));
+      if (v < i) {  // scheduled earlier in this step: its chunk leaves it
+        unschedule(victim_slot, budget);
+        --i;
+      }
+      preempt(victim_slot);
+      if (victim_slot == slot) break;
     }
     if (!allocated) break;
     take(slot, seq, tokens);
   }
   if (!step_.preempted.empty()) return;
-  // Waiting requests, first come first served; the first that does not fit stops admission.
+  // Waiting requests in the policy's order; the first that does not fit stops admission.
   while (!waiting_.empty() && budget > 0 && running_.size() < limits_.max_num_seqs) {
     const std::uint32_t slot = waiting_.front();
     Seq& seq = seqs_.at(slot);
@@ -132,7 +157,6 @@ void VllmScheduler::form_step() {
     }
     seq.computed += hit_tokens;
     waiting_.pop_front();
-    drop_stale_front();
     running_.push_back(slot);
     take(slot, seq, tokens);
   }
@@ -225,52 +249,18 @@ void VllmScheduler::remove(std::uint32_t slot) {
   auto it = seqs_.find(slot);
   MESHSIM_CHECK(it != seqs_.end(), "remove: slot " + std::to_string(slot) + " is not here");
   cache_->close(it->second.table);
+  const VllmWaitingQueue::Key key = it->second.key;
   seqs_.erase(it);
   if (auto r = std::find(running_.begin(), running_.end(), slot); r != running_.end()) {
     running_.erase(r);
     return;
   }
-  // A waiting request leaves its entry behind as a stale one, skipped when it reaches the
-  // front: under overload with a request timeout, thousands wait and each time-out would
-  // otherwise rewrite the whole queue (quadratic in the backlog).
-  ++stale_waiting_[slot];
-  ++stale_total_;
-  drop_stale_front();
-  if (stale_total_ > 64 && stale_total_ > waiting_.size() / 2) compact_waiting();
-}
-
-// A slot's stale entries all come before its live one: it was re-enqueued at the back after
-// leaving, and it can only be put back at the front (a preemption) once it has been admitted,
-// from the front, past them. So the first entries of a slot with stale ones are stale.
-bool VllmScheduler::take_stale(std::unordered_map<std::uint32_t, std::uint32_t>& stale, std::uint32_t slot) {
-  auto it = stale.find(slot);
-  if (it == stale.end()) return false;
-  if (--it->second == 0) stale.erase(it);
-  return true;
-}
-
-void VllmScheduler::drop_stale_front() {
-  while (!waiting_.empty() && take_stale(stale_waiting_, waiting_.front())) {
-    waiting_.pop_front();
-    --stale_total_;
-  }
-}
-
-void VllmScheduler::compact_waiting() {
-  SlotQueue kept;
-  for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    if (!take_stale(stale_waiting_, waiting_[i])) kept.push_back(waiting_[i]);
-  }
-  waiting_ = std::move(kept);
-  stale_total_ = 0;
+  waiting_.remove(slot, key);
 }
 
 std::vector<std::uint32_t> VllmScheduler::slots() const {
   std::vector<std::uint32_t> all(running_.begin(), running_.end());
-  auto stale = stale_waiting_;
-  for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    if (!take_stale(stale, waiting_[i])) all.push_back(waiting_[i]);
-  }
+  for (std::uint32_t slot : waiting_.slots()) all.push_back(slot);
   return all;
 }
 
@@ -288,11 +278,7 @@ std::vector<std::string> VllmScheduler::check_invariants() const {
     if (seq.computed >= seq.tokens) problems.push_back(name + ": nothing left to compute");
   }
   if (running_.size() + waiting() != seqs_.size()) problems.push_back("queues disagree with the requests");
-  std::uint64_t stale = 0;
-  for (const auto& [slot, count] : stale_waiting_) stale += count;
-  if (stale != stale_total_ || (!waiting_.empty() && stale_waiting_.contains(waiting_.front()))) {
-    problems.push_back("the waiting queue's stale entries are miscounted, or one is at its front");
-  }
+  for (std::string& problem : waiting_.check_invariants()) problems.push_back(std::move(problem));
   if (running_.size() > limits_.max_num_seqs) problems.push_back("more running than max_num_seqs");
   return problems;
 }

@@ -7,33 +7,36 @@
 
 #include "sim/batching/kv_cache.hpp"
 #include "sim/batching/batching_options.hpp"
-#include "sim/batching/slot_queue.hpp"
 #include "sim/batching/token_stream.hpp"
+#include "sim/batching/vllm_waiting_queue.hpp"
 
 namespace meshsim::cluster {
 
 // One instance's batch formation as vLLM's v1 scheduler does it, step by step: a token
 // budget of max_num_batched_tokens per step; running requests first, in the order they
 // were admitted, each taking the tokens it still has to compute (1 when decoding; the rest
-// of its prompt, in chunks, when prefilling); then waiting requests, first come first
-// served, while the budget lasts and fewer than max_num_seqs run, their prompts chunked to
-// what is left of the budget (chunked prefill). KV memory is allocated in blocks as tokens
-// are scheduled (KvCache); a running request that cannot get a block preempts the most
-// recently admitted running request (its blocks are freed and it goes back to the front of
-// the waiting queue to recompute prompt and output so far), and no waiting request is
-// admitted in a step that preempted; the first waiting request that does not fit stops
-// admission. With prefix caching, a request admitted with nothing computed first takes the
-// cached full blocks of its longest cached prefix (at most all its tokens but the last).
+// of its prompt, in chunks, when prefilling); then waiting requests, in the policy's order
+// (FCFS: arrival; priority: priority, then arrival; VllmWaitingQueue), while the budget
+// lasts and fewer than max_num_seqs run, their prompts chunked to what is left of the
+// budget (chunked prefill). KV memory is allocated in blocks as tokens are scheduled
+// (KvCache); a running request that cannot get a block preempts another running request
+// (its blocks are freed and it waits again, to recompute prompt and output so far): FCFS
+// the most recently admitted, priority the least urgent by (priority, arrival), whose
+// chunk leaves the step if it was already scheduled in it. No waiting request is admitted
+// in a step that preempted, and none ever preempts a running one; the first waiting
+// request that does not fit stops admission. With prefix caching, a request admitted with
+// nothing computed first takes the cached full blocks of its longest cached prefix (at
+// most all its tokens but the last).
 //
 // Simplified against vLLM: one KV cache group (no sliding window or hybrid models), no
-// speculative decoding, no structured output, no priority policy, no encoder inputs; a
-// step's tokens are known when it is scheduled (no async scheduling). Timing is the
-// caller's (LlmCluster prices each step with its PerfModel).
+// speculative decoding, no structured output, no encoder inputs; a step's tokens are known
+// when it is scheduled (no async scheduling). Timing is the caller's (LlmCluster prices
+// each step with its PerfModel).
 //
 // Costs: schedule() O(running log running + admitted) plus the KV cache's work, which grows with the
 // runs and spans of the requests' tokens, not their blocks (KvSpanCache); complete()
-// O(chunks) plus the cache's; remove() O(running) amortized (a waiting request's entry is
-// skipped later).
+// O(chunks) plus the cache's; remove() O(running) plus the waiting queue's; priority
+// victims O(running) each.
 class VllmScheduler {
  public:
   // A KvSpanCache of `kv_blocks` blocks.
@@ -41,10 +44,12 @@ class VllmScheduler {
   // On a cache of the caller's (a test's slow twin), of limits.block_size tokens a block.
   VllmScheduler(const VllmLimits& limits, std::unique_ptr<KvCache> cache);
 
-  // Joins the waiting queue's back: `tokens` known so far (prompt and the output tokens it
-  // has), `computed` of them already in KV here (0, or the prompt when its KV arrives from
-  // a prompt instance). `stream` names its tokens and must outlive its stay here.
-  void enqueue(std::uint32_t slot, const TokenStream& stream, std::uint32_t tokens, std::uint32_t computed);
+  // Joins the waiting queue (its back under FCFS, its rank under priority): `tokens` known
+  // so far (prompt and the output tokens it has), `computed` of them already in KV here (0,
+  // or the prompt when its KV arrives from a prompt instance). `stream` names its tokens
+  // and must outlive its stay here.
+  void enqueue(std::uint32_t slot, const TokenStream& stream, std::uint32_t tokens, std::uint32_t computed,
+               const VllmRank& rank = {});
 
   struct Chunk {
     std::uint32_t slot = 0;
@@ -98,7 +103,7 @@ class VllmScheduler {
   std::uint32_t cached_prefix_tokens(const TokenStream& stream, std::uint32_t tokens) const;
 
   bool empty() const { return seqs_.empty(); }
-  std::size_t waiting() const { return waiting_.size() - stale_total_; }
+  std::size_t waiting() const { return waiting_.size(); }
   std::size_t running() const { return running_.size(); }
   bool holds(std::uint32_t slot) const { return seqs_.count(slot) == 1; }
   std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
@@ -117,6 +122,7 @@ class VllmScheduler {
     std::uint32_t tokens = 0;
     std::uint32_t computed = 0;
     std::uint32_t table = 0;  // its block table in cache_
+    VllmWaitingQueue::Key key;
   };
   std::uint32_t blocks_for(std::uint32_t tokens) const { return (tokens + limits_.block_size - 1) / limits_.block_size; }
   // The cached prefix a request admitted with nothing computed first takes (none otherwise).
@@ -126,24 +132,23 @@ class VllmScheduler {
   // Blocks for the first `tokens` tokens, the full ones registered.
   void hold_blocks(Seq& seq, std::uint32_t tokens);
   void preempt(std::uint32_t slot);
+  // The running request a block shortage preempts, by the policy: an index into running_.
+  std::size_t victim() const;
+  // Takes a running request's chunk out of the step being formed (a priority victim that
+  // was scheduled before the shortage), returning its tokens to `budget`.
+  void unschedule(std::uint32_t slot, std::uint32_t& budget);
   // schedule()'s work before the step's residues are indexed.
   void form_step();
   // Blocks iterations 1..k-1 (k >= 1) of the decode-only step allocate: O(log running).
   std::uint64_t later_allocations(std::uint32_t k) const;
   bool waiting_head_may_fit(std::uint32_t free_blocks, std::uint32_t budget) const;
-  // Stale waiting entries (requests that left while waiting): counted per slot, never at
-  // the queue's front, compacted away once they are half the queue.
-  static bool take_stale(std::unordered_map<std::uint32_t, std::uint32_t>& stale, std::uint32_t slot);
-  void drop_stale_front();
-  void compact_waiting();
 
   VllmLimits limits_;
   std::unique_ptr<KvCache> cache_;
   std::unordered_map<std::uint32_t, Seq> seqs_;
   std::vector<std::uint32_t> running_;
-  SlotQueue waiting_;  // may hold stale entries, never at its front
-  std::unordered_map<std::uint32_t, std::uint32_t> stale_waiting_;
-  std::uint64_t stale_total_ = 0;
+  VllmWaitingQueue waiting_;
+  std::uint64_t enqueued_ = 0;  // requests enqueued so far: the next one's order
   Step step_;
   // The decode-only step's chunk contexts modulo the block size, ascending: what
   // later_allocations counts (empty for other steps).

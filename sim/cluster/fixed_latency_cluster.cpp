@@ -49,6 +49,7 @@ void FixedLatencyCluster::submit(const traces::TraceRequest& request) {
   record.arrival = sim_.now();
   record.prompt_tokens = request.prompt_tokens;
   record.output_tokens = request.output_tokens;
+  record.service_class = request.service_class;
   const std::uint32_t instance = router_.pick();
   record.prompt_instance = instance;
   record.instance = instance;

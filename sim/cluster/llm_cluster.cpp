@@ -79,8 +79,12 @@ void LlmCluster::submit(const traces::TraceRequest& request) {
   r.record.arrival = sim_.now();
   r.record.prompt_tokens = request.prompt_tokens;
   r.record.output_tokens = request.output_tokens;
+  r.record.service_class = request.service_class;
   Sequence& seq = seqs_[slot];
   seq.id = request.id;
+  if (request.service_class < config_.class_priorities.size()) {
+    seq.priority = config_.class_priorities[request.service_class];
+  }
   seq.prompt_tokens = request.prompt_tokens;
   seq.output_tokens = request.output_tokens;
   ++in_system_;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sim/batching/batching_options.hpp"
 #include "sim/engine/enum_names.hpp"
@@ -75,6 +76,9 @@ struct ServingOptions : EngineOptions {
   std::optional<double> kv_transfer_gb_per_s;
   // Fold consecutive decode iterations of an unchanged batch into one event.
   bool fold_decode = true;
+  // The priority of each class of service (TraceRequest::service_class), lower first;
+  // empty: every request's is 0. The vllm engine's priority policy acts on it.
+  std::vector<std::int32_t> class_priorities;
 };
 
 // The KV tokens an instance of `model` on `tensor_parallel` GPUs of `sku` can use: the

@@ -53,6 +53,7 @@ struct RequestRecord {
   std::uint32_t kv_evictions = 0;  // times its KV was evicted and later recomputed
   std::uint32_t migrations = 0;    // times it moved off an evacuated instance (its KV, if any, recomputed)
   DropReason dropped_for = DropReason::kNone;
+  std::uint8_t service_class = 0;  // its class of service (index into the scenario's classes)
 
   bool operator==(const RequestRecord&) const = default;
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "sim/metrics/quantile_sketch.hpp"
 #include "sim/metrics/request_record.hpp"
@@ -22,6 +23,17 @@ struct SloTargets {
   }
   SimTime tbt = SimTime::from_ms(100);
   TbtDefinition tbt_definition = TbtDefinition::kMeanGap;
+};
+
+// The targets each request is judged by: its class of service's, or the run's for every
+// request of a run without classes (RequestRecord::service_class indexes `classes`).
+struct SloBook {
+  SloTargets run;
+  std::vector<SloTargets> classes;
+  const SloTargets& of(std::uint8_t service_class) const {
+    return service_class < classes.size() ? classes[service_class] : run;
+  }
+  const SloTargets& of(const RequestRecord& record) const { return of(record.service_class); }
 };
 
 // How a request that left the system did against the targets: a dropped one misses both.
@@ -83,20 +95,40 @@ struct TimeseriesRow {
   bool operator==(const TimeseriesRow&) const = default;
 };
 
+// One class of service's share of a run (RunMetrics::classes): its counts add up as the
+// run's do, and its attainment judges its requests by its own SLO.
+struct ClassFigures {
+  SloTargets slo;
+  RequestCounts counts;
+  std::uint64_t ttft_met = 0, tbt_met = 0, slo_met = 0;
+  std::uint64_t output_tokens = 0;
+  QuantileSketch ttft, tbt;
+  double attainment() const { return fraction(slo_met); }
+  double ttft_attainment() const { return fraction(ttft_met); }
+  double tbt_attainment() const { return fraction(tbt_met); }
+
+ private:
+  double fraction(std::uint64_t met) const {
+    const std::uint64_t judged = counts.judged();
+    return judged ? static_cast<double>(met) / static_cast<double>(judged) : 0.0;
+  }
+};
+
 // Accumulates request outcomes into counts, latency sketches and SLO attainment, in
-// constant memory.
+// constant memory. With classes of service (one SLO each, by RequestRecord::service_class)
+// each request is judged by its class's SLO, and each class keeps its own figures.
 class RunMetrics {
  public:
-  explicit RunMetrics(SloTargets slo) : slo_(slo) {}
+  explicit RunMetrics(SloTargets slo, const std::vector<SloTargets>& class_slos = {});
 
-  void on_arrival(SimTime now) {
-    ++counts_.arrived;
-    last_arrival_ = now;
-  }
+  void on_arrival(SimTime now, std::uint8_t service_class = 0);
   // A request leaving the system, completed or dropped.
   void on_finished(const RequestRecord& record);
-  // Called once at the end for the requests still in the system.
-  void set_in_flight(std::uint64_t in_flight) { counts_.in_flight = in_flight; }
+  // Called once at the end for the requests still in the system; each class's are its
+  // arrivals not yet finished, and they must add up to `in_flight`.
+  void set_in_flight(std::uint64_t in_flight);
+  // Per class of service, in the scenario's order (empty without classes).
+  const std::vector<ClassFigures>& classes() const { return classes_; }
 
   const RequestCounts& counts() const { return counts_; }
   const SloTargets& slo() const { return slo_; }
@@ -133,6 +165,7 @@ class RunMetrics {
   }
 
   SloTargets slo_;
+  std::vector<ClassFigures> classes_;
   RequestCounts counts_;
   QuantileSketch ttft_, tbt_, e2e_, queueing_;
   std::uint64_t ttft_met_ = 0, tbt_met_ = 0, slo_met_ = 0;

@@ -15,7 +15,7 @@ Replay::Replay(engine::Simulation& sim, traces::RequestSource& source, const Ser
       cluster_(serving(sim, *this)),
       options_(options),
       observer_(observer),
-      metrics_(options.slo),
+      metrics_(options.slo, metrics::slos_of(options.classes)),
       sample_timer_(sim, *this, engine::EventPayload{kSample, 0}),
       interval_(options.timeseries_interval),
       rows_until_coarser_(options.timeseries_row_budget),
@@ -47,7 +47,7 @@ void Replay::on_event(const engine::EventPayload& payload) {
     sample();
     return;
   }
-  metrics_.on_arrival(sim_.now());
+  metrics_.on_arrival(sim_.now(), next_->service_class);
   ++row_.arrivals;
   observer_.on_arrival(*next_);
   cluster_->submit(*next_);

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "sim/engine/sim_time.hpp"
 #include "sim/metrics/run_metrics.hpp"
+#include "sim/metrics/service_class.hpp"
 
 namespace meshsim::replay {
 
@@ -20,6 +22,8 @@ struct ReplayOptions {
   // otherwise write gigabytes), it writes at most 2 * budget + 64 rows.
   std::uint64_t timeseries_row_budget = 100'000;
   metrics::SloTargets slo;
+  // Classes of service (none: every request is judged by `slo`).
+  std::vector<metrics::ServiceClass> classes;
   // The run ends once its workload is served (what else still has events stops there).
   // Off, the run lasts to `until` and is measured to there: for a driver that keeps acting
   // (the RL environment: instances still exist, cost and scale after the last request)

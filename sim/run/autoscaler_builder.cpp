@@ -10,7 +10,7 @@ namespace meshsim::run {
 
 std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const configs::AutoscalerSpec& spec,
                                                        const std::vector<cluster::InstanceGroup>& start_state,
-                                                       const metrics::SloTargets& slo,
+                                                       const metrics::SloBook& slos,
                                                        std::unique_ptr<traces::RequestSource> lookahead) {
   std::vector<cluster::InstanceTag> pools;
   for (const auto& group : start_state) {
@@ -31,10 +31,10 @@ std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const configs::Autoscaler
     }
     case configs::AutoscalerPolicy::kElastic: return std::make_unique<autoscale::ElasticAutoscaler>(spec.elastic, pools);
     case configs::AutoscalerPolicy::kTargetTracking:
-      return std::make_unique<autoscale::TargetTrackingAutoscaler>(spec.target_tracking, pools, slo);
+      return std::make_unique<autoscale::TargetTrackingAutoscaler>(spec.target_tracking, pools, slos);
     case configs::AutoscalerPolicy::kOracle: {
       autoscale::OracleConfig oracle = spec.oracle;
-      oracle.tbt_target = slo.tbt;
+      oracle.tbt_target = slos.run.tbt;
       return std::make_unique<autoscale::OracleAutoscaler>(oracle, pools, std::move(lookahead));
     }
   }

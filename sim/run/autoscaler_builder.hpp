@@ -12,11 +12,11 @@ namespace meshsim::run {
 
 // The policy `spec` names for a cluster with these pools (start-state tags); nullptr for
 // none. The oracle reads `lookahead` (its own copy of the workload) and sizes for the
-// SLO's TBT target; capacity-units target tracking corrects its capacity by the requests
-// that miss `slo`; other policies ignore both.
+// run's TBT target; capacity-units target tracking corrects its capacity by the requests
+// that miss their SLO (`slos`); other policies ignore both.
 std::unique_ptr<autoscale::Autoscaler> make_autoscaler(const configs::AutoscalerSpec& spec,
                                                        const std::vector<cluster::InstanceGroup>& start_state,
-                                                       const metrics::SloTargets& slo,
+                                                       const metrics::SloBook& slos,
                                                        std::unique_ptr<traces::RequestSource> lookahead);
 
 }  // namespace meshsim::run

@@ -152,7 +152,8 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
       if (!copy) return copy.error();
       lookahead = std::move(*copy);
     }
-    auto policy = make_autoscaler(config.autoscaler, llm->start_state, config.replay.slo, std::move(lookahead));
+    auto policy = make_autoscaler(config.autoscaler, llm->start_state,
+                                  metrics::slo_book(config.replay.slo, config.replay.classes), std::move(lookahead));
     run->observers_.set_watcher(policy ? policy->watcher() : nullptr);
     run->scaling_ = std::make_unique<autoscale::ScalingHarness>(
         run->sim_, *run->replay_, *run->llm_, configs::manager_config(config.scaling, config.autoscaler),

@@ -13,26 +13,26 @@ namespace {
 // One still in the system on time is not judged: its outcome is unknown.
 class Judge final : public replay::ReplayObserver {
  public:
-  Judge(const metrics::SloTargets& slo, engine::SimTime warmup, engine::SimTime end)
-      : slo_(slo), warmup_(warmup), end_(end) {}
+  Judge(metrics::SloBook slos, engine::SimTime warmup, engine::SimTime end)
+      : slos_(std::move(slos)), warmup_(warmup), end_(end) {}
 
   void on_request(const metrics::RequestRecord& record) override {
     if (!metrics::slo_judges(record) || record.arrival < warmup_) return;
     if (record.status == metrics::RequestStatus::kInFlight) {
-      const engine::SimTime due = record.arrival + slo_.ttft_for(record.prompt_tokens);
+      const engine::SimTime due = record.arrival + slos_.of(record).ttft_for(record.prompt_tokens);
       if (record.first_token ? *record.first_token <= due : end_ <= due) return;
       ++judged;
       ++unfinished;
       return;
     }
     ++judged;
-    met += metrics::judge(record, slo_).met();
+    met += metrics::judge(record, slos_.of(record)).met();
   }
 
   std::uint64_t judged = 0, met = 0, unfinished = 0;
 
  private:
-  metrics::SloTargets slo_;
+  metrics::SloBook slos_;
   engine::SimTime warmup_, end_;
 };
 
@@ -50,7 +50,7 @@ SloProbe probe_slo(const configs::ScenarioConfig& config, const configs::Catalog
   } else {
     played.workload.rate_scale = rate_scale;
   }
-  Judge judge(played.replay.slo, engine::SimTime::from_seconds(warmup.seconds() / rate_scale),
+  Judge judge(metrics::slo_book(played.replay.slo, played.replay.classes), engine::SimTime::from_seconds(warmup.seconds() / rate_scale),
               played.replay.until.value_or(engine::SimTime::max()));
   const std::string& file = config_file.empty() ? played.name : config_file;
   auto run = ScenarioRun::create(played, file, catalog, judge, std::move(hooks));

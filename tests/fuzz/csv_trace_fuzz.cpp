@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   CsvTraceReader azure(std::make_unique<std::istringstream>(text), "fuzz.csv", size,
                        preset_mapping(TraceFormat::kAzureCsv, {}));
   drain(azure);
-  ColumnMapping generic{"t", TimeFormat::kSeconds, "p", "o", std::nullopt};
+  ColumnMapping generic{"t", TimeFormat::kSeconds, "p", "o", std::nullopt, std::nullopt, {}};
   CsvTraceReader mapped(std::make_unique<std::istringstream>(text), "fuzz.csv", size, generic);
   drain(mapped);
   return 0;

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   JsonlTraceReader mooncake(std::make_unique<std::istringstream>(text), "fuzz.jsonl", size,
                             preset_mapping(TraceFormat::kMooncakeJsonl, {}));
   drain(mooncake);
-  ColumnMapping generic{"t", TimeFormat::kDateTime, "p", "o", std::string("h")};
+  ColumnMapping generic{"t", TimeFormat::kDateTime, "p", "o", std::string("h"), std::nullopt, {}};
   JsonlTraceReader mapped(std::make_unique<std::istringstream>(text), "fuzz.jsonl", size, generic);
   drain(mapped);
 

@@ -93,6 +93,19 @@ def test_the_same_config_gives_identical_tables_in_parallel_threads():
             assert np.array_equal(result.requests[name], alone.requests[name], equal_nan=nan_is_equal), name
 
 
+def test_classes_of_service_name_each_request_as_requests_csv_does(tmp_path, meshsim_bin, repo):
+    scenario = str(repo / "configs" / "scenarios" / "two-classes.json")
+    run = meshsim.replay(scenario, frames=False, overrides={"run.until_s": 120})
+    subprocess.run([meshsim_bin, "replay", "--config", scenario, "--until", "120", "--out", str(tmp_path), "--quiet"],
+                   check=True)
+    assert_same_table(run.requests, tmp_path / "requests.csv")
+    assert list(run.requests.dtype.names)[-1] == "class"
+    by_class = {c["name"]: c["requests"]["arrived"] for c in run.summary["classes"]}
+    assert set(by_class) == {"chat", "batch"}
+    for name, arrived in by_class.items():
+        assert (run.requests["class"] == name).sum() == arrived
+
+
 def test_tables_are_dataframes_when_pandas_is_there():
     pandas = pytest.importorskip("pandas")
     run = meshsim.replay(frames=True, overrides=SHORT)

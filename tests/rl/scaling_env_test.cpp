@@ -209,14 +209,14 @@ TEST(ScalingEnvTest, EachEpisodeDrawsItsScaleUpDelayAndTheObservationShowsIt) {
 TEST(ScalingEnvTest, EveryFeatureHasOneNamePoolsFirst) {
   auto f = make_fixture();
   auto env = std::move(*ScalingEnv::create(f.config, catalog(), f.workload));
-  const std::vector<std::string> names = observation_names(env->pools());
+  const std::vector<std::string> names = observation_names({env->pools(), false, {}});
   ASSERT_EQ(names.size(), env->observation_size());
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
   EXPECT_EQ(names.front(), "mixed.active");
   EXPECT_EQ(names[kPoolFeatures - 1], "mixed.waiting");
   EXPECT_EQ(names.back(), "burst_5m");
   const std::array<cluster::InstanceTag, 2> split = {cluster::InstanceTag::kPrompt, cluster::InstanceTag::kToken};
-  EXPECT_EQ(observation_names(split)[kPoolFeatures + 7], "token.kv");
+  EXPECT_EQ(observation_names({split, false, {}})[kPoolFeatures + 7], "token.kv");
 }
 
 // Every feature stays in the range its table gives (what the Python spaces' Box promises),
@@ -269,6 +269,48 @@ TEST(ScalingEnvTest, EveryObservationLiesInItsFeaturesBounds) {
   }
   EXPECT_GT(checked, 1000u);
   EXPECT_GT(at_high, 0u);  // overload reaches the capped latencies and a full KV cache
+}
+
+// With classes of service each class has its own features after the global ones: the
+// share of its requests that missed its own SLO, and its goodput. On one overloaded
+// instance under vLLM's priority policy the high class misses far less than the low one,
+// and every value stays in its bounds.
+TEST(ScalingEnvTest, EachClassOfServiceHasItsOwnViolationsAndGoodput) {
+  auto f = make_fixture(300);
+  configs::ScenarioConfig config = f.config;
+  metrics::ServiceClass chat{"chat", 0, config.replay.slo, 0.3, {}};
+  metrics::ServiceClass batch{"batch", 1, config.replay.slo, 0.7, {}};
+  batch.slo.ttft = SimTime::from_seconds(60);
+  config.replay.classes = {chat, batch};
+  config.workload.class_shares = {0.3, 0.7};
+  auto& llm = std::get<configs::LlmServingSpec>(config.serving);
+  llm.class_priorities = {0, 1};
+  llm.vllm.policy = cluster::VllmPolicy::kPriority;
+  const traces::SharedTrace requests = *traces::load_trace(**traces::open_workload(config.workload, config.seed));
+  auto env = std::move(*ScalingEnv::create(config, catalog(), traces::in_memory(requests)));
+  const auto names = env->observation_names();
+  ASSERT_EQ(names.size(), env->observation_size());
+  ASSERT_EQ(names.size(), observation_size(1) + 4);
+  EXPECT_EQ(std::vector<std::string>(names.end() - 4, names.end()),
+            (std::vector<std::string>{"chat.violations", "chat.goodput", "batch.violations", "batch.goodput"}));
+  const auto bounds = env->observation_bounds();
+  std::vector<float> obs(env->observation_size());
+  ResetOptions options;
+  options.rate_scale = 4.0;
+  options.start_instances = 1;
+  env->reset(1, obs, options);
+  std::vector<float> hold(env->action_size(), 0.0f);
+  double chat_missed = 0, batch_missed = 0;
+  for (std::uint32_t step = 0; step < env->steps_per_episode(); ++step) {
+    env->step(hold, obs);
+    for (std::size_t i = 0; i < obs.size(); ++i) {
+      ASSERT_GE(obs[i], bounds[i].first) << names[i];
+      ASSERT_LE(obs[i], bounds[i].second) << names[i];
+    }
+    chat_missed += obs[obs.size() - 4];
+    batch_missed += obs[obs.size() - 2];
+  }
+  EXPECT_LT(chat_missed, 0.5 * batch_missed) << "chat " << chat_missed << ", batch " << batch_missed;
 }
 
 // Per pool: active, STARTING by time to ready, draining, requests and tokens per ACTIVE +

@@ -355,7 +355,7 @@ TEST(TargetTrackingTest, TheCapacityCorrectionFollowsTheMissesWithinItsBounds) {
   const auto factors = [&](bool correction, std::uint32_t missed, std::uint32_t leaving, int decisions,
                            double queued_s = 0.5) {
     c.capacity_correction = correction;
-    TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed}, slo);
+    TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed}, metrics::SloBook{slo, {}});
     std::vector<double> out;
     for (int d = 0; d < decisions; ++d) {
       for (std::uint32_t i = 0; i < leaving; ++i) {
@@ -381,7 +381,7 @@ TEST(TargetTrackingTest, TheCapacityCorrectionFollowsTheMissesWithinItsBounds) {
   // offered 8 requests/s want 4 while the factor is within the tolerance (0.98^4 = 0.92),
   // 5 at 0.98^5 = 0.90, and 8 at 0.5.
   c.capacity_correction = true;
-  TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed}, slo);
+  TargetTrackingAutoscaler hpa(c, {InstanceTag::kMixed}, metrics::SloBook{slo, {}});
   Pool p = pool(4, 0, 0);
   desired(hpa, p, SimTime::zero());
   std::vector<std::uint32_t> sizes;

@@ -28,7 +28,7 @@ class Collector final : public ReplayObserver {
 
 // A generic CSV trace with columns t (seconds), p and o (prompt and output tokens).
 std::unique_ptr<traces::RequestSource> csv_source(const std::string& text, const std::string& name) {
-  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt};
+  traces::ColumnMapping mapping{"t", traces::TimeFormat::kSeconds, "p", "o", std::nullopt, std::nullopt, {}};
   return std::make_unique<traces::CsvTraceReader>(std::make_unique<std::istringstream>(text), name, text.size(),
                                                   mapping);
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <fstream>
 #include <map>
@@ -35,6 +36,7 @@ struct Request {
   std::string id;
   std::uint32_t prompt_tokens = 0;
   std::uint32_t max_tokens = 0;
+  VllmRank rank;  // priority and arrival (vLLM's seconds, in microseconds here)
 };
 
 std::vector<Request> requests_of(const json& spec) {
@@ -42,13 +44,15 @@ std::vector<Request> requests_of(const json& spec) {
   if (spec.is_object()) {  // {"count": n, ...}: ids "0".."n-1", as vLLM's create_requests
     for (std::uint32_t i = 0; i < spec.at("count").get<std::uint32_t>(); ++i) {
       out.push_back({std::to_string(i), spec.at("prompt_tokens").get<std::uint32_t>(),
-                     spec.at("max_tokens").get<std::uint32_t>()});
+                     spec.at("max_tokens").get<std::uint32_t>(), VllmRank{}});
     }
     return out;
   }
   for (const json& r : spec) {
+    const VllmRank rank{r.value("priority", 0),
+                        static_cast<std::uint64_t>(std::llround(r.value("arrival", 0.0) * 1e6))};
     out.push_back({r.at("id").get<std::string>(), r.at("prompt_tokens").get<std::uint32_t>(),
-                   r.at("max_tokens").get<std::uint32_t>()});
+                   r.at("max_tokens").get<std::uint32_t>(), rank});
   }
   return out;
 }
@@ -67,7 +71,7 @@ class Player {
 
   void add(const std::string& id) {
     const std::uint32_t slot = slot_of(id);
-    scheduler_.enqueue(slot, streams_[slot], requests_[slot].prompt_tokens, 0);
+    scheduler_.enqueue(slot, streams_[slot], requests_[slot].prompt_tokens, 0, requests_[slot].rank);
   }
   void add_all() {
     for (const Request& r : requests_) add(r.id);
@@ -82,6 +86,10 @@ class Player {
     for (const auto& chunk : step.chunks) {
       if (chunk.samples && ++outputs_[chunk.slot] >= requests_[chunk.slot].max_tokens) scheduler_.remove(chunk.slot);
     }
+  }
+  // vLLM's finish_requests: the request leaves wherever it is.
+  void finish(const std::string& id) {
+    if (scheduler_.holds(slot_of(id))) scheduler_.remove(slot_of(id));
   }
 
   std::vector<std::string> running() const { return ids(0, scheduler_.running()); }
@@ -101,6 +109,9 @@ class Player {
     out.long_prefill_token_threshold = l.value("long_prefill_token_threshold", 0u);
     out.block_size = l.at("block_size").get<std::uint32_t>();
     out.prefix_caching = l.at("prefix_caching").get<bool>();
+    const std::string policy = l.value("policy", "fcfs");
+    EXPECT_TRUE(kVllmPolicyNames.parse(policy)) << policy;
+    out.policy = kVllmPolicyNames.parse(policy).value_or(VllmPolicy::kFcfs);
     return out;
   }
   // vLLM's block 0 is the null block, never handed out.
@@ -166,6 +177,7 @@ TEST(VllmConformanceTest, EveryCaseReadFromVllmsTestsPlaysStepForStep) {
       for (const json& id : steps[i].value("add", json::array())) player.add(id.get<std::string>());
       check_step(player, steps[i], name + ", step " + std::to_string(i + 1));
       player.complete();
+      for (const json& id : steps[i].value("finish", json::array())) player.finish(id.get<std::string>());
     }
     if (!c.contains("end")) continue;
     for (int guard = 0; guard < 100'000 && !player.scheduler().empty(); ++guard) {

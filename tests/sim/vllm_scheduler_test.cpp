@@ -278,8 +278,8 @@ TEST(VllmSchedulerTest, ASteadyDecodeStepRepeatsUntilABlockWouldRunOut) {
   EXPECT_TRUE(s.check_invariants().empty());
 }
 
-// The scheduler on the span cache and on its block-by-block twin, driven alike through
-// random arrivals (shared named prefixes, named outputs), steps, folded decode runs,
+// The scheduler on the span cache and on its block-by-block twin (under both policies),
+// driven alike through random arrivals (shared named prefixes, named outputs), steps, folded decode runs,
 // mid-run reads of the cache and departures, with KV so short that preemptions are
 // frequent: every step, preemption, hit, fold length and routing lookup agrees.
 TEST(VllmSchedulerTest, OnTheSpanCacheItSchedulesAsOnTheBlockTwin) {
@@ -292,6 +292,7 @@ TEST(VllmSchedulerTest, OnTheSpanCacheItSchedulesAsOnTheBlockTwin) {
     VllmLimits l = limits(1 + pick(8), 64 + pick(256), block);
     l.long_prefill_token_threshold = pick(2) == 0 ? 0 : 1 + pick(100);
     l.prefix_caching = trial % 5 != 0;
+    l.policy = trial % 3 == 0 ? VllmPolicy::kPriority : VllmPolicy::kFcfs;
     VllmScheduler spans(l, blocks);
     VllmScheduler twin(l, std::make_unique<KvBlockCache>(blocks, block, l.prefix_caching));
     std::deque<TokenStream> streams;
@@ -311,8 +312,9 @@ TEST(VllmSchedulerTest, OnTheSpanCacheItSchedulesAsOnTheBlockTwin) {
       if (kind < 2) {
         const TokenStream& stream = make();
         if (block * blocks < prompt + 1) continue;  // never fits: the cluster drops such requests
-        spans.enqueue(next_slot, stream, prompt, 0);
-        twin.enqueue(next_slot, stream, prompt, 0);
+        const VllmRank rank{static_cast<std::int32_t>(pick(3)), rng() % 100};
+        spans.enqueue(next_slot, stream, prompt, 0, rank);
+        twin.enqueue(next_slot, stream, prompt, 0, rank);
         here.push_back(next_slot++);
       } else if (kind < 3 && !here.empty()) {
         const std::size_t i = pick(static_cast<std::uint32_t>(here.size()));

@@ -208,6 +208,35 @@ TEST(ComparePresetsTest, BadInputIsRefusedWithAClearMessage) {
 // Seed 000's RLHF roles share one pool: rollout (serving) sits between the batch classes,
 // so the presets' same-pool thresholds decide what a rollout scale-up may preempt, and
 // the serving side's figures differ by preset, over several seeds.
+// Classes of service on the RLHF roles: each preset's runs judge each class by its own SLO,
+// and the comparison reports every class per policy (classes.csv, a table section).
+TEST(ComparePresetsTest, WithClassesOfServiceEachPresetReportsEveryClass) {
+  ComparePresetsOptions options;
+  options.config_path = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/rlhf-roles.json";
+  options.presets = {"HIGH", "LOW"};
+  options.until_s = 1200;
+  options.sets = {R"(classes=[{"name": "policy", "priority": 0, "share": 0.5},
+                              {"name": "critic", "priority": 1, "share": 0.5, "slo": {"ttft_ms": 5000}}])",
+                  "serving.vllm.scheduling_policy=priority"};
+  const PresetsRun run = compare(options, "presets_classes");
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  const auto rows = testing::csv_rows(slurp(run.dir + "/classes.csv"));
+  ASSERT_EQ(rows.size(), 4u);  // 2 policies x 2 classes
+  std::map<std::string, std::set<std::string>> classes_of;
+  for (const auto& row : rows) {
+    classes_of[row.at("policy")].insert(row.at("class"));
+    const double met = std::stod(row.at("slo_attainment"));
+    EXPECT_GE(met, 0.0);
+    EXPECT_LE(met, 1.0);
+  }
+  EXPECT_EQ(classes_of["HIGH"], (std::set<std::string>{"policy", "critic"}));
+  EXPECT_EQ(classes_of["LOW"], (std::set<std::string>{"policy", "critic"}));
+  EXPECT_NE(run.out.find("SLO met by class of service"), std::string::npos) << run.out;
+  // Each run's summary has its classes.
+  const auto summary = nlohmann::json::parse(slurp(run.dir + "/HIGH/summary.json"));
+  EXPECT_EQ(summary["classes"].size(), 2u);
+}
+
 TEST(ComparePresetsTest, OnTheRlhfRolesThePresetsChangeWhatServingGets) {
   ComparePresetsOptions options;
   options.config_path = std::string(MESHSIM_SOURCE_DIR) + "/configs/scenarios/rlhf-roles.json";

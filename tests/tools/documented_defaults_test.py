@@ -26,6 +26,7 @@ EXAMPLES = {
     "cluster.batch.hung_share",
     "cluster.preemption.preemption_aggressiveness",
     "rl",                           # only scenarios with an RL environment have one
+    "classes",                      # classes of service; none by default
 }
 
 

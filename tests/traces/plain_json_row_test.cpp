@@ -105,9 +105,9 @@ class LineMaker {
 TEST(PlainJsonRowTest, WhatItAcceptsTheFullParserReadsTheSame) {
   const std::vector<ColumnMapping> mappings = {
       preset_mapping(TraceFormat::kMooncakeJsonl, {}),
-      ColumnMapping{"t", TimeFormat::kDateTime, "p", "o", std::string("h")},
-      ColumnMapping{"t", TimeFormat::kSeconds, "n", "n", std::nullopt},  // one key for both counts
-      ColumnMapping{"t", TimeFormat::kMicroseconds, "p", "o", std::string("t")},
+      ColumnMapping{"t", TimeFormat::kDateTime, "p", "o", std::string("h"), std::nullopt, {}},
+      ColumnMapping{"t", TimeFormat::kSeconds, "n", "n", std::nullopt, std::nullopt, {}},  // one key for both counts
+      ColumnMapping{"t", TimeFormat::kMicroseconds, "p", "o", std::string("t"), std::nullopt, {}},
   };
   std::mt19937_64 rng(23);
   int accepted = 0, left = 0, both_refuse = 0;

@@ -125,6 +125,40 @@ TEST(ServeGenSourceTest, ClientsAreInChunkNumberOrderAndRequestsInTheirWindows) 
   EXPECT_EQ(per_window, (std::vector<int>{2, 3, 1}));
 }
 
+// Classes of service by client: a named client's requests are its class's, the others the
+// class naming none; a name the table lacks, or a client no class takes, is refused.
+TEST(ServeGenSourceTest, EachClientsRequestsFallIntoItsClassOfService) {
+  // Client 10 sends only in window 1 ([10, 20) s), client 2 in windows 0 and 2.
+  const std::string folder =
+      write_clients("classes", {{"chunk-10-trace.csv", "0,0,0,,0,0\n10,0.3,1,Gamma,1,5\n20,0,0,,0,0\n"},
+                                {"chunk-2-trace.csv", "0,0.2,2,Weibull,0.5,3\n10,0,0,,0,0\n20,0.1,1,Gamma,2,1\n"}});
+  const auto table = load(folder);
+  ASSERT_TRUE(table);
+  ServeGenSpec spec = spec_for(folder);
+  spec.client_classes = {{"chunk-10", 1}};
+  spec.other_class = 0;
+  ServeGenSource source(table, spec, 7);
+  const auto requests = drain(source);
+  ASSERT_EQ(requests.size(), 6u);
+  for (const auto& r : requests) {
+    const bool client_10 = r.arrival.seconds() >= 10 && r.arrival.seconds() < 20;
+    EXPECT_EQ(r.service_class, client_10 ? 1 : 0) << r.arrival.seconds();
+  }
+  ServeGenSpec unknown = spec;
+  unknown.client_classes = {{"chunk-7", 1}};
+  auto refused = classes_by_client(*table, unknown);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("no client 'chunk-7' for its class of service (clients: chunk-2, chunk-10)"),
+            std::string::npos)
+      << refused.error().message;
+  ServeGenSpec orphan = spec;
+  orphan.other_class.reset();
+  refused = classes_by_client(*table, orphan);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("client 'chunk-2' is in no class of service"), std::string::npos)
+      << refused.error().message;
+}
+
 // The requests from any start are the tail of the replay from time 0: windows are drawn
 // from their own streams, so a replay can open a test day without drawing the days before.
 TEST(ServeGenSourceTest, OpeningAnywhereYieldsTheSameRequestsAsReplayingFromTheStart) {

@@ -5,6 +5,7 @@
 
 #include "traces/csv_trace_reader.hpp"
 #include "traces/jsonl_trace_reader.hpp"
+#include "tests/traces/read_all.hpp"
 #include "traces/workload_source.hpp"
 
 namespace meshsim::traces {
@@ -20,23 +21,8 @@ std::unique_ptr<RequestSource> mooncake(const std::string& text) {
                                             preset_mapping(TraceFormat::kMooncakeJsonl, {}));
 }
 
-// Reads everything; returns the requests, or the error message.
-struct ReadAll {
-  std::vector<TraceRequest> requests;
-  std::string error;
-};
-ReadAll read_all(RequestSource& source) {
-  ReadAll out;
-  for (;;) {
-    auto next = source.next();
-    if (!next) {
-      out.error = next.error().message;
-      return out;
-    }
-    if (!next->has_value()) return out;
-    out.requests.push_back(**next);
-  }
-}
+using testing::ReadAll;
+using testing::read_all;
 
 const char* kAzure =
     "TIMESTAMP,ContextTokens,GeneratedTokens\n"

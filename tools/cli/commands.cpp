@@ -193,7 +193,7 @@ int run_replay_command(const ReplayCommandOptions& options, std::ostream& out, s
   }
   auto lock = FolderLock::acquire(options.out_dir, "meshsim replay");  // held to the end
   if (!lock) return fail(err, lock.error().message, kExitOutputError);
-  RunFolderWriter writer(options.out_dir, config.replay.slo.tbt_definition, err);
+  RunFolderWriter writer(options.out_dir, config.replay, err);
   if (auto status = writer.open_status(); !status) {
     return fail(err, status.error().message, kExitOutputError);
   }

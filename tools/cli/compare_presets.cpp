@@ -56,7 +56,7 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
     return o;
   }
   std::ostringstream warnings;  // not printed: the comparison reports its table, as before
-  RunFolderWriter writer(folder, config.replay.slo.tbt_definition, warnings, /*progress=*/false);
+  RunFolderWriter writer(folder, config.replay, warnings, /*progress=*/false);
   if (auto status = writer.open_status(); !status) {
     o.error = status.error().message;
     return o;
@@ -77,6 +77,11 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
   const auto& metrics = run->replay().metrics();
   if (metrics.counts().judged() > 0) o.slo_attainment = metrics.slo_attainment();
   if (metrics.ttft().count > 0) o.ttft_p99_s = metrics.ttft().p99;
+  for (std::size_t c = 0; c < metrics.classes().size(); ++c) {
+    const metrics::ClassFigures& f = metrics.classes()[c];
+    o.classes.emplace_back(config.replay.classes.at(c).name,
+                           f.counts.judged() > 0 ? std::optional<double>(f.attainment()) : std::nullopt);
+  }
   if (const auto* scaling = run->scaling()) {
     o.scale_ups = scaling->manager().counts().scale_ups;
     o.blocked = scaling->manager().counts().blocked;
@@ -234,6 +239,11 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
   write_preemptions_csv(by_class.stream(), outcomes);
   for (auto* file : {&csv, &by_class}) {
     if (auto status = file->commit(); !status) return fail(status.error().message, kExitOutputError);
+  }
+  if (!config.replay.classes.empty()) {  // classes of service: each one's SLO per run
+    AtomicFile classes(options.out_dir + "/classes.csv");
+    write_classes_csv(classes.stream(), outcomes);
+    if (auto status = classes.commit(); !status) return fail(status.error().message, kExitOutputError);
   }
 
   out << "meshsim compare-presets: " << config.name << " (seed " << config.seed;

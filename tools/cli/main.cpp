@@ -211,7 +211,7 @@ CLI::App* add_compare_presets(CLI::App& app, ComparePresetsOptions& o) {
       ->capture_default_str();
   cmd->add_option("--until", o.until_s, "Stop each run at this simulated time, in seconds");
   add_threads(cmd, o.threads, "Runs at once (0: one per core)")->capture_default_str();
-  cmd->add_option("--out", o.out_dir, "Folder for presets.csv, preemptions.csv and presets.png")
+  cmd->add_option("--out", o.out_dir, "Folder for presets.csv, preemptions.csv (classes.csv with classes of service) and presets.png")
       ->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw presets.png");
   return cmd;

@@ -136,6 +136,15 @@ void write_preemptions_csv(std::ostream& out, const std::vector<PresetOutcome>& 
   }
 }
 
+void write_classes_csv(std::ostream& out, const std::vector<PresetOutcome>& outcomes) {
+  out << "policy,seed,class,slo_attainment\n";
+  for (const auto& o : outcomes) {
+    for (const auto& [name, attainment] : o.classes) {
+      out << o.name << ',' << o.seed << ',' << name << ',' << fixed_or(attainment, 6, "") << '\n';
+    }
+  }
+}
+
 void print_presets_table(std::ostream& out, const std::vector<PresetOutcome>& outcomes, std::size_t seeds) {
   const auto groups = by_policy(outcomes);
   std::size_t width = 12;
@@ -193,6 +202,22 @@ void print_presets_table(std::ostream& out, const std::vector<PresetOutcome>& ou
       out << line;
     }
     print_paired_verdicts(out, groups);
+  }
+  // Each class of service's SLO attainment, mean over the seeds that judged it.
+  if (!outcomes.empty() && !outcomes.front().classes.empty()) {
+    out << "SLO met by class of service" << (seeds > 1 ? " (mean over seeds)" : "") << "\n";
+    for (const auto& g : groups) {
+      std::string text;
+      for (std::size_t c = 0; c < g.front()->classes.size(); ++c) {
+        const Figure met = [c](const PresetOutcome& o) {
+          return c < o.classes.size() ? o.classes[c].second : std::nullopt;
+        };
+        const auto m = mean(g, met);
+        text += (text.empty() ? "" : ", ") + g.front()->classes[c].first + " " + (m ? percent_text(*m, 1) : "-");
+      }
+      std::snprintf(line, sizeof line, "%-*s  %s\n", w, g.front()->name.c_str(), text.c_str());
+      out << line;
+    }
   }
   // Who preempted whom, by class: the preemptor's, then its victims'.
   bool any = false;

@@ -28,6 +28,9 @@ struct PresetOutcome {
   double held_gpu_h = 0, useful_gpu_h = 0, lost_gpu_h = 0, lost_share = 0;
   // (preemptor's class, victim's class) -> preemptions; "serving" for serving instances.
   std::map<std::pair<std::string, std::string>, std::uint64_t> preempted_by;
+  // Per class of service (none without classes): its name and SLO attainment (none where
+  // the run judged none of its requests).
+  std::vector<std::pair<std::string, std::optional<double>>> classes;
   // Wall-clock, so not part of what must repeat exactly.
   double schedule_p50_us = 0, schedule_p99_us = 0;
 };
@@ -36,10 +39,12 @@ struct PresetOutcome {
 void write_presets_csv(std::ostream& out, const std::vector<PresetOutcome>& outcomes);
 // preemptions.csv: policy, seed, preemptor class, victim class, preemptions.
 void write_preemptions_csv(std::ostream& out, const std::vector<PresetOutcome>& outcomes);
+// classes.csv, with classes of service: policy, seed, class, SLO attainment.
+void write_classes_csv(std::ostream& out, const std::vector<PresetOutcome>& outcomes);
 // The table: per policy (in first-seen order) the mean over its seeds (an SLO or latency
 // over the runs that measured one, '-' when none did); with several seeds, each figure's
 // spread (lowest to highest) below, and each policy against the first paired by seed;
-// then who preempted whom.
+// then each class's SLO attainment, with classes of service; then who preempted whom.
 void print_presets_table(std::ostream& out, const std::vector<PresetOutcome>& outcomes, std::size_t seeds);
 
 }  // namespace meshsim::cli

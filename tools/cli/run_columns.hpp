@@ -43,25 +43,34 @@ extern const std::array<TimeseriesColumn, 29> kTimeseriesColumns;
 // One cell in its column's fixed format (byte-identical from run to run); absent is empty.
 void write_csv_cell(std::ostream& out, ColumnType type, const Cell& cell);
 
-// "name,name,...\n"
+// "name,name,...": the header line, without its end (a run folder may add a column).
 template <typename Columns>
-void write_csv_header(std::ostream& out, const Columns& columns) {
+void write_csv_names(std::ostream& out, const Columns& columns) {
   const char* separator = "";
   for (const auto& column : columns) {
     out << separator << column.name;
     separator = ",";
   }
+}
+template <typename Columns>
+void write_csv_header(std::ostream& out, const Columns& columns) {
+  write_csv_names(out, columns);
   out << '\n';
 }
 
+// A row's cells, without the line's end.
 template <typename Columns, typename Row, typename... Context>
-void write_csv_row(std::ostream& out, const Columns& columns, const Row& row, Context... context) {
+void write_csv_cells(std::ostream& out, const Columns& columns, const Row& row, Context... context) {
   const char* separator = "";
   for (const auto& column : columns) {
     out << separator;
     separator = ",";
     write_csv_cell(out, column.type, column.get(row, context...));
   }
+}
+template <typename Columns, typename Row, typename... Context>
+void write_csv_row(std::ostream& out, const Columns& columns, const Row& row, Context... context) {
+  write_csv_cells(out, columns, row, context...);
   out << '\n';
 }
 

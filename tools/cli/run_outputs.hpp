@@ -17,7 +17,8 @@ class RunFolderWriter final : public replay::ReplayObserver {
  public:
   // Warnings go to `warnings` (the command's error stream); `progress` false draws no
   // progress bar.
-  RunFolderWriter(const std::string& folder, metrics::TbtDefinition tbt_definition, std::ostream& warnings,
+  // `replay` gives the TBT definition and the classes of service (a class column).
+  RunFolderWriter(const std::string& folder, const replay::ReplayOptions& replay, std::ostream& warnings,
                   bool progress = true);
   // The files it writes in the folder.
   static constexpr const char* kFiles[] = {"summary.json", "requests.csv", "timeseries.csv"};
@@ -35,6 +36,7 @@ class RunFolderWriter final : public replay::ReplayObserver {
  private:
   std::string folder_;
   metrics::TbtDefinition tbt_definition_;
+  std::vector<std::string> class_names_;  // empty without classes
   AtomicFile requests_;
   AtomicFile timeseries_;
   AtomicFile summary_;

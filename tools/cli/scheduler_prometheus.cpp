@@ -121,6 +121,25 @@ void write_replay_metrics(std::ostream& out, const nlohmann::ordered_json& summa
           << number(summary["latency_s"][kind][key].get<double>()) << '\n';
     }
   }
+  if (summary.contains("classes")) {
+    header(out, "meshsim_class_requests_total", "counter", "Requests of each class of service, by how they ended.");
+    for (const auto& c : summary["classes"]) {
+      for (const char* status : {"arrived", "completed", "dropped", "in_flight"}) {
+        out << "meshsim_class_requests_total{class=\"" << escaped(c["name"].get<std::string>()) << "\",status=\""
+            << status << "\"} " << c["requests"][status].get<std::uint64_t>() << '\n';
+      }
+    }
+    header(out, "meshsim_class_slo_attainment", "gauge", "Share of a class's requests meeting its own SLO.");
+    for (const auto& c : summary["classes"]) {
+      out << "meshsim_class_slo_attainment{class=\"" << escaped(c["name"].get<std::string>()) << "\"} "
+          << number(c["slo"]["attainment"].get<double>()) << '\n';
+    }
+    header(out, "meshsim_class_goodput_per_second", "gauge", "A class's requests meeting its SLO per second.");
+    for (const auto& c : summary["classes"]) {
+      out << "meshsim_class_goodput_per_second{class=\"" << escaped(c["name"].get<std::string>()) << "\"} "
+          << number(c["goodput_per_s"].get<double>()) << '\n';
+    }
+  }
   header(out, "meshsim_serving_gpu_hours", "gauge", "GPU-hours held by serving instances.");
   out << "meshsim_serving_gpu_hours " << number(summary["cost"]["gpu_hours"].get<double>()) << '\n';
   if (summary.contains("prefix_cache")) {

@@ -228,7 +228,7 @@ class SweepRunner {
     fs::create_directories(folder, error);
     unwritten = true;
     if (error) return "error: " + folder + ": cannot create the run folder: " + error.message();
-    RunFolderWriter writer(folder, config.replay.slo.tbt_definition, warnings, false);
+    RunFolderWriter writer(folder, config.replay, warnings, false);
     if (auto status = writer.open_status(); !status) return "error: " + status.error().message;
     unwritten = false;
     auto finished = replay_to_end(config, plan_.config_path, catalogs_.at(config.catalog.value_or("")), writer);

@@ -106,7 +106,10 @@ struct Interrupted {};
 class InMemoryObserver final : public replay::ReplayObserver {
  public:
   explicit InMemoryObserver(metrics::TbtDefinition tbt) : tbt_(tbt) {}
-  void on_request(const metrics::RequestRecord& record) override { requests.add(record, tbt_); }
+  void on_request(const metrics::RequestRecord& record) override {
+    requests.add(record, tbt_);
+    classes.push_back(record.service_class);
+  }
   void on_interval(const metrics::TimeseriesRow& row) override { timeseries.add(row); }
   void on_warning(const std::string& message) override { warnings.push_back(message); }
   // The run reports progress every few thousand events; about ten times a wall second it
@@ -123,6 +126,7 @@ class InMemoryObserver final : public replay::ReplayObserver {
   ColumnTable<decltype(cli::kRequestColumns)> requests{cli::kRequestColumns};
   ColumnTable<decltype(cli::kTimeseriesColumns)> timeseries{cli::kTimeseriesColumns};
   std::vector<std::string> warnings;
+  std::vector<std::uint8_t> classes;  // each request's class of service, as requests' rows
 
  private:
   metrics::TbtDefinition tbt_;
@@ -143,7 +147,14 @@ py::tuple replay(const py::object& config, const py::object& trace, const py::di
     throw py::error_already_set();  // the handler's exception, set by PyErr_CheckSignals
   }
   if (!finished) throw py::value_error(finished.error().message);
-  return py::make_tuple(to_python(finished->summary), observer.requests.to_numpy(), observer.timeseries.to_numpy(), observer.warnings);
+  py::dict requests = observer.requests.to_numpy();
+  // With classes of service, each request's class by name (as requests.csv's last column).
+  if (!scenario.replay.classes.empty()) {
+    py::list names;
+    for (const std::uint8_t c : observer.classes) names.append(scenario.replay.classes.at(c).name);
+    requests["class"] = names;
+  }
+  return py::make_tuple(to_python(finished->summary), requests, observer.timeseries.to_numpy(), observer.warnings);
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ def _pandas(frames):
 
 
 def _table(columns, pandas):
+    # A class of service comes as a list of names (requests.csv's "class" column).
+    columns = {name: np.asarray(values) for name, values in columns.items()}
     if pandas is not None:
         return pandas.DataFrame(columns)
     rows = len(next(iter(columns.values())))
