@@ -136,6 +136,7 @@ void parse_service_classes(ObjectReader& reader, ScenarioConfig& config) {
     config.replay.classes.push_back(std::move(c));
   }
   wire_workload(reader, config);
+  config.workload.class_count = config.replay.classes.size();
   if (auto* llm = std::get_if<LlmServingSpec>(&config.serving)) {
     for (const auto& c : config.replay.classes) llm->class_priorities.push_back(c.priority);
   }

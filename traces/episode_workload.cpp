@@ -64,6 +64,7 @@ SharedWorkload in_memory(SharedTrace trace) { return std::make_shared<MemoryWork
 Expected<SharedWorkload> open_episode_workload(const WorkloadSpec& spec, std::uint64_t seed) {
   if (const auto* servegen = std::get_if<ServeGenSpec>(&spec.source); servegen && !spec.max_requests) {
     if (auto status = validate_shaping(spec); !status) return status.error();
+    if (auto status = validate_classes(spec); !status) return status.error();
     if (auto status = validate(*servegen); !status) return Error{"servegen: " + status.error().message};
     auto table = load_servegen(servegen->path, servegen->lengths);
     if (!table) return table.error();

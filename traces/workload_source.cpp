@@ -121,8 +121,21 @@ Status validate_shaping(const WorkloadSpec& spec) {
   return Ok{};
 }
 
+Status validate_classes(const WorkloadSpec& spec) {
+  if (spec.class_count == 0 || !spec.class_shares.empty()) return Ok{};
+  const auto* file = std::get_if<TraceFileSpec>(&spec.source);
+  const auto* servegen = std::get_if<ServeGenSpec>(&spec.source);
+  if ((file != nullptr && file->columns.service_class) || (servegen != nullptr && !servegen->client_classes.empty())) {
+    return Ok{};
+  }
+  return Error{"workload: the scenario's " + std::to_string(spec.class_count) +
+               " classes of service are named by its own workload (a trace's class column or ServeGen's clients), "
+               "which this workload does not have: give each class a share, or use a workload that names them"};
+}
+
 Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed) {
   if (auto status = validate_shaping(spec); !status) return status.error();
+  if (auto status = validate_classes(spec); !status) return status.error();
   std::unique_ptr<RequestSource> inner;
   if (const auto* file = std::get_if<TraceFileSpec>(&spec.source)) {
     auto opened = open_trace_file(*file);

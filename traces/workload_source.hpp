@@ -48,6 +48,11 @@ class ShapedSource final : public RequestSource {
 // Checks a WorkloadSpec's window and rate scale.
 Status validate_shaping(const WorkloadSpec& spec);
 
+// Checks that a workload can give each request one of the scenario's classes of service:
+// by share, by the trace's class column, or by ServeGen client. A workload swapped in for
+// the scenario's own (--trace, a sweep's traces) must not lose the classes silently.
+Status validate_classes(const WorkloadSpec& spec);
+
 // Opens the source a WorkloadSpec names (a trace file or a generator seeded from `seed`)
 // with its window, rate scale and limit applied. Errors name the file or the field.
 Expected<std::unique_ptr<RequestSource>> open_workload(const WorkloadSpec& spec, std::uint64_t seed);

@@ -125,7 +125,8 @@ inline std::string rate_scale_range() { return "[1e-06, 1e+06]"; }
 
 // Where requests come from, and what is done to their times.
 struct WorkloadSpec {
-  std::variant<TraceFileSpec, GeneratorSpec, ServeGenSpec> source;
+  using Source = std::variant<TraceFileSpec, GeneratorSpec, ServeGenSpec>;
+  Source source;
   // Arrival offsets are cut to [window_start, window_end) on the source's own time axis,
   // shifted so the window starts at 0, then divided by rate_scale (2.0 = twice the rate).
   SimTime window_start = SimTime::zero();
@@ -135,6 +136,9 @@ struct WorkloadSpec {
   // Classes of service drawn by share (ClassShareSource), in the scenario's order; empty
   // when there are no classes or the trace names each request's (ColumnMapping).
   std::vector<double> class_shares;
+  // How many classes of service the scenario has (0: none). Kept beside the workload so a
+  // workload swapped in later (--trace, a sweep's traces) is checked to still name them.
+  std::size_t class_count = 0;
 };
 
 }  // namespace meshsim::traces

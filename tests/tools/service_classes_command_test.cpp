@@ -4,6 +4,8 @@
 // class. Under FCFS both classes wait alike: the priority is what protects the high class.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -92,6 +94,38 @@ TEST(ServiceClassesCommandTest, WithoutThePriorityPolicyTheHighClassWaitsAsLongA
   // The same requests arrive with the same classes either way.
   EXPECT_EQ(class_named(fcfs.summary, "chat")["requests"]["arrived"],
             class_named(priority.summary, "chat")["requests"]["arrived"]);
+}
+
+// Classes named by the trace's own column: the scenario runs with each row's class, and a
+// --trace that has no such column is refused by name instead of putting every request in
+// the first class.
+TEST(ServiceClassesCommandTest, ATraceSwappedInMustStillNameTheClasses) {
+  const auto dir = fresh_dir("classes_by_column");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tiers.csv") << "t,p,o,tier\n0,100,10,gold\n0.5,100,10,bronze\n1,100,10,bronze\n";
+  std::ofstream(dir / "plain.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                      "2023-11-16 18:15:46,100,10\n2023-11-16 18:15:47,100,10\n";
+  std::ofstream(dir / "scenario.json") << R"({
+    "workload": {"trace": {"path": "tiers.csv", "format": "csv",
+                           "columns": {"arrival": "t", "prompt_tokens": "p", "output_tokens": "o", "class": "tier"}}},
+    "serving": {"kind": "llm", "model": "llama2-70b", "sku": "h100-80gb", "tensor_parallel": 4,
+                "start_state": [{"tag": "mixed", "count": 1}]},
+    "classes": [{"name": "gold", "priority": 0}, {"name": "bronze", "priority": 1}]
+  })";
+  ReplayCommandOptions options;
+  options.config_path = (dir / "scenario.json").string();
+  options.out_dir = (dir / "run").string();
+  std::ostringstream out, err;
+  ASSERT_EQ(run_replay_command(options, out, err), kExitOk) << err.str();
+  const json summary = json::parse(slurp(dir / "run" / "summary.json"));
+  EXPECT_EQ(class_named(summary, "gold")["requests"]["arrived"], 1);
+  EXPECT_EQ(class_named(summary, "bronze")["requests"]["arrived"], 2);
+
+  options.trace = (dir / "plain.csv").string();
+  options.out_dir = (dir / "swapped").string();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(run_replay_command(options, out2, err2), kExitBadInput);
+  EXPECT_NE(err2.str().find("2 classes of service"), std::string::npos) << err2.str();
 }
 
 }  // namespace

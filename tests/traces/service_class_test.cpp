@@ -9,6 +9,7 @@
 
 #include "traces/class_share_source.hpp"
 #include "traces/csv_trace_reader.hpp"
+#include "traces/episode_workload.hpp"
 #include "traces/jsonl_trace_reader.hpp"
 #include "tests/traces/read_all.hpp"
 #include "traces/workload_source.hpp"
@@ -109,6 +110,36 @@ TEST(ClassShareSourceTest, SharesAreMetAndARequestsClassDependsOnItsIdAlone) {
   const auto part = read_all(**window);
   ASSERT_GT(part.requests.size(), 100u);
   for (const auto& r : part.requests) EXPECT_EQ(r.service_class, class_of.at(r.id)) << r.id;
+}
+
+// Classes named by the workload itself (a trace's column, ServeGen's clients) cannot
+// survive a swap to a workload that does not name them: that is refused, by every opener,
+// rather than putting every request in the first class.
+TEST(ServiceClassWorkloadTest, AWorkloadThatCannotNameTheClassesIsRefused) {
+  GeneratorSpec generator;
+  generator.requests = 10;
+  TraceFileSpec plain{"t.csv", TraceFormat::kCsv, {}};
+  TraceFileSpec classed = plain;
+  classed.columns = with_classes({});
+  ServeGenSpec by_client;
+  by_client.client_classes = {{"chunk-1", 0}};
+  const std::vector<std::pair<WorkloadSpec::Source, bool>> cases{
+      {generator, false}, {plain, false}, {ServeGenSpec{}, false}, {classed, true}, {by_client, true}};
+  for (const auto& [source, names_classes] : cases) {
+    WorkloadSpec spec;
+    spec.source = source;
+    EXPECT_TRUE(validate_classes(spec)) << "no classes: nothing to name";
+    spec.class_count = 3;
+    EXPECT_EQ(bool(validate_classes(spec)), names_classes) << source.index();
+    spec.class_shares = {0.2, 0.3, 0.5};
+    EXPECT_TRUE(validate_classes(spec)) << "shares name the classes of any workload";
+  }
+  WorkloadSpec swapped;
+  swapped.source = generator;
+  swapped.class_count = 2;
+  for (const auto& error : {open_workload(swapped, 1).error().message, open_episode_workload(swapped, 1).error().message}) {
+    EXPECT_NE(error.find("2 classes of service"), std::string::npos) << error;
+  }
 }
 
 }  // namespace
