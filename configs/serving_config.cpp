@@ -36,6 +36,34 @@ void parse_fixed(ObjectReader& reader, cluster::FixedLatencyConfig& serving) {
   reader.read("cost_per_instance_hour", serving.cost_per_instance_hour, "a non-negative price", kNonNegative);
 }
 
+
+// serving.vllm.host_kv: vLLM's CPU offloading, a host-memory KV tier per instance.
+void read_host_kv(ObjectReader& vllm, LlmServingSpec& spec) {
+  const json* raw = vllm.raw("host_kv");
+  if (raw == nullptr || raw->is_null()) return;
+  ObjectReader host(raw, vllm.path_of("host_kv"), vllm.errors());
+  cluster::HostKvOptions& o = spec.vllm.host_kv;
+  host.read("capacity_tokens", o.capacity_tokens, "a positive number of tokens per instance", kAtLeastOne);
+  host.read("capacity_gib", o.capacity_gib, "a positive number of GiB per instance", kPositive);
+  if ((o.capacity_tokens > 0) == (o.capacity_gib > 0)) {
+    host.fail("capacity_gib", "expected the tier's room per instance: capacity_gib or capacity_tokens (one of them)");
+  }
+  host.read("block_tokens", o.block_tokens, "a multiple of serving.vllm.block_size (" +
+                                                std::to_string(spec.vllm.block_size) + ") in [1, 65536] tokens",
+            [&](std::uint64_t b) { return b >= 1 && b <= 65536 && b % spec.vllm.block_size == 0; });
+  host.read_choice("eviction", o.eviction, cluster::kHostEvictionNames);
+  host.read("link_gb_per_s", o.link_gb_per_s, "a bandwidth per GPU in GB/s (0: copies take no time)",
+            [](double v) { return v >= 0 && v <= 1e6; });
+  host.read_duration("load_latency_ms", o.load_latency, 1e-3);
+  if (o.capacity_tokens > 0 && o.capacity_tokens < o.block_tokens) {
+    host.fail("capacity_tokens", "expected room for at least one block (" + std::to_string(o.block_tokens) + " tokens)");
+  }
+  if (spec.scheduler != cluster::BatchScheduler::kVllm) {
+    host.fail("capacity_gib", "a host KV tier needs the vLLM scheduler (serving.scheduler: vllm)");
+  }
+  host.finish();
+}
+
 void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec& spec) {
   reader.read("model", spec.model);
   reader.read("sku", spec.sku);
@@ -108,6 +136,7 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     if (spec.request_timeout && *spec.request_timeout <= engine::SimTime::zero()) {
       vllm.fail("request_timeout_s", "expected a positive number of seconds");
     }
+    read_host_kv(vllm, spec);
     if (v.max_num_batched_tokens < v.max_num_seqs) {
       vllm.fail("max_num_batched_tokens", "must be at least max_num_seqs (" + std::to_string(v.max_num_seqs) +
                                               "), as vLLM requires: every running request decodes each step");
@@ -128,6 +157,17 @@ void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec
     kv.read_optional("transfer_gb_per_s", spec.kv_transfer_gb_per_s, "a positive bandwidth", kPositive);
   }
   reader.read("fold_decode", spec.fold_decode);
+}
+
+json host_kv_to_json(const cluster::HostKvOptions& o) {
+  if (!o.enabled()) return nullptr;
+  json out{{"block_tokens", o.block_tokens},
+           {"eviction", cluster::kHostEvictionNames.name(o.eviction)},
+           {"link_gb_per_s", o.link_gb_per_s},
+           {"load_latency_ms", o.load_latency.ms()}};
+  if (o.capacity_tokens > 0) out["capacity_tokens"] = o.capacity_tokens;
+  if (o.capacity_gib > 0) out["capacity_gib"] = o.capacity_gib;
+  return out;
 }
 
 json llm_to_json(const LlmServingSpec& spec) {
@@ -157,6 +197,7 @@ json llm_to_json(const LlmServingSpec& spec) {
                 {"block_size", spec.vllm.block_size},
                 {"prefix_caching", spec.vllm.prefix_caching},
                 {"scheduling_policy", cluster::kVllmPolicyNames.name(spec.vllm.policy)},
+                {"host_kv", host_kv_to_json(spec.vllm.host_kv)},
                 {"max_model_len", spec.max_model_len ? json(*spec.max_model_len) : json(nullptr)},
                 {"request_timeout_s", spec.request_timeout ? json(spec.request_timeout->seconds()) : json(nullptr)}}},
               {"batching",

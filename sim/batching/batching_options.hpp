@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sim/engine/enum_names.hpp"
+#include "sim/engine/sim_time.hpp"
 
 namespace meshsim::cluster {
 
@@ -54,6 +55,65 @@ inline constexpr EnumNames kVllmPolicyNames{
     std::array{std::pair{VllmPolicy::kFcfs, std::string_view("fcfs")},
                std::pair{VllmPolicy::kPriority, std::string_view("priority")}}};
 
+// How a host-memory KV store chooses what to evict.
+enum class HostEviction {
+  kLru,  // the least recently stored or touched block
+  kArc,  // adaptive replacement: blocks seen once (T1) against blocks seen again (T2),
+         // their balance learned from ghost lists of what each recently evicted
+};
+inline constexpr EnumNames kHostEvictionNames{std::array{
+    std::pair{HostEviction::kLru, std::string_view("lru")}, std::pair{HostEviction::kArc, std::string_view("arc")}}};
+
+// A host-memory tier of KV blocks per instance, as vLLM's native CPU offloading keeps it
+// (its OffloadingConnector with the CPU backend; HostKvTier).
+struct HostKvOptions {
+  // Its room: tokens, or GiB of host memory (at the model's KV bytes per token); 0 and 0:
+  // no host tier.
+  std::uint64_t capacity_tokens = 0;
+  double capacity_gib = 0.0;
+  std::uint32_t block_tokens = 16;  // an offloaded block: a multiple of the GPU block
+  HostEviction eviction = HostEviction::kLru;
+  // A load's time: latency plus its bytes over the host link, each GPU copying its share
+  // over its own link of link_gb_per_s (0: copies take no time).
+  double link_gb_per_s = 20.0;
+  engine::SimTime load_latency;
+  // For one instance (for_instance): its KV bytes per token and its link's bytes per second.
+  double bytes_per_token = 0.0;
+  double link_bytes_per_s = 0.0;
+
+  bool enabled() const { return capacity_tokens > 0 || capacity_gib > 0; }
+  // These options on an instance of `tensor_parallel` GPUs holding `kv_bytes_per_token`.
+  HostKvOptions for_instance(double kv_bytes_per_token, std::uint32_t tensor_parallel) const {
+    HostKvOptions out = *this;
+    out.bytes_per_token = kv_bytes_per_token;
+    out.link_bytes_per_s = link_gb_per_s * 1e9 * tensor_parallel;
+    if (capacity_tokens == 0 && capacity_gib > 0) {
+      out.capacity_tokens = static_cast<std::uint64_t>(capacity_gib * 1024.0 * 1024.0 * 1024.0 / kv_bytes_per_token);
+    }
+    return out;
+  }
+};
+
+// What a host tier did, summed (an engine reports them as they happen; the cluster keeps
+// them per instance).
+struct HostKvCounts {
+  std::uint64_t hit_tokens = 0;      // prompt tokens loaded from the host tier, not computed
+  std::uint64_t loads = 0;           // requests that waited for a load
+  std::uint64_t loaded_bytes = 0, stored_bytes = 0;
+  engine::SimTime load_time, store_time;  // the host link busy loading and storing
+  std::uint64_t loads_deferred = 0;  // lookups put off: too many loads, or their blocks being loaded
+  HostKvCounts& operator+=(const HostKvCounts& o) {
+    hit_tokens += o.hit_tokens;
+    loads += o.loads;
+    loaded_bytes += o.loaded_bytes;
+    stored_bytes += o.stored_bytes;
+    load_time += o.load_time;
+    store_time += o.store_time;
+    loads_deferred += o.loads_deferred;
+    return *this;
+  }
+};
+
 // vLLM's scheduler limits (its engine arguments of the same names).
 struct VllmLimits {
   std::uint32_t max_num_seqs = 128;            // requests running at once
@@ -64,6 +124,7 @@ struct VllmLimits {
   std::uint32_t block_size = 16;  // tokens per KV block
   bool prefix_caching = true;
   VllmPolicy policy = VllmPolicy::kFcfs;  // vLLM's scheduling_policy
+  HostKvOptions host_kv;                  // vLLM's CPU offloading (off by default)
 };
 
 // Where a request stands in a priority queue: vLLM orders by priority (lower first), then

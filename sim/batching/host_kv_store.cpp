@@ -18,7 +18,7 @@ bool HostKvStore::in_t2(std::uint64_t hash) const {
   return it != blocks_.end() && it->second.list == List::kT2;
 }
 
-std::uint32_t HostKvStore::lookup(const std::vector<std::uint64_t>& hashes) const {
+std::uint32_t HostKvStore::lookup(std::span<const std::uint64_t> hashes) const {
   std::uint32_t hits = 0;
   for (const std::uint64_t hash : hashes) {
     const auto it = blocks_.find(hash);
@@ -34,7 +34,7 @@ void HostKvStore::move_to_back(std::uint64_t hash, Block& block, List to) {
   block.at = order(to).insert(order(to).end(), hash);
 }
 
-void HostKvStore::touch(const std::vector<std::uint64_t>& hashes) {
+void HostKvStore::touch(std::span<const std::uint64_t> hashes) {
   for (auto it = hashes.rbegin(); it != hashes.rend(); ++it) {
     const std::uint64_t hash = *it;
     if (const auto found = blocks_.find(hash); found != blocks_.end()) {
@@ -125,7 +125,7 @@ void HostKvStore::trim_ghosts() {
   while (b2_.size() > capacity_) drop_ghost(b2_, b2_index_, b2_.front());
 }
 
-std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(const std::vector<std::uint64_t>& hashes) {
+std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(std::span<const std::uint64_t> hashes) {
   StorePlan plan;
   for (const std::uint64_t hash : hashes) {
     if (!blocks_.contains(hash) &&
@@ -162,7 +162,7 @@ std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(const std::vect
   return plan;
 }
 
-void HostKvStore::complete_store(const std::vector<std::uint64_t>& hashes, bool success) {
+void HostKvStore::complete_store(std::span<const std::uint64_t> hashes, bool success) {
   for (const std::uint64_t hash : hashes) {
     const auto it = blocks_.find(hash);
     if (it == blocks_.end() || it->second.readers >= 0) continue;  // not one being stored
@@ -176,7 +176,7 @@ void HostKvStore::complete_store(const std::vector<std::uint64_t>& hashes, bool 
   }
 }
 
-std::vector<std::uint32_t> HostKvStore::prepare_load(const std::vector<std::uint64_t>& hashes) {
+std::vector<std::uint32_t> HostKvStore::prepare_load(std::span<const std::uint64_t> hashes) {
   std::vector<std::uint32_t> slots;
   for (const std::uint64_t hash : hashes) {
     const auto it = blocks_.find(hash);
@@ -187,7 +187,7 @@ std::vector<std::uint32_t> HostKvStore::prepare_load(const std::vector<std::uint
   return slots;
 }
 
-void HostKvStore::complete_load(const std::vector<std::uint64_t>& hashes) {
+void HostKvStore::complete_load(std::span<const std::uint64_t> hashes) {
   for (const std::uint64_t hash : hashes) {
     const auto it = blocks_.find(hash);
     MESHSIM_CHECK(it != blocks_.end() && it->second.readers > 0, "complete_load: a block not being loaded");

@@ -3,23 +3,15 @@
 #include <cstdint>
 #include <list>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
-#include "sim/engine/enum_names.hpp"
+#include "sim/batching/batching_options.hpp"
 
 namespace meshsim::cluster {
-
-// How a host-memory KV store chooses what to evict.
-enum class HostEviction {
-  kLru,  // the least recently stored or touched block
-  kArc,  // adaptive replacement: blocks seen once (T1) against blocks seen again (T2),
-         // their balance learned from ghost lists of what each recently evicted
-};
-inline constexpr EnumNames kHostEvictionNames{std::array{
-    std::pair{HostEviction::kLru, std::string_view("lru")}, std::pair{HostEviction::kArc, std::string_view("arc")}}};
 
 // An instance's host-memory tier of KV blocks, as vLLM's native CPU offloading keeps it
 // (its CPU offloading manager): `capacity` slots of one block each, blocks named by their
@@ -36,11 +28,11 @@ class HostKvStore {
   HostKvStore(std::uint32_t capacity, HostEviction policy);
 
   // Leading blocks of `hashes` stored and readable (a block still being stored ends it).
-  std::uint32_t lookup(const std::vector<std::uint64_t>& hashes) const;
+  std::uint32_t lookup(std::span<const std::uint64_t> hashes) const;
   // Marks the blocks used, last first, so the first of them is the most recent: LRU moves
   // each to the most recent end; ARC promotes a readable block seen once to the frequent
   // list, and a block of a ghost list moves ARC's target toward its list.
-  void touch(const std::vector<std::uint64_t>& hashes);
+  void touch(std::span<const std::uint64_t> hashes);
 
   struct StorePlan {
     std::vector<std::uint64_t> to_store;  // the blocks asked for that were not stored yet
@@ -49,13 +41,13 @@ class HostKvStore {
   };
   // Reserves slots for the blocks not stored yet; none when room cannot be made (every
   // candidate pinned or asked for), changing nothing.
-  std::optional<StorePlan> prepare_store(const std::vector<std::uint64_t>& hashes);
+  std::optional<StorePlan> prepare_store(std::span<const std::uint64_t> hashes);
   // The copy of prepared blocks ended: on success those prepared become readable; on
   // failure they are dropped (blocks already readable stay).
-  void complete_store(const std::vector<std::uint64_t>& hashes, bool success = true);
+  void complete_store(std::span<const std::uint64_t> hashes, bool success = true);
   // Pins readable blocks for a copy to the GPU; returns their slots.
-  std::vector<std::uint32_t> prepare_load(const std::vector<std::uint64_t>& hashes);
-  void complete_load(const std::vector<std::uint64_t>& hashes);
+  std::vector<std::uint32_t> prepare_load(std::span<const std::uint64_t> hashes);
+  void complete_load(std::span<const std::uint64_t> hashes);
 
   std::uint32_t capacity() const { return capacity_; }
   std::uint32_t free_slots() const {

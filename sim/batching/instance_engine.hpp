@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,14 @@ class InstanceEngine {
   virtual std::vector<std::uint32_t> evacuate() = 0;
 
   // --- Steps.
+  // The time is now, before a step is formed (an engine with transfers of its own, a host
+  // KV tier's loads, reads the clock here; it never schedules an event).
+  virtual void advance(engine::SimTime /*now*/) {}
+  // When a transfer in progress ends that may let a step form or change: the cluster forms
+  // a step then (or cuts a folded run there), as for new work.
+  virtual std::optional<engine::SimTime> wake_at() const { return std::nullopt; }
+  // What the engine's host KV tier did since the last call.
+  virtual HostKvCounts take_host_counts() { return {}; }
   // Forms the next step (empty when nothing can run).
   virtual const EngineStep& form_step() = 0;
   virtual const EngineStep& step() const = 0;

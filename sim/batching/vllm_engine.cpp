@@ -107,9 +107,11 @@ std::uint32_t VllmEngine::cached_prefix_tokens(std::uint32_t slot, std::uint32_t
 }
 
 std::string VllmEngine::describe() const {
-  return std::to_string(step_.decode.size() + step_.prefill.size()) + " in the step, " +
-         std::to_string(scheduler_.running()) + " running and " + std::to_string(scheduler_.waiting()) +
-         " waiting in the vLLM scheduler";
+  std::string out = std::to_string(step_.decode.size() + step_.prefill.size()) + " in the step, " +
+                    std::to_string(scheduler_.running()) + " running and " + std::to_string(scheduler_.waiting()) +
+                    " waiting in the vLLM scheduler";
+  if (scheduler_.loading() > 0) out += ", " + std::to_string(scheduler_.loading()) + " loading from host memory";
+  return out;
 }
 
 }  // namespace meshsim::cluster

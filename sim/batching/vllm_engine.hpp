@@ -24,6 +24,9 @@ class VllmEngine final : public InstanceEngine {
   void remove(std::uint32_t slot) override;
   std::vector<std::uint32_t> evacuate() override { return scheduler_.slots(); }
 
+  void advance(engine::SimTime now) override { scheduler_.advance(now); }
+  std::optional<engine::SimTime> wake_at() const override { return scheduler_.next_load_done(); }
+  HostKvCounts take_host_counts() override { return scheduler_.take_host_counts(); }
   const EngineStep& form_step() override;
   const EngineStep& step() const override { return step_; }
   std::uint32_t steady_iterations(std::uint32_t limit) const override {

@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "sim/batching/kv_cache.hpp"
 #include "sim/batching/batching_options.hpp"
+#include "sim/batching/host_kv_tier.hpp"
 #include "sim/batching/token_stream.hpp"
 #include "sim/batching/vllm_waiting_queue.hpp"
 
@@ -27,6 +29,15 @@ namespace meshsim::cluster {
 // request that does not fit stops admission. With prefix caching, a request admitted with
 // nothing computed first takes the cached full blocks of its longest cached prefix (at
 // most all its tokens but the last).
+//
+// With a host tier (VllmLimits::host_kv, HostKvTier), a waiting request admitted with
+// nothing computed looks up, after its GPU hit, its next whole blocks stored in host
+// memory: with a hit it takes GPU blocks for both hits and leaves the queue to wait for the
+// load (vLLM's WAITING_FOR_REMOTE_KVS), taking none of the step's budget; a lookup put off
+// leaves the request where it was and the next waiting request goes on. From the first
+// advance() at or after the load's end it is admitted before the waiting queue (it holds
+// its blocks; vLLM keeps it in its place in the queue) with the loaded tokens computed
+// (all its tokens but the last at most). Every full block a step computes is stored.
 //
 // Simplified against vLLM: one KV cache group (no sliding window or hybrid models), no
 // speculative decoding, no structured output, no encoder inputs; a step's tokens are known
@@ -69,6 +80,14 @@ class VllmScheduler {
     std::uint64_t queried_tokens = 0, hit_tokens = 0;
     bool decode_only() const { return prefill_tokens == 0; }
   };
+  // The time is now (for host loads; the scheduler keeps no clock of its own): loads that
+  // ended by now give their requests back to the waiting queue.
+  void advance(engine::SimTime now);
+  // When the earliest host load in progress ends (none without one).
+  std::optional<engine::SimTime> next_load_done() const;
+  // The host tier's counts since the last call (zero without a tier).
+  HostKvCounts take_host_counts() { return tier_ ? tier_->take_counts() : HostKvCounts{}; }
+
   // Forms the next step; chunks empty when nothing can run.
   const Step& schedule();
   const Step& step() const { return step_; }
@@ -103,7 +122,8 @@ class VllmScheduler {
   std::uint32_t cached_prefix_tokens(const TokenStream& stream, std::uint32_t tokens) const;
 
   bool empty() const { return seqs_.empty(); }
-  std::size_t waiting() const { return waiting_.size(); }
+  std::size_t waiting() const { return waiting_.size() + loaded_.size(); }
+  std::size_t loading() const { return loading_.size(); }
   std::size_t running() const { return running_.size(); }
   bool holds(std::uint32_t slot) const { return seqs_.count(slot) == 1; }
   std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
@@ -123,12 +143,32 @@ class VllmScheduler {
     std::uint32_t computed = 0;
     std::uint32_t table = 0;  // its block table in cache_
     VllmWaitingQueue::Key key;
+    // With a host tier: keys of its full offloaded blocks so far, how many of them are
+    // stored, and the load it waits for (load_blocks > 0).
+    std::vector<std::uint64_t> host_keys;
+    std::uint32_t host_stored = 0;
+    std::uint32_t load_first = 0, load_blocks = 0, load_tokens = 0;
+    engine::SimTime load_done;
   };
+  enum class HostAdmission { kNoHit, kLoading, kPutOff, kNoRoom };
   std::uint32_t blocks_for(std::uint32_t tokens) const { return (tokens + limits_.block_size - 1) / limits_.block_size; }
+  // Nothing computed and no blocks held: admitting it looks its prefix up (a request whose
+  // whole prompt was loaded holds blocks with nothing computed, to sample its last token).
+  bool fresh(const Seq& seq) const { return seq.computed == 0 && cache_->table_blocks(seq.table) == 0; }
   // The cached prefix a request admitted with nothing computed first takes (none otherwise).
   KvCache::Prefix find_hits(const Seq& seq) const;
   std::uint32_t chunk_tokens(std::uint32_t left, std::uint32_t budget) const;
-  bool allocate(Seq& seq, std::uint32_t new_tokens, const KvCache::Prefix& hits);
+  // Without `register_blocks` (a host load's blocks) the full blocks are registered when
+  // the load ends.
+  bool allocate(Seq& seq, std::uint32_t new_tokens, const KvCache::Prefix& hits, bool register_blocks = true);
+  // The host tier's part of admitting the waiting queue's head (vLLM's external lookup).
+  HostAdmission try_host_load(std::uint32_t slot, Seq& seq, const KvCache::Prefix& hits);
+  void finish_load(Seq& seq);
+  // Stores the request's full blocks among its first `computed` tokens not stored yet.
+  void store_computed(Seq& seq, std::uint32_t computed);
+  // Stores the blocks a steady decode step's iterations 2..`iterations` fill, iteration by
+  // iteration, as an unfolded run does.
+  void store_fold(std::uint32_t iterations);
   // Blocks for the first `tokens` tokens, the full ones registered.
   void hold_blocks(Seq& seq, std::uint32_t tokens);
   void preempt(std::uint32_t slot);
@@ -156,6 +196,11 @@ class VllmScheduler {
   std::uint32_t materialized_ = 1;  // iterations of step_ whose blocks are allocated
   std::uint64_t queried_ = 0;
   std::uint64_t hit_ = 0;
+  std::unique_ptr<HostKvTier> tier_;   // with limits_.host_kv
+  std::vector<std::uint32_t> loading_;  // waiting for host loads, in the order they started
+  std::vector<std::uint32_t> loaded_;   // their loads ended: admitted first, in the queue's order
+  std::vector<std::uint32_t> put_off_;  // form_step's put-off lookups
+  engine::SimTime now_;
 };
 
 }  // namespace meshsim::cluster

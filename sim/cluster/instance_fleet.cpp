@@ -74,7 +74,7 @@ std::uint32_t InstanceFleet::add(InstanceTag tag, std::uint32_t server) {
   // instance order, however often a timer was re-armed (folded and unfolded runs then
   // see the same order of events).
   in->timer = std::make_unique<engine::Timer>(sim_, steps_, engine::EventPayload{step_event_, id}, id);
-  in->engine = fresh_engine_(in->hardware->kv_capacity_tokens);
+  in->engine = fresh_engine_(*in->hardware);
   instances_.push_back(std::move(in));
   ++counts_.existing;
   if (tag == InstanceTag::kPrompt) ++counts_.prompt_side;
@@ -130,7 +130,7 @@ std::uint32_t InstanceFleet::deactivate(std::uint32_t id) {
                                         ": " + in.engine->describe());
   // The KV cache is flushed and the GPUs released.
   in.evacuating = false;
-  in.engine = fresh_engine_(in.hardware->kv_capacity_tokens);
+  in.engine = fresh_engine_(*in.hardware);
   --counts_.serving;
   counts_.serving_kv_tokens -= in.hardware->kv_capacity_tokens;
   const std::uint32_t server = detach(in);
@@ -147,7 +147,7 @@ void InstanceFleet::retag(std::uint32_t id, InstanceTag tag) {
   MESHSIM_CHECK(in.holds_nothing(), "retag: a drained instance still holds work: instance " + std::to_string(id) +
                                         ": " + in.engine->describe());
   in.evacuating = false;
-  in.engine = fresh_engine_(in.hardware->kv_capacity_tokens);  // the KV cache is flushed
+  in.engine = fresh_engine_(*in.hardware);  // the KV cache is flushed
   // Leaves the old pool's DRAINING count; set_state below enters the new pool's ACTIVE.
   pools_.move(id, in.tag, in.state, std::nullopt);
   pools_.move(id, tag, std::nullopt, in.state);

@@ -60,7 +60,7 @@ class InstanceFleet {
   struct Levels {
     metrics::LevelIntegral serving, gpus, attached, cost_per_us;
   };
-  using EngineFactory = std::function<std::unique_ptr<InstanceEngine>(std::uint64_t kv_capacity_tokens)>;
+  using EngineFactory = std::function<std::unique_ptr<InstanceEngine>(const InstanceHardware& hardware)>;
 
   // Each instance's step timer delivers {step_event, id} to `steps`; `fresh_engine` makes
   // an instance's empty engine (when added, and when its KV cache is flushed).

@@ -16,7 +16,7 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
       config_(std::move(config)),
       sink_(sink),
       fleet_(sim, config_, *this, kIterationEnd,
-             [this](std::uint64_t kv_capacity_tokens) { return make_engine(config_, kv_capacity_tokens, seqs_); }) {
+             [this](const InstanceHardware& hw) { return make_engine(hw.engine, hw.kv_capacity_tokens, seqs_); }) {
   MESHSIM_CHECK(config_.prompt_routing != RoutePolicy::kPrefixAffinity ||
                     caches_prefixes(config_),
                 "prefix_affinity routing needs the vLLM scheduler with prefix caching");
@@ -218,6 +218,10 @@ void LlmCluster::on_event(const engine::EventPayload& payload) {
     end_step(static_cast<std::uint32_t>(payload.b));
   } else if (payload.a == kMigrate) {
     migrate_all(static_cast<std::uint32_t>(payload.b));
+  } else if (payload.a == kHostLoad) {
+    ServingInstance& in = fleet_.at(static_cast<std::uint32_t>(payload.b));
+    if (in.host_wake == sim_.now()) in.host_wake.reset();
+    if (!in.removed) wake(static_cast<std::uint32_t>(payload.b));
   } else if (payload.a == kAdmit) {
     admit(static_cast<std::uint32_t>(payload.b));
   } else if (payload.a == kDeadline) {

@@ -69,7 +69,7 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
 
  private:
   struct Live;
-  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit, kDeadline };
+  enum EventKind : std::uint64_t { kIterationEnd, kTransferDone, kMigrate, kAdmit, kDeadline, kHostLoad };
 
   // llm_cluster.cpp: requests, routing, the Splitwise flow, accounting.
   void on_event(const engine::EventPayload& payload) override;

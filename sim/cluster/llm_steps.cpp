@@ -22,15 +22,23 @@ void LlmCluster::start_step(std::uint32_t instance) {
   ServingInstance& in = fleet_.at(instance);
   if (in.busy || in.evacuating) return;
   if (config_.request_timeout) abort_expired(instance);
+  in.engine->advance(sim_.now());
   const EngineStep& step = in.engine->form_step();
   in.prefix.queried_tokens += step.queried_tokens;
   in.prefix.hit_tokens += step.hit_tokens;
+  in.prefix.host += in.engine->take_host_counts();
   for (const std::uint32_t slot : step.recompute_started) in.pending_tokens += seqs_[slot].prefill_tokens();
   fleet_.refresh_load(instance);
+  // A host load ending lets its request in: the instance is woken then, as for new work.
+  if (const auto load_done = in.engine->wake_at(); load_done && (!in.host_wake || *load_done < *in.host_wake)) {
+    in.host_wake = *load_done;
+    sim_.schedule_at(*load_done, *this, engine::EventPayload{kHostLoad, instance});
+  }
   if (step.empty()) {
     // Waiting work and nothing to run: no event would ever change that here.
-    MESHSIM_CHECK(!in.engine->has_waiting(), "the serving model cannot make progress at " +
-                                                 std::to_string(sim_.now().seconds()) + " s: " + describe(instance));
+    MESHSIM_CHECK(!in.engine->has_waiting() || in.host_wake,
+                  "the serving model cannot make progress at " + std::to_string(sim_.now().seconds()) +
+                      " s: " + describe(instance));
     return;
   }
   const SimTime now = sim_.now();
@@ -64,6 +72,7 @@ void LlmCluster::end_step(std::uint32_t instance) {
   outcome_.finished.clear();
   outcome_.prefilled.clear();
   in.engine->complete(iterations, outcome_);
+  in.prefix.host += in.engine->take_host_counts();
   for (const std::uint32_t slot : outcome_.finished) finish(slot, metrics::RequestStatus::kCompleted);
   for (const std::uint32_t slot : outcome_.prefilled) prefill_done(instance, slot);
   fleet_.report_if_drained(instance);

@@ -54,6 +54,8 @@ std::uint32_t ServingHardware::add(const LlmClusterConfig& config, const SkuSpec
   hw.per_server = sku.gpus_per_node / tensor_parallel;
   const double kv_per_token = config.model.kv_bytes_per_token();
   hw.kv_capacity_tokens = instance_kv_tokens(config, config.model, sku, tensor_parallel);
+  hw.engine = config;
+  hw.engine.vllm.host_kv = config.vllm.host_kv.for_instance(kv_per_token, tensor_parallel);
   MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
   const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
   const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;

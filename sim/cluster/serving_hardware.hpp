@@ -22,6 +22,7 @@ struct InstanceHardware {
   std::uint32_t tensor_parallel = 8;
   std::shared_ptr<const PerfModel> perf;
   std::uint64_t kv_capacity_tokens = 0;
+  EngineOptions engine;  // the cluster's, resolved for this hardware (a host tier's room and link)
   std::uint32_t per_server = 1;  // instances a server holds
   // Nanoseconds per unit of work at the instance's peak (see useful_ns).
   double per_token_ns = 0, per_attention_pair_ns = 0, weights_ns = 0, per_kv_token_ns = 0;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -43,6 +44,7 @@ struct ServingInstance {
       deadlines;
   bool busy = false;
   StepSegment segment;  // the running step's timing, while busy
+  std::optional<engine::SimTime> host_wake;  // the earliest host-load event scheduled for it
   // Routing loads.
   std::int64_t requests = 0;
   std::int64_t pending_tokens = 0;

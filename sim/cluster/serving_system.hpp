@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/batching/batching_options.hpp"
 #include "sim/metrics/request_record.hpp"
 #include "traces/trace_request.hpp"
 
@@ -74,8 +75,10 @@ class ServingSystem {
   // Prefix caching from the start of the run to now, per instance (by instance id,
   // removed ones included; empty where not modelled): prompt tokens of the requests
   // admitted with nothing computed, and of those found in the instance's cache.
+  // With a host KV tier (vLLM's CPU offloading), `host` counts its hits and copies.
   struct PrefixCacheCounts {
     std::uint64_t queried_tokens = 0, hit_tokens = 0;
+    HostKvCounts host;
   };
   virtual std::vector<PrefixCacheCounts> prefix_cache_by_instance() const { return {}; }
 

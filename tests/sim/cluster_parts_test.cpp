@@ -233,7 +233,7 @@ TEST(InstanceFleetTest, RandomLifecycleCallsKeepTheBooksAndAgreeWithASlowTwin) {
   engine::Simulation sim(1);
   const LlmClusterConfig config = config_on("h100", 8, 2);
   Sequences seqs;
-  InstanceFleet fleet(sim, config, steps, 0, [&](std::uint64_t kv) { return make_engine(config, kv, seqs); });
+  InstanceFleet fleet(sim, config, steps, 0, [&](const InstanceHardware& hw) { return make_engine(hw.engine, hw.kv_capacity_tokens, seqs); });
   std::map<std::uint32_t, std::uint32_t> reports;  // by instance
   fleet.set_drained_listener([&](std::uint32_t id) { ++reports[id]; });
   std::map<std::uint32_t, std::pair<InstanceTag, InstanceState>> twin;  // existing instances

@@ -71,6 +71,17 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
     if (choose.pick(4) == 0) c.config.max_model_len = static_cast<std::uint32_t>(one_of({50, 700, 3000}));
     if (choose.pick(3) == 0) c.config.request_timeout = SimTime::from_ms(static_cast<std::int64_t>(one_of({7, 300, 5000})));
     c.config.kv_capacity_tokens = std::max<std::uint64_t>(*c.config.kv_capacity_tokens, 64);
+    // Half of them with a host KV tier: blocks of 16 to 256 tokens (each store touches a
+    // request's every block, as vLLM's does: tiny blocks make long requests quadratic),
+    // room for one block to many, free to slow copies.
+    if (choose.pick(2) == 0) {
+      HostKvOptions& h = v.host_kv;
+      h.block_tokens = std::max<std::uint32_t>(16, v.block_size) * static_cast<std::uint32_t>(one_of({1, 4}));
+      h.capacity_tokens = std::uint64_t{h.block_tokens} * static_cast<std::uint64_t>(one_of({1, 8, 100, 10'000}));
+      h.eviction = choose.pick(2) == 0 ? HostEviction::kLru : HostEviction::kArc;
+      h.link_gb_per_s = static_cast<double>(one_of({0, 1, 50}));
+      h.load_latency = SimTime::from_ms(static_cast<std::int64_t>(one_of({0, 0, 3})));
+    }
   }
   // Whole-millisecond pieces: iteration lengths repeat, and coincide with arrivals.
   c.config.perf = std::make_shared<SimplePerf>(static_cast<double>(one_of({1, 10})),
@@ -122,6 +133,11 @@ ServingCase draw_serving_case(Choose& choose, std::uint32_t max_requests = 200) 
       << ", threshold " << v.long_prefill_token_threshold << ", caching " << v.prefix_caching << ", max_model_len "
       << c.config.max_model_len.value_or(0) << ", timeout "
       << (c.config.request_timeout ? c.config.request_timeout->ms() : 0.0) << " ms, ";
+    if (v.host_kv.enabled()) {
+      d << "host tier " << v.host_kv.capacity_tokens << " tokens in blocks of " << v.host_kv.block_tokens << ' '
+        << kHostEvictionNames.name(v.host_kv.eviction) << ", link " << v.host_kv.link_gb_per_s << " GB/s + "
+        << v.host_kv.load_latency.ms() << " ms, ";
+    }
   }
   for (const auto& pool : c.config.pool_hardware) {
     d << kInstanceTagNames.name(pool.tag) << " on " << pool.sku.name << " TP " << pool.tensor_parallel << ", ";

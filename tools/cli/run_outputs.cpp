@@ -74,6 +74,22 @@ namespace {
 
 // Prompt tokens looked up in and found in the instances' prefix caches: in all, and per
 // instance (by id, removed ones included).
+// The host KV tier's counts over the run (vLLM's CPU offloading), its hits as a share of
+// the prompt tokens looked up.
+nlohmann::ordered_json host_tier_json(const cluster::HostKvCounts& host, std::uint64_t queried) {
+  nlohmann::ordered_json out;
+  out["hit_tokens"] = host.hit_tokens;
+  out["hit_rate"] = queried > 0 ? nlohmann::ordered_json(static_cast<double>(host.hit_tokens) / static_cast<double>(queried))
+                                : nlohmann::ordered_json(nullptr);
+  out["loads"] = host.loads;
+  out["loads_deferred"] = host.loads_deferred;
+  out["loaded_bytes"] = host.loaded_bytes;
+  out["load_s"] = host.load_time.seconds();
+  out["stored_bytes"] = host.stored_bytes;
+  out["store_s"] = host.store_time.seconds();
+  return out;
+}
+
 nlohmann::ordered_json prefix_cache_json(const std::vector<cluster::ServingSystem::PrefixCacheCounts>& instances) {
   const auto entry = [](std::uint64_t queried, std::uint64_t hit) {
     nlohmann::ordered_json e;
@@ -94,6 +110,9 @@ nlohmann::ordered_json prefix_cache_json(const std::vector<cluster::ServingSyste
   }
   nlohmann::ordered_json out = entry(queried, hit);
   out["instances"] = per_instance;
+  cluster::HostKvCounts host;
+  for (const auto& instance : instances) host += instance.host;
+  if (host.loads > 0 || host.stored_bytes > 0) out["host"] = host_tier_json(host, queried);
   return out;
 }
 
@@ -248,6 +267,16 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
                 percent_text(s["busy_share"].get<double>(), 1).c_str(),
                 percent_text(s["roofline_utilisation"].get<double>(), 1).c_str());
   out += line;
+  if (s.contains("prefix_cache") && s["prefix_cache"].contains("host")) {
+    const auto& p = s["prefix_cache"];
+    const auto share = [](const nlohmann::ordered_json& rate) { return rate.is_null() ? 0.0 : rate.get<double>(); };
+    std::snprintf(line, sizeof line,
+                  "KV cache    %s of prompt tokens hit on the GPUs, %s loaded from host memory (%" PRIu64
+                  " loads, %" PRIu64 " put off)\n",
+                  percent_text(share(p["hit_rate"]), 1).c_str(), percent_text(share(p["host"]["hit_rate"]), 1).c_str(),
+                  p["host"]["loads"].get<std::uint64_t>(), p["host"]["loads_deferred"].get<std::uint64_t>());
+    out += line;
+  }
   // GPU-hours count the GPUs instances hold; dollars pay for whole servers, idle GPUs
   // and starting servers included: the two part where instances leave GPUs unused.
   std::snprintf(line, sizeof line, "cost        %.2f GPU-hours held by instances; $%.2f for their servers, over %.1f simulated s\n",
