@@ -62,11 +62,9 @@ void HostKvStore::touch(std::span<const std::uint64_t> hashes) {
 std::optional<std::vector<std::uint64_t>> HostKvStore::choose_victims(
     std::uint32_t n, const std::unordered_set<std::uint64_t>& protect) const {
   std::vector<std::uint64_t> victims;
-  const auto evictable = [&](std::uint64_t hash) {
-    return blocks_.at(hash).readers == 0 && !protect.contains(hash) &&
-           std::find(victims.begin(), victims.end(), hash) == victims.end();
-  };
-  // Each list is walked from its least recent end once: a block skipped stays skipped.
+  const auto evictable = [&](std::uint64_t hash) { return blocks_.at(hash).readers == 0 && !protect.contains(hash); };
+  // Each list is walked from its least recent end once (a block skipped stays skipped), and
+  // a block is in one list: none is chosen twice.
   auto t1 = t1_.begin(), t2 = t2_.begin();
   std::size_t t1_left = t1_.size();  // T1's size as the victims chosen so far leave it
   while (victims.size() < n) {
@@ -127,11 +125,9 @@ void HostKvStore::trim_ghosts() {
 
 std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(std::span<const std::uint64_t> hashes) {
   StorePlan plan;
+  std::unordered_set<std::uint64_t> asked;  // a block asked for twice is stored once
   for (const std::uint64_t hash : hashes) {
-    if (!blocks_.contains(hash) &&
-        std::find(plan.to_store.begin(), plan.to_store.end(), hash) == plan.to_store.end()) {
-      plan.to_store.push_back(hash);
-    }
+    if (!blocks_.contains(hash) && asked.insert(hash).second) plan.to_store.push_back(hash);
   }
   if (plan.to_store.empty()) return plan;
   const std::uint32_t wanted = static_cast<std::uint32_t>(plan.to_store.size());

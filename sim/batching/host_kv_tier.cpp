@@ -101,7 +101,7 @@ bool HostKvTier::store(std::span<const std::uint64_t> keys, std::uint32_t from) 
   auto plan = store_.prepare_store(keys.subspan(from));
   if (!plan) return false;
   if (plan->to_store.empty()) return true;
-  store_.touch(keys);
+  store_.touch(keys.subspan(from));
   store_.complete_store(plan->to_store);
   const auto blocks = static_cast<std::uint32_t>(plan->to_store.size());
   counts_.stored_bytes += static_cast<std::uint64_t>(

@@ -25,9 +25,12 @@ namespace meshsim::cluster {
 // - every full block a step computes is stored, and readable from the end of that step.
 //   (vLLM copies it after the step's forward pass; at tens of GB/s a step's new blocks copy
 //   in less time than a step, so a store is not made to wait. Its link time is counted.)
+// - a request's blocks are touched when it is looked up and when it leaves (touch), its
+//   new blocks when they are stored. vLLM touches all of them at every store: the same
+//   order once the request has left, without a cost in its blocks at every step.
 //
-// Costs: block_keys O(runs + new blocks); lookup and store O(the request's blocks), as
-// vLLM's touch of every block of a request.
+// Costs: block_keys O(runs + new blocks); lookup and touch O(the request's blocks); store
+// O(new blocks).
 class HostKvTier {
  public:
   explicit HostKvTier(const HostKvOptions& options);
@@ -58,6 +61,8 @@ class HostKvTier {
   // computed; false when no room could be made (every candidate pinned), changing nothing.
   bool store(std::span<const std::uint64_t> keys, std::uint32_t from);
   void count_deferred() { ++counts_.loads_deferred; }
+  // A request's blocks were used: the first becomes the most recent.
+  void touch(std::span<const std::uint64_t> keys) { store_.touch(keys); }
 
   // What the tier did since the last call.
   HostKvCounts take_counts();

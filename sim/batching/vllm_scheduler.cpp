@@ -401,9 +401,12 @@ void VllmScheduler::remove(std::uint32_t slot) {
   auto it = seqs_.find(slot);
   MESHSIM_CHECK(it != seqs_.end(), "remove: slot " + std::to_string(slot) + " is not here");
   cache_->close(it->second.table);
-  // A load in progress ends with the request (its blocks unpinned).
-  if (it->second.load_blocks > 0) {
-    tier_->finish_load(std::span(it->second.host_keys).subspan(it->second.load_first, it->second.load_blocks));
+  if (tier_) {
+    // A load in progress ends with the request (its blocks unpinned); its stored blocks
+    // are touched as it leaves.
+    const Seq& seq = it->second;
+    if (seq.load_blocks > 0) tier_->finish_load(std::span(seq.host_keys).subspan(seq.load_first, seq.load_blocks));
+    tier_->touch(std::span(seq.host_keys).first(std::min<std::size_t>(seq.host_stored, seq.host_keys.size())));
   }
   const VllmWaitingQueue::Key key = it->second.key;
   seqs_.erase(it);

@@ -9,16 +9,19 @@
 
 #include <cstdio>
 #include <deque>
-#include <list>
-#include <unordered_map>
 
 #include "tests/shared_data.hpp"
+#include "tests/sim/offline_lru_replay.hpp"
+#include "tests/sim/llm_test_support.hpp"
 #include "traces/workload_source.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
 using engine::SimTime;
+
+// The test cluster's toy model: K and V of 8 layers of 8 heads of 128 in 2 bytes.
+double base_config_kv_bytes_per_token() { return testing::base_config({}).model.kv_bytes_per_token(); }
 
 VllmLimits tier_limits(std::uint64_t capacity_tokens, std::uint32_t block_tokens, bool prefix_caching) {
   VllmLimits l;
@@ -145,35 +148,6 @@ TEST(HostKvTierTest, ALookupIsPutOffWhileItsBlocksAreBeingLoadedAndTheQueueGoesO
   EXPECT_EQ(next.chunks[1].context, 192u) << "it finds the loaded blocks on the GPU";
 }
 
-// An offline LRU replay of Mooncake's block hashes, one request at a time: a request hits
-// its leading blocks present (the last, partial one counts its tokens), then every block
-// it names becomes the most recent.
-double offline_lru_hit_share(const std::vector<traces::TraceRequest>& requests, std::uint64_t capacity_blocks) {
-  std::list<std::uint64_t> order;  // least recent first
-  std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where;
-  std::uint64_t hit = 0, total = 0;
-  for (const auto& request : requests) {
-    std::uint64_t leading = 0, tokens = 0;
-    bool hitting = true;
-    for (const auto& segment : request.prefix) {
-      hitting = hitting && where.contains(segment.id);
-      if (hitting) leading += segment.tokens;
-      tokens += segment.tokens;
-    }
-    hit += leading;
-    total += request.prompt_tokens;
-    for (const auto& segment : request.prefix) {
-      if (auto it = where.find(segment.id); it != where.end()) order.erase(it->second);
-      where[segment.id] = order.insert(order.end(), segment.id);
-      if (order.size() > capacity_blocks) {
-        where.erase(order.front());
-        order.pop_front();
-      }
-    }
-  }
-  return static_cast<double>(hit) / static_cast<double>(total);
-}
-
 // The tier as the only cache (no GPU prefix caching), free copies, one request at a time
 // with one output token (the replay stores prompts only): its share of prompt tokens loaded.
 double tier_hit_share(const std::vector<traces::TraceRequest>& requests, std::uint64_t capacity_tokens) {
@@ -213,14 +187,60 @@ TEST(HostKvTierTest, AsTheOnlyCacheItHitsWhatAnOfflineLruReplayOfMooncakesHashes
     requests.push_back(std::move(**next));
   }
   ASSERT_GT(requests.size(), 10'000u);
+  std::vector<const traces::TraceRequest*> in_order;
+  for (const auto& request : requests) in_order.push_back(&request);
   for (const std::uint64_t millions : {1, 3, 10, 50}) {
     const std::uint64_t tokens = millions * 1'000'000;
-    const double offline = offline_lru_hit_share(requests, tokens / traces::kMooncakeBlockTokens);
+    const double offline = meshsim::testing::offline_lru_hit_share(in_order, tokens / traces::kMooncakeBlockTokens);
     const double tier = tier_hit_share(requests, tokens);
     std::printf("%2lluM tokens: offline LRU %.2f%%, host tier %.2f%%\n", static_cast<unsigned long long>(millions),
                 100 * offline, 100 * tier);
     EXPECT_NEAR(tier, offline, 0.01) << millions << "M tokens";
   }
+}
+
+// Through the cluster: a request whose shared prefix another request stored in host memory
+// gets its first token sooner with the tier exactly when loading the prefix is faster than
+// computing it (GPU prefix caching off, so the host tier is the only way to reuse it).
+TEST(HostKvTierTest, AHostHitLowersTtftExactlyWhenTheLoadIsFasterThanRecomputing) {
+  const auto second_ttft = [](const std::optional<HostKvOptions>& tier) {
+    LlmClusterConfig config = testing::base_config({{InstanceTag::kMixed, 1}});
+    config.scheduler = BatchScheduler::kVllm;
+    config.vllm.max_num_batched_tokens = 8192;
+    config.vllm.prefix_caching = false;
+    if (tier) config.vllm.host_kv = *tier;
+    // The second arrives long after the first left, with the first's 4096 tokens and 100 of its own.
+    testing::ListSource source({{0.0, 4096, 2}, {10.0, 4196, 2}}, {{{5, 4096}}, {{5, 4096}}});
+    const auto result = testing::run(config, source);
+    return result.records.at(1).ttft()->seconds();
+  };
+  const double without = second_ttft(std::nullopt);
+  // SimplePerf: 10 ms + 1 ms per 100 tokens, so the prefix costs 40.96 ms to compute again.
+  const double recompute_s = 4096 / 100.0 / 1e3;
+  const double bytes = 4096.0 * base_config_kv_bytes_per_token();
+  int faster = 0, slower = 0;
+  for (const double gb_per_s : {0.01, 0.1, 0.3, 1.0, 10.0, 0.0}) {
+    for (const std::int64_t latency_ms : {0, 5, 60}) {
+      HostKvOptions tier;
+      tier.capacity_tokens = 100'000;
+      tier.link_gb_per_s = gb_per_s;
+      tier.load_latency = SimTime::from_ms(latency_ms);
+      const double load_s = latency_ms / 1e3 + (gb_per_s > 0 ? bytes / (gb_per_s * 1e9 * 8) : 0.0);
+      const double with = second_ttft(tier);
+      SCOPED_TRACE(std::to_string(gb_per_s) + " GB/s, " + std::to_string(latency_ms) + " ms: load " +
+                   std::to_string(load_s) + " s");
+      if (load_s < recompute_s - 1e-3) {
+        EXPECT_LT(with, without);
+        EXPECT_NEAR(with, without - recompute_s + load_s, 2e-3) << "the load replaces the prefix's compute";
+        ++faster;
+      } else if (load_s > recompute_s + 1e-3) {
+        EXPECT_GT(with, without);
+        ++slower;
+      }
+    }
+  }
+  EXPECT_GT(faster, 3);
+  EXPECT_GT(slower, 3);
 }
 
 }  // namespace

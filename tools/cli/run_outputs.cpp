@@ -112,7 +112,10 @@ nlohmann::ordered_json prefix_cache_json(const std::vector<cluster::ServingSyste
   out["instances"] = per_instance;
   cluster::HostKvCounts host;
   for (const auto& instance : instances) host += instance.host;
-  if (host.loads > 0 || host.stored_bytes > 0) out["host"] = host_tier_json(host, queried);
+  if (host.loads > 0 || host.stored_bytes > 0) {
+    out["host"] = host_tier_json(host, queried);
+    for (std::size_t i = 0; i < instances.size(); ++i) out["instances"][i]["host_hit_tokens"] = instances[i].host.hit_tokens;
+  }
   return out;
 }
 
