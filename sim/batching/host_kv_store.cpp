@@ -8,139 +8,186 @@ namespace meshsim::cluster {
 
 HostKvStore::HostKvStore(std::uint32_t capacity, HostEviction policy) : capacity_(capacity), policy_(policy) {}
 
-bool HostKvStore::in_t1(std::uint64_t hash) const {
-  const auto it = blocks_.find(hash);
-  return it != blocks_.end() && it->second.list == List::kT1;
+HostKvStore::List HostKvStore::list_of(std::uint64_t hash) const {
+  const std::uint32_t node = node_of(hash);
+  return node == kNone ? kOff : nodes_[node].list;
 }
 
-bool HostKvStore::in_t2(std::uint64_t hash) const {
-  const auto it = blocks_.find(hash);
-  return it != blocks_.end() && it->second.list == List::kT2;
+std::uint32_t HostKvStore::new_node(std::uint64_t hash) {
+  std::uint32_t node;
+  if (spare_nodes_.empty()) {
+    node = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+  } else {
+    node = spare_nodes_.back();
+    spare_nodes_.pop_back();
+    nodes_[node] = Node{};
+  }
+  nodes_[node].hash = hash;
+  index_.insert(hash, node);
+  return node;
+}
+
+void HostKvStore::drop_node(std::uint32_t node) {
+  index_.erase(nodes_[node].hash);
+  spare_nodes_.push_back(node);
+}
+
+void HostKvStore::link(std::uint32_t node, List list) {
+  Node& n = nodes_[node];
+  Chain& chain = chains_[list];
+  n.list = list;
+  n.prev = chain.newest;
+  n.next = kNone;
+  if (chain.newest == kNone) {
+    chain.oldest = node;
+  } else {
+    nodes_[chain.newest].next = node;
+  }
+  chain.newest = node;
+  ++chain.size;
+}
+
+void HostKvStore::unlink(std::uint32_t node) {
+  Node& n = nodes_[node];
+  Chain& chain = chains_[n.list];
+  if (n.prev == kNone) {
+    chain.oldest = n.next;
+  } else {
+    nodes_[n.prev].next = n.next;
+  }
+  if (n.next == kNone) {
+    chain.newest = n.prev;
+  } else {
+    nodes_[n.next].prev = n.prev;
+  }
+  --chain.size;
+  n.list = kOff;
 }
 
 std::uint32_t HostKvStore::lookup(std::span<const std::uint64_t> hashes) const {
   std::uint32_t hits = 0;
   for (const std::uint64_t hash : hashes) {
-    const auto it = blocks_.find(hash);
-    if (it == blocks_.end() || it->second.readers < 0) break;
+    const std::uint32_t node = node_of(hash);
+    if (node == kNone || nodes_[node].list > kT2 || nodes_[node].readers < 0) break;
     ++hits;
   }
   return hits;
 }
 
-void HostKvStore::move_to_back(std::uint64_t hash, Block& block, List to) {
-  order(block.list).erase(block.at);
-  block.list = to;
-  block.at = order(to).insert(order(to).end(), hash);
+bool HostKvStore::loading(std::uint64_t hash) const {
+  const std::uint32_t node = node_of(hash);
+  return node != kNone && nodes_[node].list <= kT2 && nodes_[node].readers > 0;
 }
 
 void HostKvStore::touch(std::span<const std::uint64_t> hashes) {
   for (auto it = hashes.rbegin(); it != hashes.rend(); ++it) {
-    const std::uint64_t hash = *it;
-    if (const auto found = blocks_.find(hash); found != blocks_.end()) {
-      Block& block = found->second;
-      // ARC: a second use promotes to the frequent list; a block still being stored was
-      // only just prepared, so it stays where it is, as the most recent.
-      const bool promote = policy_ == HostEviction::kArc && block.list == List::kT1 && block.readers >= 0;
-      move_to_back(hash, block, promote ? List::kT2 : block.list);
-      continue;
-    }
-    if (policy_ != HostEviction::kArc) continue;
-    // A ghost seen again: the list it was evicted from deserves more room.
-    if (const auto ghost = b1_index_.find(hash); ghost != b1_index_.end()) {
-      const double delta = std::max(1.0, static_cast<double>(b2_.size()) / static_cast<double>(b1_.size()));
+    const std::uint32_t node = node_of(*it);
+    if (node == kNone) continue;
+    const List list = nodes_[node].list;
+    if (list == kB1) {
+      // A ghost seen again: the list it was evicted from deserves more room.
+      const double delta = std::max(1.0, static_cast<double>(size(kB2)) / static_cast<double>(size(kB1)));
       target_t1_ = std::min(target_t1_ + delta, static_cast<double>(capacity_));
-      b1_.splice(b1_.end(), b1_, ghost->second);
-    } else if (const auto ghost2 = b2_index_.find(hash); ghost2 != b2_index_.end()) {
-      const double delta = std::max(1.0, static_cast<double>(b1_.size()) / static_cast<double>(b2_.size()));
+    } else if (list == kB2) {
+      const double delta = std::max(1.0, static_cast<double>(size(kB1)) / static_cast<double>(size(kB2)));
       target_t1_ = std::max(target_t1_ - delta, 0.0);
-      b2_.splice(b2_.end(), b2_, ghost2->second);
     }
+    // ARC: a second use promotes to the frequent list; a block still being stored was only
+    // just prepared, so it stays where it is, as the most recent.
+    const bool promote = policy_ == HostEviction::kArc && list == kT1 && nodes_[node].readers >= 0;
+    unlink(node);
+    link(node, promote ? kT2 : list);
   }
 }
 
-std::optional<std::vector<std::uint64_t>> HostKvStore::choose_victims(
-    std::uint32_t n, const std::unordered_set<std::uint64_t>& protect) const {
-  std::vector<std::uint64_t> victims;
-  const auto evictable = [&](std::uint64_t hash) { return blocks_.at(hash).readers == 0 && !protect.contains(hash); };
+bool HostKvStore::choose_victims(std::uint32_t n) {
+  victims_.clear();
+  const auto evictable = [&](std::uint32_t node) { return nodes_[node].readers == 0 && nodes_[node].asked != stamp_; };
   // Each list is walked from its least recent end once (a block skipped stays skipped), and
   // a block is in one list: none is chosen twice.
-  auto t1 = t1_.begin(), t2 = t2_.begin();
-  std::size_t t1_left = t1_.size();  // T1's size as the victims chosen so far leave it
-  while (victims.size() < n) {
+  std::uint32_t t1 = chains_[kT1].oldest, t2 = chains_[kT2].oldest;
+  std::size_t t1_left = size(kT1);  // T1's size as the victims chosen so far leave it
+  while (victims_.size() < n) {
     bool found = false;
     if (policy_ == HostEviction::kLru || t1_left >= static_cast<std::size_t>(target_t1_)) {
-      while (t1 != t1_.end() && !evictable(*t1)) ++t1;
-      if (t1 != t1_.end()) {
-        victims.push_back(*t1++);
+      while (t1 != kNone && !evictable(t1)) t1 = nodes_[t1].next;
+      if (t1 != kNone) {
+        victims_.push_back(t1);
+        t1 = nodes_[t1].next;
         --t1_left;
         found = true;
       }
     }
     if (!found && policy_ == HostEviction::kArc) {
-      while (t2 != t2_.end() && !evictable(*t2)) ++t2;
-      if (t2 != t2_.end()) {
-        victims.push_back(*t2++);
+      while (t2 != kNone && !evictable(t2)) t2 = nodes_[t2].next;
+      if (t2 != kNone) {
+        victims_.push_back(t2);
+        t2 = nodes_[t2].next;
         found = true;
       }
     }
-    if (!found) return std::nullopt;
+    if (!found) return false;
   }
-  return victims;
+  return true;
 }
 
-void HostKvStore::push_ghost(Order& ghost, std::unordered_map<std::uint64_t, Order::iterator>& index,
-                             std::uint64_t hash) {
-  drop_ghost(ghost, index, hash);
-  index[hash] = ghost.insert(ghost.end(), hash);
-}
-
-void HostKvStore::drop_ghost(Order& ghost, std::unordered_map<std::uint64_t, Order::iterator>& index,
-                             std::uint64_t hash) {
-  if (const auto it = index.find(hash); it != index.end()) {
-    ghost.erase(it->second);
-    index.erase(it);
-  }
-}
-
-void HostKvStore::evict(std::uint64_t hash) {
-  const auto it = blocks_.find(hash);
-  Block& block = it->second;
-  order(block.list).erase(block.at);
+void HostKvStore::evict(std::uint32_t node) {
+  const List from = nodes_[node].list;
+  unlink(node);
+  free_.push_back(nodes_[node].slot);
   if (policy_ == HostEviction::kArc) {
-    if (block.list == List::kT1) {
-      push_ghost(b1_, b1_index_, hash);
-    } else {
-      push_ghost(b2_, b2_index_, hash);
-    }
+    link(node, from == kT1 ? kB1 : kB2);
+  } else {
+    drop_node(node);
   }
-  free_.push_back(block.slot);
-  blocks_.erase(it);
 }
 
 void HostKvStore::trim_ghosts() {
-  while (b1_.size() > capacity_) drop_ghost(b1_, b1_index_, b1_.front());
-  while (b2_.size() > capacity_) drop_ghost(b2_, b2_index_, b2_.front());
+  for (const List ghosts : {kB1, kB2}) {
+    while (size(ghosts) > capacity_) {
+      const std::uint32_t node = chains_[ghosts].oldest;
+      unlink(node);
+      // A ghost asked for by this store is about to be stored: it keeps its node.
+      if (nodes_[node].asked != stamp_) drop_node(node);
+    }
+  }
 }
 
-std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(std::span<const std::uint64_t> hashes) {
-  StorePlan plan;
-  std::unordered_set<std::uint64_t> asked;  // a block asked for twice is stored once
+bool HostKvStore::reserve(std::span<const std::uint64_t> hashes, StorePlan* plan) {
+  ++stamp_;
+  asked_nodes_.clear();
+  // Stamps the blocks asked for: a block asked for twice is stored once, and one already
+  // stored must still be there after the store.
   for (const std::uint64_t hash : hashes) {
-    if (!blocks_.contains(hash) && asked.insert(hash).second) plan.to_store.push_back(hash);
+    std::uint32_t node = node_of(hash);
+    if (node == kNone) {
+      node = new_node(hash);
+    } else if (nodes_[node].asked == stamp_ || nodes_[node].list <= kT2) {
+      nodes_[node].asked = stamp_;
+      continue;
+    }
+    nodes_[node].asked = stamp_;
+    asked_nodes_.push_back(node);
+    if (plan != nullptr) plan->to_store.push_back(hash);
   }
-  if (plan.to_store.empty()) return plan;
-  const std::uint32_t wanted = static_cast<std::uint32_t>(plan.to_store.size());
+  if (asked_nodes_.empty()) return true;
+  const auto wanted = static_cast<std::uint32_t>(asked_nodes_.size());
   if (wanted > free_slots()) {
-    // A block asked for and already stored must still be there after the store.
-    const std::unordered_set<std::uint64_t> protect(hashes.begin(), hashes.end());
-    auto victims = choose_victims(wanted - free_slots(), protect);
-    if (!victims) return std::nullopt;
-    for (const std::uint64_t hash : *victims) evict(hash);
+    if (!choose_victims(wanted - free_slots())) {
+      for (const std::uint32_t node : asked_nodes_) {
+        if (nodes_[node].list == kOff) drop_node(node);
+      }
+      asked_nodes_.clear();
+      return false;
+    }
+    for (const std::uint32_t node : victims_) {
+      if (plan != nullptr) plan->evicted.push_back(nodes_[node].hash);
+      evict(node);
+    }
     trim_ghosts();
-    plan.evicted = std::move(*victims);
   }
-  for (const std::uint64_t hash : plan.to_store) {
+  for (const std::uint32_t node : asked_nodes_) {
     std::uint32_t slot;
     if (allocated_ < capacity_) {
       slot = allocated_++;
@@ -148,46 +195,62 @@ std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(std::span<const
       slot = free_.back();
       free_.pop_back();
     }
-    plan.slots.push_back(slot);
-    Block block{slot, -1, List::kT1, {}};
-    block.at = t1_.insert(t1_.end(), hash);
-    blocks_.emplace(hash, block);
-    drop_ghost(b1_, b1_index_, hash);
-    drop_ghost(b2_, b2_index_, hash);
+    if (plan != nullptr) plan->slots.push_back(slot);
+    if (nodes_[node].list != kOff) unlink(node);  // a ghost stored again
+    nodes_[node].slot = slot;
+    nodes_[node].readers = -1;
+    link(node, kT1);
   }
+  return true;
+}
+
+std::optional<HostKvStore::StorePlan> HostKvStore::prepare_store(std::span<const std::uint64_t> hashes) {
+  StorePlan plan;
+  if (!reserve(hashes, &plan)) return std::nullopt;
   return plan;
+}
+
+std::optional<std::uint32_t> HostKvStore::store_now(std::span<const std::uint64_t> hashes) {
+  if (!reserve(hashes, nullptr)) return std::nullopt;
+  const auto stored = static_cast<std::uint32_t>(asked_nodes_.size());
+  if (stored == 0) return 0;
+  touch(hashes);
+  for (const std::uint32_t node : asked_nodes_) nodes_[node].readers = 0;  // complete_store, without a probe
+  return stored;
 }
 
 void HostKvStore::complete_store(std::span<const std::uint64_t> hashes, bool success) {
   for (const std::uint64_t hash : hashes) {
-    const auto it = blocks_.find(hash);
-    if (it == blocks_.end() || it->second.readers >= 0) continue;  // not one being stored
+    const std::uint32_t node = node_of(hash);
+    if (node == kNone || nodes_[node].list > kT2 || nodes_[node].readers >= 0) continue;  // not one being stored
     if (success) {
-      it->second.readers = 0;
+      nodes_[node].readers = 0;
       continue;
     }
-    order(it->second.list).erase(it->second.at);
-    free_.push_back(it->second.slot);
-    blocks_.erase(it);
+    unlink(node);
+    free_.push_back(nodes_[node].slot);
+    drop_node(node);
   }
 }
 
 std::vector<std::uint32_t> HostKvStore::prepare_load(std::span<const std::uint64_t> hashes) {
   std::vector<std::uint32_t> slots;
   for (const std::uint64_t hash : hashes) {
-    const auto it = blocks_.find(hash);
-    MESHSIM_CHECK(it != blocks_.end() && it->second.readers >= 0, "prepare_load: a block not stored");
-    ++it->second.readers;
-    slots.push_back(it->second.slot);
+    const std::uint32_t node = node_of(hash);
+    MESHSIM_CHECK(node != kNone && nodes_[node].list <= kT2 && nodes_[node].readers >= 0,
+                  "prepare_load: a block not stored");
+    ++nodes_[node].readers;
+    slots.push_back(nodes_[node].slot);
   }
   return slots;
 }
 
 void HostKvStore::complete_load(std::span<const std::uint64_t> hashes) {
   for (const std::uint64_t hash : hashes) {
-    const auto it = blocks_.find(hash);
-    MESHSIM_CHECK(it != blocks_.end() && it->second.readers > 0, "complete_load: a block not being loaded");
-    --it->second.readers;
+    const std::uint32_t node = node_of(hash);
+    MESHSIM_CHECK(node != kNone && nodes_[node].list <= kT2 && nodes_[node].readers > 0,
+                  "complete_load: a block not being loaded");
+    --nodes_[node].readers;
   }
 }
 

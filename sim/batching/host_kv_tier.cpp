@@ -63,50 +63,42 @@ HostKvTier::Hit HostKvTier::lookup(std::span<const std::uint64_t> keys, std::uin
   hit.tokens = end - gpu_hit_tokens;
   if (check_loading) {
     for (const std::uint64_t key : keys.subspan(hit.first, hit.blocks)) {
-      if (being_loaded_.contains(key)) return Hit{0, 0, 0, true};
+      if (store_.loading(key)) return Hit{0, 0, 0, true};
     }
   }
   return hit;
 }
 
-SimTime HostKvTier::copy_time(std::uint32_t blocks) const {
-  const double bytes = static_cast<double>(blocks) * options_.block_tokens * options_.bytes_per_token;
-  return options_.link_bytes_per_s > 0 ? SimTime::from_seconds_up(bytes / options_.link_bytes_per_s) : SimTime::zero();
+double HostKvTier::bytes_of(std::size_t blocks) const {
+  return static_cast<double>(blocks) * options_.block_tokens * options_.bytes_per_token;
+}
+
+SimTime HostKvTier::copy_time(std::size_t blocks) const {
+  return options_.link_bytes_per_s > 0 ? SimTime::from_seconds_up(bytes_of(blocks) / options_.link_bytes_per_s)
+                                       : SimTime::zero();
 }
 
 SimTime HostKvTier::start_load(std::span<const std::uint64_t> keys, std::uint32_t tokens, SimTime now) {
   store_.prepare_load(keys);
-  for (const std::uint64_t key : keys) ++being_loaded_[key];
-  const SimTime copy = copy_time(static_cast<std::uint32_t>(keys.size()));
+  const SimTime copy = copy_time(keys.size());
   link_free_ = std::max(link_free_, now) + options_.load_latency + copy;
   ++counts_.loads;
   counts_.hit_tokens += tokens;
-  counts_.loaded_bytes +=
-      static_cast<std::uint64_t>(std::llround(static_cast<double>(keys.size()) * options_.block_tokens *
-                                              options_.bytes_per_token));
+  counts_.loaded_bytes += static_cast<std::uint64_t>(std::llround(bytes_of(keys.size())));
   counts_.load_time += options_.load_latency + copy;
   return link_free_;
 }
 
 void HostKvTier::finish_load(std::span<const std::uint64_t> keys) {
   store_.complete_load(keys);
-  for (const std::uint64_t key : keys) {
-    auto it = being_loaded_.find(key);
-    if (--it->second == 0) being_loaded_.erase(it);
-  }
 }
 
 bool HostKvTier::store(std::span<const std::uint64_t> keys, std::uint32_t from) {
   if (from >= keys.size()) return true;
-  auto plan = store_.prepare_store(keys.subspan(from));
-  if (!plan) return false;
-  if (plan->to_store.empty()) return true;
-  store_.touch(keys.subspan(from));
-  store_.complete_store(plan->to_store);
-  const auto blocks = static_cast<std::uint32_t>(plan->to_store.size());
-  counts_.stored_bytes += static_cast<std::uint64_t>(
-      std::llround(static_cast<double>(blocks) * options_.block_tokens * options_.bytes_per_token));
-  counts_.store_time += copy_time(blocks);
+  const auto stored = store_.store_now(keys.subspan(from));
+  if (!stored) return false;
+  counts_.stored_bytes += static_cast<std::uint64_t>(std::llround(bytes_of(*stored)));
+  counts_.store_time += copy_time(*stored);
   return true;
 }
 

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/batching/batching_options.hpp"
@@ -69,11 +68,11 @@ class HostKvTier {
   const HostKvStore& store() const { return store_; }
 
  private:
-  engine::SimTime copy_time(std::uint32_t blocks) const;
+  double bytes_of(std::size_t blocks) const;
+  engine::SimTime copy_time(std::size_t blocks) const;
 
   HostKvOptions options_;
   HostKvStore store_;
-  std::unordered_map<std::uint64_t, std::uint32_t> being_loaded_;  // key -> loads copying it
   engine::SimTime link_free_;  // when the host-to-GPU copies queued so far end
   HostKvCounts counts_;
 };
