@@ -35,6 +35,11 @@ class KvBlockCache final : public KvCache {
   std::uint32_t cached_prefix_blocks(const TokenStream& stream, std::uint32_t lookable) const override;
   std::vector<std::string> check_invariants() const override;
 
+  // For conformance tests: a table's blocks and how many of them are registered, the pool.
+  const std::vector<std::uint32_t>& block_ids(std::uint32_t table) const { return tables_[table].blocks; }
+  std::uint32_t registered_blocks(std::uint32_t table) const { return tables_[table].cached_blocks; }
+  const KvBlockPool& pool() const { return pool_; }
+
  private:
   struct OwnBlock {
     std::uint32_t block = KvBlockPool::kNone;

@@ -100,6 +100,15 @@ std::uint32_t KvBlockPool::keep_private(std::uint32_t block) {
   return b.stamp;
 }
 
+std::vector<std::uint32_t> KvBlockPool::free_queue() const {
+  std::vector<std::uint32_t> queue;
+  for (std::uint32_t block = allocated_; block < capacity_; ++block) queue.push_back(block);
+  for (std::uint64_t p = head_; p < tail_; ++p) {
+    if (listed(ring_[p & ring_mask_], p)) queue.push_back(ring_[p & ring_mask_]);
+  }
+  return queue;
+}
+
 std::vector<std::string> KvBlockPool::check_invariants() const {
   std::vector<std::string> problems;
   std::vector<std::uint32_t> listings(allocated_, 0);

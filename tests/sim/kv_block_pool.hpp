@@ -68,6 +68,11 @@ class KvBlockPool {
     return record(block).content == Content::kPrivate && record(block).stamp == stamp;
   }
 
+  // Holders of a block (0: free).
+  std::uint32_t refs(std::uint32_t block) const { return block < allocated_ ? record(block).refs : 0; }
+  // The free blocks in the order allocation takes them (vLLM's free queue). O(blocks).
+  std::vector<std::uint32_t> free_queue() const;
+
   // Counters since construction: cached blocks reused for other tokens.
   std::uint64_t evictions() const { return evictions_; }
 
