@@ -19,7 +19,9 @@
 //    hash_ids name shared prompt blocks (issue 23's target with prefix caching: >= 100,000
 //    req/s; skipped without ../shared).
 //  Arg 2 of both: as shipped with a host KV tier of 64 GiB per instance in vLLM's default
-//  blocks (issue 58's target: at most 15% slower than Arg 1).
+//  blocks (issue 58's target: at most 15% slower than Arg 1; it is 3-4x: the tier works
+//  block by block, a probe and a list move per block stored, touched or evicted, where the
+//  GPU cache works in spans).
 // Cost per request must stay flat as the workload grows (items_per_second equal).
 // Roofline backend and the fitted workload: no data from ../shared is needed but for the
 // Mooncake trace.

@@ -83,22 +83,25 @@ bool HostKvStore::loading(std::uint64_t hash) const {
 void HostKvStore::touch(std::span<const std::uint64_t> hashes) {
   for (auto it = hashes.rbegin(); it != hashes.rend(); ++it) {
     const std::uint32_t node = node_of(*it);
-    if (node == kNone) continue;
-    const List list = nodes_[node].list;
-    if (list == kB1) {
-      // A ghost seen again: the list it was evicted from deserves more room.
-      const double delta = std::max(1.0, static_cast<double>(size(kB2)) / static_cast<double>(size(kB1)));
-      target_t1_ = std::min(target_t1_ + delta, static_cast<double>(capacity_));
-    } else if (list == kB2) {
-      const double delta = std::max(1.0, static_cast<double>(size(kB1)) / static_cast<double>(size(kB2)));
-      target_t1_ = std::max(target_t1_ - delta, 0.0);
-    }
-    // ARC: a second use promotes to the frequent list; a block still being stored was only
-    // just prepared, so it stays where it is, as the most recent.
-    const bool promote = policy_ == HostEviction::kArc && list == kT1 && nodes_[node].readers >= 0;
-    unlink(node);
-    link(node, promote ? kT2 : list);
+    if (node != kNone) touch_node(node);
   }
+}
+
+void HostKvStore::touch_node(std::uint32_t node) {
+  const List list = nodes_[node].list;
+  if (list == kB1) {
+    // A ghost seen again: the list it was evicted from deserves more room.
+    const double delta = std::max(1.0, static_cast<double>(size(kB2)) / static_cast<double>(size(kB1)));
+    target_t1_ = std::min(target_t1_ + delta, static_cast<double>(capacity_));
+  } else if (list == kB2) {
+    const double delta = std::max(1.0, static_cast<double>(size(kB1)) / static_cast<double>(size(kB2)));
+    target_t1_ = std::max(target_t1_ - delta, 0.0);
+  }
+  // ARC: a second use promotes to the frequent list; a block still being stored was only
+  // just prepared, so it stays where it is, as the most recent.
+  const bool promote = policy_ == HostEviction::kArc && list == kT1 && nodes_[node].readers >= 0;
+  unlink(node);
+  link(node, promote ? kT2 : list);
 }
 
 bool HostKvStore::choose_victims(std::uint32_t n) {
@@ -157,6 +160,7 @@ void HostKvStore::trim_ghosts() {
 bool HostKvStore::reserve(std::span<const std::uint64_t> hashes, StorePlan* plan) {
   ++stamp_;
   asked_nodes_.clear();
+  seen_nodes_.clear();
   // Stamps the blocks asked for: a block asked for twice is stored once, and one already
   // stored must still be there after the store.
   for (const std::uint64_t hash : hashes) {
@@ -165,8 +169,10 @@ bool HostKvStore::reserve(std::span<const std::uint64_t> hashes, StorePlan* plan
       node = new_node(hash);
     } else if (nodes_[node].asked == stamp_ || nodes_[node].list <= kT2) {
       nodes_[node].asked = stamp_;
+      seen_nodes_.push_back(node);
       continue;
     }
+    seen_nodes_.push_back(node);
     nodes_[node].asked = stamp_;
     asked_nodes_.push_back(node);
     if (plan != nullptr) plan->to_store.push_back(hash);
@@ -214,8 +220,10 @@ std::optional<std::uint32_t> HostKvStore::store_now(std::span<const std::uint64_
   if (!reserve(hashes, nullptr)) return std::nullopt;
   const auto stored = static_cast<std::uint32_t>(asked_nodes_.size());
   if (stored == 0) return 0;
-  touch(hashes);
-  for (const std::uint32_t node : asked_nodes_) nodes_[node].readers = 0;  // complete_store, without a probe
+  // touch(hashes) and complete_store(hashes) without a probe: every block asked for is
+  // stored now, and its node was seen.
+  for (auto it = seen_nodes_.rbegin(); it != seen_nodes_.rend(); ++it) touch_node(*it);
+  for (const std::uint32_t node : asked_nodes_) nodes_[node].readers = 0;
   return stored;
 }
 

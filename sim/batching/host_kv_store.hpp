@@ -99,8 +99,10 @@ class HostKvStore {
   void drop_node(std::uint32_t node);
   void link(std::uint32_t node, List list);  // at the newest end
   void unlink(std::uint32_t node);
+  // touch for one block known to the table.
+  void touch_node(std::uint32_t node);
   // prepare_store's work; fills `plan` if given. Leaves the blocks it reserved in
-  // asked_nodes_.
+  // asked_nodes_, and the node of every hash asked for in seen_nodes_.
   bool reserve(std::span<const std::uint64_t> hashes, StorePlan* plan);
   // The n blocks to evict into victims_, or false when fewer can go; changes nothing.
   bool choose_victims(std::uint32_t n);
@@ -117,7 +119,7 @@ class HostKvStore {
   Chain chains_[4];
   double target_t1_ = 0.0;
   std::uint32_t stamp_ = 0;  // prepare_store's calls
-  std::vector<std::uint32_t> asked_nodes_, victims_;  // prepare_store's scratch
+  std::vector<std::uint32_t> asked_nodes_, seen_nodes_, victims_;  // prepare_store's scratch
 };
 
 }  // namespace meshsim::cluster
