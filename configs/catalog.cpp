@@ -153,6 +153,7 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         r.read("gpus_per_node", s.gpus_per_node, "a positive integer", kAtLeastOne);
         r.read("hbm_gib_per_gpu", s.hbm_gib_per_gpu, "a positive number", kPositive);
         r.read("peak_tflops", s.peak_tflops, "a positive number", kPositive);
+        r.read("peak_tflops_fp8", s.peak_tflops_fp8, "a non-negative number (0: no FP8 tensor cores)", kNonNegative);
         r.read("hbm_tb_per_s", s.hbm_tb_per_s, "a positive number", kPositive);
         r.read("nvlink_gb_per_s", s.nvlink_gb_per_s, "a positive number", kPositive);
         r.read("network_gb_per_s", s.network_gb_per_s, "a positive number", kPositive);
@@ -189,6 +190,9 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         r.read("heads", m.heads, "a positive integer", kAtLeastOne);
         r.read("kv_heads", m.kv_heads, "a positive integer", kAtLeastOne);
         r.read("dtype_bytes", m.dtype_bytes, "a positive integer", kAtLeastOne);
+        r.read("head_dim", m.head_size, "a positive integer (per attention head)", kAtLeastOne);
+        r.read_choice("weights", m.weights, cluster::kPrecisionNames);
+        r.read_choice("kv_cache", m.kv_cache, cluster::kPrecisionNames);
         r.read("hf_id", m.hf_id);
         r.read("experts", m.experts);
         r.read("experts_per_token", m.experts_per_token);
@@ -204,8 +208,8 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         if (!plain_name(m.name)) r.fail("name", "expected a model name (not empty, no spaces at either end)");
         if (!m.hf_id.empty() && !plain_name(m.hf_id)) r.fail("hf_id", "expected a Hugging Face id (no spaces at either end)");
         if (!named.insert(m.name).second) r.fail("name", "'" + m.name + "' names an earlier model of this file too");
-        if (m.heads && (m.hidden % m.heads != 0 || m.kv_heads > m.heads)) {
-          r.fail("heads", "expected heads to divide hidden and kv_heads <= heads");
+        if (m.heads && ((m.head_size == 0 && m.hidden % m.heads != 0) || m.kv_heads > m.heads)) {
+          r.fail("heads", "expected heads to divide hidden (unless head_dim is given) and kv_heads <= heads");
         }
         catalog.models[m.name] = m;
       });

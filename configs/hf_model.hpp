@@ -9,9 +9,8 @@
 
 namespace meshsim::configs {
 
-// A model from a Hugging Face config.json of the Llama, Mistral, Mixtral or Qwen2
-// families: its architecture as given, its parameter count worked out from the shapes
-// (embeddings, attention, MLP or routed experts, norms). Named `hf_id` (also its
+// A model from a Hugging Face config.json (model_from_hf_json: any decoder-only
+// transformer), its parameter count worked out from the shapes. Named `hf_id` (also its
 // ModelSpec::name). Errors name the file and key.
 Expected<cluster::ModelSpec> model_from_hf_config(const std::string& path, const std::string& hf_id);
 

@@ -59,8 +59,8 @@ std::uint32_t ServingHardware::add(const LlmClusterConfig& config, const SkuSpec
   MESHSIM_CHECK(hw.kv_capacity_tokens > 0, "the model's weights leave no HBM for the KV cache on " + sku.name);
   const double flops_per_ns = tensor_parallel * sku.peak_tflops * 1e3;
   const double bytes_per_ns = tensor_parallel * sku.hbm_tb_per_s * 1e3;
-  hw.per_token_ns = 2.0 * config.model.parameters / flops_per_ns;
-  hw.per_attention_pair_ns = 4.0 * config.model.layers * config.model.hidden / flops_per_ns;
+  hw.per_token_ns = 2.0 * config.model.parameters / (tensor_parallel * linear_peak_tflops(sku, config.model) * 1e3);
+  hw.per_attention_pair_ns = 4.0 * config.model.layers * config.model.attention_width() / flops_per_ns;
   hw.weights_ns = config.model.weight_bytes() / bytes_per_ns;
   hw.per_kv_token_ns = kv_per_token / bytes_per_ns;
   kinds_.push_back(std::move(hw));

@@ -5,7 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/enum_names.hpp"
+
 namespace meshsim::cluster {
+
+// How a model's weights or KV cache are stored and computed: 16-bit floats (bf16 or fp16)
+// or 8-bit floats (fp8 e4m3, as vLLM serves an fp8 checkpoint or --kv-cache-dtype fp8).
+enum class Precision : std::uint8_t { k16Bit, kFp8 };
+inline constexpr EnumNames kPrecisionNames{std::array{
+    std::pair{Precision::k16Bit, std::string_view("bf16")},
+    std::pair{Precision::kFp8, std::string_view("fp8")},
+}};
+inline double bytes_of(Precision p) { return p == Precision::kFp8 ? 1.0 : 2.0; }
 
 // A GPU server SKU (configs/hardware.json). Figures are per GPU unless named per node.
 struct SkuSpec {
@@ -13,6 +24,9 @@ struct SkuSpec {
   std::uint32_t gpus_per_node = 8;
   double hbm_gib_per_gpu = 80.0;     // GiB
   double peak_tflops = 989.0;        // dense FP16/BF16 tensor TFLOP/s
+  // Dense FP8 tensor TFLOP/s; 0: no FP8 tensor cores (A100), where fp8 weights are
+  // widened to 16 bits to compute (vLLM's weight-only FP8 kernels).
+  double peak_tflops_fp8 = 0.0;
   double hbm_tb_per_s = 3.35;        // TB/s
   double nvlink_gb_per_s = 900.0;    // GB/s per GPU, bidirectional total
   double network_gb_per_s = 50.0;    // GB/s per node (e.g. 400 Gb/s = 50 GB/s)
@@ -29,7 +43,7 @@ struct ModelSpec {
   std::uint32_t hidden = 0;          // model width
   std::uint32_t heads = 0;           // attention heads
   std::uint32_t kv_heads = 0;        // key/value heads (fewer than heads with GQA)
-  std::uint32_t dtype_bytes = 2;     // bytes per weight and per KV element
+  std::uint32_t dtype_bytes = 2;     // bytes per activation element (what an all-reduce sends)
   // Mixture of experts (0 experts: dense). `expert_parameters` counts the routed experts'
   // weights over all layers; the rest (attention, embeddings, dense layers, shared
   // experts) every token uses.
@@ -40,6 +54,13 @@ struct ModelSpec {
   // The longest sequence (prompt and output tokens) it was trained for: vLLM's default
   // max_model_len (from config.json's max_position_embeddings and rope scaling); 0 unknown.
   std::uint32_t max_context_tokens = 0;
+  // Per attention head; 0: hidden / heads (Qwen3 and others set it apart).
+  std::uint32_t head_size = 0;
+  // Multi-head latent attention (DeepSeek): a token's K and V in every layer are one latent
+  // vector of this many elements (kv_lora_rank + qk_rope_head_dim); 0: not MLA.
+  std::uint32_t latent_kv_width = 0;
+  Precision weights = Precision::k16Bit;
+  Precision kv_cache = Precision::k16Bit;
 
   bool moe() const { return experts > 0; }
   // The parameters one token computes with.
@@ -51,14 +72,23 @@ struct ModelSpec {
   double weight_bytes_touched(double tokens) const {
     if (!moe()) return weight_bytes();
     const double touched = 1.0 - std::pow(1.0 - double(experts_per_token) / experts, tokens);
-    return (parameters - expert_parameters + expert_parameters * touched) * dtype_bytes;
+    return (parameters - expert_parameters + expert_parameters * touched) * bytes_of(weights);
   }
-  std::uint32_t head_dim() const { return heads ? hidden / heads : 0; }
-  double weight_bytes() const { return parameters * dtype_bytes; }
+  std::uint32_t head_dim() const { return head_size ? head_size : heads ? hidden / heads : 0; }
+  // The width of the queries (and of the attention's scores and values per token).
+  double attention_width() const { return double(heads) * head_dim(); }
+  double weight_bytes() const { return parameters * bytes_of(weights); }
   // K and V for one token across all layers.
   double kv_bytes_per_token() const {
-    return 2.0 * layers * kv_heads * head_dim() * static_cast<double>(dtype_bytes);
+    const double per_layer = latent_kv_width ? double(latent_kv_width) : 2.0 * kv_heads * head_dim();
+    return layers * per_layer * bytes_of(kv_cache);
   }
 };
+
+// The TFLOP/s a GPU runs a model's linear layers at: its FP8 peak for fp8 weights where it
+// has FP8 tensor cores, else its 16-bit peak.
+inline double linear_peak_tflops(const SkuSpec& sku, const ModelSpec& model) {
+  return model.weights == Precision::kFp8 && sku.peak_tflops_fp8 > 0 ? sku.peak_tflops_fp8 : sku.peak_tflops;
+}
 
 }  // namespace meshsim::cluster

@@ -14,9 +14,13 @@ RooflinePerfModel::RooflinePerfModel(ModelSpec model, SkuSpec sku, std::uint32_t
 
 double RooflinePerfModel::prefill_ms(const PrefillWork& work) const {
   const double tokens = static_cast<double>(work.tokens);
-  // 2 FLOPs per parameter per token for the matrix products, and 4 * layers * hidden per
-  // (query, key) pair for attention scores and their weighted sum.
-  const double flops = 2.0 * model_.parameters * tokens + 4.0 * model_.layers * model_.hidden * work.squared_tokens;
+  // 2 FLOPs per parameter per token for the matrix products (at the weights' precision's
+  // peak), and 4 * layers * heads * head_dim per (query, key) pair for attention scores and
+  // their weighted sum.
+  // (The linear FLOPs are scaled to the 16-bit peak: 16-bit models' figures stay bit for bit.)
+  const double linear_scale = sku_.peak_tflops / linear_peak_tflops(sku_, model_);
+  const double flops = 2.0 * model_.parameters * tokens * linear_scale +
+                       4.0 * model_.layers * model_.attention_width() * work.squared_tokens;
   const double compute_s =
       flops / (tp_ * sku_.peak_tflops * 1e12 * f_.prefill_efficiency) * (1.0 + tokens / f_.prefill_knee_tokens);
   const double weights_s = model_.weight_bytes() / (tp_ * sku_.hbm_tb_per_s * 1e12);
@@ -27,7 +31,7 @@ double RooflinePerfModel::decode_ms(const DecodeWork& work) const {
   const double bytes = model_.weight_bytes() + model_.kv_bytes_per_token() * static_cast<double>(work.context_tokens);
   const double memory_s = bytes / (tp_ * sku_.hbm_tb_per_s * 1e12 * f_.decode_memory_efficiency);
   const double compute_s =
-      2.0 * model_.parameters * work.batch / (tp_ * sku_.peak_tflops * 1e12 * f_.decode_compute_efficiency);
+      2.0 * model_.parameters * work.batch / (tp_ * linear_peak_tflops(sku_, model_) * 1e12 * f_.decode_compute_efficiency);
   return f_.decode_overhead_ms + (memory_s + compute_s) * 1e3;
 }
 

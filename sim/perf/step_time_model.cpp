@@ -9,16 +9,17 @@ StepFeatures peak_step_terms(const ModelSpec& model, const SkuSpec& sku, std::ui
   const double sequences = step.prefill_sequences + step.decode_batch;
   const double bytes_per_s = tp * sku.hbm_tb_per_s * 1e12;
   const double flops_per_s = tp * sku.peak_tflops * 1e12;
+  const double linear_flops_per_s = tp * linear_peak_tflops(sku, model) * 1e12;
   const double kv_tokens = step.decode_context + step.prefill_context;
   StepFeatures f{};
   if (tokens == 0) return f;
   const auto at = [&f](StepTerm term) -> double& { return f[static_cast<std::size_t>(term)]; };
   at(StepTerm::kWeights) = model.weight_bytes_touched(tokens) / bytes_per_s;
-  at(StepTerm::kLinearFlops) = 2.0 * model.active_parameters() * tokens / flops_per_s;
+  at(StepTerm::kLinearFlops) = 2.0 * model.active_parameters() * tokens / linear_flops_per_s;
   at(StepTerm::kKvReads) = kv_tokens * model.kv_bytes_per_token() / bytes_per_s;
-  // Scores and values: 2 * 2 * hidden FLOPs per layer per (query, key) pair, and a chunk
-  // of t after c cached tokens has ((c + t)^2 - c^2) / 2 pairs.
-  at(StepTerm::kAttentionFlops) = 2.0 * model.layers * model.hidden * step.squared_tokens / flops_per_s;
+  // Scores and values: 2 * 2 * heads * head_dim FLOPs per layer per (query, key) pair, and
+  // a chunk of t after c cached tokens has ((c + t)^2 - c^2) / 2 pairs.
+  at(StepTerm::kAttentionFlops) = 2.0 * model.layers * model.attention_width() * step.squared_tokens / flops_per_s;
   if (tensor_parallel > 1) {
     const double all_reduces = 2.0 * model.layers;
     // A ring all-reduce sends 2 (tp - 1) / tp of the activations over each GPU's link

@@ -68,6 +68,36 @@ TEST(StepTimeModelTest, TermsFollowTheStepsContents) {
   EXPECT_GT(term(chunk, StepTerm::kLinearFlops), 0.0);
 }
 
+// fp8 weights halve the bytes a step reads and, on a GPU with FP8 tensor cores, the time
+// of its linear FLOPs; an fp8 KV cache halves its KV reads; attention stays at 16 bits.
+// A GPU without FP8 tensor cores (A100) computes fp8 weights at its 16-bit peak.
+TEST(StepTimeModelTest, Fp8WeightsAndKvHalveTheirBytesAndFp8TensorCoresTheLinearTime) {
+  SkuSpec hopper = h100();
+  hopper.peak_tflops_fp8 = 2 * hopper.peak_tflops;
+  SkuSpec ampere = h100();
+  ampere.peak_tflops_fp8 = 0;
+  ModelSpec fp8 = mixtral();
+  fp8.weights = Precision::kFp8;
+  ModelSpec fp8_kv = mixtral();
+  fp8_kv.kv_cache = Precision::kFp8;
+  const StepContents step{512, 1, 512.0 * 512, 0, 16, 16 * 1000.0};
+  const auto bf16 = peak_step_terms(mixtral(), hopper, 2, step);
+  const auto on_hopper = peak_step_terms(fp8, hopper, 2, step);
+  const auto on_ampere = peak_step_terms(fp8, ampere, 2, step);
+  EXPECT_DOUBLE_EQ(term(on_hopper, StepTerm::kWeights), term(bf16, StepTerm::kWeights) / 2);
+  EXPECT_DOUBLE_EQ(term(on_hopper, StepTerm::kLinearFlops), term(bf16, StepTerm::kLinearFlops) / 2);
+  EXPECT_DOUBLE_EQ(term(on_ampere, StepTerm::kWeights), term(bf16, StepTerm::kWeights) / 2);
+  EXPECT_DOUBLE_EQ(term(on_ampere, StepTerm::kLinearFlops), term(bf16, StepTerm::kLinearFlops));
+  for (const auto& f : {on_hopper, on_ampere}) {
+    EXPECT_DOUBLE_EQ(term(f, StepTerm::kAttentionFlops), term(bf16, StepTerm::kAttentionFlops));
+    EXPECT_DOUBLE_EQ(term(f, StepTerm::kKvReads), term(bf16, StepTerm::kKvReads));
+  }
+  const auto kv8 = peak_step_terms(fp8_kv, hopper, 2, step);
+  EXPECT_DOUBLE_EQ(term(kv8, StepTerm::kKvReads), term(bf16, StepTerm::kKvReads) / 2);
+  EXPECT_DOUBLE_EQ(term(kv8, StepTerm::kWeights), term(bf16, StepTerm::kWeights));
+  EXPECT_DOUBLE_EQ(fp8_kv.kv_bytes_per_token(), mixtral().kv_bytes_per_token() / 2);
+}
+
 // At unit coefficients the roofline terms of a step add up to max(memory, compute) at the
 // hardware's peaks, not their sum: a decode batch's FLOPs hide under its weight reads, a
 // long prefill chunk's memory reads under its FLOPs. Random steps of a dense and a MoE

@@ -83,6 +83,29 @@ TEST(CatalogTest, BadOwnCatalogsAreRefusedNamingTheFolderOrFileAndKey) {
   EXPECT_NE(message.find("models[0].parameters"), std::string::npos) << message;
 }
 
+// A model's precision and head size, and a SKU's FP8 peak, as a catalog gives them: read,
+// and a precision it cannot serve refused naming the key and what it accepts.
+TEST(CatalogTest, PrecisionsHeadSizesAndFp8PeaksAreReadAndOthersRefused) {
+  const fs::path dir = fresh_dir("catalog_precision");
+  fs::create_directories(dir);
+  write(dir / "models.json", R"({"models": [{"name": "qwen-like", "parameters": 32.8e9, "layers": 64,
+    "hidden": 5120, "heads": 64, "kv_heads": 8, "head_dim": 128, "weights": "fp8", "kv_cache": "fp8"}]})");
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  const auto& m = catalog->models.at("qwen-like");
+  EXPECT_EQ(m.weights, cluster::Precision::kFp8);
+  EXPECT_EQ(m.kv_cache, cluster::Precision::kFp8);
+  EXPECT_EQ(m.kv_bytes_per_token(), 64.0 * 2 * 8 * 128 * 1);  // 5120 / 64 would be 80 per head
+  EXPECT_EQ(catalog->skus.at("h100-80gb").peak_tflops_fp8, 1979.0);
+  EXPECT_EQ(catalog->skus.at("a100-80gb").peak_tflops_fp8, 0.0);  // no FP8 tensor cores
+  write(dir / "models.json", R"({"models": [{"name": "q", "parameters": 1e9, "layers": 4, "hidden": 1024,
+    "heads": 8, "kv_heads": 8, "weights": "int4"}]})");
+  catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
+  ASSERT_FALSE(catalog);
+  EXPECT_NE(catalog.error().message.find("models[0].weights"), std::string::npos) << catalog.error().message;
+  EXPECT_NE(catalog.error().message.find("fp8"), std::string::npos) << catalog.error().message;
+}
+
 // An entry the reader would otherwise complete with another's figures (H100's, a cost of
 // 0, a model weighing nothing) or replace silently is refused naming the file, entry and key.
 TEST(CatalogTest, EntriesWithoutTheirOwnFiguresOrNamedTwiceAreRefused) {
@@ -274,10 +297,10 @@ TEST(CatalogTest, HuggingFaceConfigsBecomeModelsNamedByTheirIds) {
 TEST(CatalogTest, AnUnsupportedOrBrokenHuggingFaceConfigIsNamed) {
   const fs::path dir = fresh_dir("catalog_hf_bad");
   fs::create_directories(dir / "hf/acme/model");
-  write(dir / "hf/acme/model/config.json", R"({"model_type": "gpt2", "hidden_size": 768})");
+  write(dir / "hf/acme/model/config.json", R"({"model_type": "bert", "hidden_size": 768})");
   auto catalog = configs::load_catalog(configs::default_catalog_folder(), dir.string());
   ASSERT_FALSE(catalog);
-  EXPECT_NE(catalog.error().message.find("acme/model/config.json: model_type: expected one of llama"),
+  EXPECT_NE(catalog.error().message.find("acme/model/config.json: model_type: 'bert' is not a decoder-only"),
             std::string::npos)
       << catalog.error().message;
   write(dir / "hf/acme/model/config.json", R"({"model_type": "llama", "hidden_size": 768, "num_hidden_layers": 12,

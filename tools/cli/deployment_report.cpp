@@ -80,11 +80,14 @@ std::string deployment_text(const ordered_json& d) {
 }
 
 std::string models_text(const configs::Catalog& catalog) {
-  std::string out = "model                          parameters   active   KV bytes/token   context  Hugging Face id\n";
+  std::string out =
+      "model                          parameters   active  weights  KV cache  KV bytes/token   context  Hugging Face id\n";
   char line[512];
   for (const auto& [name, m] : catalog.models) {
-    std::snprintf(line, sizeof line, "%-30s %9.2fe9 %7.2fe9 %16.0f %9s  %s\n", name.c_str(), m.parameters / 1e9,
-                  m.active_parameters() / 1e9, m.kv_bytes_per_token(),
+    std::snprintf(line, sizeof line, "%-30s %9.2fe9 %7.2fe9 %8s %9s %15.0f %9s  %s\n", name.c_str(),
+                  m.parameters / 1e9, m.active_parameters() / 1e9,
+                  std::string(cluster::kPrecisionNames.name(m.weights)).c_str(),
+                  std::string(cluster::kPrecisionNames.name(m.kv_cache)).c_str(), m.kv_bytes_per_token(),
                   m.max_context_tokens > 0 ? std::to_string(m.max_context_tokens).c_str() : "unknown",
                   m.hf_id.c_str());
     out += line;
