@@ -6,25 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/test_paths.hpp"
+#include "tests/sim/vllm_conformance/fixture.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
 using nlohmann::json;
 
-json fixture() {
-  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/tests/sim/vllm_conformance/cpu_offload.json";
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  return json::parse(in);
-}
+json fixture() { return testing::conformance_fixture("cpu_offload.json"); }
 
 std::vector<std::uint64_t> hashes(const json& list) { return list.get<std::vector<std::uint64_t>>(); }
 

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -19,19 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/batching/vllm_scheduler.hpp"
-#include "tests/test_paths.hpp"
+#include "tests/sim/vllm_conformance/fixture.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
 using nlohmann::json;
 
-json fixture(const std::string& name = "scheduler.json") {
-  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/tests/sim/vllm_conformance/" + name;
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  return json::parse(in);
-}
+json fixture(const std::string& name = "scheduler.json") { return testing::conformance_fixture(name); }
 
 struct Request {
   std::string id;

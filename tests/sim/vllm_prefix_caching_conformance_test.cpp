@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <deque>
-#include <fstream>
 #include <map>
 #include <memory>
 
@@ -14,19 +13,14 @@
 
 #include "sim/batching/kv_span_cache.hpp"
 #include "tests/sim/kv_block_cache.hpp"
-#include "tests/test_paths.hpp"
+#include "tests/sim/vllm_conformance/fixture.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
 using nlohmann::json;
 
-json fixture() {
-  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/tests/sim/vllm_conformance/prefix_caching.json";
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  return json::parse(in);
-}
+json fixture() { return testing::conformance_fixture("prefix_caching.json"); }
 
 // vLLM's block ids are the twin's plus one: its block 0 is the null block.
 std::vector<std::uint32_t> vllm_ids(const std::vector<std::uint32_t>& ours) {
