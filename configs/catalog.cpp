@@ -253,6 +253,9 @@ Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_
         cluster::StepCoefficients c;
         read_step_coefficients(r, c);
         catalog.step_fits[sku] = c;
+        std::string source;
+        r.read("source", source);
+        catalog.step_fit_sources[sku] = source;
       });
     });
     if (!steps) return steps.error();
@@ -347,10 +350,12 @@ std::string& config_folder() {
 std::string default_catalog_folder() { return config_folder(); }
 void set_config_folder(std::string folder) { config_folder() = std::move(folder); }
 
-json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits, const std::string& comment) {
+json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits, const std::string& comment,
+                       const std::string& source) {
   json out = {{"comment", comment}, {"fits", json::array()}};
   for (const auto& [sku, c] : fits) {
     json entry = {{"sku", sku}};
+    if (!source.empty()) entry["source"] = source;
     entry.update(step_coefficients_to_json(c));
     out["fits"].push_back(entry);
   }

@@ -39,6 +39,7 @@ struct Catalog {
   std::vector<PerfFit> fits;
   std::map<std::string, cluster::RooflineFactors> sku_defaults;  // for deployments not fitted
   std::map<std::string, cluster::StepCoefficients> step_fits;    // by SKU name
+  std::map<std::string, std::string> step_fit_sources;           // what each was fitted on (may be empty)
 
   // By name, else by Hugging Face id (models) or alias (SKUs); null when unknown.
   const cluster::ModelSpec* find_model(const std::string& name) const;
@@ -75,7 +76,7 @@ void set_config_folder(std::string folder);
 
 // step_model.json for per-SKU step-time coefficients.
 nlohmann::json step_fits_to_json(const std::map<std::string, cluster::StepCoefficients>& fits,
-                                 const std::string& comment);
+                                 const std::string& comment, const std::string& source = "");
 
 // perf_fits.json for a set of fits; each SKU's default is the median of its fits.
 nlohmann::json perf_fits_to_json(const std::vector<PerfFit>& fits, const std::string& comment);

@@ -173,6 +173,8 @@ void parse_workload(ObjectReader& parent, const std::string& base_dir, traces::W
   }
   reader.read("rate_scale", spec.rate_scale, "a factor in " + traces::rate_scale_range(), traces::rate_scale_in_range);
   reader.read_optional("max_requests", spec.max_requests, "a positive integer", kAtLeastOne);
+  reader.read_optional("max_concurrency", spec.max_concurrency, "a positive number of requests in the system at once",
+                       [](std::uint32_t v) { return v >= 1; });
   ObjectReader window(reader.raw("window"), reader.path_of("window"), reader.errors());
   window.read_duration("start_s", spec.window_start, 1.0);
   window.read_optional_duration("end_s", spec.window_end, 1.0);
@@ -349,6 +351,7 @@ json to_json(const ScenarioConfig& config) {
   }
   workload["rate_scale"] = config.workload.rate_scale;
   workload["max_requests"] = config.workload.max_requests ? json(*config.workload.max_requests) : json(nullptr);
+  workload["max_concurrency"] = config.workload.max_concurrency ? json(*config.workload.max_concurrency) : json(nullptr);
   workload["window"] = {{"start_s", config.workload.window_start.seconds()},
                         {"end_s", optional_json(config.workload.window_end)}};
   json out{

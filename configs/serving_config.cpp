@@ -66,6 +66,13 @@ void read_host_kv(ObjectReader& vllm, LlmServingSpec& spec) {
 
 void parse_llm(ObjectReader& reader, const std::string& base_dir, LlmServingSpec& spec) {
   reader.read("model", spec.model);
+  for (auto [key, precision] : {std::pair{"weights", &spec.weights}, std::pair{"kv_cache", &spec.kv_cache}}) {
+    if (const nlohmann::json* value = reader.raw(key); value != nullptr && !value->is_null()) {
+      cluster::Precision chosen = precision->value_or(cluster::Precision::k16Bit);
+      reader.read_choice(key, chosen, cluster::kPrecisionNames);
+      *precision = chosen;
+    }
+  }
   reader.read("sku", spec.sku);
   reader.read("tensor_parallel", spec.tensor_parallel, "a positive integer", kAtLeastOne);
   reader.read_choice("backend", spec.backend, kBackendNames);
@@ -182,6 +189,8 @@ json llm_to_json(const LlmServingSpec& spec) {
   }
   return json{{"kind", "llm"},
               {"model", spec.model},
+              {"weights", spec.weights ? json(cluster::kPrecisionNames.name(*spec.weights)) : json(nullptr)},
+              {"kv_cache", spec.kv_cache ? json(cluster::kPrecisionNames.name(*spec.kv_cache)) : json(nullptr)},
               {"sku", spec.sku},
               {"tensor_parallel", spec.tensor_parallel},
               {"backend", kBackendNames.name(spec.backend)},
@@ -313,12 +322,21 @@ json serving_to_json(const ServingSpec& spec) {
   return llm_to_json(std::get<LlmServingSpec>(spec));
 }
 
+cluster::ModelSpec served_model(const cluster::ModelSpec& model, const LlmServingSpec& spec) {
+  cluster::ModelSpec served = model;
+  if (spec.weights) served.weights = *spec.weights;
+  if (spec.kv_cache) served.kv_cache = *spec.kv_cache;
+  return served;
+}
+
 Expected<cluster::LlmClusterConfig> resolve_llm_cluster(const LlmServingSpec& llm, const Catalog& catalog,
                                                         bool place_start_state) {
-  const cluster::ModelSpec* model = catalog.find_model(llm.model);
-  if (model == nullptr) {
+  const cluster::ModelSpec* found = catalog.find_model(llm.model);
+  if (found == nullptr) {
     return Error{"serving.model: no model '" + llm.model + "' in models.json or the catalog's hf/ folder"};
   }
+  const cluster::ModelSpec served = served_model(*found, llm);
+  const cluster::ModelSpec* model = &served;
   auto main = pool_hardware(llm, catalog, *model, llm.sku, llm.tensor_parallel, "serving");
   if (!main) return main.error();
   cluster::LlmClusterConfig config;

@@ -20,6 +20,9 @@ namespace meshsim::configs {
 // serving options, which the cluster takes as they are.
 struct LlmServingSpec : cluster::ServingOptions {
   std::string model = "llama2-70b";
+  // How the model is served, over what its catalog entry or config.json says (an fp8
+  // checkpoint of it, vLLM's --kv-cache-dtype fp8); unset: the model's own.
+  std::optional<cluster::Precision> weights, kv_cache;
   std::string sku = "h100-80gb";
   std::uint32_t tensor_parallel = 8;
   enum class Backend { kRoofline, kTable, kConstant, kStepModel } backend = Backend::kRoofline;
@@ -53,6 +56,10 @@ nlohmann::json serving_to_json(const ServingSpec& spec);
 // "sku", "tensor_parallel", "note"} (the note says what to run to fit them); null when it
 // has its own fit or another performance model.
 nlohmann::json borrowed_roofline_factors(const ServingSpec& spec, const Catalog& catalog);
+
+// The model as `spec` serves it: its weights and KV cache in the precisions the scenario
+// sets (serving.weights, serving.kv_cache), else its own.
+cluster::ModelSpec served_model(const cluster::ModelSpec& model, const LlmServingSpec& spec);
 
 // The LLM cluster's configuration, resolved against the catalog (model, SKUs, performance
 // model) and checked as a whole; errors name the missing model, SKU or profile, or the

@@ -1,5 +1,7 @@
 #include "configs/serving_reference.hpp"
 
+#include "configs/reference_table.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -15,37 +17,19 @@ std::uint32_t ServingReferenceRow::system_prompt_tokens() const {
 }
 
 Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{path + ": cannot open"};
-  std::string line;
-  std::vector<std::string> fields;
-  const auto read_line = [&in, &line]() {
-    if (!std::getline(in, line)) return false;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    return true;
-  };
-  if (!read_line() || !traces::split_csv_record(line, fields)) return Error{path + ":1: expected a header"};
-  std::map<std::string, std::size_t> column;
-  for (std::size_t i = 0; i < fields.size(); ++i) column[fields[i]] = i;
-  static const char* const kRequired[] = {
-      "model", "tensor_parallel", "gpu", "max_num_batched_tokens", "max_num_seqs", "max_model_len",
-      "system_prompt_len", "question_len", "output_len", "num_unique_system_prompts",
-      "num_users_per_system_prompt", "rate_per_s", "duration_s"};
-  for (const char* name : kRequired) {
-    if (!column.count(name)) return Error{path + ":1: no column '" + name + "'"};
-  }
+  auto table = ReferenceTable::open(path, {"model", "tensor_parallel", "gpu", "max_num_batched_tokens", "max_num_seqs",
+                                            "max_model_len", "system_prompt_len", "question_len", "output_len",
+                                            "num_unique_system_prompts", "num_users_per_system_prompt", "rate_per_s",
+                                            "duration_s"});
+  if (!table) return table.error();
   std::vector<ServingReferenceRow> rows;
-  for (std::size_t number = 2; read_line(); ++number) {
-    if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(number) + ": ";
-    if (!traces::split_csv_record(line, fields) || fields.size() != column.size()) {
-      return Error{where + "expected " + std::to_string(column.size()) + " fields"};
-    }
+  while (true) {
+    auto more = table->next();
+    if (!more) return more.error();
+    if (!*more) break;
+    const std::string where = table->where();
     std::string bad;
-    const auto text = [&](const char* name) -> std::string {
-      const auto it = column.find(name);
-      return it == column.end() ? std::string() : fields[it->second];
-    };
+    const auto text = [&](const char* name) { return table->text(name); };
     // A measured figure may be absent (a column the file lacks): 0 then.
     const auto number_of = [&](const char* name, bool required) -> double {
       const std::string t = text(name);
@@ -66,7 +50,7 @@ Expected<std::vector<ServingReferenceRow>> read_serving_reference(const std::str
       return static_cast<std::uint32_t>(v);
     };
     ServingReferenceRow r;
-    r.line = number;
+    r.line = table->line();
     r.experiment = text("experiment");
     r.model = text("model");
     r.gpu = text("gpu");

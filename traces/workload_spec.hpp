@@ -133,6 +133,8 @@ struct WorkloadSpec {
   std::optional<SimTime> window_end;
   double rate_scale = 1.0;
   std::optional<std::uint64_t> max_requests;
+  // At most this many requests in the system at once (replay::ReplayOptions' rule).
+  std::optional<std::uint32_t> max_concurrency;
   // Classes of service drawn by share (ClassShareSource), in the scenario's order; empty
   // when there are no classes or the trace names each request's (ColumnMapping).
   std::vector<double> class_shares;

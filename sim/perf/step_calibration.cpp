@@ -108,7 +108,8 @@ Columns fit_columns(const std::vector<const SteadyLoad*>& loads, const TermSet& 
   for (const auto* load : loads) {
     const LoadEquations eq = load_equations(*load);
     // Relative errors: each equation divided by its measured value.
-    for (const auto& [row, measured] : {std::pair{eq.step, eq.step_s}, std::pair{eq.first, eq.first_s}}) {
+    const double first_s = load->fit_first_token ? eq.first_s : 0.0;  // 0: not an equation of the fit
+    for (const auto& [row, measured] : {std::pair{eq.step, eq.step_s}, std::pair{eq.first, first_s}}) {
       if (!(measured > 0)) continue;
       for (const std::size_t c : index) a.push_back(row[c] / measured);
       b.push_back(1.0 - dot(row, low) / measured);
@@ -126,7 +127,7 @@ double abs_relative_error(const Columns& x, const SteadyLoad& load) {
   const double step = dot(eq.step, x);
   double sum = 0;
   if (eq.step_s > 0) sum += std::fabs(step / eq.step_s - 1);
-  if (load.ttft_mean_s > 0) sum += std::fabs((dot(eq.first, x) + step / 2) / load.ttft_mean_s - 1);
+  if (load.ttft_mean_s > 0 && load.fit_first_token) sum += std::fabs((dot(eq.first, x) + step / 2) / load.ttft_mean_s - 1);
   return sum;
 }
 

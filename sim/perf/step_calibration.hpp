@@ -21,6 +21,10 @@ struct SteadyLoad {
   double output_tokens = 0;
   double e2e_mean_s = 0;
   double ttft_mean_s = 0;
+  // Whether the TTFT equation describes the load: a closed loop's clients send in waves
+  // whose prompts queue behind each other, which the equation's mean step does not see;
+  // its TTFT is then judged by replaying it, not fitted.
+  bool fit_first_token = true;
 };
 
 // How a load's two measured figures come out of the coefficients: the mean step (mean

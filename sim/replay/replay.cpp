@@ -1,5 +1,6 @@
 #include "sim/replay/replay.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -38,8 +39,9 @@ void Replay::read_next_arrival() {
     return;
   }
   next_ = std::move(**next);
-  // Arrival offsets are relative to the replay's start.
-  sim_.schedule_at(next_->arrival, *this, engine::EventPayload{kArrival, 0});
+  // Arrival offsets are relative to the replay's start; one read after a held request was
+  // sent may be due already.
+  sim_.schedule_at(std::max(next_->arrival, sim_.now()), *this, engine::EventPayload{kArrival, 0});
 }
 
 void Replay::on_event(const engine::EventPayload& payload) {
@@ -47,6 +49,13 @@ void Replay::on_event(const engine::EventPayload& payload) {
     sample();
     return;
   }
+  release_armed_ = false;
+  if (options_.max_concurrency && cluster_->in_flight() >= *options_.max_concurrency) {
+    held_ = true;  // sent when a request leaves (on_request_finished)
+    return;
+  }
+  held_ = false;
+  next_->arrival = sim_.now();  // when it is sent: later than the source's time if it was held
   metrics_.on_arrival(sim_.now(), next_->service_class);
   ++row_.arrivals;
   observer_.on_arrival(*next_);
@@ -64,6 +73,12 @@ void Replay::on_request_finished(const metrics::RequestRecord& record) {
     row_.output_tokens += record.output_tokens;
   }
   observer_.on_request(record);
+  // A held request tries again once the system has taken this one out (the cluster may
+  // count it in flight until its callback returns).
+  if (held_ && !release_armed_) {
+    release_armed_ = true;
+    sim_.schedule_at(sim_.now(), *this, engine::EventPayload{kArrival, 0});
+  }
   note_if_done();
 }
 

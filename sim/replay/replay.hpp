@@ -106,6 +106,10 @@ class Replay final : private engine::EventHandler, private cluster::RequestSink 
   metrics::RunMetrics metrics_;
   engine::Timer sample_timer_;
   std::optional<traces::TraceRequest> next_;  // the one request read ahead
+  // next_ arrived while max_concurrency requests were in the system: it is sent when one
+  // leaves (release_armed_: an arrival event is already scheduled to try again).
+  bool held_ = false;
+  bool release_armed_ = false;
   bool source_done_ = false;
   std::optional<SimTime> done_at_;  // when the last request left, if it has
   std::optional<Error> source_error_;

@@ -29,6 +29,12 @@ struct ReplayOptions {
   // (the RL environment: instances still exist, cost and scale after the last request)
   // and for a shared cluster, whose batch jobs do not end with the serving workload.
   bool stop_when_served = true;
+  // At most this many requests in the system at once (workload.max_concurrency): a
+  // request arriving while they are is sent when one leaves, its arrival then, as a
+  // benchmark client's --max-concurrency holds it. With every request arriving at once it
+  // is a closed loop of this many clients, each sending its next request when its last
+  // one left. Unset: every request is sent when it arrives.
+  std::optional<std::uint32_t> max_concurrency;
 };
 
 }  // namespace meshsim::replay

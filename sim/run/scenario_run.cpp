@@ -107,6 +107,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
     return system;
   };
   replay::ReplayOptions replay_options = config.replay;
+  replay_options.max_concurrency = config.workload.max_concurrency;
   // A shared cluster's batch jobs run to the end the scenario sets, whenever the serving
   // workload ends (a rate scale compresses it); without one it ends with the serving.
   if (fixed && replay_options.until) replay_options.stop_when_served = false;

@@ -452,3 +452,47 @@ TEST(ScenarioConfigTest, RlObjectIsReadCheckedAndRoundTrips) {
 
 }  // namespace
 }  // namespace meshsim::configs
+
+namespace meshsim::configs {
+namespace {
+
+// workload.max_concurrency (a closed loop's clients) and serving.weights / kv_cache (the
+// precision the model is served in) are read, written back, checked and honoured.
+TEST(ScenarioConfigTest, ConcurrencyAndServedPrecisionAreReadCheckedAndHonoured) {
+  auto config = parse_scenario(nlohmann::json::parse(R"({"workload": {"max_concurrency": 16, "generator": {
+        "arrivals": {"rate_per_s": 2}, "requests": 10, "prompt_tokens": {"kind": "fixed", "value": 100},
+        "output_tokens": {"kind": "fixed", "value": 10}}},
+      "serving": {"model": "llama3.1-70b", "tensor_parallel": 4, "weights": "fp8", "kv_cache": "fp8"}})"),
+                               "s.json");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->workload.max_concurrency, 16u);
+  const auto& serving = std::get<LlmServingSpec>(config->serving);
+  EXPECT_EQ(serving.weights, cluster::Precision::kFp8);
+  auto again = parse_scenario(to_json(*config), "s.json");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(to_json(*again), to_json(*config));
+  auto catalog = load_catalog(default_catalog_folder());
+  ASSERT_TRUE(catalog);
+  const auto fp8 = resolve_llm_cluster(serving, *catalog);
+  ASSERT_TRUE(fp8) << fp8.error().message;
+  EXPECT_EQ(fp8->model.weights, cluster::Precision::kFp8);
+  EXPECT_DOUBLE_EQ(fp8->model.weight_bytes(), 70.55e9);
+  EXPECT_DOUBLE_EQ(fp8->model.kv_bytes_per_token(), 163840);  // 80 layers x 2 x 8 heads x 128 x 1 B
+  LlmServingSpec own = serving;
+  own.weights.reset();
+  own.kv_cache.reset();
+  const auto bf16 = resolve_llm_cluster(own, *catalog);
+  ASSERT_TRUE(bf16) << bf16.error().message;
+  EXPECT_EQ(bf16->model.weights, cluster::Precision::k16Bit);
+  EXPECT_DOUBLE_EQ(bf16->model.kv_bytes_per_token(), 327680);
+
+  EXPECT_NE(parse_error(R"({"workload": {"max_concurrency": 0}})")
+                .find("workload.max_concurrency: expected a positive number of requests in the system at once"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"weights": "int4"}})").find("serving.weights: expected one of"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"serving": {"kv_cache": 8}})").find("serving.kv_cache"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshsim::configs

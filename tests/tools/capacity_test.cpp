@@ -193,3 +193,63 @@ TEST(CapacityCommandTest, BadOptionsAndAScenarioItCannotSizeAreRefused) {
 
 }  // namespace
 }  // namespace meshsim::cli
+
+namespace meshsim::cli {
+namespace {
+
+// --compare-skus answers each SKU as the one-SKU search of the same scenario with that SKU
+// set does, and prices the answer by hardware.json.
+TEST(CapacityCommandTest, ComparingSkusAnswersEachAsItsOwnSearchAndPricesIt) {
+  const auto dir = fresh_dir("capacity_compare");
+  CapacityCommandOptions options;
+  options.rate_scale = 4;
+  options.until_s = 300;
+  options.max_instances = 8;
+  options.plot = false;
+  options.out_dir = (dir / "compare").string();
+  options.compare_skus = {"h100-80gb:4", "h200-141gb:2", "b200-180gb"};
+  std::ostringstream out, err;
+  ASSERT_EQ(run_capacity_command(options, out, err), kExitOk) << err.str();
+  const auto rows = csv_rows(slurp(dir / "compare/compare.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::map<std::string, double> price = {{"h100-80gb", 98.32}, {"h200-141gb", 108.15}, {"b200-180gb", 113.93}};
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.at("sku"));
+    CapacityCommandOptions one = options;
+    one.compare_skus.clear();
+    one.sets = {"serving.sku=" + row.at("sku"), "serving.tensor_parallel=" + row.at("tensor_parallel")};
+    one.out_dir = (dir / row.at("sku")).string();
+    std::ostringstream one_out, one_err;
+    ASSERT_EQ(run_capacity_command(one, one_out, one_err), kExitOk) << one_err.str();
+    const std::uint32_t n = std::stoul(row.at("instances")), tp = std::stoul(row.at("tensor_parallel"));
+    EXPECT_NE(one_out.str().find("capacity    " + std::to_string(n) + " mixed instance"), std::string::npos)
+        << one_out.str();
+    EXPECT_EQ(slurp(dir / row.at("sku") / "capacity.csv"),
+              slurp(dir / "compare" / ("capacity-" + row.at("sku") + "-tp" + std::to_string(tp) + ".csv")));
+    EXPECT_EQ(std::stoul(row.at("gpus")), n * tp);
+    EXPECT_EQ(std::stoul(row.at("servers")), (n * tp + 7) / 8);
+    EXPECT_NEAR(std::stod(row.at("gpu_cost_per_hour")), n * tp / 8.0 * price.at(row.at("sku")), 0.01);
+    EXPECT_EQ(row.at("step_time_factors"), "fitted");
+  }
+  EXPECT_EQ(rows[2].at("tensor_parallel"), "4");  // no TP given: the scenario's
+  EXPECT_NE(out.str().find("cheapest    "), std::string::npos) << out.str();
+
+  for (const auto& [entries, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"h100-80gb:0"}, "--compare-skus: expected SKU or SKU:TP (h200-141gb:2), got 'h100-80gb:0'"},
+           {{"h100-80gb:4", "z100:4"}, "--compare-skus: no SKU or alias 'z100' in hardware.json"},
+           {{":4"}, "--compare-skus: expected a SKU name"}}) {
+    CapacityCommandOptions bad = options;
+    bad.compare_skus = entries;
+    std::ostringstream bad_out, bad_err;
+    EXPECT_EQ(run_capacity_command(bad, bad_out, bad_err), kExitBadInput) << entries[0];
+    EXPECT_NE(bad_err.str().find(says), std::string::npos) << bad_err.str();
+  }
+  CapacityCommandOptions rate = options;
+  rate.find = "rate";
+  std::ostringstream rate_out, rate_err;
+  EXPECT_EQ(run_capacity_command(rate, rate_out, rate_err), kExitBadInput);
+  EXPECT_NE(rate_err.str().find("--compare-skus: compares the fewest instances"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshsim::cli

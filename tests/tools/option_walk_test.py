@@ -110,6 +110,14 @@ have_matplotlib = subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"]
 profile = SHARED / "reference" / "splitwise_perf_model.csv"
 reference_rows = SHARED / "reference" / "vllm-h100-measured.csv"
 reference = WORK / "reference-1row.csv"
+# A closed-loop table (AIConfigurator's layout) of a bundled model, two shapes.
+closed_loop = WORK / "closed-loop.csv"
+closed_loop.write_text(
+    "id,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    "a,vllm,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,128,4,4,90,10\n"
+    "b,vllm,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,128,16,8,110,9\n"
+    "c,vllm,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,2048,64,8,4,200,12\n"
+    "d,vllm,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,2048,64,8,2,300,16\n")
 if reference_rows.exists():
     reference.write_text("".join(reference_rows.read_text().splitlines(True)[:2]))
 
@@ -185,6 +193,7 @@ COMMANDS = {
         "--max-instances": changes(["--max-instances", "1"], "capacity.csv",
                                    base=["--until", "60", "--no-plot", "--rate-scale", "4"]),
         "--precision": refused(["--precision", "0.1"], "--precision: applies to --find rate"),
+        "--compare-skus": changes(["--compare-skus", "h200-141gb:2,b200-180gb:1"], "listing"),
         "--until": changes(["--until", "30"], "capacity.csv", base=["--no-plot", "--threads", "1"],
                            instead=["--until", "60"]),
         "--warmup": changes(["--warmup", "20"], "capacity.csv"),
@@ -215,6 +224,8 @@ COMMANDS = {
         "--profile": refused(["--profile", empty], "empty.json", base=[]),
         "--reference": refused(["--reference", empty], "empty.json", base=[]),
         "--catalog": catalog_refused,
+        "--fit-on": changes(["--fit-on", "1024x128"], "stdout", base=["--reference", closed_loop]),
+        "--sku": refused(["--sku", "z100"], "--sku: no SKU or alias 'z100'", base=["--reference", closed_loop]),
     }) if profile.exists() else None,
     "validate": (["--reference", reference], False, {
         "--reference": refused(["--reference", empty], "empty.json", base=[]),
@@ -222,6 +233,8 @@ COMMANDS = {
         "--json": changes(["--json"], "stdout"),
         "--seed": changes(["--seed", "9"], "stdout", base=["--reference", reference, "--json"]),
         "--client-timeout": changes(["--client-timeout", "0.5"], "stdout"),
+        "--fit-on": changes(["--fit-on", "1024x128"], "stdout", base=["--reference", closed_loop]),
+        "--requests-per-client": changes(["--requests-per-client", "3"], "stdout", base=["--reference", closed_loop]),
     }) if reference_rows.exists() else None,
     "scenario": ([script], False, {
         "script": refused([empty], "empty.json", base=[]),

@@ -199,19 +199,32 @@ TEST(ValidateCommandTest, ARowWithoutMeasurementsIsPredicted) {
   }
 }
 
+CalibrateReferenceOptions calibrate_options(std::vector<std::string> references, std::vector<std::string> skus = {}) {
+  CalibrateReferenceOptions options;
+  options.references = std::move(references);
+  options.skus = std::move(skus);
+  return options;
+}
+
 TEST(CalibrateReferenceTest, FitsCoefficientsThatPredictTheRowsItWasFittedOn) {
   MESHSIM_NEED_SHARED_FILE(kReference);
   std::ostringstream out, err;
-  ASSERT_EQ(run_calibrate_reference(kReference, "", out, err), kExitOk) << err.str();
+  ASSERT_EQ(run_calibrate_reference(calibrate_options({kReference}), out, err), kExitOk) << err.str();
   const auto fits = nlohmann::json::parse(out.str());
   ASSERT_EQ(fits["fits"].size(), 1u);
   EXPECT_EQ(fits["fits"][0]["sku"], "h100-80gb");
   // Memory-bound decode: the weights are read at no more than the datasheet's bandwidth.
   EXPECT_GE(fits["fits"][0]["weights"].get<double>(), 1.0);
-  EXPECT_NE(err.str().find("3 rows left out"), std::string::npos) << err.str();
-  // The bundled step_model.json is this fit (regenerate it rather than edit it).
-  const auto bundled = nlohmann::json::parse(::meshsim::cli::testing::slurp(fs::path(MESHSIM_SOURCE_DIR) / "configs/step_model.json"));
-  EXPECT_EQ(bundled["fits"], fits["fits"]);
+  EXPECT_NE(err.str().find("vllm-h100-measured.csv: 3 rows the server did not keep up with"), std::string::npos)
+      << err.str();
+  // A SKU the file does not measure leaves nothing to fit, and --sku names what it lacks.
+  std::ostringstream none_out, none_err;
+  EXPECT_EQ(run_calibrate_reference(calibrate_options({kReference}, {"b200-180gb"}), none_out, none_err),
+            kExitBadInput);
+  EXPECT_NE(none_err.str().find("no row to fit"), std::string::npos) << none_err.str();
+  std::ostringstream bad_out, bad_err;
+  EXPECT_EQ(run_calibrate_reference(calibrate_options({kReference}, {"z100"}), bad_out, bad_err), kExitBadInput);
+  EXPECT_NE(bad_err.str().find("--sku: no SKU or alias 'z100'"), std::string::npos) << bad_err.str();
 }
 
 }  // namespace

@@ -172,9 +172,36 @@ std::string judged_text(const run::SloProbe& p) {
   return out;
 }
 
+// The fewest instances of the setup's pool meeting the target at `rate`, probing on the
+// prober's pool; `failure` gets the first probe's error.
+std::optional<std::int64_t> find_fewest(Prober& prober, const CapacityCommandOptions& options, double rate,
+                                        std::string& failure) {
+  return run::fewest_meeting(options.max_instances, [&](const std::vector<std::int64_t>& xs) {
+    std::vector<std::pair<std::uint32_t, double>> points;
+    for (const auto x : xs) points.emplace_back(static_cast<std::uint32_t>(x), rate);
+    const auto probes = prober.run(points);
+    std::vector<bool> met(probes.size());
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      if (!probes[i]->error.empty() && failure.empty()) failure = probes[i]->error;
+      met[i] = probes[i]->error.empty() && probes[i]->judged > 0 && probes[i]->attainment >= options.target;
+    }
+    return met;
+  });
+}
+
+// Writes a search's probes as capacity.csv's rows.
+Status write_probes(const std::string& path, const Prober& prober, double target) {
+  AtomicFile csv(path);
+  csv.stream() << "instances,rate_scale,slo_attainment,meets_target,ttft_p99_s,tbt_p99_s,goodput_per_s,"
+                  "offered_per_s,arrived,judged,unfinished,refused_over_context,other_drops,gpu_hours,cost_usd,overloaded\n";
+  for (const auto& [point, probe] : prober.probes()) csv.stream() << csv_row(point.first, probe, target);
+  return csv.commit();
+}
+
 }  // namespace
 
 int run_capacity_command(const CapacityCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.compare_skus.empty()) return run_compare_skus(options, out, err);
   if (options.find != "instances" && options.find != "rate") {
     return fail(err, "--find: expected instances or rate, got '" + options.find + "'", kExitBadInput);
   }
@@ -195,17 +222,7 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   std::optional<std::int64_t> fewest;
   std::optional<double> most;
   if (options.find == "instances") {
-    fewest = run::fewest_meeting(options.max_instances, [&](const std::vector<std::int64_t>& xs) {
-      std::vector<std::pair<std::uint32_t, double>> points;
-      for (const auto x : xs) points.emplace_back(static_cast<std::uint32_t>(x), rate);
-      const auto probes = prober.run(points);
-      std::vector<bool> met(probes.size());
-      for (std::size_t i = 0; i < probes.size(); ++i) {
-        if (!probes[i]->error.empty() && failure.empty()) failure = probes[i]->error;
-        met[i] = probes[i]->error.empty() && probes[i]->judged > 0 && probes[i]->attainment >= options.target;
-      }
-      return met;
-    });
+    fewest = find_fewest(prober, options, rate, failure);
   } else {
     // The one search of what a deployment sustains (sim/run/slo_capacity.hpp), down to a
     // thousandth of the load: below it an idle deployment's figures no longer move.
@@ -227,11 +244,9 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const std::string csv_path = options.out_dir + "/capacity.csv";
-  AtomicFile csv(csv_path);
-  csv.stream() << "instances,rate_scale,slo_attainment,meets_target,ttft_p99_s,tbt_p99_s,goodput_per_s,"
-                  "offered_per_s,arrived,judged,unfinished,refused_over_context,other_drops,gpu_hours,cost_usd,overloaded\n";
-  for (const auto& [point, probe] : prober.probes()) csv.stream() << csv_row(point.first, probe, options.target);
-  if (auto status = csv.commit(); !status) return fail(err, status.error().message, kExitOutputError);
+  if (auto status = write_probes(csv_path, prober, options.target); !status) {
+    return fail(err, status.error().message, kExitOutputError);
+  }
 
   out << "meshsim capacity: " << setup->config.name << " (" << setup->hardware << ", seed " << setup->config.seed
       << "), " << prober.probes().size() << " replays on " << threads << " threads in "
@@ -273,6 +288,147 @@ int run_capacity_command(const CapacityCommandOptions& options, std::ostream& ou
   const auto drawn = options.plot
                         ? draw_plot("plot_capacity.py", {csv_path, "--target", number_text(options.target)}, png, err)
                         : Expected<bool>(false);
+  out << (drawn && *drawn ? ", " + png : "") << '\n';
+  return drawn ? kExitOk : fail(err, drawn.error().message, kExitOutputError);
+}
+
+namespace {
+
+// One entry of --compare-skus: a SKU and the TP degree its instances run at (0: the
+// scenario's).
+struct SkuChoice {
+  std::string sku;
+  std::uint32_t tensor_parallel = 0;
+};
+
+Expected<std::vector<SkuChoice>> parse_sku_choices(const std::vector<std::string>& entries) {
+  std::vector<SkuChoice> out;
+  for (const std::string& entry : entries) {
+    SkuChoice choice;
+    const auto colon = entry.find(':');
+    choice.sku = entry.substr(0, colon);
+    if (colon != std::string::npos) {
+      const std::string tp = entry.substr(colon + 1);
+      if (tp.empty() || tp.size() > 3 || !std::all_of(tp.begin(), tp.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          std::stoul(tp) == 0) {
+        return Error{"--compare-skus: expected SKU or SKU:TP (h200-141gb:2), got '" + entry + "'"};
+      }
+      choice.tensor_parallel = static_cast<std::uint32_t>(std::stoul(tp));
+    }
+    if (choice.sku.empty()) return Error{"--compare-skus: expected a SKU name, got '" + entry + "'"};
+    out.push_back(choice);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_compare_skus(const CapacityCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.find != "instances") {
+    return fail(err, "--compare-skus: compares the fewest instances (--find instances), not --find " + options.find,
+                kExitBadInput);
+  }
+  auto choices = parse_sku_choices(options.compare_skus);
+  if (!choices) return fail(err, choices.error().message, kExitBadInput);
+  auto lock = FolderLock::acquire(options.out_dir, "meshsim capacity");
+  if (!lock) return fail(err, lock.error().message, kExitOutputError);
+  const unsigned threads = std::max(1u, options.threads != 0 ? options.threads : std::thread::hardware_concurrency());
+  engine::ThreadPool pool(threads);
+  const std::string csv_path = options.out_dir + "/compare.csv";
+  AtomicFile csv(csv_path);
+  csv.stream() << "sku,tensor_parallel,instances,gpus,servers,cost_per_hour,gpu_cost_per_hour,slo_attainment,"
+                  "ttft_p99_s,tbt_p99_s,goodput_per_s,offered_per_s,step_time_factors\n";
+  // Two prices: the whole servers the instances need (what one deployment rents), and
+  // their GPUs' share of them (what the deployment costs where servers are shared, or at
+  // scale, where the last server fills up); the cheapest is by the second.
+  std::string table = "SKU                TP  instances  GPUs  servers  $/h servers  $/h GPUs  SLO met  TTFT p99  "
+                      "TBT p99  step-time factors\n";
+  std::optional<std::pair<double, std::string>> cheapest;
+  std::string load;
+  char line[512];
+  // Every entry is checked before any is searched: a typo in the last one costs no search.
+  struct Entry {
+    CapacityCommandOptions options;
+    Setup setup;
+    configs::Catalog catalog;
+    const cluster::SkuSpec* sku = nullptr;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(choices->size());
+  for (const SkuChoice& choice : *choices) {
+    CapacityCommandOptions one = options;
+    one.sets.push_back("serving.sku=" + choice.sku);
+    if (choice.tensor_parallel) one.sets.push_back("serving.tensor_parallel=" + std::to_string(choice.tensor_parallel));
+    auto setup = make_setup(one, err);
+    if (!setup) return fail(err, "--compare-skus " + choice.sku + ": " + setup.error().message, kExitBadInput);
+    const auto& llm = std::get<configs::LlmServingSpec>(setup->config.serving);
+    if (!llm.pool_hardware.empty()) {
+      return fail(err, "--compare-skus: the scenario's start state names its own SKUs per pool; compare a scenario "
+                       "whose pools share serving.sku", kExitBadInput);
+    }
+    auto catalog = configs::load_scenario_catalog(setup->config);
+    if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
+    if (catalog->find_sku(llm.sku) == nullptr) {
+      return fail(err, "--compare-skus: no SKU or alias '" + choice.sku + "' in hardware.json", kExitBadInput);
+    }
+    const std::string sku_name = llm.sku;  // before the setup moves
+    entries.push_back({std::move(one), std::move(*setup), std::move(*catalog), nullptr});
+    entries.back().sku = entries.back().catalog.find_sku(sku_name);
+  }
+  for (Entry& entry : entries) {
+    const CapacityCommandOptions& one = entry.options;
+    const Setup* setup = &entry.setup;
+    const configs::Catalog* catalog = &entry.catalog;
+    const cluster::SkuSpec* sku = entry.sku;
+    const auto& llm = std::get<configs::LlmServingSpec>(setup->config.serving);
+    Prober prober(*setup, *catalog, pool);
+    const double rate = setup->config.workload.rate_scale;
+    std::string failure;
+    const auto fewest = find_fewest(prober, one, rate, failure);
+    if (!failure.empty()) return fail(err, "--compare-skus " + sku->name + ": " + failure, kExitBadInput);
+    const std::string name = sku->name + "-tp" + std::to_string(llm.tensor_parallel);
+    if (auto status = write_probes(options.out_dir + "/capacity-" + name + ".csv", prober, options.target); !status) {
+      return fail(err, status.error().message, kExitOutputError);
+    }
+    const std::string factors = catalog->step_fit(sku->name) != nullptr ? "fitted" : "uncalibrated";
+    load = setup->config.name + ", " + llm.model + ", rate x" + number_text(rate);
+    if (!fewest) {
+      std::snprintf(line, sizeof line, "%-18s %2u  not within %u instances%62s%s\n", sku->name.c_str(),
+                    llm.tensor_parallel, options.max_instances, "", factors.c_str());
+      table += line;
+      csv.stream() << sku->name << ',' << llm.tensor_parallel << ",,,,,,,,,,," << factors << '\n';
+      continue;
+    }
+    const auto n = static_cast<std::uint32_t>(*fewest);
+    const run::SloProbe& at = prober.probes().at({n, rate});
+    const std::uint32_t per_server = sku->gpus_per_node / llm.tensor_parallel;
+    const std::uint32_t servers = (n + per_server - 1) / per_server;
+    const double per_hour = servers * sku->cost_per_hour;
+    const double gpus_per_hour = double(n) * llm.tensor_parallel / sku->gpus_per_node * sku->cost_per_hour;
+    if (!cheapest || gpus_per_hour < cheapest->first) {
+      cheapest = {gpus_per_hour, sku->name + " at TP " + std::to_string(llm.tensor_parallel)};
+    }
+    std::snprintf(line, sizeof line, "%-18s %2u  %9u %5u %8u %12.2f %9.2f %8s %8.3fs %7.3fs  %s\n", sku->name.c_str(),
+                  llm.tensor_parallel, n, n * llm.tensor_parallel, servers, per_hour, gpus_per_hour,
+                  attainment_text(at).c_str(), at.ttft_p99_s, at.tbt_p99_s, factors.c_str());
+    table += line;
+    csv.stream() << sku->name << ',' << llm.tensor_parallel << ',' << n << ',' << n * llm.tensor_parallel << ','
+                 << servers << ',' << fixed_text(per_hour, 2) << ',' << fixed_text(gpus_per_hour, 2) << ','
+                 << fixed_text(at.attainment, 6) << ','
+                 << fixed_text(at.ttft_p99_s, 6) << ',' << fixed_text(at.tbt_p99_s, 6) << ','
+                 << fixed_text(at.goodput_per_s, 6) << ',' << fixed_text(at.offered_per_s, 6) << ',' << factors << '\n';
+  }
+  if (auto status = csv.commit(); !status) return fail(err, status.error().message, kExitOutputError);
+  out << "meshsim capacity --compare-skus: " << load << ", the fewest instances meeting the "
+      << percent_text(options.target, 1) << " SLO target on each\n"
+      << table;
+  out << (cheapest ? "cheapest    " + cheapest->second + ": $" + fixed_text(cheapest->first, 2) +
+                         " an hour for the GPUs it holds"
+                   : std::string("cheapest    none: no SKU met the target"))
+      << '\n';
+  out << "outputs     " << csv_path;
+  const std::string png = options.out_dir + "/compare.png";
+  const auto drawn = options.plot ? draw_plot("plot_skus.py", {csv_path}, png, err) : Expected<bool>(false);
   out << (drawn && *drawn ? ", " + png : "") << '\n';
   return drawn ? kExitOk : fail(err, drawn.error().message, kExitOutputError);
 }

@@ -30,7 +30,13 @@ struct CapacityCommandOptions {
   std::string out_dir = "meshsim-capacity";
   bool plot = true;
   std::optional<std::string> catalog;
+  // SKU[:TP] entries (h100-80gb:4,h200-141gb:2): the fewest instances of each meeting the
+  // target at the load, with their GPUs, servers and price, in one table (compare.csv,
+  // compare.png); empty: one search of the scenario's own deployment.
+  std::vector<std::string> compare_skus;
 };
 int run_capacity_command(const CapacityCommandOptions& options, std::ostream& out, std::ostream& err);
+// --compare-skus (run_capacity_command calls it when given).
+int run_compare_skus(const CapacityCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace meshsim::cli

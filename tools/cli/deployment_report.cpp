@@ -92,6 +92,21 @@ std::string models_text(const configs::Catalog& catalog) {
                   m.hf_id.c_str());
     out += line;
   }
+  // Where each SKU's step times come from: a fit in step_model.json, or the datasheet's
+  // roofline with no overheads (uncalibrated).
+  out += "\nSKU                    GPUs   HBM GiB  BF16 TF/s  FP8 TF/s   HBM TB/s  $/server-h  step-time factors\n";
+  for (const auto& [name, sku] : catalog.skus) {
+    const bool fitted = catalog.step_fit(name) != nullptr;
+    const auto source = catalog.step_fit_sources.find(name);
+    const std::string fitted_on =
+        source != catalog.step_fit_sources.end() && !source->second.empty() ? "fitted: " + source->second : "fitted";
+    std::snprintf(line, sizeof line, "%-22s %4u %9.0f %10.0f %9s %10.2f %11.2f  %s\n", name.c_str(), sku.gpus_per_node,
+                  sku.hbm_gib_per_gpu, sku.peak_tflops,
+                  sku.peak_tflops_fp8 > 0 ? std::to_string(static_cast<long>(sku.peak_tflops_fp8)).c_str() : "-",
+                  sku.hbm_tb_per_s, sku.cost_per_hour,
+                  fitted ? fitted_on.c_str() : "uncalibrated (the datasheet's roofline, no overheads)");
+    out += line;
+  }
   return out;
 }
 

@@ -145,13 +145,17 @@ CLI::App* add_capacity(CLI::App& app, CapacityCommandOptions& o) {
                   "Serve, but do not judge, the requests of the workload's first seconds (at its own rate)")
       ->capture_default_str();
   add_threads(cmd, o.threads, "Replays at a time (0: one per core)")->capture_default_str();
+  cmd->add_option("--compare-skus", o.compare_skus,
+                  "SKU[:TP] entries (h100-80gb:4,h200-141gb:2,b200-180gb:1): the fewest instances on each meeting the "
+                  "target, with GPUs, servers and $/hour, in one table (compare.csv, compare.png)")
+      ->delimiter(',');
   cmd->add_option("--out", o.out_dir, "Folder for capacity.csv and capacity.png")->capture_default_str();
   cmd->add_flag_callback("--no-plot", [&] { o.plot = false; }, "Do not draw capacity.png");
   add_catalog(cmd, o.catalog);
   return cmd;
 }
 
-CLI::App* add_calibrate(CLI::App& app, CalibrateCommandOptions& o, std::string& reference) {
+CLI::App* add_calibrate(CLI::App& app, CalibrateCommandOptions& o, CalibrateReferenceOptions& reference) {
   CLI::App* cmd = app.add_subcommand(
                                      "calibrate",
                                      "Fit a performance model and print it: the roofline to a profile CSV (perf_fits.json), or the step-time "
@@ -159,8 +163,14 @@ CLI::App* add_calibrate(CLI::App& app, CalibrateCommandOptions& o, std::string& 
   // One source to fit (a group of its own, so that --catalog is not counted as one).
   CLI::Option_group* source = cmd->add_option_group("source", "What to fit");
   source->add_option("--profile", o.profile, "Profile CSV (SplitwiseSim perf_model.csv layout)");
-  source->add_option("--reference", reference, "Serving reference CSV (the layout of vllm-h100-measured.csv)");
+  source->add_option("--reference", reference.references,
+                     "Serving reference CSV (the layout of vllm-h100-measured.csv, or a closed-loop table's: "
+                     "AIConfigurator's aic_vllm_agg.csv); repeat it to fit several together, per SKU");
   source->require_option(1);
+  cmd->add_option("--sku", reference.skus, "With --reference: fit only these SKUs' rows (repeatable)");
+  cmd->add_option("--fit-on", reference.fit_on,
+                  "Closed-loop tables: fit only the rows of these prompt x output shapes (1024x1024,8192x1024), "
+                  "holding the rest out for validate");
   cmd->add_option("--catalog", o.catalog, "Folder of your own hardware.json, models.json over the bundled ones");
   return cmd;
 }
@@ -168,8 +178,16 @@ CLI::App* add_calibrate(CLI::App& app, CalibrateCommandOptions& o, std::string& 
 CLI::App* add_validate(CLI::App& app, ValidateCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
                                      "validate", "Replay each row of a serving reference CSV and compare predicted with measured latencies");
-  cmd->add_option("--reference", o.reference, "Serving reference CSV (vllm-h100-measured.csv layout)")
+  cmd->add_option("--reference", o.reference,
+                  "Serving reference CSV (vllm-h100-measured.csv layout) or closed-loop table (AIConfigurator's "
+                  "aic_vllm_agg.csv layout, its model configs read from model_configs/ beside it)")
       ->required();
+  cmd->add_option("--fit-on", o.fit_on,
+                  "Closed-loop tables: the prompt x output shapes the fit took (1024x1024,8192x1024); the summary "
+                  "judges the other rows apart");
+  cmd->add_option("--requests-per-client", o.requests_per_client,
+                  "Closed-loop tables: requests each client sends, its first left out as warm-up (default 8)")
+      ->check(CLI::Range(2, 1000));
   cmd->add_option("--catalog", o.catalog,
                   "Folder of your own hardware.json, models.json, hf/, step_model.json over the bundled ones");
   cmd->add_flag("--json", o.json, "Print {\"rows\": [...]} with the predicted figures instead of a table");
@@ -376,7 +394,7 @@ int main(int argc, char** argv) {
   ModelsCommandOptions models;
   CLI::App* models_cmd = add_models(app, models);
   CalibrateCommandOptions calibrate;
-  std::string calibrate_reference;
+  CalibrateReferenceOptions calibrate_reference;
   CLI::App* calibrate_cmd = add_calibrate(app, calibrate, calibrate_reference);
   ValidateCommandOptions validate;
   CLI::App* validate_cmd = add_validate(app, validate);
@@ -408,8 +426,9 @@ int main(int argc, char** argv) {
     if (capacity_model_cmd->parsed()) return run_capacity_model_command(capacity_model, std::cout, std::cerr);
     if (scenario_cmd->parsed()) return run_scenario_command(scenario, std::cout, std::cerr);
     if (calibrate_cmd->parsed()) {
-      if (!calibrate_reference.empty()) {
-        return run_calibrate_reference(calibrate_reference, calibrate.catalog, std::cout, std::cerr);
+      if (!calibrate_reference.references.empty()) {
+        calibrate_reference.catalog = calibrate.catalog;
+        return run_calibrate_reference(calibrate_reference, std::cout, std::cerr);
       }
       return run_calibrate_command(calibrate, std::cout, std::cerr);
     }

@@ -5,7 +5,9 @@
 #include <optional>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -13,7 +15,9 @@
 #include "sim/engine/number_text.hpp"
 #include "configs/serving_reference.hpp"
 #include "sim/perf/step_calibration.hpp"
+#include "tools/cli/closed_loop_commands.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/error_stats.hpp"
 #include "tools/cli/figure_text.hpp"
 #include "tools/cli/replay_to_end.hpp"
 
@@ -59,40 +63,6 @@ Expected<std::vector<ResolvedRow>> resolve(const std::vector<configs::ServingRef
 
 double relative_error(double predicted, double measured) {
   return measured > 0 ? (predicted - measured) / measured : 0.0;
-}
-
-// The relative error where there is a measurement to compare with (none for a column a
-// row leaves empty or at 0): never a figure made up from nothing.
-std::optional<double> measured_error(double predicted, double measured) {
-  if (!(measured > 0)) return std::nullopt;
-  return (predicted - measured) / measured;
-}
-
-// "+12.3%" or "-" (no measurement), `width` wide.
-std::string percent_or_dash(const std::optional<double>& error, int width, int decimals = 1) {
-  char text[32];
-  if (error) {
-    std::snprintf(text, sizeof text, "%+*.*f%%", width - 1, decimals, 100 * *error);
-  } else {
-    std::snprintf(text, sizeof text, "%*s", width, "-");
-  }
-  return text;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-// numpy's default percentile: linear between the closest ranks.
-double percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0.0;
-  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (rank - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
 // The latencies of one replayed row's completed requests.
@@ -148,47 +118,111 @@ class LatencyCollector final : public replay::ReplayObserver {
 
 }  // namespace
 
-int run_calibrate_reference(const std::string& reference, const std::string& catalog_folder, std::ostream& out,
-                            std::ostream& err) {
-  auto catalog = configs::load_catalog(configs::default_catalog_folder(), catalog_folder, false);
+namespace {
+
+
+// A load to fit and the line it came from, for the per-row report.
+struct FitRow {
+  std::string where;  // file:line
+  std::string model;
+  std::uint32_t tensor_parallel;
+  cluster::SteadyLoad load;
+};
+
+}  // namespace
+
+int run_calibrate_reference(const CalibrateReferenceOptions& options, std::ostream& out, std::ostream& err) {
+  const auto& references = options.references;
+  auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog, false);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
-  auto rows = configs::read_serving_reference(reference);
-  if (!rows) return fail(err, rows.error().message, kExitBadInput);
-  auto resolved = resolve(*rows, *catalog, reference);
-  if (!resolved) return fail(err, resolved.error().message, kExitBadInput);
-  std::map<std::string, std::vector<const ResolvedRow*>> by_sku;
-  std::size_t skipped = 0;
-  for (const auto& r : *resolved) {
-    if (r.row->kept_up() && r.row->e2e_mean_s > r.row->ttft_mean_s && r.row->ttft_mean_s > 0) {
-      by_sku[r.load.sku.name].push_back(&r);
-    } else {
-      ++skipped;
-    }
+  auto fit_on = parse_shapes("--fit-on", options.fit_on);
+  if (!fit_on) return fail(err, fit_on.error().message, kExitBadInput);
+  std::set<std::string> skus;  // by the catalog's names
+  for (const std::string& name : options.skus) {
+    const auto* sku = catalog->find_sku(name);
+    if (sku == nullptr) return fail(err, "--sku: no SKU or alias '" + name + "' in hardware.json", kExitBadInput);
+    skus.insert(sku->name);
   }
-  if (by_sku.empty()) return fail(err, reference + ": no row the server kept up with, nothing to fit", kExitBadInput);
+  std::map<std::string, std::vector<FitRow>> by_sku;
+  std::string left_out;  // what the report says of the rows left out
+  for (const std::string& reference : references) {
+    const std::string name = std::filesystem::path(reference).filename().string();
+    if (configs::is_closed_loop_table(reference)) {
+      auto fit = closed_loop_fit_loads(reference, *catalog, *fit_on);
+      if (!fit) return fail(err, fit.error().message, kExitBadInput);
+      for (std::size_t i = 0; i < fit->loads.size(); ++i) {
+        const auto& load = fit->loads[i];
+        by_sku[load.sku.name].push_back(
+            {reference + ":" + std::to_string(fit->lines[i]), load.model.name, load.tensor_parallel, load});
+      }
+      left_out += name + ": " + std::to_string(fit->held_out) + " rows of other shapes held out, " +
+                  std::to_string(fit->waiting_for_kv) + " whose clients wait for KV, " + std::to_string(fit->refused) +
+                  " that cannot be modelled\n";
+      continue;
+    }
+    auto rows = configs::read_serving_reference(reference);
+    if (!rows) return fail(err, rows.error().message, kExitBadInput);
+    auto resolved = resolve(*rows, *catalog, reference);
+    if (!resolved) return fail(err, resolved.error().message, kExitBadInput);
+    std::size_t file_skipped = 0;
+    for (const auto& r : *resolved) {
+      if (r.row->kept_up() && r.row->e2e_mean_s > r.row->ttft_mean_s && r.row->ttft_mean_s > 0) {
+        by_sku[r.load.sku.name].push_back(
+            {reference + ":" + std::to_string(r.row->line), r.row->model, r.row->tensor_parallel, r.load});
+      } else {
+        ++file_skipped;
+      }
+    }
+    left_out += name + ": " + std::to_string(file_skipped) +
+                " rows the server did not keep up with (failures, or fewer requests served than sent)\n";
+  }
+  std::size_t other_skus = 0;
+  for (auto it = by_sku.begin(); it != by_sku.end();) {
+    if (skus.empty() || skus.count(it->first)) {
+      ++it;
+      continue;
+    }
+    other_skus += it->second.size();
+    it = by_sku.erase(it);
+  }
+  if (other_skus > 0) left_out += std::to_string(other_skus) + " rows of SKUs not named by --sku\n";
+  if (by_sku.empty()) return fail(err, "no row to fit: none was measured in a steady state", kExitBadInput);
   std::map<std::string, cluster::StepCoefficients> fits;
-  char line[256];
-  err << "line  model                                  TP  rate   step ms meas/fit      TTFT ms meas/fit\n";
+  char line[320];
+  err << "row                                    model                          TP   step ms meas/fit      "
+         "TTFT ms meas/fit\n";
   for (const auto& [sku, group] : by_sku) {
     std::vector<cluster::SteadyLoad> loads;
-    for (const auto* r : group) loads.push_back(r->load);
+    for (const auto& r : group) loads.push_back(r.load);
     fits[sku] = cluster::fit_step_coefficients(loads);
-    for (const auto* r : group) {
-      const auto eq = cluster::load_equations(r->load);
-      const auto p = cluster::predict(fits[sku], r->load);
-      std::snprintf(line, sizeof line, "%4zu  %-38.38s %2u %5.1f  %6.2f %6.2f %+4.0f%%  %7.1f %6.1f %+4.0f%%\n",
-                    r->row->line, r->row->model.c_str(), r->row->tensor_parallel, r->row->rate_per_s,
-                    eq.step_s * 1e3, p.step_s * 1e3, 100 * relative_error(p.step_s, eq.step_s),
-                    r->row->ttft_mean_s * 1e3, p.ttft_s * 1e3, 100 * relative_error(p.ttft_s, r->row->ttft_mean_s));
+    for (const auto& r : group) {
+      const auto eq = cluster::load_equations(r.load);
+      const auto p = cluster::predict(fits[sku], r.load);
+      const std::string where = r.where.size() > 38 ? r.where.substr(r.where.size() - 38) : r.where;
+      std::snprintf(line, sizeof line, "%-38s %-30.30s %2u  %6.2f %6.2f %+4.0f%%  ", where.c_str(), r.model.c_str(),
+                    r.tensor_parallel, eq.step_s * 1e3, p.step_s * 1e3, 100 * relative_error(p.step_s, eq.step_s));
       err << line;
+      if (r.load.fit_first_token) {
+        std::snprintf(line, sizeof line, "%7.1f %6.1f %+4.0f%%\n", r.load.ttft_mean_s * 1e3, p.ttft_s * 1e3,
+                      100 * relative_error(p.ttft_s, r.load.ttft_mean_s));
+        err << line;
+      } else {
+        err << std::setw(7) << std::fixed << std::setprecision(1) << r.load.ttft_mean_s * 1e3
+            << "  (a closed loop's: judged by validate's replay)\n";
+      }
     }
   }
-  err << skipped << " rows left out: the server did not keep up (failures, or fewer requests served than sent)\n";
-  const std::string comment =
-      "Step-time coefficients fitted by `meshsim calibrate --reference " +
-      std::filesystem::path(reference).filename().string() +
-      "` (bounded least squares on the rows the server kept up with). Regenerate rather than edit.";
-  out << configs::step_fits_to_json(fits, comment).dump(2) << '\n';
+  err << "left out: " << left_out;
+  std::string sources;
+  for (const std::string& reference : references) {
+    sources += " --reference " + std::filesystem::path(reference).filename().string();
+  }
+  if (!fit_on->empty()) sources += " --fit-on " + options.fit_on;
+  for (const std::string& sku : options.skus) sources += " --sku " + sku;
+  const std::string comment = "Step-time coefficients fitted by `meshsim calibrate" + sources +
+                              "` (bounded least squares on the rows measured in a steady state). Regenerate rather "
+                              "than edit.";
+  out << configs::step_fits_to_json(fits, comment, "meshsim calibrate" + sources).dump(2) << '\n';
   return kExitOk;
 }
 
@@ -197,6 +231,15 @@ int run_validate_command(const ValidateCommandOptions& options, std::ostream& ou
   if (!(options.client_timeout_s >= 0 && options.client_timeout_s <= engine::SimTime::kMaxSeconds)) {
     return fail(err, "--client-timeout: expected seconds in [0, 1e12] (0: none), got " +
                          number_text(options.client_timeout_s), kExitBadInput);
+  }
+  if (configs::is_closed_loop_table(options.reference)) return run_validate_closed_loop(options, out, err);
+  for (const auto& [given, option] : {std::pair{!options.fit_on.empty(), "--fit-on"},
+                                      std::pair{options.requests_per_client.has_value(), "--requests-per-client"}}) {
+    if (given) {
+      return fail(err, std::string(option) + ": applies to closed-loop tables (AIConfigurator's layout); " +
+                           options.reference + " is a serving reference, whose rows arrive at a rate",
+                  kExitBadInput);
+    }
   }
   auto catalog = configs::load_catalog(configs::default_catalog_folder(), options.catalog);
   if (!catalog) return fail(err, catalog.error().message, kExitBadInput);
