@@ -86,6 +86,10 @@ Expected<std::vector<ClosedLoopRow>> read_closed_loop_reference(const std::strin
     r.tpot_s = number_of("silicon_tpot_ms") * 1e-3;
     const std::uint32_t pipeline = degree_of("pp_size"), attention_dp = degree_of("attention_dp_size");
     const std::uint32_t moe_tp = degree_of("moe_tp_size"), moe_ep = degree_of("moe_ep_size");
+    if (bad.empty() && r.clients > kMaxClosedLoopClients) {
+      bad = "batch_size: expected 1 to " + std::to_string(kMaxClosedLoopClients) + " clients, got " +
+            traces::quote_for_message(text("batch_size"));
+    }
     if (bad.empty() && r.model.empty()) bad = "model_path: expected a model name";
     if (bad.empty() && r.gpu.empty()) bad = "system: expected a SKU name";
     if (!bad.empty()) return Error{where + bad};

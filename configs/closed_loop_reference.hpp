@@ -16,6 +16,8 @@ namespace meshsim::configs {
 // more other than A100 (EngineArgs' batch defaults for the API server).
 inline constexpr std::uint32_t kVllmDefaultBatchedTokens = 8192;
 inline constexpr std::uint32_t kVllmDefaultMaxSeqs = 1024;
+// The most clients a row may have (a benchmark's concurrency; the given rows stop at 144).
+inline constexpr std::uint32_t kMaxClosedLoopClients = 100'000;
 
 // One row of a closed-loop benchmark table (NVIDIA AIConfigurator's silicon table layout:
 // ../shared/reference/gpu-skus/aic_vllm_agg.csv): `clients` concurrent clients, each

@@ -79,6 +79,8 @@ TEST(ClosedLoopReferenceTest, ABadRowIsAnErrorNamingTheFileLineAndColumn) {
   for (const auto& [row, expected] : std::vector<std::pair<std::string, std::string>>{
            {"a,vllm,,m/x,h100_sxm,fp8,agg,1024,128,fp8,fp8,eight,4,1,1,4,1,100,10\n", ":2: batch_size: expected"},
            {"a,vllm,,m/x,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,4,1,1,4,1,100,-3\n", ":2: silicon_tpot_ms: expected"},
+           {"a,vllm,,m/x,h100_sxm,fp8,agg,1024,128,fp8,fp8,200000,4,1,1,4,1,100,3\n",
+            ":2: batch_size: expected 1 to 100000 clients"},
            {"a,vllm,,m/x,h100_sxm,fp8,agg,1024.5,128,fp8,fp8,8,4,1,1,4,1,100,3\n", ":2: isl: expected a positive integer"},
            {"a,vllm,,,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,4,1,1,4,1,100,3\n", ":2: model_path: expected"},
            {"a,vllm,,m/x,h100_sxm,fp8,agg,1024,128\n", ":2: expected 19 fields"}}) {

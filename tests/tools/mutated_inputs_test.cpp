@@ -237,6 +237,23 @@ TEST(MutatedInputsTest, ValidateAndFitTraceExitWithAnInputError) {
         return run_validate_command(options, out, err);
       },
       30);
+  // A closed-loop table (AIConfigurator's layout), two rows of a bundled model.
+  const std::string table =
+      "id,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,pp_size,attention_dp_size,"
+      "moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+      "a,vllm,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,64,4,4,1,1,4,1,90,10\n"
+      "b,vllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,agg,512,32,8,2,1,1,2,1,80,9\n";
+  const std::string table_csv = (dir / "table.csv").string();
+  expect_only_exit_codes(
+      "validate (closed loop)", [&](std::mt19937_64& rng) { return mutated_csv(table, rng); }, table_csv, 300,
+      {kExitOk, kExitBadInput},
+      [&](std::ostream& out, std::ostream& err) {
+        ValidateCommandOptions options;
+        options.reference = table_csv;
+        options.requests_per_client = 2;
+        return run_validate_command(options, out, err);
+      },
+      32);
   expect_only_exit_codes(
       "fit-trace", [&](std::mt19937_64& rng) { return mutated_csv(trace, rng); }, trace_csv, 400,
       {kExitOk, kExitBadInput},

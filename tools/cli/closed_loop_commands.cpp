@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "configs/serving_reference.hpp"
 #include "sim/cluster/serving_hardware.hpp"
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/commands.hpp"
@@ -189,6 +190,12 @@ int run_validate_closed_loop(const ValidateCommandOptions& options, std::ostream
     if (!row.refused.empty()) continue;
     if (auto resolved = resolve_row(row, *catalog, options.reference); !resolved) {
       return fail(err, resolved.error().message, kExitBadInput);
+    }
+    // Bounded like a serving reference's rows, so no row replays for days.
+    if (std::uint64_t{row.clients} * requests_per_client > configs::kMaxReferenceRequests) {
+      return fail(err, options.reference + ":" + std::to_string(row.line) + ": batch_size x --requests-per-client: " +
+                           "expected at most " + std::to_string(configs::kMaxReferenceRequests) + " requests to replay",
+                  kExitBadInput);
     }
   }
   ordered_json report = {{"rows", ordered_json::array()}};
