@@ -8,6 +8,7 @@
 
 #include "configs/hf_model.hpp"
 #include "configs/reference_table.hpp"
+#include "configs/serving_reference.hpp"
 #include "traces/field_parsing.hpp"
 
 namespace meshsim::configs {
@@ -196,7 +197,7 @@ ScenarioConfig closed_loop_scenario(const ClosedLoopRow& row, std::uint32_t requ
   serving.scheduler = cluster::BatchScheduler::kVllm;
   serving.vllm.max_num_seqs = std::max(kVllmDefaultMaxSeqs, row.clients);
   serving.vllm.max_num_batched_tokens = kVllmDefaultBatchedTokens;
-  serving.vllm.block_size = 16;  // vLLM's default
+  serving.vllm.block_size = kVllmBlockSize;
   serving.vllm.prefix_caching = true;
   serving.kv_reserve_fraction = 0.1;  // vLLM's gpu_memory_utilization 0.9
   serving.start_state = std::vector<cluster::InstanceGroup>(1);  // one mixed instance

@@ -26,11 +26,7 @@ class SteadyStateCollector final : public replay::ReplayObserver {
  public:
   explicit SteadyStateCollector(std::uint32_t warm_up) : warm_up_(warm_up) {}
   void on_request(const metrics::RequestRecord& r) override {
-    if (r.status != metrics::RequestStatus::kCompleted) {
-      ++not_completed_;
-      return;
-    }
-    if (r.id < warm_up_) return;
+    if (r.status != metrics::RequestStatus::kCompleted || r.id < warm_up_) return;
     ttft_sum_ += r.ttft()->seconds();
     if (auto tpot = r.tbt_mean(metrics::TbtDefinition::kMeanGap); tpot && r.output_tokens > 1) {
       tpot_sum_ += tpot->seconds();
@@ -42,12 +38,11 @@ class SteadyStateCollector final : public replay::ReplayObserver {
   std::optional<double> tpot_s() const {
     return tpot_count_ ? std::optional(tpot_sum_ / tpot_count_) : std::nullopt;
   }
-  std::uint64_t not_completed() const { return not_completed_; }
 
  private:
   std::uint64_t warm_up_;
   double ttft_sum_ = 0, tpot_sum_ = 0;
-  std::uint64_t count_ = 0, tpot_count_ = 0, not_completed_ = 0;
+  std::uint64_t count_ = 0, tpot_count_ = 0;
 };
 
 // The model and SKU a row names, in the row's precision; an error names the line.
@@ -143,9 +138,9 @@ cluster::SteadyLoad closed_loop_load(const configs::ClosedLoopRow& row, const cl
 }
 
 bool clients_fit_kv(const configs::ClosedLoopRow& row, const cluster::ModelSpec& model, const cluster::SkuSpec& sku) {
-  cluster::ServingOptions options;
-  options.kv_reserve_fraction = 0.1;  // as closed_loop_scenario serves it
-  const double capacity = static_cast<double>(cluster::instance_kv_tokens(options, model, sku, row.tensor_parallel));
+  // The KV room of the instance the row's replay serves on.
+  const auto& served = std::get<configs::LlmServingSpec>(configs::closed_loop_scenario(row, 2, 0).serving);
+  const double capacity = static_cast<double>(cluster::instance_kv_tokens(served, model, sku, row.tensor_parallel));
   return double(row.clients) * (row.prompt_tokens + row.output_tokens) <= capacity;
 }
 

@@ -116,11 +116,6 @@ class LatencyCollector final : public replay::ReplayObserver {
   std::uint64_t output_tokens_ = 0;
 };
 
-}  // namespace
-
-namespace {
-
-
 // A load to fit and the line it came from, for the per-row report.
 struct FitRow {
   std::string where;  // file:line
