@@ -139,7 +139,8 @@ cluster::SteadyLoad closed_loop_load(const configs::ClosedLoopRow& row, const cl
 
 bool clients_fit_kv(const configs::ClosedLoopRow& row, const cluster::ModelSpec& model, const cluster::SkuSpec& sku) {
   // The KV room of the instance the row's replay serves on.
-  const auto& served = std::get<configs::LlmServingSpec>(configs::closed_loop_scenario(row, 2, 0).serving);
+  const configs::ScenarioConfig scenario = configs::closed_loop_scenario(row, 2, 0);
+  const auto& served = std::get<configs::LlmServingSpec>(scenario.serving);
   const double capacity = static_cast<double>(cluster::instance_kv_tokens(served, model, sku, row.tensor_parallel));
   return double(row.clients) * (row.prompt_tokens + row.output_tokens) <= capacity;
 }
