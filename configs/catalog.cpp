@@ -133,132 +133,148 @@ void require(ObjectReader& r, std::initializer_list<const char*> keys, const std
   }
 }
 
+// hardware.json's SKUs into `catalog`.
+Status read_hardware_file(const std::string& file, Catalog& catalog) {
+  return read_file(file, [&](ObjectReader& top) {
+    std::set<std::string> named;  // in this file: a second entry of one name is a mistake, not a replacement
+    read_array(top, "skus", [&](ObjectReader& r) {
+      // Every figure is the SKU's own: a default would be another GPU's (H100's).
+      require(r, {"gpus_per_node", "hbm_gib_per_gpu", "peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s",
+                  "network_gb_per_s", "power_kw", "cost_per_hour"},
+              "a SKU");
+      cluster::SkuSpec s;
+      r.read("name", s.name);
+      r.read("gpus_per_node", s.gpus_per_node, "a positive integer", kAtLeastOne);
+      r.read("hbm_gib_per_gpu", s.hbm_gib_per_gpu, "a positive number", kPositive);
+      r.read("peak_tflops", s.peak_tflops, "a positive number", kPositive);
+      r.read("peak_tflops_fp8", s.peak_tflops_fp8, "a non-negative number (0: no FP8 tensor cores)", kNonNegative);
+      r.read("hbm_tb_per_s", s.hbm_tb_per_s, "a positive number", kPositive);
+      r.read("nvlink_gb_per_s", s.nvlink_gb_per_s, "a positive number", kPositive);
+      r.read("network_gb_per_s", s.network_gb_per_s, "a positive number", kPositive);
+      r.read("power_kw", s.power_kw, "a positive number", kPositive);
+      r.read("cost_per_hour", s.cost_per_hour, "a non-negative price", [](double v) { return v >= 0; });
+      if (const json* aliases = r.raw("aliases")) {
+        if (!aliases->is_array() ||
+            !std::all_of(aliases->begin(), aliases->end(), [](const json& a) { return a.is_string(); })) {
+          r.fail("aliases", "expected a list of names");
+        } else {
+          s.aliases = aliases->get<std::vector<std::string>>();
+          for (const std::string& alias : s.aliases) {
+            if (!plain_name(alias)) r.fail("aliases", "'" + alias + "' is not a name (empty, or spaces at an end)");
+          }
+        }
+      }
+      if (!plain_name(s.name)) r.fail("name", "expected a SKU name (not empty, no spaces at either end)");
+      if (!named.insert(s.name).second) r.fail("name", "'" + s.name + "' names an earlier SKU of this file too");
+      catalog.skus[s.name] = s;
+    });
+  });
+}
+
+// models.json's models into `catalog`.
+Status read_models_file(const std::string& file, Catalog& catalog) {
+  return read_file(file, [&](ObjectReader& top) {
+    std::set<std::string> named;
+    read_array(top, "models", [&](ObjectReader& r) {
+      require(r, {"parameters", "layers", "hidden", "heads", "kv_heads"}, "a model");
+      cluster::ModelSpec m;
+      r.read("name", m.name);
+      r.read("parameters", m.parameters, "a positive number", kPositive);
+      r.read("layers", m.layers, "a positive integer", kAtLeastOne);
+      r.read("hidden", m.hidden, "a positive integer", kAtLeastOne);
+      r.read("heads", m.heads, "a positive integer", kAtLeastOne);
+      r.read("kv_heads", m.kv_heads, "a positive integer", kAtLeastOne);
+      r.read("dtype_bytes", m.dtype_bytes, "a positive integer", kAtLeastOne);
+      r.read("head_dim", m.head_size, "a positive integer (per attention head)", kAtLeastOne);
+      r.read_choice("weights", m.weights, cluster::kPrecisionNames);
+      r.read_choice("kv_cache", m.kv_cache, cluster::kPrecisionNames);
+      r.read("hf_id", m.hf_id);
+      r.read("experts", m.experts);
+      r.read("experts_per_token", m.experts_per_token);
+      r.read("expert_parameters", m.expert_parameters, "a non-negative number", kNonNegative);
+      r.read("max_position_embeddings", m.max_context_tokens, "a positive integer (the context, in tokens)",
+             kAtLeastOne);
+      if (m.experts > 0 && (m.experts_per_token == 0 || m.experts_per_token > m.experts)) {
+        r.fail("experts_per_token", "expected 1 to experts (" + std::to_string(m.experts) + ")");
+      }
+      if ((m.experts > 0) != (m.expert_parameters > 0) || m.expert_parameters >= m.parameters) {
+        r.fail("expert_parameters", "expected experts' weights (> 0, < parameters) exactly when experts > 0");
+      }
+      if (!plain_name(m.name)) r.fail("name", "expected a model name (not empty, no spaces at either end)");
+      if (!m.hf_id.empty() && !plain_name(m.hf_id)) r.fail("hf_id", "expected a Hugging Face id (no spaces at either end)");
+      if (!named.insert(m.name).second) r.fail("name", "'" + m.name + "' names an earlier model of this file too");
+      if (m.heads && ((m.head_size == 0 && m.hidden % m.heads != 0) || m.kv_heads > m.heads)) {
+        r.fail("heads", "expected heads to divide hidden (unless head_dim is given) and kv_heads <= heads");
+      }
+      catalog.models[m.name] = m;
+    });
+  });
+}
+
+// perf_fits.json's fits into `catalog`, a fit replacing one of the same model, SKU and TP degree.
+Status read_perf_fits_file(const std::string& file, Catalog& catalog, bool all_required) {
+  return read_file(file, [&](ObjectReader& top) {
+    read_array(top, "fits", [&](ObjectReader& r) {
+      PerfFit fit;
+      r.read("model", fit.model);
+      r.read("sku", fit.sku);
+      r.read("tensor_parallel", fit.tensor_parallel, "a positive integer", kAtLeastOne);
+      read_factors(r, fit.factors);
+      const auto same = std::find_if(catalog.fits.begin(), catalog.fits.end(), [&](const PerfFit& f) {
+        return f.model == fit.model && f.sku == fit.sku && f.tensor_parallel == fit.tensor_parallel;
+      });
+      if (same != catalog.fits.end()) {
+        *same = fit;
+      } else {
+        catalog.fits.push_back(fit);
+      }
+    });
+    // `meshsim calibrate` writes sku_defaults; a hand-written file may leave them out.
+    if (all_required || top.has("sku_defaults")) {
+      read_array(top, "sku_defaults", [&](ObjectReader& r) {
+        std::string sku;
+        r.read("sku", sku);
+        read_factors(r, catalog.sku_defaults[sku]);
+      });
+    }
+  });
+}
+
+// step_model.json's per-SKU step-time factors into `catalog`.
+Status read_step_model_file(const std::string& file, Catalog& catalog) {
+  return read_file(file, [&](ObjectReader& top) {
+    read_array(top, "fits", [&](ObjectReader& r) {
+      std::string sku;
+      r.read("sku", sku);
+      if (sku.empty()) r.fail("sku", "expected a SKU name");
+      cluster::StepCoefficients c;
+      read_step_coefficients(r, c);
+      catalog.step_fits[sku] = c;
+      std::string source;
+      r.read("source", source);
+      catalog.step_fit_sources[sku] = source;
+    });
+  });
+}
+
 // Reads `folder`'s catalog files into `catalog`, an entry replacing one of the same name
 // (a fit: of the same model, SKU and TP degree). A missing file is skipped unless
-// `all_required`; perf_fits.json is skipped unless `with_fits`.
+// `all_required`; perf_fits.json and step_model.json are skipped unless `with_fits`.
 Status read_catalog_files(const std::string& folder, Catalog& catalog, bool all_required, bool with_fits = true) {
   const auto present = [&](const char* file) {
     return all_required || path_kind(std::filesystem::path(folder) / file) != PathKind::kMissing;
   };
   if (present("hardware.json")) {
-    auto hardware = read_file(folder + "/hardware.json", [&](ObjectReader& top) {
-      std::set<std::string> named;  // in this file: a second entry of one name is a mistake, not a replacement
-      read_array(top, "skus", [&](ObjectReader& r) {
-        // Every figure is the SKU's own: a default would be another GPU's (H100's).
-        require(r, {"gpus_per_node", "hbm_gib_per_gpu", "peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s",
-                    "network_gb_per_s", "power_kw", "cost_per_hour"},
-                "a SKU");
-        cluster::SkuSpec s;
-        r.read("name", s.name);
-        r.read("gpus_per_node", s.gpus_per_node, "a positive integer", kAtLeastOne);
-        r.read("hbm_gib_per_gpu", s.hbm_gib_per_gpu, "a positive number", kPositive);
-        r.read("peak_tflops", s.peak_tflops, "a positive number", kPositive);
-        r.read("peak_tflops_fp8", s.peak_tflops_fp8, "a non-negative number (0: no FP8 tensor cores)", kNonNegative);
-        r.read("hbm_tb_per_s", s.hbm_tb_per_s, "a positive number", kPositive);
-        r.read("nvlink_gb_per_s", s.nvlink_gb_per_s, "a positive number", kPositive);
-        r.read("network_gb_per_s", s.network_gb_per_s, "a positive number", kPositive);
-        r.read("power_kw", s.power_kw, "a positive number", kPositive);
-        r.read("cost_per_hour", s.cost_per_hour, "a non-negative price", [](double v) { return v >= 0; });
-        if (const json* aliases = r.raw("aliases")) {
-          if (!aliases->is_array() ||
-              !std::all_of(aliases->begin(), aliases->end(), [](const json& a) { return a.is_string(); })) {
-            r.fail("aliases", "expected a list of names");
-          } else {
-            s.aliases = aliases->get<std::vector<std::string>>();
-            for (const std::string& alias : s.aliases) {
-              if (!plain_name(alias)) r.fail("aliases", "'" + alias + "' is not a name (empty, or spaces at an end)");
-            }
-          }
-        }
-        if (!plain_name(s.name)) r.fail("name", "expected a SKU name (not empty, no spaces at either end)");
-        if (!named.insert(s.name).second) r.fail("name", "'" + s.name + "' names an earlier SKU of this file too");
-        catalog.skus[s.name] = s;
-      });
-    });
-    if (!hardware) return hardware.error();
+    if (auto read = read_hardware_file(folder + "/hardware.json", catalog); !read) return read;
   }
   if (present("models.json")) {
-    auto models = read_file(folder + "/models.json", [&](ObjectReader& top) {
-      std::set<std::string> named;
-      read_array(top, "models", [&](ObjectReader& r) {
-        require(r, {"parameters", "layers", "hidden", "heads", "kv_heads"}, "a model");
-        cluster::ModelSpec m;
-        r.read("name", m.name);
-        r.read("parameters", m.parameters, "a positive number", kPositive);
-        r.read("layers", m.layers, "a positive integer", kAtLeastOne);
-        r.read("hidden", m.hidden, "a positive integer", kAtLeastOne);
-        r.read("heads", m.heads, "a positive integer", kAtLeastOne);
-        r.read("kv_heads", m.kv_heads, "a positive integer", kAtLeastOne);
-        r.read("dtype_bytes", m.dtype_bytes, "a positive integer", kAtLeastOne);
-        r.read("head_dim", m.head_size, "a positive integer (per attention head)", kAtLeastOne);
-        r.read_choice("weights", m.weights, cluster::kPrecisionNames);
-        r.read_choice("kv_cache", m.kv_cache, cluster::kPrecisionNames);
-        r.read("hf_id", m.hf_id);
-        r.read("experts", m.experts);
-        r.read("experts_per_token", m.experts_per_token);
-        r.read("expert_parameters", m.expert_parameters, "a non-negative number", kNonNegative);
-        r.read("max_position_embeddings", m.max_context_tokens, "a positive integer (the context, in tokens)",
-               kAtLeastOne);
-        if (m.experts > 0 && (m.experts_per_token == 0 || m.experts_per_token > m.experts)) {
-          r.fail("experts_per_token", "expected 1 to experts (" + std::to_string(m.experts) + ")");
-        }
-        if ((m.experts > 0) != (m.expert_parameters > 0) || m.expert_parameters >= m.parameters) {
-          r.fail("expert_parameters", "expected experts' weights (> 0, < parameters) exactly when experts > 0");
-        }
-        if (!plain_name(m.name)) r.fail("name", "expected a model name (not empty, no spaces at either end)");
-        if (!m.hf_id.empty() && !plain_name(m.hf_id)) r.fail("hf_id", "expected a Hugging Face id (no spaces at either end)");
-        if (!named.insert(m.name).second) r.fail("name", "'" + m.name + "' names an earlier model of this file too");
-        if (m.heads && ((m.head_size == 0 && m.hidden % m.heads != 0) || m.kv_heads > m.heads)) {
-          r.fail("heads", "expected heads to divide hidden (unless head_dim is given) and kv_heads <= heads");
-        }
-        catalog.models[m.name] = m;
-      });
-    });
-    if (!models) return models.error();
+    if (auto read = read_models_file(folder + "/models.json", catalog); !read) return read;
   }
   if (with_fits && present("perf_fits.json")) {
-    auto fits = read_file(folder + "/perf_fits.json", [&](ObjectReader& top) {
-      read_array(top, "fits", [&](ObjectReader& r) {
-        PerfFit fit;
-        r.read("model", fit.model);
-        r.read("sku", fit.sku);
-        r.read("tensor_parallel", fit.tensor_parallel, "a positive integer", kAtLeastOne);
-        read_factors(r, fit.factors);
-        const auto same = std::find_if(catalog.fits.begin(), catalog.fits.end(), [&](const PerfFit& f) {
-          return f.model == fit.model && f.sku == fit.sku && f.tensor_parallel == fit.tensor_parallel;
-        });
-        if (same != catalog.fits.end()) {
-          *same = fit;
-        } else {
-          catalog.fits.push_back(fit);
-        }
-      });
-      // `meshsim calibrate` writes sku_defaults; a hand-written file may leave them out.
-      if (all_required || top.has("sku_defaults")) {
-        read_array(top, "sku_defaults", [&](ObjectReader& r) {
-          std::string sku;
-          r.read("sku", sku);
-          read_factors(r, catalog.sku_defaults[sku]);
-        });
-      }
-    });
-    if (!fits) return fits.error();
+    if (auto read = read_perf_fits_file(folder + "/perf_fits.json", catalog, all_required); !read) return read;
   }
   if (with_fits && present("step_model.json")) {
-    auto steps = read_file(folder + "/step_model.json", [&](ObjectReader& top) {
-      read_array(top, "fits", [&](ObjectReader& r) {
-        std::string sku;
-        r.read("sku", sku);
-        if (sku.empty()) r.fail("sku", "expected a SKU name");
-        cluster::StepCoefficients c;
-        read_step_coefficients(r, c);
-        catalog.step_fits[sku] = c;
-        std::string source;
-        r.read("source", source);
-        catalog.step_fit_sources[sku] = source;
-      });
-    });
-    if (!steps) return steps.error();
+    if (auto read = read_step_model_file(folder + "/step_model.json", catalog); !read) return read;
   }
   auto hf = read_hf_models(folder);
   if (!hf) return hf.error();

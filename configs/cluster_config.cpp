@@ -291,7 +291,13 @@ Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterS
   if (!spec.node_list.empty()) {
     auto nodes = traces::read_openb_nodes(spec.node_list);
     if (!nodes) return nodes.error();
+    std::set<std::string> grouped;  // the node groups' generated names
+    for (const auto& node : config.nodes) grouped.insert(node.name);
     for (const auto& n : *nodes) {
+      if (grouped.count(n.name)) {
+        return Error{"cluster.node_list: " + spec.node_list + ": node '" + n.name +
+                     "' has the name of a node of cluster.nodes (each node needs its own name)"};
+      }
       auto capacity = scheduler::ResourceVector::of(n.cpu, n.memory_mb, n.gpus);
       capacity.with_custom(sku_resource(n.model), n.gpus);
       config.nodes.push_back(scheduler::NodeSpec{n.name, capacity, {{"sku", n.model}}, n.model});

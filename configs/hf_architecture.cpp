@@ -101,41 +101,33 @@ Expected<cluster::Precision> weight_precision(const json& c) {
                unsupported};
 }
 
-}  // namespace
-
-Expected<cluster::ModelSpec> model_from_hf_json(const json& config, const std::string& hf_id) {
-  if (!config.is_object()) return Error{"expected a JSON object (a Hugging Face config.json)"};
-  // A multimodal model's language model is its text_config.
-  const bool nested = config.contains("text_config") && config["text_config"].is_object() &&
-                      !config.contains("hidden_size") && !config.contains("num_hidden_layers");
-  const json& c = nested ? config["text_config"] : config;
-  const std::string prefix = nested ? "text_config." : "";
-  const auto fail = [&](const std::string& key, const std::string& what) { return Error{prefix + key + ": " + what}; };
-
-  // The optional text and flag fields, typed: a mistyped one is named, never cast.
+// The optional text and flag fields typed (a mistyped one is named, never cast), and what is
+// not a decoder-only transformer refused by name: the field to blame and why, or nothing.
+std::optional<std::pair<std::string, std::string>> refusal(const json& c, const std::string& family) {
   for (const char* key : {"model_type", "torch_dtype", "dtype"}) {
     if (c.contains(key) && !c[key].is_null() && !c[key].is_string()) {
-      return fail(key, "expected a string, got " + c[key].dump());
+      return std::pair<std::string, std::string>{key, "expected a string, got " + c[key].dump()};
     }
   }
   for (const char* key : {"tie_word_embeddings", "is_encoder_decoder", "attention_bias", "multi_query"}) {
     if (c.contains(key) && !c[key].is_null() && !c[key].is_boolean()) {
-      return fail(key, "expected true or false, got " + c[key].dump());
+      return std::pair<std::string, std::string>{key, "expected true or false, got " + c[key].dump()};
     }
   }
-  const std::string family = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
   if (c.value("is_encoder_decoder", json(false)) == true || kNotDecoderOnly.count(family)) {
-    return fail(c.value("is_encoder_decoder", json(false)) == true ? "is_encoder_decoder" : "model_type",
-                "'" + family + "' is not a decoder-only transformer (encoder-only or encoder-decoder): " +
-                    "meshsim serves decoder-only LLMs (not " + names(kNotDecoderOnly) + ")");
+    return std::pair<std::string, std::string>{
+        c.value("is_encoder_decoder", json(false)) == true ? "is_encoder_decoder" : "model_type",
+        "'" + family + "' is not a decoder-only transformer (encoder-only or encoder-decoder): " +
+            "meshsim serves decoder-only LLMs (not " + names(kNotDecoderOnly) + ")"};
   }
   if (kNotTransformers.count(family) || c.contains("ssm_cfg") || c.contains("mamba_d_state")) {
-    return fail("model_type", "'" + family + "' is a state-space, recurrent or hybrid model, not a transformer "
-                              "(not " + names(kNotTransformers) + ")");
+    return std::pair<std::string, std::string>{
+        "model_type", "'" + family + "' is a state-space, recurrent or hybrid model, not a transformer (not " +
+                          names(kNotTransformers) + ")"};
   }
   if (const auto a = c.find("architectures"); a != c.end() && !a->is_null()) {
     if (!a->is_array() || !std::all_of(a->begin(), a->end(), [](const json& x) { return x.is_string(); })) {
-      return fail("architectures", "expected a list of class names");
+      return std::pair<std::string, std::string>{"architectures", "expected a list of class names"};
     }
     const auto causal = [](const json& x) {
       const std::string n = x.get<std::string>();
@@ -145,15 +137,21 @@ Expected<cluster::ModelSpec> model_from_hf_json(const json& config, const std::s
       return ends("ForCausalLM") || ends("LMHeadModel") || ends("ForConditionalGeneration");
     };
     if (!a->empty() && std::none_of(a->begin(), a->end(), causal)) {
-      return fail("architectures", "expected a causal language model (a ...ForCausalLM class), got " + a->dump());
+      return std::pair<std::string, std::string>{
+          "architectures", "expected a causal language model (a ...ForCausalLM class), got " + a->dump()};
     }
   }
+  return std::nullopt;
+}
 
-  // The first of `keys` present and not null: a positive integer (0 too when `zero_ok`),
-  // else the first bad key is kept for the error.
+// Reads whole-number fields, keeping the first bad key for the error.
+struct NumberFields {
+  const json& c;
   std::string bad;
-  const auto number = [&](std::initializer_list<const char*> keys, std::optional<std::uint64_t> fallback,
-                          bool zero_ok = false) -> std::uint64_t {
+  // The first of `keys` present and not null: a positive integer (0 too when `zero_ok`), else
+  // `fallback` (a key missing without one is bad).
+  std::uint64_t get(std::initializer_list<const char*> keys, std::optional<std::uint64_t> fallback,
+                    bool zero_ok = false) {
     for (const char* key : keys) {
       const auto it = c.find(key);
       if (it == c.end() || it->is_null()) continue;
@@ -168,121 +166,160 @@ Expected<cluster::ModelSpec> model_from_hf_json(const json& config, const std::s
     }
     if (!fallback && bad.empty()) bad = *keys.begin();
     return fallback.value_or(0);
-  };
-  const std::uint64_t hidden = number({"hidden_size", "n_embd", "d_model"}, std::nullopt);
-  const std::uint64_t layers = number({"num_hidden_layers", "n_layer", "num_layers"}, std::nullopt);
-  const std::uint64_t heads = number({"num_attention_heads", "n_head"}, std::nullopt);
-  const bool multi_query = c.value("multi_query", json(false)) == true;
-  const std::uint64_t kv_heads =
-      number({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, multi_query ? 1 : heads == 0 ? 1 : heads);
-  const std::uint64_t vocab = number({"vocab_size"}, std::nullopt);
-  const bool gated = !kUngatedMlp.count(family);
-  const std::uint64_t intermediate =
-      number({"intermediate_size", "n_inner", "ffn_dim"}, gated ? std::nullopt : std::optional(4 * hidden));
-  const std::uint64_t experts =
-      number({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, true);
-  const std::uint64_t experts_per_token =
-      experts ? number({"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_top_k"},
-                       std::nullopt)
-              : 0;
-  const std::uint64_t expert_width = experts ? number({"moe_intermediate_size"}, intermediate) : 0;
-  // Shared experts: a count of routed-width experts, or one expert of its own width.
-  const std::uint64_t shared_width =
-      experts ? number({"n_shared_experts"}, 0, true) * expert_width +
-                    number({"shared_expert_intermediate_size", "shared_intermediate_size"}, 0, true)
-              : 0;
-  const bool mla = c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null();
-  const std::uint64_t kv_lora = mla ? number({"kv_lora_rank"}, std::nullopt) : 0;
-  const std::uint64_t rope_dim = mla ? number({"qk_rope_head_dim"}, std::nullopt) : 0;
-  const std::uint64_t nope_dim = mla ? number({"qk_nope_head_dim"}, std::nullopt) : 0;
-  const std::uint64_t v_dim = mla ? number({"v_head_dim"}, std::nullopt) : 0;
-  const std::uint64_t q_lora = mla ? number({"q_lora_rank"}, 0, true) : 0;
-  if (!bad.empty()) return fail(bad, "expected a positive integer");
-  std::uint64_t head_dim = nope_dim + rope_dim;  // MLA's query and key heads
-  if (!mla) {
-    const bool divides = hidden % heads == 0;
-    head_dim = number({"head_dim"}, divides ? std::optional(hidden / heads) : std::nullopt);
-    if (!bad.empty()) {
-      return fail("head_dim", divides ? "expected a positive integer"
-                                      : "expected a positive integer (hidden_size is not a multiple of "
-                                        "num_attention_heads, so the config must give it)");
-    }
   }
-  if (kv_heads > heads || heads % kv_heads != 0) {
-    return fail("num_key_value_heads", "expected a divisor of num_attention_heads (" + std::to_string(heads) + ")");
-  }
-  if (experts_per_token > experts) return fail("num_experts_per_tok", "expected at most the routed experts");
+};
 
-  // Which layers route to experts: all but the leading dense ones (first_k_dense_replace),
-  // those listed dense (mlp_only_layers) and, with a sparse step k, all but every k-th.
-  std::uint64_t moe_layers = 0;
-  if (experts) {
-    const std::uint64_t first_dense = number({"first_k_dense_replace"}, 0, true);
-    const std::uint64_t step = number({"decoder_sparse_step", "moe_layer_freq"}, 1);
-    if (!bad.empty()) return fail(bad, "expected a positive integer");
-    std::set<std::uint64_t> dense_listed;
-    if (const auto only = c.find("mlp_only_layers"); only != c.end() && !only->is_null()) {
-      if (!only->is_array() || !std::all_of(only->begin(), only->end(), [](const json& x) { return x.is_number_integer() && x.get<std::int64_t>() >= 0; })) {
-        return fail("mlp_only_layers", "expected a list of layer indices");
-      }
-      for (const json& x : *only) dense_listed.insert(x.get<std::uint64_t>());
+// What defines a decoder's size, as the config gives it.
+struct Shape {
+  std::uint64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, vocab = 0, intermediate = 0, head_dim = 0;
+  std::uint64_t experts = 0, experts_per_token = 0, expert_width = 0, shared_width = 0, moe_layers = 0;
+  bool gated = true, mla = false;
+  std::uint64_t kv_lora = 0, rope_dim = 0, nope_dim = 0, v_dim = 0, q_lora = 0;  // MLA's ranks and widths
+};
+
+// Which layers route to experts: all but the leading dense ones (first_k_dense_replace), those
+// listed dense (mlp_only_layers) and, with a sparse step k, all but every k-th.
+Expected<std::uint64_t> moe_layer_count(NumberFields& n, std::uint64_t layers) {
+  const std::uint64_t first_dense = n.get({"first_k_dense_replace"}, 0, true);
+  const std::uint64_t step = n.get({"decoder_sparse_step", "moe_layer_freq"}, 1);
+  if (!n.bad.empty()) return Error{n.bad + ": expected a positive integer"};
+  std::set<std::uint64_t> dense_listed;
+  if (const auto only = n.c.find("mlp_only_layers"); only != n.c.end() && !only->is_null()) {
+    const auto index = [](const json& x) { return x.is_number_integer() && x.get<std::int64_t>() >= 0; };
+    if (!only->is_array() || !std::all_of(only->begin(), only->end(), index)) {
+      return Error{"mlp_only_layers: expected a list of layer indices"};
     }
-    for (std::uint64_t i = 0; i < layers; ++i) {
-      moe_layers += i >= first_dense && (i + 1) % step == 0 && !dense_listed.count(i);
+    for (const json& x : *only) dense_listed.insert(x.get<std::uint64_t>());
+  }
+  std::uint64_t moe_layers = 0;
+  for (std::uint64_t i = 0; i < layers; ++i) moe_layers += i >= first_dense && (i + 1) % step == 0 && !dense_listed.count(i);
+  return moe_layers;
+}
+
+// The shape's fields, each named when missing or of the wrong type.
+Expected<Shape> read_shape(const json& c, const std::string& family) {
+  NumberFields n{c, {}};
+  Shape s;
+  s.hidden = n.get({"hidden_size", "n_embd", "d_model"}, std::nullopt);
+  s.layers = n.get({"num_hidden_layers", "n_layer", "num_layers"}, std::nullopt);
+  s.heads = n.get({"num_attention_heads", "n_head"}, std::nullopt);
+  const bool multi_query = c.value("multi_query", json(false)) == true;
+  s.kv_heads = n.get({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, multi_query ? 1 : s.heads == 0 ? 1 : s.heads);
+  s.vocab = n.get({"vocab_size"}, std::nullopt);
+  s.gated = !kUngatedMlp.count(family);
+  s.intermediate =
+      n.get({"intermediate_size", "n_inner", "ffn_dim"}, s.gated ? std::nullopt : std::optional(4 * s.hidden));
+  s.experts = n.get({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, true);
+  if (s.experts) {
+    s.experts_per_token =
+        n.get({"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_top_k"}, std::nullopt);
+    s.expert_width = n.get({"moe_intermediate_size"}, s.intermediate);
+    // Shared experts: a count of routed-width experts, or one expert of its own width.
+    s.shared_width = n.get({"n_shared_experts"}, 0, true) * s.expert_width +
+                     n.get({"shared_expert_intermediate_size", "shared_intermediate_size"}, 0, true);
+  }
+  s.mla = c.contains("kv_lora_rank") && !c["kv_lora_rank"].is_null();
+  if (s.mla) {
+    s.kv_lora = n.get({"kv_lora_rank"}, std::nullopt);
+    s.rope_dim = n.get({"qk_rope_head_dim"}, std::nullopt);
+    s.nope_dim = n.get({"qk_nope_head_dim"}, std::nullopt);
+    s.v_dim = n.get({"v_head_dim"}, std::nullopt);
+    s.q_lora = n.get({"q_lora_rank"}, 0, true);
+  }
+  if (!n.bad.empty()) return Error{n.bad + ": expected a positive integer"};
+  s.head_dim = s.nope_dim + s.rope_dim;  // MLA's query and key heads
+  if (!s.mla) {
+    const bool divides = s.hidden % s.heads == 0;
+    s.head_dim = n.get({"head_dim"}, divides ? std::optional(s.hidden / s.heads) : std::nullopt);
+    if (!n.bad.empty()) {
+      return Error{divides ? "head_dim: expected a positive integer"
+                           : "head_dim: expected a positive integer (hidden_size is not a multiple of "
+                             "num_attention_heads, so the config must give it)"};
     }
   }
+  if (s.kv_heads > s.heads || s.heads % s.kv_heads != 0) {
+    return Error{"num_key_value_heads: expected a divisor of num_attention_heads (" + std::to_string(s.heads) + ")"};
+  }
+  if (s.experts_per_token > s.experts) return Error{"num_experts_per_tok: expected at most the routed experts"};
+  if (s.experts) {
+    auto moe = moe_layer_count(n, s.layers);
+    if (!moe) return moe.error();
+    s.moe_layers = *moe;
+  }
+  return s;
+}
+
+// Parameters of one layer's attention (projections, and their biases where the family has them).
+double attention_parameters(const json& c, const std::string& family, const Shape& s) {
+  const double h = double(s.hidden);
+  if (s.mla) {
+    const double qk = double(s.heads) * double(s.nope_dim + s.rope_dim);
+    const double q = s.q_lora ? h * double(s.q_lora) + double(s.q_lora) + double(s.q_lora) * qk : h * qk;
+    const double kv = h * double(s.kv_lora + s.rope_dim) + double(s.kv_lora) +
+                      double(s.kv_lora) * double(s.heads) * double(s.nope_dim + s.v_dim);
+    return q + kv + double(s.heads) * double(s.v_dim) * h;
+  }
+  const double q = double(s.heads * s.head_dim), kv = double(s.kv_heads * s.head_dim);
+  double attention = h * q + 2.0 * h * kv + q * h;
+  if (family == "qwen2" || family == "qwen2_moe") attention += q + 2.0 * kv;  // q, k, v biases
+  if (c.value("attention_bias", json(false)) == true) attention += q + 2.0 * kv + h;
+  return attention;
+}
+
+}  // namespace
+
+Expected<cluster::ModelSpec> model_from_hf_json(const json& config, const std::string& hf_id) {
+  if (!config.is_object()) return Error{"expected a JSON object (a Hugging Face config.json)"};
+  // A multimodal model's language model is its text_config.
+  const bool nested = config.contains("text_config") && config["text_config"].is_object() &&
+                      !config.contains("hidden_size") && !config.contains("num_hidden_layers");
+  const json& c = nested ? config["text_config"] : config;
+  const std::string prefix = nested ? "text_config." : "";
+  const std::string family =
+      c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
+  if (auto refused = refusal(c, family)) return Error{prefix + refused->first + ": " + refused->second};
+  auto shape = read_shape(c, family);
+  if (!shape) return Error{prefix + shape.error().message};
+  const Shape& s = *shape;
   auto context = context_tokens(c);
   if (!context) return Error{prefix + context.error().message};
   const std::string dtype = c.contains("torch_dtype") && c["torch_dtype"].is_string() ? c["torch_dtype"].get<std::string>()
                             : c.contains("dtype") && c["dtype"].is_string()       ? c["dtype"].get<std::string>()
                                                                                   : "bfloat16";
   if (dtype != "bfloat16" && dtype != "float16" && dtype != "float32") {
-    return fail(c.contains("torch_dtype") ? "torch_dtype" : "dtype",
-                "expected bfloat16, float16 or float32, got '" + dtype + "'");
+    return Error{prefix + (c.contains("torch_dtype") ? "torch_dtype" : "dtype") +
+                 ": expected bfloat16, float16 or float32, got '" + dtype + "'"};
   }
   auto weights = weight_precision(c);
   if (!weights) return Error{prefix + weights.error().message};
 
-  const double h = double(hidden);
-  double attention;
-  if (mla) {
-    const double qk = double(heads) * double(nope_dim + rope_dim);
-    const double q = q_lora ? h * double(q_lora) + double(q_lora) + double(q_lora) * qk : h * qk;
-    const double kv = h * double(kv_lora + rope_dim) + double(kv_lora) + double(kv_lora) * double(heads) * double(nope_dim + v_dim);
-    attention = q + kv + double(heads) * double(v_dim) * h;
-  } else {
-    const double q = double(heads * head_dim), kv = double(kv_heads * head_dim);
-    attention = h * q + 2.0 * h * kv + q * h;
-    if (family == "qwen2" || family == "qwen2_moe") attention += q + 2.0 * kv;  // q, k, v biases
-    if (c.value("attention_bias", json(false)) == true) attention += q + 2.0 * kv + h;
-  }
-  const double matrices = gated ? 3.0 : 2.0;
-  const double dense_mlp = matrices * h * double(intermediate);
-  const double expert = 3.0 * h * double(expert_width);
+  const double h = double(s.hidden);
+  const double dense_mlp = (s.gated ? 3.0 : 2.0) * h * double(s.intermediate);
+  const double expert = 3.0 * h * double(s.expert_width);
   const double norms = 2.0 * h;
   const bool tied = c.value("tie_word_embeddings", json(false)) == true;
-  const double embeddings = double(vocab) * h * (tied ? 1.0 : 2.0);
+  const double embeddings = double(s.vocab) * h * (tied ? 1.0 : 2.0);
 
   cluster::ModelSpec m;
   m.name = hf_id;
   m.hf_id = hf_id;
-  m.layers = static_cast<std::uint32_t>(layers);
-  m.hidden = static_cast<std::uint32_t>(hidden);
-  m.heads = static_cast<std::uint32_t>(heads);
-  m.kv_heads = static_cast<std::uint32_t>(mla ? heads : kv_heads);
-  m.head_size = static_cast<std::uint32_t>(head_dim);
-  m.latent_kv_width = static_cast<std::uint32_t>(mla ? kv_lora + rope_dim : 0);
+  m.layers = static_cast<std::uint32_t>(s.layers);
+  m.hidden = static_cast<std::uint32_t>(s.hidden);
+  m.heads = static_cast<std::uint32_t>(s.heads);
+  m.kv_heads = static_cast<std::uint32_t>(s.mla ? s.heads : s.kv_heads);
+  m.head_size = static_cast<std::uint32_t>(s.head_dim);
+  m.latent_kv_width = static_cast<std::uint32_t>(s.mla ? s.kv_lora + s.rope_dim : 0);
   m.max_context_tokens = *context;
   m.dtype_bytes = 2;
   m.weights = *weights;
-  const double dense_layers = double(layers - moe_layers);
-  m.parameters = double(layers) * (attention + norms) + dense_layers * dense_mlp + embeddings + h;
-  if (experts > 0 && moe_layers > 0) {
-    m.experts = static_cast<std::uint32_t>(experts);
-    m.experts_per_token = static_cast<std::uint32_t>(experts_per_token);
-    m.expert_parameters = double(moe_layers) * double(experts) * expert;
-    const double router = h * double(experts);
-    m.parameters += double(moe_layers) * (router + 3.0 * h * double(shared_width)) + m.expert_parameters;
+  const double dense_layers = double(s.layers - s.moe_layers);
+  m.parameters = double(s.layers) * (attention_parameters(c, family, s) + norms) + dense_layers * dense_mlp + embeddings + h;
+  if (s.experts > 0 && s.moe_layers > 0) {
+    m.experts = static_cast<std::uint32_t>(s.experts);
+    m.experts_per_token = static_cast<std::uint32_t>(s.experts_per_token);
+    m.expert_parameters = double(s.moe_layers) * double(s.experts) * expert;
+    const double router = h * double(s.experts);
+    m.parameters += double(s.moe_layers) * (router + 3.0 * h * double(s.shared_width)) + m.expert_parameters;
   }
   return m;
 }

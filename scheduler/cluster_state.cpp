@@ -1,16 +1,18 @@
 #include "scheduler/cluster_state.hpp"
 
-#include <set>
-
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
+
+#include "sim/engine/check.hpp"
 
 namespace meshsim::scheduler {
 
 std::uint32_t ClusterState::add_node(NodeSpec spec) {
   const auto index = static_cast<std::uint32_t>(nodes_.size());
-  node_index_[spec.name] = index;
+  // A second node of one name would take the first one's place in the index.
+  MESHSIM_CHECK(node_index_.emplace(spec.name, index).second, "a second node named '" + spec.name + "'");
   ResourceLedger ledger(spec.capacity);
   nodes_.push_back(Node{std::move(spec), NodeState::kUp, std::move(ledger)});
   indexed_as_.emplace_back();
@@ -211,7 +213,6 @@ void ClusterState::place_pending() {
   for (auto it = pending_.begin(); it != pending_.end();) {
     PlacementGroup& pg = pgs_.at(*it);
     if (try_place(pg)) {
-      newly_ready_.push_back(*it);
       it = pending_.erase(it);
     } else {
       ++it;
@@ -224,11 +225,6 @@ const PlacementGroup* ClusterState::placement_group(PgId id) const {
   return it == pgs_.end() ? nullptr : &it->second;
 }
 
-std::vector<PgId> ClusterState::take_newly_ready() {
-  std::vector<PgId> out;
-  out.swap(newly_ready_);
-  return out;
-}
 
 ClusterState::State ClusterState::state() const {
   State out;
@@ -245,7 +241,7 @@ OpResult ClusterState::restore(const State& state) {
   next.node_score_ = node_score_;
   for (const auto& [spec, node_state] : state.nodes) {
     const auto index = static_cast<std::uint32_t>(next.nodes_.size());
-    next.node_index_[spec.name] = index;
+    if (!next.node_index_.emplace(spec.name, index).second) return OpResult::fail("a second node named '" + spec.name + "'");
     next.nodes_.push_back(Node{spec, node_state, ResourceLedger(spec.capacity)});
     next.indexed_as_.emplace_back();
   }

@@ -65,6 +65,7 @@ struct PlacementGroup {
 // uses them (as in Ray). Placement is all or nothing.
 class ClusterState {
  public:
+  // Its index; its name must be new (the inputs refuse a second node of one name).
   std::uint32_t add_node(NodeSpec spec);
   // Draining and down nodes take no new placement groups.
   OpResult set_node_state(const std::string& name, NodeState state);
@@ -94,8 +95,6 @@ class ClusterState {
   const PlacementGroup* placement_group(PgId id) const;
   // In no particular order (sort the ids where order shows).
   const std::unordered_map<PgId, PlacementGroup>& placement_groups() const { return pgs_; }
-  // PGs that became ready since the last call (placed from the pending queue).
-  std::vector<PgId> take_newly_ready();
 
   // Everything a state file keeps of the cluster; node ledgers follow from the ready PGs.
   struct State {
@@ -135,7 +134,6 @@ class ClusterState {
   // Hashed: victim selection looks a PG up for every candidate it weighs.
   std::unordered_map<PgId, PlacementGroup> pgs_;
   std::deque<PgId> pending_;
-  std::vector<PgId> newly_ready_;
   PgId next_pg_ = 1;
 };
 

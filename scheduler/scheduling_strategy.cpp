@@ -26,7 +26,6 @@ class SpreadStrategy final : public SchedulingStrategy {
 
 }  // namespace
 
-std::vector<std::string> scheduling_strategy_names() { return {"binpack", "spread"}; }
 
 Expected<std::unique_ptr<SchedulingStrategy>> make_scheduling_strategy(std::string_view name) {
   if (name == "binpack") return std::unique_ptr<SchedulingStrategy>(std::make_unique<BinPackStrategy>());

@@ -38,6 +38,5 @@ class SchedulingStrategy {
 // CPUs, then memory), so big tasks find room later. "spread": the fitting node with the
 // most free, so load stays even and a node failure hurts less.
 Expected<std::unique_ptr<SchedulingStrategy>> make_scheduling_strategy(std::string_view name);
-std::vector<std::string> scheduling_strategy_names();
 
 }  // namespace meshsim::scheduler

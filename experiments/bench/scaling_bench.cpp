@@ -141,11 +141,11 @@ void BM_ScalingDecision(benchmark::State& state) {
     high = !high;
     sim.run_until(sim.now() + engine::SimTime::from_seconds(15));
     state.ResumeTiming();
-    const auto before = manager.counts().scale_ups + manager.counts().scale_downs;
+    const auto before = manager.view().counts().scale_ups + manager.view().counts().scale_downs;
     const auto start = Clock::now();
     hpa.decide(manager);
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-    const auto taken = manager.counts().scale_ups + manager.counts().scale_downs - before;
+    const auto taken = manager.view().counts().scale_ups + manager.view().counts().scale_downs - before;
     samples_us.push_back(us);
     per_action_us.push_back(us / static_cast<double>(std::max<std::uint64_t>(1, taken)));
     actions += taken;
@@ -172,7 +172,7 @@ void BM_ElasticDecision(benchmark::State& state) {
   cluster::ScalingManager manager(sim, llm, scaling);
   // A quarter of the pool drained to INACTIVE (idle instances drain at once).
   for (std::uint32_t i = 0; i < instances / 4; ++i) {
-    const auto chosen = manager.least_loaded(cluster::InstanceTag::kMixed);
+    const auto chosen = manager.view().least_loaded(cluster::InstanceTag::kMixed);
     if (!chosen || !manager.deactivate(*chosen)) state.SkipWithError("could not drain the pool");
   }
   sim.run_until(sim.now() + engine::SimTime::from_seconds(1));
@@ -189,7 +189,7 @@ void BM_ElasticDecision(benchmark::State& state) {
     r.id = id;
     llm.submit(r);
   }
-  const auto before = manager.counts().scale_ups;
+  const auto before = manager.view().counts().scale_ups;
   double seconds = 0;
   for (auto _ : state) {
     const auto start = Clock::now();
@@ -198,7 +198,7 @@ void BM_ElasticDecision(benchmark::State& state) {
   }
   const auto decisions = static_cast<double>(state.iterations());
   state.counters["us_per_decision"] = 1e6 * seconds / decisions;
-  state.counters["scale_ups_per_decision"] = static_cast<double>(manager.counts().scale_ups - before) / decisions;
+  state.counters["scale_ups_per_decision"] = static_cast<double>(manager.view().counts().scale_ups - before) / decisions;
   state.counters["instances"] = instances;
 }
 

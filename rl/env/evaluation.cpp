@@ -97,7 +97,7 @@ Outcome play(const Contender& contender, const configs::Catalog& catalog, const 
   o.tbt_p99 = tbt.p99;
   o.e2e_p50 = metrics.e2e().p50;
   o.mean_instances = instance_sum / static_cast<double>(o.instances.size());
-  const auto& counts = e.run().scaling()->manager().counts();
+  const auto& counts = e.run().scaling()->manager().view().counts();
   o.scale_ups = counts.scale_ups;
   o.scale_downs = counts.scale_downs;
   o.hours = e.spec().episode_length.seconds() / 3600.0;

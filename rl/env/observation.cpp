@@ -70,18 +70,18 @@ void collect_observation(const cluster::ScalingManager& manager, std::span<const
   const auto latency = [](double seconds, double target) { return std::min(kLatencyCap, seconds / target); };
   std::size_t at = 0;
   const auto put = [&](double value) { out[at++] = static_cast<float>(value); };
-  const engine::SimTime now = manager.cluster().now();
+  const engine::SimTime now = manager.view().now();
   const auto within = [&](double intervals) {
     return now + engine::SimTime::from_seconds(intervals * stats.decision_interval_s);
   };
   for (std::size_t p = 0; p < pools.size(); ++p) {
     const cluster::InstanceTag tag = pools[p];
-    const autoscale::PoolSnapshot pool = autoscale::snapshot(manager, tag);
-    const autoscale::PoolKv kv = autoscale::scan_active(manager, tag);
+    const autoscale::PoolSnapshot pool = manager.view().snapshot(tag);
+    const autoscale::PoolKv kv = manager.view().scan_active(tag);
     const double active = std::max(1u, pool.active);
     const double size = std::max(1u, pool.current());
-    const std::uint32_t soon = manager.starting_ready_by(tag, within(kReadySoonIntervals));
-    const std::uint32_t mid = manager.starting_ready_by(tag, within(kReadyMidIntervals));
+    const std::uint32_t soon = manager.view().starting_ready_by(tag, within(kReadySoonIntervals));
+    const std::uint32_t mid = manager.view().starting_ready_by(tag, within(kReadyMidIntervals));
     put(pool.active);
     put(soon);
     put(mid - soon);

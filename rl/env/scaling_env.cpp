@@ -225,7 +225,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
     begin_interval(spec_.warmup);
   } else {
     stats.phase = phase_at(SimTime::zero());
-    stats.mean_instances = static_cast<double>(run_->scaling()->manager().get_status_summary().total_instances);
+    stats.mean_instances = static_cast<double>(run_->scaling()->manager().view().get_status_summary().total_instances);
   }
   rates_.start(stats.arrival_rate);
   stats.rates = rates_;
@@ -234,7 +234,7 @@ EnvInfo ScalingEnv::reset(std::optional<std::uint64_t> seed, std::span<float> ob
   const auto& manager = run_->scaling()->manager();
   collect_observation(manager, pools_, stats, config_.replay.slo.ttft.seconds(), config_.replay.slo.tbt.seconds(),
                       baseline_view_, obs);
-  const auto status = manager.get_status_summary();
+  const auto status = manager.view().get_status_summary();
   info.window_start_s = window_start_s_;
   info.rate_scale = rate_scale_;
   info.scale_up_delay_s = scale_up_delay_s_;
@@ -370,9 +370,9 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   MESHSIM_CHECK(run_ != nullptr, "step: call reset() first");
   MESHSIM_CHECK(step_ < steps_per_episode_, "step: the episode was truncated; call reset()");
   auto& manager = run_->scaling()->manager();
-  const cluster::ScalingCounts before = manager.counts();
+  const cluster::ScalingCounts before = manager.view().counts();
   std::vector<std::int64_t> sizes;
-  for (const cluster::InstanceTag tag : pools_) sizes.push_back(autoscale::snapshot(manager, tag).current());
+  for (const cluster::InstanceTag tag : pools_) sizes.push_back(manager.view().snapshot(tag).current());
   const std::vector<std::int64_t> change = deltas(action, sizes);
   cursor_.actions.insert(cursor_.actions.end(), action.begin(), action.end());
   for (std::size_t i = 0; i < pools_.size(); ++i) {
@@ -390,7 +390,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
 
   const SimTime end = spec_.warmup + SimTime::from_us(spec_.decision_interval.us() * (step_ + 1));
   advance(end);
-  const cluster::ScalingCounts after = manager.counts();  // the action's and an autoscaler's
+  const cluster::ScalingCounts after = manager.view().counts();  // the action's and an autoscaler's
   IntervalStats stats = measure_interval(end);
   rates_.add(stats.arrival_rate, stats.seconds);
   stats.rates = rates_;
@@ -410,7 +410,7 @@ StepResult ScalingEnv::step(std::span<const float> action, std::span<float> obs)
   info.scale_downs = static_cast<std::uint32_t>(after.scale_downs - before.scale_downs);
   info.blocked = static_cast<std::uint32_t>(after.blocked - before.blocked);
   info.migrations = static_cast<std::uint32_t>(after.migrations - before.migrations);
-  const auto status = manager.get_status_summary();
+  const auto status = manager.view().get_status_summary();
   info.active = status.active_instances;
   info.starting = status.scaling_up_instances;
   info.draining = status.draining_instances;

@@ -317,4 +317,33 @@ Status check_resumes(const CheckpointState& state, const ResumedRun& run, const 
   return Ok{};
 }
 
+Expected<std::vector<EnvCursor>> resumed_cursors(const CheckpointState& state, std::span<const ScalingEnv* const> envs,
+                                                 std::size_t first, std::size_t steps, const std::string& file) {
+  std::vector<EnvCursor> cursors;
+  for (std::size_t i = 0; i < envs.size(); ++i) {
+    const CheckpointEnv& env = state.envs[first + i];
+    const std::string where = file + ": envs[" + std::to_string(first + i) + "]";
+    // Training resets without options (each episode's window, rate scale and delay come
+    // from the environment's generator), so a checkpoint naming any was not written by it.
+    if (env.cursor.options != ResetOptions{}) {
+      return Error{where + ".options: expected {} (training draws each episode's window, rate scale and delay itself)"};
+    }
+    const ScalingEnv& own = *envs[i];
+    if (const Status fits = own.check_cursor(env.cursor); !fits) return Error{where + ": " + fits.error().message};
+    // Where the episode stands follows from the iterations played: every environment steps
+    // `steps` times an iteration and resets (in the same step) when its fixed-length
+    // episode ends. A list that says otherwise would resume a different trajectory.
+    const std::uint64_t played = static_cast<std::uint64_t>(steps) * state.iteration % own.steps_per_episode();
+    if (env.cursor.actions.size() != played * own.action_size()) {
+      return Error{where + ".actions: expected " + std::to_string(played) + " steps of " +
+                   std::to_string(own.action_size()) + " entries (" + std::to_string(state.iteration) +
+                   " iterations of " + std::to_string(steps) + " steps in episodes of " +
+                   std::to_string(own.steps_per_episode()) + "), got " + std::to_string(env.cursor.actions.size()) +
+                   " entries"};
+    }
+    cursors.push_back(env.cursor);
+  }
+  return cursors;
+}
+
 }  // namespace meshsim::rl

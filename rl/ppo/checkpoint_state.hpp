@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,5 +77,10 @@ struct ResumedRun {
 // Whether `state` (read from `file`) resumes `run`; the first difference is the error, as
 // "FILE: key: the checkpoint has ..., this run ...". rl.ppo.threads may differ (speed alone).
 Status check_resumes(const CheckpointState& state, const ResumedRun& run, const std::string& file);
+// The cursors of a rank's environments (`envs`, from `first` among all ranks') that a run
+// stepping `steps` times an iteration resumes from `state`, each checked against its
+// environment: the episode where the iterations played put it, and no reset options.
+Expected<std::vector<EnvCursor>> resumed_cursors(const CheckpointState& state, std::span<const ScalingEnv* const> envs,
+                                                 std::size_t first, std::size_t steps, const std::string& file);
 
 }  // namespace meshsim::rl

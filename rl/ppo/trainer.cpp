@@ -466,32 +466,10 @@ Status PpoTrainer::load(const fs::path& dir) {
   ResumedRun run{m.seed, m.iterations, m.n_all, m.policy->shape(), m.specs,
                  static_cast<std::uint64_t>(m.steps) * m.n_all};
   if (const Status resumes = check_resumes(state, run, file); !resumes) return resumes;
-  std::vector<EnvCursor> cursors;
-  for (std::size_t i = 0; i < m.n; ++i) {  // this rank's environments
-    const CheckpointEnv& env = state.envs[m.first + i];
-    // Training resets without options (each episode's window, rate scale and delay come
-    // from the environment's generator), so a checkpoint naming any was not written by it.
-    if (env.cursor.options != ResetOptions{}) {
-      return Error{file + ": envs[" + std::to_string(m.first + i) +
-                   "].options: expected {} (training draws each episode's window, rate scale and delay itself)"};
-    }
-    if (const Status fits = m.envs->env(i).check_cursor(env.cursor); !fits) {
-      return Error{file + ": envs[" + std::to_string(m.first + i) + "]: " + fits.error().message};
-    }
-    // Where the episode stands follows from the iterations played: every environment steps
-    // `steps` times an iteration and resets (in the same step) when its fixed-length
-    // episode ends. A list that says otherwise would resume a different trajectory.
-    const ScalingEnv& own = m.envs->env(i);
-    const std::uint64_t played = static_cast<std::uint64_t>(m.steps) * state.iteration % own.steps_per_episode();
-    if (env.cursor.actions.size() != played * own.action_size()) {
-      return Error{file + ": envs[" + std::to_string(m.first + i) + "].actions: expected " + std::to_string(played) +
-                   " steps of " + std::to_string(own.action_size()) + " entries (" + std::to_string(state.iteration) +
-                   " iterations of " + std::to_string(m.steps) + " steps in episodes of " +
-                   std::to_string(own.steps_per_episode()) + "), got " + std::to_string(env.cursor.actions.size()) +
-                   " entries"};
-    }
-    cursors.push_back(env.cursor);
-  }
+  std::vector<const ScalingEnv*> envs;  // this rank's
+  for (std::size_t i = 0; i < m.n; ++i) envs.push_back(&m.envs->env(i));
+  auto cursors = resumed_cursors(state, envs, m.first, m.steps, file);
+  if (!cursors) return cursors.error();
   try {
     torch::load(m.policy, (dir / "policy.pt").string());
     torch::load(*m.adam, (dir / "optimizer.pt").string());
@@ -508,7 +486,7 @@ Status PpoTrainer::load(const fs::path& dir) {
     m.action_rngs[i] = engine::Rng::from_state(state.envs[m.first + i].action_rng);
     m.episode_returns[i] = state.envs[m.first + i].episode_return;
   }
-  m.envs->restore(cursors);
+  m.envs->restore(*cursors);
   m.obs = m.exchange.observe(false);  // the saved statistics already include the current observations
   return Ok{};
 }

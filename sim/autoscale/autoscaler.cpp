@@ -4,35 +4,8 @@
 
 namespace meshsim::autoscale {
 
-PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag) {
-  const auto& totals = manager.cluster().fleet().pools().totals(tag);
-  PoolSnapshot pool;
-  pool.tag = tag;
-  pool.active = totals.count(InstanceState::kActive);
-  pool.starting = totals.count(InstanceState::kStarting);
-  pool.draining = totals.count(InstanceState::kDraining);
-  pool.inactive = totals.count(InstanceState::kInactive);
-  pool.arrived_requests = totals.arrived_requests;
-  pool.arrived_tokens = totals.arrived_tokens;
-  const auto load = manager.cluster().fleet().active_load(tag);
-  pool.active_requests = static_cast<std::uint64_t>(load.requests);
-  pool.pending_tokens = load.pending_tokens;
-  return pool;
-}
-
-PoolKv scan_active(const ScalingManager& manager, InstanceTag tag) {
-  PoolKv pool;
-  for (const auto& view : manager.cluster().fleet().views()) {
-    if (view.tag != tag || view.state != InstanceState::kActive) continue;
-    pool.pending_requests += static_cast<std::uint64_t>(view.requests) - view.running;
-    pool.kv_used += view.kv_used;
-    pool.kv_capacity += manager.cluster().fleet().hardware().of(tag).kv_capacity_tokens;
-  }
-  return pool;
-}
-
 void scale_pool_to(ScalingManager& manager, InstanceTag tag, std::uint32_t desired) {
-  const PoolSnapshot pool = snapshot(manager, tag);
+  const PoolSnapshot pool = manager.view().snapshot(tag);
   std::uint32_t current = pool.current();
   for (; current < desired; ++current) {
     if (!manager.scale_up_full(tag)) return;
@@ -40,7 +13,7 @@ void scale_pool_to(ScalingManager& manager, InstanceTag tag, std::uint32_t desir
   if (current <= desired) return;
   // Newest STARTING first: they serve nothing yet.
   while (current > desired) {
-    const auto starting = manager.newest_starting(tag);
+    const auto starting = manager.view().newest_starting(tag);
     if (!starting || !manager.cancel_scale_up(*starting)) break;
     --current;
   }

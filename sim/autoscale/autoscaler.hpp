@@ -18,29 +18,10 @@ namespace meshsim::autoscale {
 
 using cluster::InstanceState;
 using cluster::InstanceTag;
+using cluster::PoolKv;
+using cluster::PoolSnapshot;
 using cluster::ScalingManager;
 using engine::SimTime;
-
-// One pool (the instances of one tag) as an autoscaler sees it at a decision: counts by
-// state in O(1), loads summed over its ACTIVE instances. Only fold-invariant quantities:
-// a decision is the same whether decode runs are folded.
-struct PoolSnapshot {
-  InstanceTag tag = InstanceTag::kMixed;
-  std::uint32_t active = 0, starting = 0, draining = 0, inactive = 0;
-  std::uint64_t active_requests = 0;  // assigned to ACTIVE instances, running or waiting
-  std::int64_t pending_tokens = 0;    // on ACTIVE instances
-  // Requests (and their prompt + output tokens) that came to the pool since the run began.
-  std::uint64_t arrived_requests = 0, arrived_tokens = 0;
-  // Instances counted as the pool's size (Kubernetes' "current replicas").
-  std::uint32_t current() const { return active + starting; }
-};
-PoolSnapshot snapshot(const ScalingManager& manager, InstanceTag tag);
-// What costs a walk over the pool's instances, O(n): requests waiting (not in the running
-// batch) and KV tokens held on its ACTIVE instances, and the KV they can hold.
-struct PoolKv {
-  std::uint64_t pending_requests = 0, kv_used = 0, kv_capacity = 0;
-};
-PoolKv scan_active(const ScalingManager& manager, InstanceTag tag);
 
 // Brings a pool's size (ACTIVE + STARTING) to `desired`: scale-ups, or first cancelled
 // scale-ups still STARTING (newest first), then drains of the least-loaded ACTIVE

@@ -28,21 +28,21 @@ double ElasticScheduler::load_ratio(const PoolSnapshot& pool) const {
 }
 
 bool ElasticScheduler::add_worker(ScalingManager& manager) {
-  if (const auto inactive = manager.cluster().fleet().pools().first_inactive(pool_)) {
+  if (const auto inactive = manager.view().first_inactive(pool_)) {
     return static_cast<bool>(manager.reactivate(*inactive));
   }
   return static_cast<bool>(manager.scale_up_full(pool_));
 }
 
 bool ElasticScheduler::remove_worker(ScalingManager& manager) {
-  const auto chosen = manager.least_loaded(pool_);
+  const auto chosen = manager.view().least_loaded(pool_);
   return chosen && static_cast<bool>(manager.deactivate(*chosen));
 }
 
 void ElasticScheduler::check(ScalingManager& manager) {
   if (!config_.enable_elastic || paused_) return;
-  const SimTime now = manager.cluster().now();
-  const PoolSnapshot pool = snapshot(manager, pool_);
+  const SimTime now = manager.view().now();
+  const PoolSnapshot pool = manager.view().snapshot(pool_);
   // The limits first, whatever the load.
   if (pool.current() < config_.min_workers) {
     if (add_worker(manager)) last_scale_up_ = now;
@@ -80,7 +80,7 @@ void ElasticScheduler::check(ScalingManager& manager) {
 
 void ElasticScheduler::wake_up_all_workers(ScalingManager& manager) {
   paused_ = true;
-  for (std::uint32_t size = snapshot(manager, pool_).current(); size < config_.max_workers; ++size) {
+  for (std::uint32_t size = manager.view().snapshot(pool_).current(); size < config_.max_workers; ++size) {
     if (!add_worker(manager)) break;
   }
 }
@@ -92,12 +92,12 @@ void ElasticScheduler::resume_elastic_scheduling() {
 }
 
 std::map<std::string, double> ElasticScheduler::get_metrics(const ScalingManager& manager) const {
-  const PoolSnapshot pool = snapshot(manager, pool_);
+  const PoolSnapshot pool = manager.view().snapshot(pool_);
   return {{"active_workers", pool.active},
           {"draining_workers", pool.draining},
           {"total_workers", pool.active + pool.starting + pool.draining + pool.inactive},
           {"active_requests", static_cast<double>(pool.active_requests)},
-          {"pending_requests", static_cast<double>(scan_active(manager, pool_).pending_requests)},
+          {"pending_requests", static_cast<double>(manager.view().scan_active(pool_).pending_requests)},
           {"load_ratio", load_ratio(pool)},
           {"total_capacity", pool.active * config_.requests_per_worker_capacity}};
 }

@@ -33,10 +33,9 @@ OracleAutoscaler::Demand OracleAutoscaler::demand(SimTime from) {
   return d;
 }
 
-std::uint32_t OracleAutoscaler::size_for(const Demand& d, InstanceTag pool, const cluster::LlmCluster& cluster) const {
+std::uint32_t OracleAutoscaler::size_for(const Demand& d, InstanceTag pool, const cluster::ScalingView& view) const {
   if (d.requests == 0) return 1;
-  const auto& config = cluster.config();
-  const cluster::PerfModel& perf = *cluster.fleet().hardware().of(pool).perf;
+  const cluster::PerfModel& perf = *view.hardware(pool).perf;
   const double mean_prompt = static_cast<double>(d.prompt_tokens) / static_cast<double>(d.requests);
   const double mean_output = static_cast<double>(d.output_tokens) / static_cast<double>(d.requests);
   // Prefill rate at the mean prompt, tokens per second.
@@ -49,8 +48,8 @@ std::uint32_t OracleAutoscaler::size_for(const Demand& d, InstanceTag pool, cons
   // and half the output on average).
   const double context = mean_prompt + mean_output / 2;
   const auto kv_batch = static_cast<std::uint32_t>(
-      std::max(1.0, static_cast<double>(cluster.fleet().hardware().of(pool).kv_capacity_tokens) / (mean_prompt + mean_output)));
-  const std::uint32_t limit = std::min(config.batching.max_batch_size, kv_batch);
+      std::max(1.0, static_cast<double>(view.hardware(pool).kv_capacity_tokens) / (mean_prompt + mean_output)));
+  const std::uint32_t limit = std::min(view.batching().max_batch_size, kv_batch);
   const auto step_ms = [&](std::uint32_t batch) {
     return perf.decode_ms(cluster::DecodeWork{batch, static_cast<std::uint64_t>(batch * context)});
   };
@@ -73,8 +72,8 @@ std::uint32_t OracleAutoscaler::size_for(const Demand& d, InstanceTag pool, cons
 }
 
 void OracleAutoscaler::decide(ScalingManager& manager) {
-  const Demand d = demand(manager.cluster().now());
-  for (const InstanceTag tag : pools_) scale_pool_to(manager, tag, size_for(d, tag, manager.cluster()));
+  const Demand d = demand(manager.view().now());
+  for (const InstanceTag tag : pools_) scale_pool_to(manager, tag, size_for(d, tag, manager.view()));
 }
 
 }  // namespace meshsim::autoscale

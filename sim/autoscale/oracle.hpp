@@ -33,7 +33,7 @@ class OracleAutoscaler final : public Autoscaler {
   // The requests arriving in [from, from + window), read from the lookahead source.
   Demand demand(SimTime from);
   // Instances a pool needs for `demand` on `cluster`'s deployment.
-  std::uint32_t size_for(const Demand& demand, InstanceTag pool, const cluster::LlmCluster& cluster) const;
+  std::uint32_t size_for(const Demand& demand, InstanceTag pool, const cluster::ScalingView& view) const;
 
  private:
   OracleConfig config_;

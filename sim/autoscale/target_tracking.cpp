@@ -161,10 +161,10 @@ std::optional<double> TargetTrackingAutoscaler::need(const PoolSnapshot& pool, c
 }
 
 TargetTrackingAutoscaler::Look TargetTrackingAutoscaler::look(const ScalingManager& manager, InstanceTag tag) {
-  const PoolSnapshot pool = snapshot(manager, tag);
+  const PoolSnapshot pool = manager.view().snapshot(tag);
   // Only the KV metric needs the walk over the pool's instances.
-  const PoolKv kv = tracks(TrackedMetric::kKvUtilisation) ? scan_active(manager, tag) : PoolKv{};
-  const SimTime now = manager.cluster().now();
+  const PoolKv kv = tracks(TrackedMetric::kKvUtilisation) ? manager.view().scan_active(tag) : PoolKv{};
+  const SimTime now = manager.view().now();
   if (tracks(TrackedMetric::kCapacityUnits)) correct(now);  // the look and the size see one capacity
   Look l;
   l.metric = metric(pool, kv, now);  // before desired() notes the arrivals they are measured against

@@ -304,8 +304,6 @@ void VllmScheduler::form_step() {
       step_.preempted.push_back(slot);
     }
   }
-  queried_ += step_.queried_tokens;
-  hit_ += step_.hit_tokens;
 }
 
 // Blocks of iterations 1..k-1 of a steady decode step: a request with c tokens computed

@@ -129,9 +129,6 @@ class VllmScheduler {
   std::uint32_t computed(std::uint32_t slot) const { return seqs_.at(slot).computed; }
   const KvCache& cache() const { return *cache_; }
   const VllmLimits& limits() const { return limits_; }
-  // Prefix caching since construction: the steps' queried and hit tokens summed.
-  std::uint64_t prefix_queried_tokens() const { return queried_; }
-  std::uint64_t prefix_hit_tokens() const { return hit_; }
 
   // Block tables, reference counts and queues agree; empty when all is well. O(blocks).
   std::vector<std::string> check_invariants() const;
@@ -194,8 +191,6 @@ class VllmScheduler {
   // later_allocations counts (empty for other steps).
   std::vector<std::uint32_t> residues_;
   std::uint32_t materialized_ = 1;  // iterations of step_ whose blocks are allocated
-  std::uint64_t queried_ = 0;
-  std::uint64_t hit_ = 0;
   std::unique_ptr<HostKvTier> tier_;   // with limits_.host_kv
   std::vector<std::uint32_t> loading_;  // waiting for host loads, in the order they started
   std::vector<std::uint32_t> loaded_;   // their loads ended: admitted first, in the queue's order

@@ -69,7 +69,7 @@ Status ScalingManager::room_for_one_more(InstanceTag tag) {
 
 Expected<ScalingManager::ScaleUp> ScalingManager::scale_up_full(InstanceTag tag) {
   if (auto room = room_for_one_more(tag); !room) return room.error();
-  if (tag == InstanceTag::kPrompt && count(InstanceTag::kToken, InstanceState::kActive) == 0) {
+  if (tag == InstanceTag::kPrompt && view().count(InstanceTag::kToken, InstanceState::kActive) == 0) {
     return blocked("Cannot add prompt, the cluster has no ACTIVE token instance to ship KV to");
   }
   const std::uint32_t instance = cluster_.fleet().size();
@@ -89,7 +89,7 @@ Status ScalingManager::begin_drain(std::uint32_t instance, AfterDrain after, Ins
     return blocked("Cannot drain instance " + std::to_string(instance) + ", it is not ACTIVE");
   }
   const InstanceTag tag = cluster_.fleet().tag_of(instance);
-  if (count(tag, InstanceState::kActive) <= config_.min_instances_per_pool) {
+  if (view().count(tag, InstanceState::kActive) <= config_.min_instances_per_pool) {
     return blocked("Cannot remove " + std::string(kInstanceTagNames.name(tag)) + ", min limit reached");
   }
   if (auto drained = cluster_.fleet().drain(instance); !drained) return blocked(drained.error().message);
@@ -141,7 +141,7 @@ Status ScalingManager::migrate(std::uint32_t instance, InstanceTag to) {
 }
 
 Status ScalingManager::migrate_pool(InstanceTag from, InstanceTag to) {
-  const auto chosen = least_loaded(from);
+  const auto chosen = view().least_loaded(from);
   if (!chosen) {
     return blocked("Cannot migrate " + std::string(kInstanceTagNames.name(from)) + ", no ACTIVE instance");
   }
@@ -179,10 +179,8 @@ Status ScalingManager::reactivate(std::uint32_t instance) {
   return Ok{};
 }
 
-std::optional<std::uint32_t> ScalingManager::least_loaded(InstanceTag tag) const { return cluster_.fleet().least_loaded(tag); }
-
 Status ScalingManager::scale_down(InstanceTag tag) {
-  const auto chosen = least_loaded(tag);
+  const auto chosen = view().least_loaded(tag);
   if (!chosen) return blocked("Cannot remove " + std::string(kInstanceTagNames.name(tag)) + ", no ACTIVE instance");
   return scale_down_full(*chosen);
 }
@@ -245,41 +243,6 @@ void ScalingManager::check_draining() {
     release(instance, server);
   }
   if (!draining_.empty()) drain_check_.arm_after(config_.drain_check_interval);
-}
-
-std::vector<InstanceView> ScalingManager::get_active_instances(std::optional<InstanceTag> tag) const {
-  std::vector<InstanceView> active;
-  for (const auto& view : cluster_.fleet().views()) {
-    if (view.state == InstanceState::kActive && (!tag || view.tag == *tag)) active.push_back(view);
-  }
-  return active;
-}
-
-std::uint32_t ScalingManager::count(InstanceTag tag, InstanceState state) const {
-  return cluster_.fleet().pools().totals(tag).count(state);
-}
-
-std::optional<std::uint32_t> ScalingManager::newest_starting(InstanceTag tag) const {
-  const auto& ids = starting_[static_cast<std::size_t>(tag)];
-  if (ids.empty()) return std::nullopt;
-  return ids.rbegin()->first;
-}
-
-std::uint32_t ScalingManager::starting_ready_by(InstanceTag tag, SimTime when) const {
-  std::uint32_t ready = 0;
-  for (const auto& [instance, ready_at] : starting_[static_cast<std::size_t>(tag)]) ready += ready_at <= when;
-  return ready;
-}
-
-ScalingStatus ScalingManager::get_status_summary() const {
-  const auto counts = cluster_.instance_counts();  // O(1): from the pool totals
-  ScalingStatus status;
-  status.active_instances = counts.active;
-  status.scaling_up_instances = counts.starting;
-  status.draining_instances = counts.draining;
-  status.total_servers = cluster_.fleet().servers().count();
-  status.total_instances = cluster_.instances();
-  return status;
 }
 
 }  // namespace meshsim::cluster

@@ -14,28 +14,12 @@
 #include "sim/cluster/instance_placement.hpp"
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/cluster/scaling_options.hpp"
+#include "sim/cluster/scaling_view.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/engine/timer.hpp"
 
 namespace meshsim::cluster {
-
-// get_status_summary() (seed 004's keys).
-struct ScalingStatus {
-  std::uint32_t active_instances = 0;
-  std::uint32_t scaling_up_instances = 0;  // STARTING
-  std::uint32_t draining_instances = 0;
-  std::uint32_t total_servers = 0;
-  std::uint32_t total_instances = 0;
-  bool operator==(const ScalingStatus&) const = default;
-};
-
-// What the manager did, for summaries and the RL reward's churn term.
-struct ScalingCounts {
-  std::uint64_t scale_ups = 0, scale_downs = 0, blocked = 0;
-  std::uint64_t instances_removed = 0, servers_removed = 0, evacuations = 0;
-  std::uint64_t migrations = 0;  // instances moved between the prompt and token pools
-};
 
 // The actuator of seed 004 over an elastic cluster (or a placement's nodes). scale_up_full places a STARTING
 // instance on a server with room for it, or creates a server (one instance per server
@@ -76,10 +60,8 @@ class ScalingManager final : private engine::EventHandler {
   // Drains ACTIVE `instance`; removes it, then its server if idle, once drained. Error
   // (blocked): the pool would fall below min_instances_per_pool, or it is not ACTIVE.
   Status scale_down_full(std::uint32_t instance);
-  // The ACTIVE instance of `tag` a scale-down takes (LlmCluster::least_loaded: prompt and
-  // mixed by fewest pending prompt tokens, token by least KV memory held or promised).
-  std::optional<std::uint32_t> least_loaded(InstanceTag tag) const;
-  // scale_down_full(least_loaded(tag)).
+  // scale_down_full(view().least_loaded(tag)): prompt and mixed by fewest pending prompt
+  // tokens, token by least KV memory held or promised.
   Status scale_down(InstanceTag tag);
 
   // Seed 004's migration: drains ACTIVE `instance` and, once drained, re-tags it `to` on
@@ -99,18 +81,12 @@ class ScalingManager final : private engine::EventHandler {
   Status deactivate(std::uint32_t instance);
   Status reactivate(std::uint32_t instance);
 
-  std::vector<InstanceView> get_active_instances(std::optional<InstanceTag> tag = std::nullopt) const;
-  std::uint32_t count(InstanceTag tag, InstanceState state) const;
-  // The most recent scale-up of `tag` still STARTING, if any.
-  std::optional<std::uint32_t> newest_starting(InstanceTag tag) const;
-  // STARTING instances of `tag` that become ACTIVE at or before `when`.
-  std::uint32_t starting_ready_by(InstanceTag tag, SimTime when) const;
-  ScalingStatus get_status_summary() const;
-  const ScalingCounts& counts() const { return counts_; }
-  LlmCluster& cluster() { return cluster_; }
-  const LlmCluster& cluster() const { return cluster_; }
+  // What the scaling side may read: pools, instances, STARTING ones, counts and status.
+  ScalingView view() const { return ScalingView(cluster_, *this); }
 
  private:
+  friend class ScalingView;  // reads starting_ and counts_
+
   enum EventKind : std::uint64_t { kActivate, kDrainCheck, kEvacuate };
   // What becomes of a drained instance: removed (scale_down_full), kept INACTIVE
   // (deactivate) or re-tagged into the other pool (migrate).

@@ -110,14 +110,12 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
     it->second = serving_.fleet().servers().add(tag);
     node_of_server_[it->second] = node;
   }
-  serving_gpu_milli_ += config_.instance_resources.gpu_milli();
   return PlacedInstance{it->second, SimTime::from_seconds_up(submitted.ready_in)};
 }
 
 bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
   const auto done = core_.complete(task_id(instance));
   MESHSIM_CHECK(done.success, done.error);
-  serving_gpu_milli_ -= config_.instance_resources.gpu_milli();
   const std::uint32_t node = node_of_server_.at(server);
   const bool emptied = serving_.fleet().servers().load(server) == 0;
   if (emptied) {
@@ -150,7 +148,6 @@ std::vector<std::string> SharedCluster::check_invariants() const {
                          std::to_string(*view.server) + ", which is not the node its core agent holds");
     }
   }
-  if (gpu_milli != serving_gpu_milli_) problems.push_back("serving GPUs counted wrong");
   const auto core_running = core_.get_preemption_stats().running_tasks;
   const auto expected = batch_->counts().running + static_cast<std::uint64_t>(gpu_milli / std::max<std::int64_t>(
                                                                                    1, config_.instance_resources.gpu_milli()));

@@ -20,11 +20,6 @@ std::string_view to_string(RunState state) {
 
 Simulation::Simulation(std::uint64_t seed) : rng_(seed) { queue_.reserve(1024); }
 
-std::optional<SimTime> Simulation::next_event_time() const {
-  if (queue_.empty()) return std::nullopt;
-  return queue_.top().time;
-}
-
 void Simulation::check_schedule(SimTime time, std::string_view call) const {
   MESHSIM_CHECK(time >= now_, std::string(call) + ": event time " + std::to_string(time.us()) +
                                   " us is before now (" + std::to_string(now_.us()) + " us)");

@@ -29,7 +29,6 @@ class Simulation {
   std::uint64_t events_processed() const { return events_processed_; }
   // Includes lazily cancelled timer events that have not reached the head yet.
   std::size_t pending_events() const { return queue_.size(); }
-  std::optional<SimTime> next_event_time() const;
 
   // Schedules `target.on_event(payload)` at `time` (>= now). Events at equal times run
   // in the order they were scheduled.

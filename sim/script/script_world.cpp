@@ -39,6 +39,7 @@ void add_nodes(sch::Scheduler& scheduler, const json& script, const std::string&
   const json& nodes = script["nodes"];
   if (!nodes.is_array()) throw ScriptError{file + ": nodes: expected an array of {name, resources, labels}"};
   configs::ConfigErrors errors(file);
+  std::set<std::string> named;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     ObjectReader node(&nodes[i], "nodes[" + std::to_string(i) + "]", errors);
     sch::NodeSpec spec;
@@ -46,6 +47,7 @@ void add_nodes(sch::Scheduler& scheduler, const json& script, const std::string&
     spec.capacity = read_resources(node, "resources");
     spec.labels = read_labels(node, "labels");
     node.read("sku", spec.sku);
+    if (!named.insert(spec.name).second) node.fail("name", "'" + spec.name + "' names an earlier node too");
     node.finish();
     if (errors.empty()) scheduler.cluster().add_node(std::move(spec));
   }

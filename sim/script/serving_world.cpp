@@ -93,13 +93,13 @@ json ServingWorld::submit(std::uint32_t count, std::uint32_t prompt_tokens, std:
 json ServingWorld::scale_up_full(InstanceTag tag, std::optional<std::uint32_t> parallelism,
                                  const std::optional<std::string>& server_sku) {
   // Scaled-up instances match their pool's start state (seed 004's start_state_manager).
-  const auto tp = cluster_->fleet().hardware().of(tag).tensor_parallel;
+  const auto tp = manager_->view().hardware(tag).tensor_parallel;
   if (parallelism && *parallelism != tp) {
     return failure("parallelism " + std::to_string(*parallelism) + " differs from the start state's " +
                    std::to_string(tp));
   }
   // The pool's SKU by its catalog name, or as the config names the cluster's.
-  const std::string& sku = cluster_->fleet().hardware().of(tag).sku.name;
+  const std::string& sku = manager_->view().hardware(tag).sku.name;
   const bool on_config_sku = sku == cluster_->config().sku.name;
   if (server_sku && *server_sku != sku && !(on_config_sku && *server_sku == sku_name_)) {
     return failure("server_sku '" + *server_sku + "' differs from the pool's '" + (on_config_sku ? sku_name_ : sku) +
@@ -111,7 +111,7 @@ json ServingWorld::scale_up_full(InstanceTag tag, std::optional<std::uint32_t> p
 }
 
 json ServingWorld::scale_down_full(std::optional<std::uint32_t> instance, std::optional<InstanceTag> tag) {
-  if (!instance) instance = tag ? manager_->least_loaded(*tag) : std::nullopt;
+  if (!instance) instance = tag ? manager_->view().least_loaded(*tag) : std::nullopt;
   if (!instance) return json{{"success", false}, {"blocked", true}, {"error", "no ACTIVE instance in that pool"}};
   return acted(manager_->scale_down_full(*instance), *instance);
 }
@@ -121,7 +121,7 @@ json ServingWorld::deactivate(std::uint32_t instance) { return acted(manager_->d
 json ServingWorld::reactivate(std::uint32_t instance) { return acted(manager_->reactivate(instance), instance); }
 
 json ServingWorld::status_summary() const {
-  const auto s = manager_->get_status_summary();
+  const auto s = manager_->view().get_status_summary();
   return json{{"success", true},
               {"active_instances", s.active_instances},
               {"scaling_up_instances", s.scaling_up_instances},
@@ -132,12 +132,12 @@ json ServingWorld::status_summary() const {
 
 json ServingWorld::active_instances(std::optional<InstanceTag> tag) const {
   json list = json::array();
-  for (const auto& view : manager_->get_active_instances(tag)) list.push_back(view_json(view));
+  for (const auto& view : manager_->view().get_active_instances(tag)) list.push_back(view_json(view));
   return json{{"success", true}, {"instances", list}};
 }
 
 json ServingWorld::instance(std::uint32_t id) const {
-  const auto view = cluster_->fleet().view(id);
+  const auto view = manager_->view().instance(id);
   if (!view) return json{{"success", false}, {"removed", true}, {"error", "no instance " + std::to_string(id)}};
   json out = view_json(*view);
   out["success"] = true;
@@ -159,7 +159,7 @@ autoscale::ElasticAutoscaler* ServingWorld::elastic(InstanceTag pool) const {
 }
 
 json ServingWorld::configure_elastic(InstanceTag pool, const autoscale::ElasticConfig& config) {
-  if (cluster_->fleet().pools().totals(pool).count(cluster::InstanceState::kActive) == 0) {
+  if (manager_->view().count(pool, cluster::InstanceState::kActive) == 0) {
     return failure("the cluster has no ACTIVE " + tag_name(pool) + " instance to manage");
   }
   // Replaces an earlier configuration of the pool; the first check runs now. The old loop

@@ -496,3 +496,28 @@ TEST(ScenarioConfigTest, ConcurrencyAndServedPrecisionAreReadCheckedAndHonoured)
 
 }  // namespace
 }  // namespace meshsim::configs
+
+namespace meshsim::configs {
+namespace {
+
+// Issue 60: a node of the node list named like one of the node groups' took its place in
+// the core's name index, silently.
+TEST(ScenarioConfigTest, ANodeListNodeNamedLikeAGroupsNodeIsRefusedByTheName) {
+  const auto list = std::filesystem::temp_directory_path() / "meshsim_named_twice_nodes.csv";
+  std::ofstream(list) << "sn,cpu_milli,memory_mib,gpu,model\nh100-80gb-1,64000,262144,8,V100M32\n";
+  auto config = load_scenario(default_catalog_folder() + "/scenarios/shared-cluster.json");
+  ASSERT_TRUE(config) << config.error().message;
+  auto catalog = load_catalog(default_catalog_folder());
+  ASSERT_TRUE(catalog);
+  const auto& serving = std::get<LlmServingSpec>(config->serving);
+  ASSERT_TRUE(make_shared_cluster_config(config->cluster, serving, *catalog));
+  config->cluster.node_list = list.string();
+  const auto refused = make_shared_cluster_config(config->cluster, serving, *catalog);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "cluster.node_list: " + list.string() +
+                                         ": node 'h100-80gb-1' has the name of a node of cluster.nodes (each node "
+                                         "needs its own name)");
+}
+
+}  // namespace
+}  // namespace meshsim::configs

@@ -333,7 +333,7 @@ TEST(ScalingEnvTest, StartingInstancesAreBinnedByTimeToReadyAndCountInTheLoadPer
                                     at("mixed.ready_late")}),
               expected[i])
         << "step " << i;
-    const auto pool = autoscale::snapshot(env->run().scaling()->manager(), cluster::InstanceTag::kMixed);
+    const auto pool = env->run().scaling()->manager().view().snapshot(cluster::InstanceTag::kMixed);
     EXPECT_FLOAT_EQ(at("mixed.requests"), static_cast<float>(std::log1p(static_cast<double>(pool.active_requests) / 6.0)));
     EXPECT_FLOAT_EQ(at("mixed.tokens"),
                     static_cast<float>(std::log1p(static_cast<double>(pool.pending_tokens) / 6.0 / 1000.0)));
@@ -577,14 +577,14 @@ TEST(ScalingEnvTest, TheMigrationEntryMovesInstancesBetweenPromptAndToken) {
   EXPECT_EQ(r.info.migrations, 2u);
   EXPECT_EQ(r.info.scale_ups + r.info.scale_downs, 0u);
   EXPECT_DOUBLE_EQ(r.info.churn_penalty, 0.5 * 2);
-  EXPECT_EQ(manager.count(cluster::InstanceTag::kPrompt, cluster::InstanceState::kActive), 2u);
-  EXPECT_EQ(manager.count(cluster::InstanceTag::kToken, cluster::InstanceState::kActive), 4u);
+  EXPECT_EQ(manager.view().count(cluster::InstanceTag::kPrompt, cluster::InstanceState::kActive), 2u);
+  EXPECT_EQ(manager.view().count(cluster::InstanceTag::kToken, cluster::InstanceState::kActive), 4u);
   EXPECT_EQ(r.info.active, 6u);
   // Back the other way, past the prompt pool's minimum: -1 asks for three, all three move.
   const std::vector<float> to_prompt = {0.0f, 0.0f, -1.0f};
   r = env->step(to_prompt, obs);
   EXPECT_EQ(r.info.migrations, 3u);
-  EXPECT_EQ(manager.count(cluster::InstanceTag::kToken, cluster::InstanceState::kActive), 1u);
+  EXPECT_EQ(manager.view().count(cluster::InstanceTag::kToken, cluster::InstanceState::kActive), 1u);
   // The token pool keeps its minimum: the next move is blocked, never an error.
   r = env->step(to_prompt, obs);
   EXPECT_EQ(r.info.migrations, 0u);
@@ -640,7 +640,7 @@ TEST(ScalingEnvTest, AlwaysMaxAndAlwaysMinBothScoreWorseThanAModerateSize) {
     env->reset(11, obs);
     for (std::uint32_t i = 0; i < env->steps_per_episode(); ++i) {
       const auto& manager = env->run().scaling()->manager();
-      const double current = autoscale::snapshot(manager, cluster::InstanceTag::kMixed).current();
+      const double current = manager.view().snapshot(cluster::InstanceTag::kMixed).current();
       const float action = static_cast<float>(std::clamp((target - current) / 5.0, -1.0, 1.0));
       total += env->step({&action, 1}, obs).reward;
     }

@@ -126,6 +126,16 @@ TEST(ScriptSessionTest, AStartStateBeyondTheScalingLimitIsRefused) {
       << made.error().message;
 }
 
+TEST(ScriptSessionTest, TwoNodesOfOneNameAreRefusedByTheName) {
+  const json setup = json::parse(R"({"nodes": [{"name": "a", "resources": {"cpu": 4}},
+                                               {"name": "b", "resources": {"cpu": 4}},
+                                               {"name": "a", "resources": {"cpu": 8}}]})");
+  const auto made = ScriptSession::create(setup, "twice.json", nullptr);
+  ASSERT_FALSE(made);
+  EXPECT_NE(made.error().message.find("twice.json: nodes[2].name: 'a' names an earlier node too"), std::string::npos)
+      << made.error().message;
+}
+
 TEST(ScriptSessionTest, AnAdvancePastTheClocksLimitFailsAndLeavesTheClock) {
   auto s = session(serving_setup());
   call(*s, "submit_requests", {{"count", 1}, {"prompt_tokens", 100}, {"output_tokens", 1}});

@@ -53,7 +53,7 @@ struct World {
   void run(Autoscaler& policy, double until) {
     while (sim.now().seconds() < until) {
       policy.decide(*manager);
-      const auto size = snapshot(*manager, InstanceTag::kMixed).current();
+      const auto size = manager->view().snapshot(InstanceTag::kMixed).current();
       if (sizes.empty() || sizes.back().second != size) sizes.emplace_back(sim.now().seconds(), size);
       sim.run_until(sim.now() + policy.interval());
     }
@@ -94,7 +94,7 @@ TEST(ElasticSchedulerTest, E1ScalesOneStepPerCheckAfterTheStablePeriodAndTheCool
   EXPECT_EQ(w.sizes, expected);
   EXPECT_EQ(w.sink.done.size(), 40u);
   // Drained workers end INACTIVE (their server released), ready to be woken.
-  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).inactive, 6u);
+  EXPECT_EQ(w.manager->view().snapshot(InstanceTag::kMixed).inactive, 6u);
   EXPECT_EQ(w.cluster->fleet().servers().count(), 1u);
 }
 
@@ -140,12 +140,12 @@ TEST(ElasticSchedulerTest, WakeUpAllWorkersPausesTheRulesUntilResumed) {
   ElasticAutoscaler elastic(e1_config(), {InstanceTag::kMixed});
   auto& scheduler = elastic.scheduler(InstanceTag::kMixed);
   scheduler.wake_up_all_workers(*w.manager);
-  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 8u);
+  EXPECT_EQ(w.manager->view().snapshot(InstanceTag::kMixed).current(), 8u);
   w.run(elastic, 300);  // idle: the rules would drain workers, but they are paused
-  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).active, 8u);
+  EXPECT_EQ(w.manager->view().snapshot(InstanceTag::kMixed).active, 8u);
   scheduler.resume_elastic_scheduling();
   w.run(elastic, 400);
-  EXPECT_LT(snapshot(*w.manager, InstanceTag::kMixed).current(), 8u);
+  EXPECT_LT(w.manager->view().snapshot(InstanceTag::kMixed).current(), 8u);
 }
 
 TEST(ElasticSchedulerTest, ConfigsWithoutAGapBetweenThresholdsAreRefused) {
@@ -450,17 +450,17 @@ TEST(TargetTrackingTest, AWarmStartHoldsTheStartSizeForTheFirstStabilisationWind
 TEST(AutoscalerTest, ScalingDownCancelsStartingInstancesFirstThenDrainsTheLeastLoaded) {
   World w(2);
   scale_pool_to(*w.manager, InstanceTag::kMixed, 4);
-  EXPECT_EQ(w.manager->get_status_summary().scaling_up_instances, 2u);
+  EXPECT_EQ(w.manager->view().get_status_summary().scaling_up_instances, 2u);
   scale_pool_to(*w.manager, InstanceTag::kMixed, 3);
   EXPECT_FALSE(w.cluster->fleet().view(3).has_value()) << "the newest STARTING instance was cancelled";
-  EXPECT_EQ(w.manager->get_status_summary().total_servers, 3u);
+  EXPECT_EQ(w.manager->view().get_status_summary().total_servers, 3u);
   w.sim.run_until(SimTime::from_seconds(20));
   w.submit(1, 1000);  // goes to instance 0 (least loaded, lowest id)
   scale_pool_to(*w.manager, InstanceTag::kMixed, 2);
   EXPECT_EQ(w.cluster->fleet().view(1)->state, InstanceState::kDraining) << "idle, lowest id";
   StaticAutoscaler fixed({{InstanceTag::kMixed, 5}}, SimTime::from_seconds(60));
   fixed.decide(*w.manager);
-  EXPECT_EQ(snapshot(*w.manager, InstanceTag::kMixed).current(), 5u);
+  EXPECT_EQ(w.manager->view().snapshot(InstanceTag::kMixed).current(), 5u);
 }
 
 // Hand-computed: SimplePerf(10, 100, 20, 1000), KV 100,000 tokens, mean prompt 1,000 and
@@ -472,6 +472,8 @@ TEST(OracleTest, SizesEachPoolForTheComingWindowFromThePerformanceModel) {
   World w(1);
   auto config = base_config({{InstanceTag::kMixed, 1}});
   cluster::LlmCluster cluster(w.sim, config, w.sink);
+  const cluster::ScalingManager manager(w.sim, cluster, cluster::ScalingConfig{});
+  const cluster::ScalingView view = manager.view();
   std::vector<std::tuple<double, std::uint32_t, std::uint32_t>> rows;
   for (int i = 0; i < 100; ++i) rows.emplace_back(i * 0.5, 1000, 1000);   // 100 in [0, 50)
   for (int i = 0; i < 10; ++i) rows.emplace_back(150 + i, 1000, 1000);   // 10 in [150, 160)
@@ -481,12 +483,12 @@ TEST(OracleTest, SizesEachPoolForTheComingWindowFromThePerformanceModel) {
   const auto first = oracle.demand(SimTime::zero());
   EXPECT_EQ(first.requests, 100u);
   EXPECT_EQ(first.output_tokens, 100'000u);
-  EXPECT_EQ(oracle.size_for(first, InstanceTag::kMixed, cluster), 3u);
-  EXPECT_EQ(oracle.size_for(first, InstanceTag::kToken, cluster), 3u);
-  EXPECT_EQ(oracle.size_for(first, InstanceTag::kPrompt, cluster), 1u);
+  EXPECT_EQ(oracle.size_for(first, InstanceTag::kMixed, view), 3u);
+  EXPECT_EQ(oracle.size_for(first, InstanceTag::kToken, view), 3u);
+  EXPECT_EQ(oracle.size_for(first, InstanceTag::kPrompt, view), 1u);
   EXPECT_EQ(oracle.demand(SimTime::from_seconds(100)).requests, 10u);
   EXPECT_EQ(oracle.demand(SimTime::from_seconds(200)).requests, 0u);
-  EXPECT_EQ(oracle.size_for({}, InstanceTag::kMixed, cluster), 1u) << "an empty window keeps one instance";
+  EXPECT_EQ(oracle.size_for({}, InstanceTag::kMixed, view), 1u) << "an empty window keeps one instance";
 }
 
 TEST(TargetTrackingTest, TheDefaultMetricIsRequestsPerInstance) {

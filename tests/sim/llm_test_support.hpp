@@ -114,6 +114,7 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
                             const std::vector<ScalingAction>& actions) {
   struct Driver final : engine::EventHandler {
     ScalingManager* manager = nullptr;
+    const LlmCluster* cluster = nullptr;
     const std::vector<ScalingAction>* actions = nullptr;
     void on_event(const engine::EventPayload& payload) override {
       const ScalingAction& action = (*actions)[payload.a];
@@ -126,7 +127,7 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
           break;
       }
       // The invariant checker after every action: bookkeeping drift fails the run.
-      for (const auto& problem : manager->cluster().check_invariants()) throw std::logic_error(problem);
+      for (const auto& problem : cluster->check_invariants()) throw std::logic_error(problem);
     }
   };
   engine::Simulation sim(1);
@@ -143,6 +144,7 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
   manager.set_log([&](std::string_view line) { log.emplace_back(line); });
   Driver driver;
   driver.manager = &manager;
+  driver.cluster = cluster;
   driver.actions = &actions;
   for (std::uint64_t i = 0; i < actions.size(); ++i) sim.schedule_at(actions[i].at, driver, engine::EventPayload{i, 0});
   auto outcome = replay.run();
@@ -151,7 +153,7 @@ inline RunResult run_scaled(const LlmClusterConfig& config, traces::RequestSourc
   RunResult result = std::move(collector.result);
   result.counts = replay.metrics().counts();
   result.events = cluster->events_handled();
-  result.scaling = manager.counts();
+  result.scaling = manager.view().counts();
   result.log = std::move(log);
   return result;
 }

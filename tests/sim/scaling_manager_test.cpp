@@ -58,14 +58,14 @@ ScalingStatus status(std::uint32_t active, std::uint32_t starting, std::uint32_t
 
 TEST(ScalingManagerTest, ScaleUpCreatesAServerAndAnInstanceThatIsActiveAfterTheDelay) {
   Fixture f({{InstanceTag::kMixed, 1}});
-  EXPECT_EQ(f.manager.get_status_summary(), status(1, 0, 0, 1, 1));
+  EXPECT_EQ(f.manager.view().get_status_summary(), status(1, 0, 0, 1, 1));
   f.run_until(5);
   const auto added = f.manager.scale_up_full(InstanceTag::kMixed);
   ASSERT_TRUE(added);
   EXPECT_EQ(added->server, 1u);
   EXPECT_EQ(added->instance, 1u);
-  EXPECT_EQ(f.manager.get_status_summary(), status(1, 1, 0, 2, 2));
-  EXPECT_EQ(f.manager.get_active_instances().size(), 1u);
+  EXPECT_EQ(f.manager.view().get_status_summary(), status(1, 1, 0, 2, 2));
+  EXPECT_EQ(f.manager.view().get_active_instances().size(), 1u);
   // Requests while it starts go to the ACTIVE instance only.
   for (int i = 0; i < 5; ++i) f.submit(i, 100, 2000);
   f.run_until(14.999999);
@@ -73,7 +73,7 @@ TEST(ScalingManagerTest, ScaleUpCreatesAServerAndAnInstanceThatIsActiveAfterTheD
   EXPECT_EQ(f.cluster.fleet().view(1)->requests, 0);
   f.run_until(15);
   EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kActive);
-  EXPECT_EQ(f.manager.get_status_summary(), status(2, 0, 0, 2, 2));
+  EXPECT_EQ(f.manager.view().get_status_summary(), status(2, 0, 0, 2, 2));
   EXPECT_TRUE(f.logged("[ScalingManager] Full scale-up: server 1 + instance 1"));
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 scaled up at 15.00"));
   // New requests now reach it (it has the least load).
@@ -86,10 +86,10 @@ TEST(ScalingManagerTest, ScaleDownDrainsTheLeastLoadedAndRemovesItsServerOnceEmp
   // Prompt instance 0 gets the longer prompt; 1 has fewer pending tokens.
   f.submit(0, 5000, 3);
   f.submit(1, 100, 3);
-  ASSERT_EQ(f.manager.least_loaded(InstanceTag::kPrompt), 1u);
+  ASSERT_EQ(f.manager.view().least_loaded(InstanceTag::kPrompt), 1u);
   ASSERT_TRUE(f.manager.scale_down(InstanceTag::kPrompt));
   EXPECT_EQ(f.cluster.fleet().view(1)->state, InstanceState::kDraining);
-  EXPECT_EQ(f.manager.get_status_summary(), status(3, 0, 1, 4, 4));
+  EXPECT_EQ(f.manager.view().get_status_summary(), status(3, 0, 1, 4, 4));
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 draining started at 0.00"));
   // A draining instance gets no new request.
   f.submit(2, 10, 3);
@@ -100,7 +100,7 @@ TEST(ScalingManagerTest, ScaleDownDrainsTheLeastLoadedAndRemovesItsServerOnceEmp
   EXPECT_TRUE(f.cluster.fleet().drained(1));
   f.run_until(1.0);
   EXPECT_FALSE(f.cluster.fleet().view(1).has_value());
-  EXPECT_EQ(f.manager.get_status_summary(), status(3, 0, 0, 3, 3));
+  EXPECT_EQ(f.manager.view().get_status_summary(), status(3, 0, 0, 3, 3));
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 removed at 1.00"));
   EXPECT_TRUE(f.logged("[ScalingManager] Auto scale-down server 1 after instance removal"));
   f.run_until(60);
@@ -114,7 +114,7 @@ TEST(ScalingManagerTest, ScaleDownOfATokenInstanceTakesTheOneWithLeastKvMemory) 
   f.submit(1, 100, 400);
   f.run_until(0.5);
   // Token instances 1 and 2 hold the two requests' KV; 3 holds none.
-  EXPECT_EQ(f.manager.least_loaded(InstanceTag::kToken), 3u);
+  EXPECT_EQ(f.manager.view().least_loaded(InstanceTag::kToken), 3u);
   ASSERT_TRUE(f.manager.scale_down(InstanceTag::kToken));
   EXPECT_EQ(f.cluster.fleet().view(3)->state, InstanceState::kDraining);
 }
@@ -125,9 +125,9 @@ TEST(ScalingManagerTest, AScaledUpInstanceOnItsOwnServerTakesTheServerWithItWhen
   f.run_until(2);
   ASSERT_TRUE(f.manager.scale_down_full(1));
   f.run_until(3);
-  EXPECT_EQ(f.manager.get_status_summary(), status(1, 0, 0, 1, 1));
+  EXPECT_EQ(f.manager.view().get_status_summary(), status(1, 0, 0, 1, 1));
   EXPECT_TRUE(f.logged("[ScalingManager] Auto scale-down server 1 after instance removal"));
-  EXPECT_EQ(f.manager.counts().servers_removed, 1u);
+  EXPECT_EQ(f.manager.view().counts().servers_removed, 1u);
 }
 
 TEST(ScalingManagerTest, ActionsBeyondTheLimitsAreRefusedAndLoggedAsBlocked) {
@@ -144,9 +144,9 @@ TEST(ScalingManagerTest, ActionsBeyondTheLimitsAreRefusedAndLoggedAsBlocked) {
   EXPECT_FALSE(f.manager.scale_down(InstanceTag::kMixed));
   f.run_until(10);
   EXPECT_TRUE(f.manager.scale_down(InstanceTag::kMixed));
-  EXPECT_EQ(f.manager.counts().blocked, 3u);
-  EXPECT_EQ(f.manager.counts().scale_ups, 1u);
-  EXPECT_EQ(f.manager.counts().scale_downs, 1u);
+  EXPECT_EQ(f.manager.view().counts().blocked, 3u);
+  EXPECT_EQ(f.manager.view().counts().scale_ups, 1u);
+  EXPECT_EQ(f.manager.view().counts().scale_downs, 1u);
 }
 
 TEST(ScalingManagerTest, TheClusterRefusesToDrainTheLastInstanceAPoolRoutesTo) {
@@ -169,7 +169,7 @@ TEST(ScalingManagerTest, PastTheDrainTimeoutRequestsMoveToActiveInstancesAndNone
   const auto moving = f.cluster.fleet().view(1)->requests;
   ASSERT_GT(moving, 0);
   f.run_until(3.1);
-  EXPECT_EQ(f.manager.counts().evacuations, 1u);
+  EXPECT_EQ(f.manager.view().counts().evacuations, 1u);
   EXPECT_EQ(f.cluster.fleet().view(1)->requests, 0) << "evacuated at the first iteration boundary after 3 s";
   f.run_until(4);
   EXPECT_EQ(f.cluster.fleet().view(1), std::nullopt) << "removed at the next check";
@@ -249,11 +249,11 @@ TEST(ScalingManagerTest, AMigratedInstanceDrainsThenServesTheOtherPoolOnItsOwnSe
   EXPECT_EQ(moved->tag, InstanceTag::kToken);
   EXPECT_EQ(moved->server, 1u) << "no new server";
   EXPECT_EQ(f.cluster.fleet().servers().count(), 3u);
-  EXPECT_EQ(f.manager.count(InstanceTag::kPrompt, InstanceState::kActive), 1u);
-  EXPECT_EQ(f.manager.count(InstanceTag::kToken, InstanceState::kActive), 2u);
+  EXPECT_EQ(f.manager.view().count(InstanceTag::kPrompt, InstanceState::kActive), 1u);
+  EXPECT_EQ(f.manager.view().count(InstanceTag::kToken, InstanceState::kActive), 2u);
   EXPECT_TRUE(f.logged("[ScalingManager] Instance 1 active as token at 1.00"));
-  EXPECT_EQ(f.manager.counts().migrations, 1u);
-  EXPECT_EQ(f.manager.counts().scale_ups + f.manager.counts().scale_downs, 0u);
+  EXPECT_EQ(f.manager.view().counts().migrations, 1u);
+  EXPECT_EQ(f.manager.view().counts().scale_ups + f.manager.view().counts().scale_downs, 0u);
   EXPECT_TRUE(f.cluster.check_invariants().empty());
   // It decodes now: of the next requests, some land on it, and every request completes.
   for (int i = 2; i < 12; ++i) f.submit(i, 200, 400);
@@ -277,9 +277,9 @@ TEST(ScalingManagerTest, MigrationsThatWouldBreakAPoolAreBlocked) {
   Fixture mixed({{InstanceTag::kMixed, 3}});
   EXPECT_FALSE(mixed.manager.migrate_pool(InstanceTag::kMixed, InstanceTag::kToken));
   EXPECT_TRUE(mixed.logged("[Action Blocked] Cannot migrate mixed instance 0 to token, only between prompt and token"));
-  EXPECT_EQ(split.manager.counts().blocked, 3u);
-  EXPECT_EQ(split.manager.counts().migrations, 0u);
-  EXPECT_EQ(split.manager.get_status_summary(), status(2, 0, 0, 2, 2));
+  EXPECT_EQ(split.manager.view().counts().blocked, 3u);
+  EXPECT_EQ(split.manager.view().counts().migrations, 0u);
+  EXPECT_EQ(split.manager.view().get_status_summary(), status(2, 0, 0, 2, 2));
 }
 
 TEST(ScalingManagerTest, GpuHoursAndCostCountInstancesAndServersForTheTimeTheyExist) {

@@ -148,10 +148,10 @@ TEST(SharedClusterTest, ANodesLastInstanceLeavingRemovesItsServerCountedAndLogge
   w.run_until(100);
   ASSERT_TRUE(w.manager->scale_down_full(a->instance));
   w.run_until(200);
-  EXPECT_EQ(w.manager->counts().servers_removed, 0u);  // b still serves there
+  EXPECT_EQ(w.manager->view().counts().servers_removed, 0u);  // b still serves there
   ASSERT_TRUE(w.manager->scale_down_full(b->instance));
   w.run_until(300);
-  EXPECT_EQ(w.manager->counts().servers_removed, 1u);
+  EXPECT_EQ(w.manager->view().counts().servers_removed, 1u);
   EXPECT_EQ(w.cluster.fleet().servers().count(), 1u);
   const std::string removed = "[ScalingManager] Auto scale-down server " + std::to_string(b->server) + " after instance removal";
   EXPECT_NE(std::find(log.begin(), log.end(), removed), log.end());
@@ -189,9 +189,9 @@ TEST(SharedClusterTest, AScaleUpWaitsForThePreemptedJobsAgentToStop) {
     EXPECT_EQ(counts.hung_agents, stops_after < answer_s || hung_share > 0 ? 1u : 0u) << answer_s;
     w.expect_sound();
     w.run_until(active_at - 1e-6);
-    EXPECT_EQ(w.manager->count(InstanceTag::kMixed, InstanceState::kStarting), 1u);
+    EXPECT_EQ(w.manager->view().count(InstanceTag::kMixed, InstanceState::kStarting), 1u);
     w.run_until(active_at);
-    EXPECT_EQ(w.manager->count(InstanceTag::kMixed, InstanceState::kActive), 2u);
+    EXPECT_EQ(w.manager->view().count(InstanceTag::kMixed, InstanceState::kActive), 2u);
     EXPECT_TRUE(counts.adds_up());
     w.expect_sound();
   }
@@ -205,7 +205,7 @@ TEST(SharedClusterTest, AScaleUpThatFindsNoRoomEvenAfterPreemptionIsBlocked) {
   const auto up = w.manager->scale_up_full(InstanceTag::kMixed);
   ASSERT_FALSE(up);
   EXPECT_NE(up.error().message.find("no node has room"), std::string::npos) << up.error().message;
-  EXPECT_EQ(w.manager->counts().blocked, 1u);
+  EXPECT_EQ(w.manager->view().counts().blocked, 1u);
   EXPECT_EQ(w.shared->batch().counts().running, 1u);
   w.expect_sound();
 }
@@ -414,7 +414,7 @@ TEST(SharedClusterPropertyTest, PruningRefusedJobsChangesNoOutcome) {
           << "seed " << seed << " at " << now;
       ASSERT_EQ(ca.useful_gpu_s, cb.useful_gpu_s) << "seed " << seed << " at " << now;
       ASSERT_EQ(ca.lost_gpu_s, cb.lost_gpu_s) << "seed " << seed << " at " << now;
-      ASSERT_EQ(a.manager->get_status_summary(), b.manager->get_status_summary()) << "seed " << seed;
+      ASSERT_EQ(a.manager->view().get_status_summary(), b.manager->view().get_status_summary()) << "seed " << seed;
     }
   }
 }
@@ -456,7 +456,7 @@ TEST(SharedClusterPropertyTest, HungAgentsKilledAtATimeoutOfZeroChangeNothingBut
       ASSERT_EQ(ca.useful_gpu_s, cb.useful_gpu_s) << "seed " << seed;
       ASSERT_EQ(ca.hung_agents, 0u);
       ASSERT_EQ(cb.hung_agents, cb.preemptions) << "seed " << seed;
-      ASSERT_EQ(a.manager->get_status_summary(), b.manager->get_status_summary()) << "seed " << seed;
+      ASSERT_EQ(a.manager->view().get_status_summary(), b.manager->view().get_status_summary()) << "seed " << seed;
     }
   }
 }

@@ -218,7 +218,8 @@ TEST(VllmSchedulerTest, ASharedPrefixIsComputedOnceAndTheLastTokenAlwaysRecomput
   Requests r;
   VllmScheduler s(limits(8, 2048), 100);
   s.enqueue(0, r.make(0, 100, 7, 40), 100, 0);
-  s.schedule();
+  EXPECT_EQ(s.schedule().queried_tokens, 100u);
+  EXPECT_EQ(s.step().hit_tokens, 0u);
   s.complete(1);
   // Same 40-token system prompt: 2 full blocks (32 tokens) hit.
   s.enqueue(1, r.make(1, 90, 7, 40), 90, 0);
@@ -226,8 +227,8 @@ TEST(VllmSchedulerTest, ASharedPrefixIsComputedOnceAndTheLastTokenAlwaysRecomput
   ASSERT_EQ(step.chunks.size(), 2u);
   EXPECT_EQ(step.chunks[1].context, 32u);
   EXPECT_EQ(step.chunks[1].tokens, 58u);
-  EXPECT_EQ(s.prefix_hit_tokens(), 32u);
-  EXPECT_EQ(s.prefix_queried_tokens(), 190u);
+  EXPECT_EQ(step.hit_tokens, 32u);
+  EXPECT_EQ(step.queried_tokens, 90u);
   s.complete(1);
   // A prompt that is exactly the cached 32 tokens: at most 31 may hit, so one block
   // (16 tokens) does and 16 are computed.

@@ -14,7 +14,11 @@ which headers (by name, shell patterns) of those folders alone, and on lines of 
 
     - `sim` may not include: `<fstream>`.
 
-which system headers no code under a folder may include. This test reads every rule, then every #include "..." of the project's sources (tests and
+which system headers no code under a folder may include, and on lines of the form
+
+    - `fleet()` may be called only in: `sim/cluster`.
+
+which folders' code alone may call an accessor. This test reads every rule, then every #include "..." of the project's sources (tests and
 experiments aside: they may use anything), and fails naming each file and line whose
 include runs against a rule, and each folder with code but no rule.
 
@@ -28,6 +32,7 @@ import sys
 RULE = re.compile(r"^(?:- )?`([\w/]+)` may include: (.*)$")
 ONLY = re.compile(r"^(?:- )?`([\w/]+)` may include of (.*) only: (.*)$")
 FORBIDDEN = re.compile(r"^(?:- )?`([\w/]+)` may not include: (.*)$")
+CALLED_ONLY = re.compile(r"^(?:- )?`(\w+)\(\)` may be called only in: (.*)$")
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+(<[^>]+>)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CODE_ROOTS = ("sim", "traces", "scheduler", "configs", "rl", "tools")
@@ -60,6 +65,12 @@ def read_forbidden(repo):
             for _, match in rule_matches(repo, FORBIDDEN)}
 
 
+def read_called_only(repo):
+    """accessor name -> the folders whose code alone may call it."""
+    return {match.group(1): re.findall(r"`([\w/]+)`", match.group(2).split(" (")[0])
+            for _, match in rule_matches(repo, CALLED_ONLY)}
+
+
 def read_rules(repo):
     rules = {}
     for name, match in rule_matches(repo, RULE):
@@ -85,6 +96,8 @@ def main():
     rules = read_rules(repo)
     only = read_only_rules(repo)
     forbidden = read_forbidden(repo)
+    called_only = {name: (re.compile(r"[.>]" + name + r"\(\)"), folders)
+                   for name, folders in read_called_only(repo).items()}
     if not rules:
         sys.exit("no dependency rules found in the folders' READMEs")
     units = set(rules)
@@ -106,6 +119,11 @@ def main():
             banned = set().union(*(headers for folder, headers in forbidden.items()
                                    if relative.startswith(folder + "/")))
             for number, line in enumerate(source.read_text().splitlines(), 1):
+                for name, (call, folders) in called_only.items():
+                    allowed = any(relative.startswith(folder + "/") for folder in folders)
+                    if not allowed and call.search(line.split("//")[0]):
+                        problems.append(f"{relative}:{number}: calls {name}(), which only code in "
+                                        + ", ".join(f"`{f}`" for f in folders) + " may call")
                 system = SYSTEM_INCLUDE.match(line)
                 if system and system.group(1) in banned:
                     problems.append(f"{relative}:{number}: includes {system.group(1)}, which no code under it may")

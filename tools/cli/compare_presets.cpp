@@ -83,8 +83,8 @@ PresetOutcome run_one(const configs::ScenarioConfig& base, const std::string& co
                            f.counts.judged() > 0 ? std::optional<double>(f.attainment()) : std::nullopt);
   }
   if (const auto* scaling = run->scaling()) {
-    o.scale_ups = scaling->manager().counts().scale_ups;
-    o.blocked = scaling->manager().counts().blocked;
+    o.scale_ups = scaling->manager().view().counts().scale_ups;
+    o.blocked = scaling->manager().view().counts().blocked;
   }
   const auto& shared = *run->shared();
   const auto& c = shared.batch().counts();
@@ -127,6 +127,42 @@ Expected<Candidate> read_policy_file(const std::string& path) {
   return candidate;
 }
 
+// The presets and policy files to compare, each checked against the scenario's pools.
+Expected<std::vector<Candidate>> read_candidates(const ComparePresetsOptions& options,
+                                                 const configs::ScenarioConfig& config) {
+  std::vector<Candidate> candidates;
+  for (const auto& preset : options.presets) {
+    if (!scheduler::parse_aggressiveness(preset)) {
+      return Error{"--presets: '" + preset + "' is not a preset (" + scheduler::accepted_aggressiveness_names() + ")"};
+    }
+    Candidate candidate{preset, {}};
+    candidate.update.preemption_aggressiveness = preset;
+    candidates.push_back(std::move(candidate));
+  }
+  for (const auto& path : options.policy_files) {
+    auto candidate = read_policy_file(path);
+    if (!candidate) return candidate.error();
+    candidates.push_back(std::move(*candidate));
+  }
+  if (candidates.empty()) return Error{"nothing to compare: give --presets or --policy"};
+  for (const auto& candidate : candidates) {
+    scheduler::PreemptionPolicy policy = config.cluster.policy;
+    const auto applied = scheduler::update_policy(policy, candidate.update);
+    if (!applied.result.success) return Error{candidate.name + ": " + applied.result.error};
+    if (const auto problem = configs::unknown_protected_pool(config.cluster, policy)) {
+      return Error{candidate.name + ": protected_pools: " + *problem};
+    }
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (candidates[i].name == candidates[j].name) {
+        return Error{"two policies are named '" + candidates[i].name + "': each needs its own run folder"};
+      }
+    }
+  }
+  return candidates;
+}
+
 }  // namespace
 
 int run_compare_presets_command(const ComparePresetsOptions& options, std::ostream& out, std::ostream& err) {
@@ -166,38 +202,9 @@ int run_compare_presets_command(const ComparePresetsOptions& options, std::ostre
     }
     config.replay.until = *until;
   }
-  std::vector<Candidate> candidates;
-  for (const auto& preset : options.presets) {
-    if (!scheduler::parse_aggressiveness(preset)) {
-      return fail("--presets: '" + preset + "' is not a preset (" + scheduler::accepted_aggressiveness_names() + ")",
-                  kExitBadInput);
-    }
-    Candidate candidate{preset, {}};
-    candidate.update.preemption_aggressiveness = preset;
-    candidates.push_back(std::move(candidate));
-  }
-  for (const auto& path : options.policy_files) {
-    auto candidate = read_policy_file(path);
-    if (!candidate) return fail(candidate.error().message, kExitBadInput);
-    candidates.push_back(std::move(*candidate));
-  }
-  if (candidates.empty()) return fail("nothing to compare: give --presets or --policy", kExitBadInput);
-  for (const auto& candidate : candidates) {
-    scheduler::PreemptionPolicy policy = config.cluster.policy;
-    const auto applied = scheduler::update_policy(policy, candidate.update);
-    if (!applied.result.success) return fail(candidate.name + ": " + applied.result.error, kExitBadInput);
-    if (const auto problem = configs::unknown_protected_pool(config.cluster, policy)) {
-      return fail(candidate.name + ": protected_pools: " + *problem, kExitBadInput);
-    }
-  }
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (candidates[i].name == candidates[j].name) {
-        return fail("two policies are named '" + candidates[i].name + "': each needs its own run folder",
-                    kExitBadInput);
-      }
-    }
-  }
+  auto read = read_candidates(options, config);
+  if (!read) return fail(read.error().message, kExitBadInput);
+  const std::vector<Candidate>& candidates = *read;
   auto catalog = configs::load_scenario_catalog(config);  // with the config's own catalog
   if (!catalog) return fail(catalog.error().message, kExitBadInput);
   // Taken before the runs, so a second command on this folder is refused at once.

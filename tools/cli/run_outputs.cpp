@@ -221,6 +221,49 @@ nlohmann::ordered_json make_summary(const json& resolved_config, std::uint64_t s
   return summary;
 }
 
+namespace {
+
+// The batch jobs' lines of the summary table: counts, who preempted whom, GPU-hours.
+std::string format_batch_lines(const nlohmann::ordered_json& b, double simulated_s) {
+  std::string out;
+  char line[512];
+  const auto& jobs = b["jobs"];
+  std::snprintf(line, sizeof line,
+                "batch jobs  %" PRIu64 " arrived: %" PRIu64 " completed, %" PRIu64 " running, %" PRIu64
+                " queued, %" PRIu64 " failed; %" PRIu64 " preemptions\n",
+                jobs["arrived"].get<std::uint64_t>(), jobs["completed"].get<std::uint64_t>(),
+                jobs["running"].get<std::uint64_t>(), jobs["queued"].get<std::uint64_t>(),
+                jobs["failed"].get<std::uint64_t>(), b["preemptions"].get<std::uint64_t>());
+  out += line;
+  if (const auto missing = jobs["not_arrived"].get<std::uint64_t>(); missing > 0) {
+    std::snprintf(line, sizeof line,
+                  "NOTE        %" PRIu64 " of %" PRIu64 " batch jobs had not arrived when the run ended at %.0f s "
+                  "(it ends with the serving workload unless run.until_s sets its end)\n",
+                  missing, jobs["total"].get<std::uint64_t>(), simulated_s);
+    out += line;
+  }
+  if (!b["preempted_by"].empty()) {
+    std::string who;
+    for (const auto& [preemptor, victims] : b["preempted_by"].items()) {
+      who += (who.empty() ? "" : "; ") + preemptor + " preempted";
+      std::string list;
+      for (const auto& [victim, n] : victims.items()) {
+        list += (list.empty() ? " " : ", ") + victim + " " + std::to_string(n.get<std::uint64_t>());
+      }
+      who += list;
+    }
+    out += "preempted   " + who + "\n";
+  }
+  const auto& g = b["gpu_hours"];
+  std::snprintf(line, sizeof line, "batch GPUs  %.2f GPU-hours held: %.2f useful, %.2f lost, %.2f in progress\n",
+                g["held"].get<double>(), g["useful"].get<double>(), g["lost"].get<double>(),
+                g["in_progress"].get<double>());
+  out += line;
+  return out;
+}
+
+}  // namespace
+
 std::string format_summary_table(const nlohmann::ordered_json& s) {
   std::string out;
   char line[512];
@@ -306,41 +349,7 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
                   k["blocked"].get<std::uint64_t>(), k["evacuations"].get<std::uint64_t>());
     out += line;
   }
-  if (s.contains("batch")) {
-    const auto& b = s["batch"];
-    const auto& jobs = b["jobs"];
-    std::snprintf(line, sizeof line,
-                  "batch jobs  %" PRIu64 " arrived: %" PRIu64 " completed, %" PRIu64 " running, %" PRIu64
-                  " queued, %" PRIu64 " failed; %" PRIu64 " preemptions\n",
-                  jobs["arrived"].get<std::uint64_t>(), jobs["completed"].get<std::uint64_t>(),
-                  jobs["running"].get<std::uint64_t>(), jobs["queued"].get<std::uint64_t>(),
-                  jobs["failed"].get<std::uint64_t>(), b["preemptions"].get<std::uint64_t>());
-    out += line;
-    if (const auto missing = jobs["not_arrived"].get<std::uint64_t>(); missing > 0) {
-      std::snprintf(line, sizeof line,
-                    "NOTE        %" PRIu64 " of %" PRIu64 " batch jobs had not arrived when the run ended at %.0f s "
-                    "(it ends with the serving workload unless run.until_s sets its end)\n",
-                    missing, jobs["total"].get<std::uint64_t>(), s["simulated_time_s"].get<double>());
-      out += line;
-    }
-    if (!b["preempted_by"].empty()) {
-      std::string who;
-      for (const auto& [preemptor, victims] : b["preempted_by"].items()) {
-        who += (who.empty() ? "" : "; ") + preemptor + " preempted";
-        std::string list;
-        for (const auto& [victim, n] : victims.items()) {
-          list += (list.empty() ? " " : ", ") + victim + " " + std::to_string(n.get<std::uint64_t>());
-        }
-        who += list;
-      }
-      out += "preempted   " + who + "\n";
-    }
-    const auto& g = b["gpu_hours"];
-    std::snprintf(line, sizeof line, "batch GPUs  %.2f GPU-hours held: %.2f useful, %.2f lost, %.2f in progress\n",
-                  g["held"].get<double>(), g["useful"].get<double>(), g["lost"].get<double>(),
-                  g["in_progress"].get<double>());
-    out += line;
-  }
+  if (s.contains("batch")) out += format_batch_lines(s["batch"], s["simulated_time_s"].get<double>());
   if (const auto& o = s["overload"]; o["overloaded"].get<bool>()) {
     std::snprintf(line, sizeof line,
                   "WARNING     overloaded: from %.0f s to %.0f s, %.2f requests/s arrived and %.2f/s left; the "
@@ -357,7 +366,7 @@ std::string format_summary_table(const nlohmann::ordered_json& s) {
 json scaling_summary(const run::ScenarioRun& run, const replay::ReplayResult& result) {
   const autoscale::ScalingHarness* scaling = run.scaling();
   if (scaling == nullptr) return nullptr;
-  const auto& counts = scaling->manager().counts();
+  const auto& counts = scaling->manager().view().counts();
   const double hours = result.end_time.seconds() / 3600.0;
   return json{{"autoscaler", scaling->policy()->name()},
               {"decisions", scaling->decisions()},

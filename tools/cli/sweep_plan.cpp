@@ -117,6 +117,72 @@ Status check_keys_used(const std::string& grid_path, const std::vector<configs::
   return Ok{};
 }
 
+// The list's entries: each a set of overrides.
+Expected<std::vector<std::vector<configs::Override>>> read_list_sets(const json& list, const std::string& grid_path) {
+  std::vector<std::vector<configs::Override>> sets;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& entry = list[i];
+    if (!entry.is_object()) return Error{grid_path + ": list[" + std::to_string(i) + "]: expected {\"key.path\": value}"};
+    std::vector<configs::Override> set;
+    for (const auto& [key, value] : entry.items()) {
+      // A null would reset the key to its default, and leave the run's CSV cell empty.
+      if (value.is_null()) {
+        return Error{grid_path + ": list[" + std::to_string(i) + "]." + key +
+                     ": null is not a value (leave the key out to keep the scenario's)"};
+      }
+      set.push_back({key, value});
+    }
+    sets.push_back(std::move(set));
+  }
+  return sets;
+}
+
+// The grid's keys and their values; `runs` (the runs so far) is multiplied by each key's count
+// and refused past kMaxSweepRuns as soon as it passes.
+Expected<std::vector<std::pair<std::string, std::vector<json>>>> read_axes(const json& axes, const std::string& grid_path,
+                                                                           double& runs) {
+  if (!axes.is_object()) return Error{grid_path + ": grid: expected {\"key.path\": [values...]}"};
+  std::vector<std::pair<std::string, std::vector<json>>> out;
+  for (const auto& [key, values] : axes.items()) {
+    if (!values.is_array() || values.empty()) {
+      return Error{grid_path + ": grid." + key + ": expected a non-empty list of values"};
+    }
+    for (std::size_t v = 0; v < values.size(); ++v) {
+      if (values[v].is_null()) {
+        return Error{grid_path + ": grid." + key + "[" + std::to_string(v) +
+                     "]: null is not a value (leave the key out to keep the scenario's)"};
+      }
+    }
+    runs *= static_cast<double>(values.size());
+    if (runs > static_cast<double>(kMaxSweepRuns)) {
+      return Error{grid_path + ": grid." + key + ": the grid makes more than " + std::to_string(kMaxSweepRuns) +
+                   " runs: split it into several sweeps"};
+    }
+    out.emplace_back(key, std::vector<json>(values.begin(), values.end()));
+  }
+  return out;
+}
+
+// The traces' files, each found and its format known (null: the config's workload).
+Expected<std::vector<std::optional<traces::TraceFileSpec>>> read_traces(const json& traces, const std::string& grid_path) {
+  std::vector<std::optional<traces::TraceFileSpec>> out;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const json& trace = traces[i];
+    if (trace.is_null()) {
+      out.emplace_back();
+      continue;
+    }
+    if (!trace.is_string()) return Error{grid_path + ": traces: expected paths (or null)"};
+    const std::string path = beside(grid_path, trace.get<std::string>());
+    const std::string where = grid_path + ": traces[" + std::to_string(i) + "]: ";
+    if (configs::path_kind(path) == configs::PathKind::kMissing) return Error{where + path + ": no such trace file"};
+    auto spec = trace_file_spec(path, "auto");
+    if (!spec) return Error{where + spec.error().message};
+    out.push_back(std::move(*spec));
+  }
+  return out;
+}
+
 }  // namespace
 
 SweepRun SweepPlan::run(std::size_t index) const {
@@ -188,41 +254,14 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
   // The override sets (each list entry x the grid's product), traces and seeds.
   auto list = list_of(*grid, grid_path, "list", json::array({json::object()}));
   if (!list) return list.error();
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const json& entry = (*list)[i];
-    if (!entry.is_object()) return Error{grid_path + ": list[" + std::to_string(i) + "]: expected {\"key.path\": value}"};
-    std::vector<configs::Override> set;
-    for (const auto& [key, value] : entry.items()) {
-      // A null would reset the key to its default, and leave the run's CSV cell empty.
-      if (value.is_null()) {
-        return Error{grid_path + ": list[" + std::to_string(i) + "]." + key +
-                     ": null is not a value (leave the key out to keep the scenario's)"};
-      }
-      set.push_back({key, value});
-    }
-    plan.sets_.push_back(std::move(set));
-  }
+  auto list_sets = read_list_sets(*list, grid_path);
+  if (!list_sets) return list_sets.error();
+  plan.sets_ = std::move(*list_sets);
   double runs = static_cast<double>(plan.sets_.size());
   if (grid->contains("grid")) {
-    const json& axes = (*grid)["grid"];
-    if (!axes.is_object()) return Error{grid_path + ": grid: expected {\"key.path\": [values...]}"};
-    for (const auto& [key, values] : axes.items()) {
-      if (!values.is_array() || values.empty()) {
-        return Error{grid_path + ": grid." + key + ": expected a non-empty list of values"};
-      }
-      for (std::size_t v = 0; v < values.size(); ++v) {
-        if (values[v].is_null()) {
-          return Error{grid_path + ": grid." + key + "[" + std::to_string(v) +
-                       "]: null is not a value (leave the key out to keep the scenario's)"};
-        }
-      }
-      runs *= static_cast<double>(values.size());
-      if (runs > static_cast<double>(kMaxSweepRuns)) {
-        return Error{grid_path + ": grid." + key + ": the grid makes more than " + std::to_string(kMaxSweepRuns) +
-                     " runs: split it into several sweeps"};
-      }
-      plan.axes_.emplace_back(key, std::vector<json>(values.begin(), values.end()));
-    }
+    auto axes = read_axes((*grid)["grid"], grid_path, runs);
+    if (!axes) return axes.error();
+    plan.axes_ = std::move(*axes);
   }
   if (auto used = check_keys_used(grid_path, set_overrides, plan.sets_, plan.axes_); !used) return used.error();
   auto traces = list_of(*grid, grid_path, "traces", json::array({nullptr}));
@@ -253,20 +292,9 @@ Expected<SweepPlan> read_sweep_plan(const std::string& grid_path, const std::opt
     return Error{grid_path + ": the grid makes " + number_text(runs) + " runs, more than " +
                  std::to_string(kMaxSweepRuns) + ": split it into several sweeps"};
   }
-  for (std::size_t i = 0; i < traces->size(); ++i) {
-    const json& trace = (*traces)[i];
-    if (trace.is_null()) {
-      plan.traces_.emplace_back();
-      continue;
-    }
-    if (!trace.is_string()) return Error{grid_path + ": traces: expected paths (or null)"};
-    const std::string path = beside(grid_path, trace.get<std::string>());
-    const std::string where = grid_path + ": traces[" + std::to_string(i) + "]: ";
-    if (configs::path_kind(path) == configs::PathKind::kMissing) return Error{where + path + ": no such trace file"};
-    auto spec = trace_file_spec(path, "auto");
-    if (!spec) return Error{where + spec.error().message};
-    plan.traces_.push_back(std::move(*spec));
-  }
+  auto trace_specs = read_traces(*traces, grid_path);
+  if (!trace_specs) return trace_specs.error();
+  plan.traces_ = std::move(*trace_specs);
   plan.count_ = static_cast<std::size_t>(runs);
 
   // Every run resolved and checked before the first starts, one at a time (none is kept).

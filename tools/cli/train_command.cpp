@@ -329,6 +329,37 @@ Status print_train_report(const TrainCommandOptions& options, const rl::PpoTrain
   return Ok{};
 }
 
+// --resume: the checkpoint loaded into `ppo` (when there is one), and on rank 0 the learning
+// curve cut back to the rows it had trained.
+StepFailure resume_from(const TrainCommandOptions& options, rl::PpoTrainer& ppo, bool from_checkpoint, bool lead,
+                        const fs::path& csv, std::ostream& err) {
+  if (!from_checkpoint && lead) {
+    err << "note: --resume: " << options.out_dir
+        << " was stopped before its first checkpoint: training restarts from iteration 0\n";
+  }
+  const Status loaded_checkpoint = from_checkpoint ? ppo.load(fs::path(options.out_dir) / "checkpoint") : Status(Ok{});
+  if (!loaded_checkpoint) return {loaded_checkpoint.error().message, kExitBadInput};
+  if (!lead) return {};
+  auto kept = from_checkpoint ? curve_rows_to_keep(csv, ppo.iteration())
+                              : Expected<std::string>(std::string(kCurveHeader) + '\n');
+  if (!kept) return {kept.error().message, kExitBadInput};
+  AtomicFile rewritten(csv.string());
+  rewritten.stream() << *kept;
+  if (const Status written = rewritten.commit(); !written) return {written.error().message, kExitOutputError};
+  return {};
+}
+
+// What is trained, on how many environments, ranks and threads.
+std::string training_banner(const configs::ScenarioConfig& config, const rl::RankGroup& group, rl::PpoTrainer& ppo,
+                            bool resumed) {
+  std::ostringstream out;
+  out << "training " << config.name << ": " << config.rl->ppo.num_envs << " environments";
+  if (group.size() > 1) out << " over " << group.size() << " ranks (" << ppo.envs().num_envs() << " each)";
+  out << " on " << ppo.envs().threads() << " threads" << (group.size() > 1 ? " per rank, " : ", ") << ppo.iterations()
+      << " iterations" << (resumed ? " (resumed after " + std::to_string(ppo.iteration()) + ")" : std::string());
+  return out.str();
+}
+
 }  // namespace
 
 int run_train_command(const TrainCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -378,37 +409,12 @@ int run_train_command(const TrainCommandOptions& options, std::ostream& out, std
 
   StepFailure started;
   if (lead) started = prepare_folder(options, members, dir, csv);
-  if (!started.code && options.resume) {
-    if (!from_checkpoint && lead) {
-      err << "note: --resume: " << options.out_dir
-          << " was stopped before its first checkpoint: training restarts from iteration 0\n";
-    }
-    const Status loaded_checkpoint = from_checkpoint ? ppo.load(checkpoint) : Status(Ok{});
-    if (!loaded_checkpoint) {
-      started = {loaded_checkpoint.error().message, kExitBadInput};
-    } else if (lead) {
-      auto kept = from_checkpoint ? curve_rows_to_keep(csv, ppo.iteration())
-                                  : Expected<std::string>(std::string(kCurveHeader) + '\n');
-      if (!kept) {
-        started = {kept.error().message, kExitBadInput};
-      } else {
-        AtomicFile rewritten(csv.string());
-        rewritten.stream() << *kept;
-        if (const Status written = rewritten.commit(); !written) started = {written.error().message, kExitOutputError};
-      }
-    }
-  }
+  if (!started.code && options.resume) started = resume_from(options, ppo, from_checkpoint, lead, csv, err);
   std::unique_ptr<CheckpointSelector> selector;
   std::unique_ptr<MetricsServer> server;
   if (lead && !started.code) started = open_watchers(options, members, *catalog, ppo, selector, server, out, err);
   if (const int code = all_passed(group, started, err); code != kExitOk) return code;
-  if (!quiet) {
-    out << "training " << config.name << ": " << config.rl->ppo.num_envs << " environments";
-    if (group.size() > 1) out << " over " << group.size() << " ranks (" << ppo.envs().num_envs() << " each)";
-    out << " on " << ppo.envs().threads() << " threads" << (group.size() > 1 ? " per rank, " : ", ") << ppo.iterations()
-        << " iterations"
-        << (options.resume ? " (resumed after " + std::to_string(ppo.iteration()) + ")" : std::string()) << '\n';
-  }
+  if (!quiet) out << training_banner(config, group, ppo, options.resume) << '\n';
 
   // Rows are appended and flushed as they come, so an interrupted run keeps its curve.
   std::ofstream curve;
