@@ -20,7 +20,8 @@
 #include "configs/scenario_config.hpp"
 #include "experiments/bench/bench_reporter.hpp"
 #include "experiments/bench/scenario_replay.hpp"
-#include "tools/cli/scenario_command.hpp"
+#include "configs/config_file.hpp"
+#include "sim/script/script_session.hpp"
 
 namespace meshsim {
 namespace {
@@ -47,17 +48,31 @@ void BM_TimeoutsUnderOverload(benchmark::State& state) {
   bench::replay_scenario_to_end(state, *config);
 }
 
-// Plays `script` (written to a file first, so parsing is timed too) through `meshsim
-// scenario`'s code.
+// Plays `script` (written to a file first, so parsing is timed too) through the scenario
+// interpreter `meshsim scenario` runs (sim/script): read, checked, every step parsed, then
+// run, each result line serialised as the command prints it.
 void play(benchmark::State& state, const json& script, const std::string& name) {
   const fs::path file = fs::temp_directory_path() / ("meshsim-growth-" + name + ".json");
   std::ofstream(file) << script.dump();
-  cli::ScenarioCommandOptions options;
-  options.script = file.string();
   for (auto _ : state) {
-    std::ostringstream out, err;
-    if (cli::run_scenario_command(options, out, err) != 0) throw std::runtime_error(err.str());
-    benchmark::DoNotOptimize(out.str().size());
+    auto read = configs::read_config_file(file.string());
+    if (!read) throw std::runtime_error(read.error().message);
+    json setup = json::object();
+    for (const char* key : {"nodes", "serving", "scaling"}) {
+      if (read->contains(key)) setup[key] = (*read)[key];
+    }
+    auto session = script::ScriptSession::create(setup, file.string(), nullptr);
+    if (!session) throw std::runtime_error(session.error().message);
+    const json& steps = (*read)["steps"];
+    std::vector<script::ScriptSession::Step> parsed;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      auto step = (*session)->parse(i, steps[i], "steps[" + std::to_string(i) + "]");
+      if (!step) throw std::runtime_error(step.error().message);
+      parsed.push_back(std::move(*step));
+    }
+    std::size_t printed = 0;
+    for (auto& step : parsed) printed += step.run().dump().size();
+    benchmark::DoNotOptimize(printed);
   }
   fs::remove(file);
   state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -1,7 +1,7 @@
 // The scheduling core's hot paths. Placement of an agent's PG at 10k nodes: the
 // ClusterState's free-capacity index against place_bundles' scan of every node.
 // Preemption evaluation and victim selection at 1k, 10k and 100k running tasks: the
-// VictimIndex against the linear scan kept in tests/scheduler/linear_reference.hpp, on
+// VictimIndex against the linear scan kept in linear_reference.hpp, on
 // the same tasks and queries in the same run. Each query is also timed on its own, so
 // the p99 is reported (counter p99_us) next to Google Benchmark's mean.
 #include <benchmark/benchmark.h>
@@ -13,7 +13,7 @@
 
 #include "scheduler/scheduler.hpp"
 #include "scheduler/victim_index.hpp"
-#include "tests/scheduler/linear_reference.hpp"
+#include "experiments/bench/linear_reference.hpp"
 
 namespace meshsim::scheduler {
 namespace {

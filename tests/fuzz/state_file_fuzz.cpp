@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "rl/ppo/checkpoint_state.hpp"
-#include "tools/cli/state_file.hpp"
+#include "tools/runs/state_file.hpp"
 #include "tools/cli/sweep_command.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

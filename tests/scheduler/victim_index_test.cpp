@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "tests/scheduler/linear_reference.hpp"
+#include "experiments/bench/linear_reference.hpp"
 
 namespace meshsim::scheduler {
 namespace {

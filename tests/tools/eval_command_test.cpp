@@ -20,7 +20,7 @@
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/eval_command.hpp"
-#include "tools/cli/evaluation_report.hpp"
+#include "tools/runs/evaluation_report.hpp"
 #include "tools/cli/train_command.hpp"
 
 namespace meshsim::cli {

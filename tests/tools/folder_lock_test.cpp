@@ -16,7 +16,7 @@
 #include "tools/cli/capacity_command.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/compare_presets.hpp"
-#include "tools/cli/folder_lock.hpp"
+#include "tools/runs/folder_lock.hpp"
 #include "tools/cli/sweep_command.hpp"
 
 namespace meshsim::cli {

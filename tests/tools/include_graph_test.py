@@ -18,7 +18,11 @@ which system headers no code under a folder may include, and on lines of the for
 
     - `fleet()` may be called only in: `sim/cluster`.
 
-which folders' code alone may call an accessor. This test reads every rule, then every #include "..." of the project's sources (tests and
+which folders' code alone may call an accessor, and on lines of the form
+
+    - `experiments/bench` may not include from: `tools/cli`, `tests`.
+
+which folders' headers a folder outside the rules (experiments) may not include. This test reads every rule, then every #include "..." of the project's sources (tests and
 experiments aside: they may use anything), and fails naming each file and line whose
 include runs against a rule, and each folder with code but no rule.
 
@@ -32,6 +36,7 @@ import sys
 RULE = re.compile(r"^(?:- )?`([\w/]+)` may include: (.*)$")
 ONLY = re.compile(r"^(?:- )?`([\w/]+)` may include of (.*) only: (.*)$")
 FORBIDDEN = re.compile(r"^(?:- )?`([\w/]+)` may not include: (.*)$")
+NOT_FROM = re.compile(r"^(?:- )?`([\w/]+)` may not include from: (.*)$")
 CALLED_ONLY = re.compile(r"^(?:- )?`(\w+)\(\)` may be called only in: (.*)$")
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+(<[^>]+>)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -143,6 +148,18 @@ def main():
                         fnmatch.fnmatch(pathlib.PurePosixPath(target).name, p) for p in only[(here, there)]):
                     problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include of `{there}` "
                                     "only " + ", ".join(f"`{p}`" for p in only[(here, there)]))
+    for _, match in rule_matches(repo, NOT_FROM):
+        folder, banned = match.group(1), re.findall(r"`([\w/]+)`", match.group(2))
+        for source in sorted((repo / folder).rglob("*")):
+            if source.suffix not in (".cpp", ".hpp", ".h"):
+                continue
+            files += 1
+            relative = source.relative_to(repo).as_posix()
+            for number, line in enumerate(source.read_text().splitlines(), 1):
+                match_include = INCLUDE.match(line)
+                if match_include and any(match_include.group(1).startswith(b + "/") for b in banned):
+                    problems.append(f"{relative}:{number}: includes {match_include.group(1)}, but `{folder}` may not "
+                                    "include from " + ", ".join(f"`{b}`" for b in banned))
     for problem in problems:
         print(problem)
     if problems:

@@ -21,8 +21,8 @@
 #include "tools/cli/commands.hpp"
 #include "tools/cli/live_metrics.hpp"
 #include "tools/cli/metrics_server.hpp"
-#include "tools/cli/replay_to_end.hpp"
-#include "tools/cli/scheduler_prometheus.hpp"
+#include "tools/runs/replay_to_end.hpp"
+#include "tools/runs/scheduler_prometheus.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 #include "tests/test_paths.hpp"
 

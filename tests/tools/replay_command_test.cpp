@@ -15,7 +15,7 @@
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/sweep_command.hpp"
-#include "tools/cli/run_outputs.hpp"
+#include "tools/runs/run_outputs.hpp"
 #include "tests/test_paths.hpp"
 
 namespace meshsim::cli {

@@ -16,7 +16,7 @@
 #include "tests/test_paths.hpp"
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/run_outputs.hpp"
+#include "tools/runs/run_outputs.hpp"
 
 namespace meshsim::cli {
 namespace {

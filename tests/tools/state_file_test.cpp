@@ -3,7 +3,7 @@
 // fractional, huge), is read as written (saving again gives it back), refused with an
 // error naming its key, or, for a figure the file only reports (running_tasks, derived
 // from the tasks), ignored. Nothing wraps or rounds on the way in.
-#include "tools/cli/state_file.hpp"
+#include "tools/runs/state_file.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 #include "tests/tools/tool_test_support.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/sweep_command.hpp"
-#include "tools/cli/sweep_plan.hpp"
+#include "tools/runs/sweep_plan.hpp"
 
 namespace meshsim::cli {
 namespace {

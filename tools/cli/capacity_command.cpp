@@ -13,12 +13,12 @@
 #include "sim/engine/thread_pool.hpp"
 #include "sim/run/capacity_search.hpp"
 #include "sim/run/slo_capacity.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/figure_text.hpp"
-#include "tools/cli/folder_lock.hpp"
-#include "tools/cli/plot_script.hpp"
-#include "tools/cli/run_outputs.hpp"
+#include "tools/runs/figure_text.hpp"
+#include "tools/runs/folder_lock.hpp"
+#include "tools/runs/plot_script.hpp"
+#include "tools/runs/run_outputs.hpp"
 
 namespace meshsim::cli {
 namespace {

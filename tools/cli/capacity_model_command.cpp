@@ -7,9 +7,9 @@
 #include "rl/env/capacity_labels.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/engine/thread_pool.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/folder_lock.hpp"
+#include "tools/runs/folder_lock.hpp"
 
 namespace meshsim::cli {
 

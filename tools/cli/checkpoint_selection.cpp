@@ -12,7 +12,7 @@
 #include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/policy_runner.hpp"
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 
 namespace meshsim::cli {
 

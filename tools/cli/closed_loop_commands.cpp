@@ -12,8 +12,8 @@
 #include "sim/engine/number_text.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/error_stats.hpp"
-#include "tools/cli/figure_text.hpp"
-#include "tools/cli/replay_to_end.hpp"
+#include "tools/runs/figure_text.hpp"
+#include "tools/runs/replay_to_end.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -15,13 +15,13 @@
 #include "sim/run/scenario_run.hpp"
 #include "configs/scheduler_args.hpp"
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/folder_lock.hpp"
-#include "tools/cli/plot_script.hpp"
+#include "tools/runs/folder_lock.hpp"
+#include "tools/runs/plot_script.hpp"
 #include "tools/cli/presets_report.hpp"
-#include "tools/cli/replay_to_end.hpp"
-#include "tools/cli/run_outputs.hpp"
+#include "tools/runs/replay_to_end.hpp"
+#include "tools/runs/run_outputs.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {

@@ -6,7 +6,7 @@
 
 #include "rl/ppo/policy_runner.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/evaluation_run.hpp"
+#include "tools/runs/evaluation_run.hpp"
 
 namespace meshsim::cli {
 

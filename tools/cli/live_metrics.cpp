@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "tools/cli/scheduler_prometheus.hpp"
+#include "tools/runs/scheduler_prometheus.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {

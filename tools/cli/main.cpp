@@ -16,7 +16,7 @@
 #include "tools/cli/models_command.hpp"
 #include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
-#include "tools/cli/signal_cleanup.hpp"
+#include "tools/runs/signal_cleanup.hpp"
 #include "tools/cli/sweep_command.hpp"
 #include "tools/cli/sweep_mpi.hpp"
 #if defined(MESHSIM_HAVE_RL) || defined(MESHSIM_RL_COMPANION)

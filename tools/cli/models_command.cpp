@@ -6,7 +6,7 @@
 #include "configs/catalog.hpp"
 #include "configs/serving_config.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/deployment_report.hpp"
+#include "tools/runs/deployment_report.hpp"
 
 namespace meshsim::cli {
 

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/figure_text.hpp"
+#include "tools/runs/figure_text.hpp"
 
 namespace meshsim::cli {
 namespace {

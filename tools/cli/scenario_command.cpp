@@ -5,11 +5,11 @@
 
 #include "configs/config_file.hpp"
 #include "sim/script/script_session.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/scheduler_prometheus.hpp"
+#include "tools/runs/scheduler_prometheus.hpp"
 #include "tools/cli/script_expectations.hpp"
-#include "tools/cli/state_file.hpp"
+#include "tools/runs/state_file.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -16,13 +16,13 @@
 #include "configs/config_file.hpp"
 #include "rl/ppo/checkpoint_folder.hpp"
 #include "rl/ppo/trainer.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 #include "tools/cli/checkpoint_selection.hpp"
 #include "tools/cli/commands.hpp"
-#include "tools/cli/folder_lock.hpp"
+#include "tools/runs/folder_lock.hpp"
 #include "tools/cli/metrics_server.hpp"
-#include "tools/cli/plot_script.hpp"
-#include "tools/cli/run_inputs.hpp"
+#include "tools/runs/plot_script.hpp"
+#include "tools/runs/run_inputs.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <pybind11/stl.h>
 
-#include "tools/cli/commands.hpp"
+#include "tools/runs/command_inputs.hpp"
 
 namespace meshsim::python {
 

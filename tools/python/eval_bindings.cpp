@@ -11,8 +11,8 @@
 #include <memory>
 #include <sstream>
 
-#include "tools/cli/commands.hpp"
-#include "tools/cli/evaluation_run.hpp"
+#include "tools/runs/command_inputs.hpp"
+#include "tools/runs/evaluation_run.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/common.hpp"
 

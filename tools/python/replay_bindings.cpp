@@ -9,8 +9,8 @@
 #include <cstring>
 #include <limits>
 
-#include "tools/cli/replay_to_end.hpp"
-#include "tools/cli/run_columns.hpp"
+#include "tools/runs/replay_to_end.hpp"
+#include "tools/runs/run_columns.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/common.hpp"
 

@@ -6,8 +6,8 @@
 
 #include "configs/config_file.hpp"
 #include "sim/script/script_session.hpp"
-#include "tools/cli/scheduler_prometheus.hpp"
-#include "tools/cli/state_file.hpp"
+#include "tools/runs/scheduler_prometheus.hpp"
+#include "tools/runs/state_file.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/common.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "rl/env/vector_env.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/runs/command_inputs.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/env_values.hpp"
 

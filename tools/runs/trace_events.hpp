@@ -5,7 +5,7 @@
 #include <string>
 
 #include "sim/cluster/serving_system.hpp"
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 
 namespace meshsim::cli {
 

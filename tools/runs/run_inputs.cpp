@@ -1,4 +1,4 @@
-#include "tools/cli/run_inputs.hpp"
+#include "tools/runs/run_inputs.hpp"
 
 #include <algorithm>
 #include <filesystem>

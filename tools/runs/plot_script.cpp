@@ -1,4 +1,4 @@
-#include "tools/cli/plot_script.hpp"
+#include "tools/runs/plot_script.hpp"
 
 #include <sys/wait.h>
 

@@ -1,4 +1,4 @@
-#include "tools/cli/scheduler_prometheus.hpp"
+#include "tools/runs/scheduler_prometheus.hpp"
 
 #include <ostream>
 #include <array>

@@ -1,4 +1,4 @@
-#include "tools/cli/state_file.hpp"
+#include "tools/runs/state_file.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -7,8 +7,8 @@
 #include "configs/config_file.hpp"
 #include "configs/json_difference.hpp"
 #include "sim/script/script_args.hpp"
-#include "tools/cli/atomic_file.hpp"
-#include "tools/cli/checked_json.hpp"
+#include "tools/runs/atomic_file.hpp"
+#include "tools/runs/checked_json.hpp"
 #include "traces/json_text.hpp"
 
 namespace meshsim::scheduler {

@@ -9,8 +9,8 @@
 #include "configs/scenario_config.hpp"
 #include "rl/env/evaluation.hpp"
 #include "sim/engine/expected.hpp"
-#include "tools/cli/eval_command.hpp"
-#include "tools/cli/evaluation_run.hpp"
+#include "tools/runs/evaluation_options.hpp"
+#include "tools/runs/evaluation_run.hpp"
 #include "traces/episode_workload.hpp"
 
 namespace meshsim::cli {

@@ -5,8 +5,8 @@
 
 #include "sim/replay/replay.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "tools/cli/atomic_file.hpp"
-#include "tools/cli/progress_bar.hpp"
+#include "tools/runs/atomic_file.hpp"
+#include "tools/runs/progress_bar.hpp"
 
 namespace meshsim::cli {
 

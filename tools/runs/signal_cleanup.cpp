@@ -1,4 +1,4 @@
-#include "tools/cli/signal_cleanup.hpp"
+#include "tools/runs/signal_cleanup.hpp"
 
 #include <unistd.h>
 

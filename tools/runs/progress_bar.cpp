@@ -1,4 +1,4 @@
-#include "tools/cli/progress_bar.hpp"
+#include "tools/runs/progress_bar.hpp"
 
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
 
 #include "rl/env/evaluation.hpp"
 #include "sim/engine/expected.hpp"
-#include "tools/cli/eval_command.hpp"
+#include "tools/runs/evaluation_options.hpp"
 
 namespace meshsim::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/cli/folder_lock.hpp"
+#include "tools/runs/folder_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/cli/signal_cleanup.hpp"
+#include "tools/runs/signal_cleanup.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/cli/sweep_plan.hpp"
+#include "tools/runs/sweep_plan.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,8 +6,8 @@
 
 #include "configs/config_file.hpp"
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/commands.hpp"
-#include "tools/cli/run_inputs.hpp"
+#include "tools/runs/command_inputs.hpp"
+#include "tools/runs/run_inputs.hpp"
 
 namespace meshsim::cli {
 namespace {

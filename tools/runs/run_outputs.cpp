@@ -1,11 +1,11 @@
-#include "tools/cli/run_outputs.hpp"
+#include "tools/runs/run_outputs.hpp"
 
 #include <cinttypes>
 #include <cstdio>
 
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/class_summary.hpp"
-#include "tools/cli/run_columns.hpp"
+#include "tools/runs/class_summary.hpp"
+#include "tools/runs/run_columns.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 
 namespace meshsim::cli {

@@ -1,4 +1,4 @@
-#include "tools/cli/trace_events.hpp"
+#include "tools/runs/trace_events.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "tools/cli/run_columns.hpp"
+#include "tools/runs/run_columns.hpp"
 
 #include <cstdio>
 #include <optional>

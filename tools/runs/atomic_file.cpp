@@ -1,9 +1,9 @@
-#include "tools/cli/atomic_file.hpp"
+#include "tools/runs/atomic_file.hpp"
 
 #include <filesystem>
 #include <system_error>
 
-#include "tools/cli/signal_cleanup.hpp"
+#include "tools/runs/signal_cleanup.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/cli/evaluation_report.hpp"
+#include "tools/runs/evaluation_report.hpp"
 
 #include <algorithm>
 #include <cinttypes>

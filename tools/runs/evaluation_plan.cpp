@@ -1,4 +1,4 @@
-#include "tools/cli/evaluation_plan.hpp"
+#include "tools/runs/evaluation_plan.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include "configs/capacity_model_file.hpp"
 #include "configs/config_file.hpp"
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/commands.hpp"
+#include "tools/runs/command_inputs.hpp"
 
 namespace meshsim::cli {
 namespace {

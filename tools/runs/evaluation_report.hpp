@@ -10,8 +10,8 @@
 
 #include "rl/env/evaluation.hpp"
 #include "sim/engine/expected.hpp"
-#include "tools/cli/atomic_file.hpp"
-#include "tools/cli/figure_text.hpp"
+#include "tools/runs/atomic_file.hpp"
+#include "tools/runs/figure_text.hpp"
 
 namespace meshsim::cli {
 

@@ -1,10 +1,10 @@
-#include "tools/cli/replay_to_end.hpp"
+#include "tools/runs/replay_to_end.hpp"
 
 #include <chrono>
 
 #include "sim/engine/check.hpp"
-#include "tools/cli/deployment_report.hpp"
-#include "tools/cli/run_outputs.hpp"
+#include "tools/runs/deployment_report.hpp"
+#include "tools/runs/run_outputs.hpp"
 
 namespace meshsim::cli {
 

@@ -1,4 +1,4 @@
-#include "tools/cli/evaluation_run.hpp"
+#include "tools/runs/evaluation_run.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,11 +14,11 @@
 #include "rl/env/scaling_env.hpp"
 #include "sim/engine/number_text.hpp"
 #include "sim/engine/thread_pool.hpp"
-#include "tools/cli/commands.hpp"
-#include "tools/cli/evaluation_plan.hpp"
-#include "tools/cli/evaluation_report.hpp"
-#include "tools/cli/folder_lock.hpp"
-#include "tools/cli/plot_script.hpp"
+#include "tools/runs/command_inputs.hpp"
+#include "tools/runs/evaluation_plan.hpp"
+#include "tools/runs/evaluation_report.hpp"
+#include "tools/runs/folder_lock.hpp"
+#include "tools/runs/plot_script.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/cli/figure_text.hpp"
+#include "tools/runs/figure_text.hpp"
 
 #include <cstdio>
 

@@ -1,10 +1,10 @@
-#include "tools/cli/class_summary.hpp"
+#include "tools/runs/class_summary.hpp"
 
 #include <cinttypes>
 #include <cstdio>
 
 #include "sim/engine/number_text.hpp"
-#include "tools/cli/figure_text.hpp"
+#include "tools/runs/figure_text.hpp"
 
 namespace meshsim::cli {
 

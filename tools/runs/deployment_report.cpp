@@ -1,4 +1,4 @@
-#include "tools/cli/deployment_report.hpp"
+#include "tools/runs/deployment_report.hpp"
 
 #include <cstdio>
 #include <string>
