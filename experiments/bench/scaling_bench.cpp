@@ -28,6 +28,7 @@
 #include "sim/autoscale/elastic_scheduler.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/autoscale/target_tracking.hpp"
+#include "sim/cluster/llm_cluster.hpp"
 #include "traces/generated_source.hpp"
 
 namespace {

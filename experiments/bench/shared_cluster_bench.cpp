@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "sim/cluster/llm_cluster.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 

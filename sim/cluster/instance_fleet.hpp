@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cluster/instance_view.hpp"
 #include "sim/cluster/llm_cluster_config.hpp"
 #include "sim/cluster/pool_ledger.hpp"
 #include "sim/cluster/pool_router.hpp"
@@ -31,19 +32,6 @@
 #include "sim/metrics/level_integral.hpp"
 
 namespace meshsim::cluster {
-
-// An instance as the scaling side sees it.
-struct InstanceView {
-  std::uint32_t id = 0;
-  InstanceTag tag = InstanceTag::kMixed;
-  InstanceState state = InstanceState::kActive;
-  std::optional<std::uint32_t> server;  // none when INACTIVE
-  std::int64_t requests = 0;        // assigned and not finished (includes KV transfers in flight)
-  std::uint32_t running = 0;        // in the batch running now
-  std::int64_t pending_tokens = 0;  // prompt tokens not yet prefilled + 1 per request decoding
-  std::uint64_t kv_used = 0;        // KV tokens held now
-  bool evacuating = false;
-};
 
 class InstanceFleet {
  public:

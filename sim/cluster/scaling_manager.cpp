@@ -1,5 +1,7 @@
 #include "sim/cluster/scaling_manager.hpp"
 
+#include "sim/cluster/llm_cluster.hpp"
+
 #include <cstdio>
 #include <utility>
 #include <vector>

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "sim/cluster/instance_placement.hpp"
-#include "sim/cluster/llm_cluster.hpp"
 #include "sim/cluster/scaling_options.hpp"
 #include "sim/cluster/scaling_view.hpp"
 #include "sim/engine/expected.hpp"
@@ -20,6 +19,8 @@
 #include "sim/engine/timer.hpp"
 
 namespace meshsim::cluster {
+
+class LlmCluster;
 
 // The actuator of seed 004 over an elastic cluster (or a placement's nodes). scale_up_full places a STARTING
 // instance on a server with room for it, or creates a server (one instance per server

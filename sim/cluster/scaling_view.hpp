@@ -8,13 +8,15 @@
 #include <optional>
 #include <vector>
 
-#include "sim/cluster/instance_fleet.hpp"
+#include "sim/cluster/instance_view.hpp"
 #include "sim/engine/sim_time.hpp"
 
 namespace meshsim::cluster {
 
+class InstanceFleet;
 class LlmCluster;
 class ScalingManager;
+struct InstanceHardware;
 
 // get_status_summary() (seed 004's keys).
 struct ScalingStatus {

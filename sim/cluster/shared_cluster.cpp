@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/cluster/llm_cluster.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::cluster {

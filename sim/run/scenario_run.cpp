@@ -6,6 +6,7 @@
 #include "configs/cluster_config.hpp"
 #include "configs/process_memory.hpp"
 #include "sim/cluster/fixed_latency_cluster.hpp"
+#include "sim/cluster/llm_cluster.hpp"
 #include "sim/cluster/shared_cluster.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/run/autoscaler_builder.hpp"

@@ -5,11 +5,11 @@
 
 #include "configs/catalog.hpp"
 #include "configs/scenario_config.hpp"
-#include "sim/cluster/llm_cluster.hpp"
 #include "sim/autoscale/scaling_harness.hpp"
 #include "sim/replay/replay.hpp"
 
 namespace meshsim::cluster {
+class LlmCluster;     // sim/cluster/llm_cluster.hpp: whoever reads llm() includes it
 class SharedCluster;  // sim/cluster/shared_cluster.hpp: whoever reads shared() includes it
 }
 

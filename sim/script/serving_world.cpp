@@ -5,6 +5,7 @@
 #include "configs/catalog.hpp"
 #include "configs/object_reader.hpp"
 #include "configs/serving_config.hpp"
+#include "sim/cluster/llm_cluster.hpp"
 
 namespace meshsim::script {
 
@@ -143,6 +144,12 @@ json ServingWorld::instance(std::uint32_t id) const {
   out["success"] = true;
   return out;
 }
+
+ServingWorld::ServingWorld(engine::Simulation& sim) : sim_(sim) {}
+
+ServingWorld::~ServingWorld() = default;
+
+std::vector<std::string> ServingWorld::check_invariants() const { return cluster_->check_invariants(); }
 
 json ServingWorld::request_counts() const {
   return json{{"success", true},

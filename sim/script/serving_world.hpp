@@ -38,10 +38,11 @@ class ServingWorld final : private cluster::RequestSink {
   nlohmann::json wake_up_all_workers(cluster::InstanceTag pool);
   nlohmann::json resume_elastic_scheduling(cluster::InstanceTag pool);
 
-  std::vector<std::string> check_invariants() const { return cluster_->check_invariants(); }
+  std::vector<std::string> check_invariants() const;
+  ~ServingWorld();  // out of line, as is the constructor: where LlmCluster is complete
 
  private:
-  explicit ServingWorld(engine::Simulation& sim) : sim_(sim) {}
+  explicit ServingWorld(engine::Simulation& sim);
   void on_request_finished(const metrics::RequestRecord& record) override;
   autoscale::ElasticAutoscaler* elastic(cluster::InstanceTag pool) const;
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "sim/cluster/llm_cluster.hpp"
 #include "sim/engine/check.hpp"
 #include "tools/runs/deployment_report.hpp"
 #include "tools/runs/run_outputs.hpp"
