@@ -77,11 +77,11 @@ Expected<traces::BatchGeneratorSpec> load_batch_generator(const std::string& pat
   return spec;
 }
 
-std::map<std::string, cluster::BatchClass> default_openb_classes(const cluster::BatchClass& common) {
-  std::map<std::string, cluster::BatchClass> classes;
+std::map<std::string, shared::BatchClass> default_openb_classes(const shared::BatchClass& common) {
+  std::map<std::string, shared::BatchClass> classes;
   for (const auto& [qos, priority] :
        {std::pair{"Guaranteed", 3.0}, std::pair{"LS", 2.5}, std::pair{"Burstable", 1.5}, std::pair{"BE", 1.0}}) {
-    cluster::BatchClass& cls = classes[qos] = common;
+    shared::BatchClass& cls = classes[qos] = common;
     cls.priority = priority;
     cls.labels = {{"qos", qos}};
   }
@@ -91,7 +91,7 @@ std::map<std::string, cluster::BatchClass> default_openb_classes(const cluster::
 namespace {
 
 // What a class's agents do when a preemption asks them to stop (see BatchClass).
-void read_agent_answers(ObjectReader& reader, cluster::BatchClass& cls) {
+void read_agent_answers(ObjectReader& reader, shared::BatchClass& cls) {
   reader.read("cancel_answer_s", cls.cancel_answer_s, "a non-negative number of seconds (up to 1e6)",
               [](double v) { return v >= 0 && v <= 1e6; });
   reader.read("hung_share", cls.hung_share, "a share in [0, 1]", [](double v) { return v >= 0 && v <= 1; });
@@ -151,7 +151,7 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
     batch.read("min_duration_s", spec.openb.min_duration_s, "a positive number of seconds", kPositive);
     batch.read_optional("limit", spec.openb.limit, "a positive integer", kAtLeastOne);
     // What every class shares unless it says otherwise.
-    cluster::BatchClass common{"batch", 1.0, {}, 300.0};
+    shared::BatchClass common{"batch", 1.0, {}, 300.0};
     batch.read("checkpoint_interval_s", common.checkpoint_interval_s, "a non-negative number of seconds", kNonNegative);
     read_agent_answers(batch, common);
     spec.classes = default_openb_classes(common);
@@ -162,7 +162,7 @@ void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpe
       } else {
         for (const auto& [name, value] : classes->items()) {
           ObjectReader one(&value, batch.path_of("classes") + "." + name, batch.errors());
-          cluster::BatchClass cls = spec.classes.count(name) ? spec.classes[name] : common;
+          shared::BatchClass cls = spec.classes.count(name) ? spec.classes[name] : common;
           one.read("pool", cls.pool);
           one.read("priority", cls.priority, "a number in [0, 1e6]", [](double v) { return v >= 0 && v <= 1e6; });
           if (one.has("labels")) cls.labels = read_labels(one, "labels");
@@ -258,10 +258,10 @@ json cluster_to_json(const ClusterSpec& spec) {
               {"preemption", to_json(spec.policy)}};
 }
 
-Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
+Expected<shared::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
                                                                   const LlmServingSpec& serving,
                                                                   const Catalog& catalog) {
-  cluster::SharedClusterConfig config;
+  shared::SharedClusterConfig config;
   config.serving_priority = spec.serving_priority;
   config.serving_pool = spec.serving_pool;
   config.classes = spec.classes;

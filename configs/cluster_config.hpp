@@ -10,7 +10,7 @@
 #include "configs/catalog.hpp"
 #include "configs/object_reader.hpp"
 #include "configs/serving_config.hpp"
-#include "sim/cluster/shared_cluster_config.hpp"
+#include "sim/shared/shared_cluster_config.hpp"
 #include "traces/batch_jobs.hpp"
 
 namespace meshsim::configs {
@@ -46,13 +46,13 @@ struct ClusterSpec {
   // cancel. Defaults: the openb qos classes in one "batch" pool, Guaranteed 3.0 > LS 2.5 >
   // Burstable 1.5 > BE 1.0; the batch object's checkpoint_interval_s, cancel_answer_s and
   // hung_share apply to every class that does not set its own.
-  std::map<std::string, cluster::BatchClass> classes;
+  std::map<std::string, shared::BatchClass> classes;
   scheduler::PreemptionPolicy policy;  // the "preemption" object applied to the defaults
 };
 
 // The default classes of openb pods (see ClusterSpec::classes): `common`'s pool,
 // checkpoints and agents, with each qos's priority and label.
-std::map<std::string, cluster::BatchClass> default_openb_classes(const cluster::BatchClass& common);
+std::map<std::string, shared::BatchClass> default_openb_classes(const shared::BatchClass& common);
 
 void parse_cluster(ObjectReader& parent, const std::string& base_dir, ClusterSpec& spec);
 // A pool `policy` protects that neither serving nor any batch class uses (it protects
@@ -64,7 +64,7 @@ nlohmann::json cluster_to_json(const ClusterSpec& spec);
 // (the serving SKU's nodes carry the "sku:<name>" resource serving instances ask for),
 // and what one instance takes. Errors name the key (an unknown SKU, no node of the
 // serving SKU).
-Expected<cluster::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
+Expected<shared::SharedClusterConfig> make_shared_cluster_config(const ClusterSpec& spec,
                                                                   const LlmServingSpec& serving,
                                                                   const Catalog& catalog);
 // The batch jobs of the spec (the generator's under `seed`); a job whose class is not

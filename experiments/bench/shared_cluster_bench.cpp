@@ -24,7 +24,7 @@
 
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 
 namespace {
 
@@ -104,7 +104,7 @@ void BM_ScalingDecisionThroughCore(benchmark::State& state) {
                               *configs::resolve_llm_cluster(std::get<configs::LlmServingSpec>(config.serving), catalog(),
                                                             /*place_start_state=*/false),
                               sink);
-  auto shared = std::move(*cluster::SharedCluster::create(sim, serving, shared_config, jobs, {{cluster::InstanceTag::kMixed, 1}}));
+  auto shared = std::move(*shared::SharedCluster::create(sim, serving, shared_config, jobs, {{cluster::InstanceTag::kMixed, 1}}));
   cluster::ScalingConfig scaling;
   scaling.scale_up_delay = engine::SimTime::from_seconds(1);
   scaling.max_total_instances = 100'000;

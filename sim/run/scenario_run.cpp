@@ -7,7 +7,7 @@
 #include "configs/process_memory.hpp"
 #include "sim/cluster/fixed_latency_cluster.hpp"
 #include "sim/cluster/llm_cluster.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 #include "sim/engine/check.hpp"
 #include "sim/run/autoscaler_builder.hpp"
 #include "traces/workload_source.hpp"
@@ -121,7 +121,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
     if (!shared_config) return in_file(shared_config.error());
     auto jobs = configs::load_batch_jobs(config.cluster, config.seed);
     if (!jobs) return jobs.error();
-    auto shared = cluster::SharedCluster::create(run->sim_, *run->llm_, std::move(*shared_config), std::move(*jobs),
+    auto shared = shared::SharedCluster::create(run->sim_, *run->llm_, std::move(*shared_config), std::move(*jobs),
                                                  llm->start_state);
     if (!shared) return in_file(Error{"cluster: " + shared.error().message});
     run->shared_ = std::move(*shared);
@@ -129,7 +129,7 @@ Expected<std::unique_ptr<ScenarioRun>> ScenarioRun::create(const configs::Scenar
     placement = run->shared_.get();
     // The batch columns of the time series: GPUs held (mean over the row), jobs running
     // and queued at its end, preemptions during it.
-    const cluster::SharedCluster* shared_cluster = run->shared_.get();
+    const shared::SharedCluster* shared_cluster = run->shared_.get();
     auto last = std::make_shared<std::pair<double, std::uint64_t>>(0.0, 0);
     run->replay_->set_row_probe([shared_cluster, last](metrics::TimeseriesRow& row) {
       const auto& batch = shared_cluster->batch();

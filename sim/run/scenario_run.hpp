@@ -9,8 +9,10 @@
 #include "sim/replay/replay.hpp"
 
 namespace meshsim::cluster {
-class LlmCluster;     // sim/cluster/llm_cluster.hpp: whoever reads llm() includes it
-class SharedCluster;  // sim/cluster/shared_cluster.hpp: whoever reads shared() includes it
+class LlmCluster;  // sim/cluster/llm_cluster.hpp: whoever reads llm() includes it
+}
+namespace meshsim::shared {
+class SharedCluster;  // sim/shared/shared_cluster.hpp: whoever reads shared() includes it
 }
 
 namespace meshsim::run {
@@ -60,7 +62,7 @@ class ScenarioRun {
   const autoscale::ScalingHarness* scaling() const { return scaling_.get(); }
   autoscale::ScalingHarness* scaling() { return scaling_.get(); }
   engine::SimTime now() const { return sim_.now(); }
-  const cluster::SharedCluster* shared() const { return shared_.get(); }
+  const shared::SharedCluster* shared() const { return shared_.get(); }
   // The LLM serving model, when the scenario serves with one (null for fixed latency).
   const cluster::LlmCluster* llm() const { return llm_; }
   const std::string& workload_description() const { return workload_; }
@@ -90,7 +92,7 @@ class ScenarioRun {
   std::unique_ptr<traces::RequestSource> source_;
   std::unique_ptr<replay::Replay> replay_;
   cluster::LlmCluster* llm_ = nullptr;  // the replay's serving system, when it is the llm model
-  std::unique_ptr<cluster::SharedCluster> shared_;
+  std::unique_ptr<shared::SharedCluster> shared_;
   std::unique_ptr<autoscale::ScalingHarness> scaling_;
   std::string workload_;
 };

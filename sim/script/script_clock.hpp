@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "scheduler/sim_timers.hpp"
+#include "sim/shared/sim_timers.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/expected.hpp"
 #include "sim/engine/simulation.hpp"
@@ -49,7 +49,7 @@ class ScriptClock final : public scheduler::Clock, public scheduler::TimerServic
  private:
   engine::Simulation& sim_;
   std::int64_t offset_us_ = 0;  // now() less the simulation's time
-  scheduler::SimTimers timers_;  // held from a hung agent's wait to the next advance
+  shared::SimTimers timers_;  // held from a hung agent's wait to the next advance
 };
 
 }  // namespace meshsim::script

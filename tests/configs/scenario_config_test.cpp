@@ -505,7 +505,7 @@ namespace {
 TEST(ScenarioConfigTest, ANodeListNodeNamedLikeAGroupsNodeIsRefusedByTheName) {
   const auto list = std::filesystem::temp_directory_path() / "meshsim_named_twice_nodes.csv";
   std::ofstream(list) << "sn,cpu_milli,memory_mib,gpu,model\nh100-80gb-1,64000,262144,8,V100M32\n";
-  auto config = load_scenario(default_catalog_folder() + "/scenarios/shared-cluster.json");
+  auto config = load_scenario(default_catalog_folder() + "/scenarios/shared-cluster-synthetic.json");
   ASSERT_TRUE(config) << config.error().message;
   auto catalog = load_catalog(default_catalog_folder());
   ASSERT_TRUE(catalog);

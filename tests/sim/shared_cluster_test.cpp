@@ -13,12 +13,17 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 #include "tests/sim/llm_test_support.hpp"
 
 namespace meshsim::cluster {
 namespace {
 
+using shared::BatchClass;
+using shared::BatchCounts;
+using shared::BatchRunner;
+using shared::SharedCluster;
+using shared::SharedClusterConfig;
 using testing::base_config;
 
 struct NullSink final : RequestSink {

@@ -33,6 +33,8 @@ import pathlib
 import re
 import sys
 
+from project_sources import CODE_ROOTS, cpp_files, project_sources
+
 RULE = re.compile(r"^(?:- )?`([\w/]+)` may include: (.*)$")
 ONLY = re.compile(r"^(?:- )?`([\w/]+)` may include of (.*) only: (.*)$")
 FORBIDDEN = re.compile(r"^(?:- )?`([\w/]+)` may not include: (.*)$")
@@ -40,7 +42,6 @@ NOT_FROM = re.compile(r"^(?:- )?`([\w/]+)` may not include from: (.*)$")
 CALLED_ONLY = re.compile(r"^(?:- )?`(\w+)\(\)` may be called only in: (.*)$")
 SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s+(<[^>]+>)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-CODE_ROOTS = ("sim", "traces", "scheduler", "configs", "rl", "tools")
 READMES = ("sim/README.md", "traces/README.md", "scheduler/README.md", "configs/README.md", "rl/README.md",
            "tools/README.md")
 
@@ -111,48 +112,42 @@ def main():
             print(f"`{unit}` may include `{other}`, which has no rule of its own")
     problems = []
     files = 0
-    for root in CODE_ROOTS:
-        for source in sorted((repo / root).rglob("*")):
-            if source.suffix not in (".cpp", ".hpp", ".h") or "build" in source.parts:
+    for source, relative in project_sources(repo):
+        files += 1
+        here = unit_of(relative, units)
+        if here is None:
+            problems.append(f"{relative}: its folder has no dependency rule in a README")
+            continue
+        banned = set().union(*(headers for folder, headers in forbidden.items()
+                               if relative.startswith(folder + "/")))
+        for number, line in enumerate(source.read_text().splitlines(), 1):
+            for name, (call, folders) in called_only.items():
+                allowed = any(relative.startswith(folder + "/") for folder in folders)
+                if not allowed and call.search(line.split("//")[0]):
+                    problems.append(f"{relative}:{number}: calls {name}(), which only code in "
+                                    + ", ".join(f"`{f}`" for f in folders) + " may call")
+            system = SYSTEM_INCLUDE.match(line)
+            if system and system.group(1) in banned:
+                problems.append(f"{relative}:{number}: includes {system.group(1)}, which no code under it may")
+            match = INCLUDE.match(line)
+            if not match:
                 continue
-            files += 1
-            relative = source.relative_to(repo).as_posix()
-            here = unit_of(relative, units)
-            if here is None:
-                problems.append(f"{relative}: its folder has no dependency rule in a README")
-                continue
-            banned = set().union(*(headers for folder, headers in forbidden.items()
-                                   if relative.startswith(folder + "/")))
-            for number, line in enumerate(source.read_text().splitlines(), 1):
-                for name, (call, folders) in called_only.items():
-                    allowed = any(relative.startswith(folder + "/") for folder in folders)
-                    if not allowed and call.search(line.split("//")[0]):
-                        problems.append(f"{relative}:{number}: calls {name}(), which only code in "
-                                        + ", ".join(f"`{f}`" for f in folders) + " may call")
-                system = SYSTEM_INCLUDE.match(line)
-                if system and system.group(1) in banned:
-                    problems.append(f"{relative}:{number}: includes {system.group(1)}, which no code under it may")
-                match = INCLUDE.match(line)
-                if not match:
-                    continue
-                target = match.group(1)
-                there = unit_of(target, units)
-                if there is None:
-                    if target.split("/")[0] in CODE_ROOTS + ("tests", "experiments"):
-                        problems.append(f"{relative}:{number}: includes {target}, in no folder with a rule")
-                    continue  # a system or third-party header
-                if there != here and there not in rules[here]:
-                    problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include only "
-                                    + (", ".join(f"`{u}`" for u in sorted(rules[here])) or "nothing"))
-                elif (here, there) in only and not any(
-                        fnmatch.fnmatch(pathlib.PurePosixPath(target).name, p) for p in only[(here, there)]):
-                    problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include of `{there}` "
-                                    "only " + ", ".join(f"`{p}`" for p in only[(here, there)]))
+            target = match.group(1)
+            there = unit_of(target, units)
+            if there is None:
+                if target.split("/")[0] in CODE_ROOTS + ("tests", "experiments"):
+                    problems.append(f"{relative}:{number}: includes {target}, in no folder with a rule")
+                continue  # a system or third-party header
+            if there != here and there not in rules[here]:
+                problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include only "
+                                + (", ".join(f"`{u}`" for u in sorted(rules[here])) or "nothing"))
+            elif (here, there) in only and not any(
+                    fnmatch.fnmatch(pathlib.PurePosixPath(target).name, p) for p in only[(here, there)]):
+                problems.append(f"{relative}:{number}: includes {target}, but `{here}` may include of `{there}` "
+                                "only " + ", ".join(f"`{p}`" for p in only[(here, there)]))
     for _, match in rule_matches(repo, NOT_FROM):
         folder, banned = match.group(1), re.findall(r"`([\w/]+)`", match.group(2))
-        for source in sorted((repo / folder).rglob("*")):
-            if source.suffix not in (".cpp", ".hpp", ".h"):
-                continue
+        for source in cpp_files(repo / folder):
             files += 1
             relative = source.relative_to(repo).as_posix()
             for number, line in enumerate(source.read_text().splitlines(), 1):

@@ -23,7 +23,7 @@
 #include "tools/cli/metrics_server.hpp"
 #include "tools/runs/replay_to_end.hpp"
 #include "tools/runs/scheduler_prometheus.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 #include "tests/test_paths.hpp"
 
 namespace meshsim::cli {

@@ -27,6 +27,7 @@
 #include "tools/cli/reference_commands.hpp"
 #include "tools/cli/scenario_command.hpp"
 #include "tools/cli/sweep_command.hpp"
+#include "tests/shared_data.hpp"
 #include "tests/test_paths.hpp"
 
 namespace meshsim::cli {
@@ -127,7 +128,14 @@ TEST(MutatedInputsTest, ReplayModelsAndCapacityExitWithAnInputError) {
   fs::create_directories(dir);
   const std::string file = (dir / "scenario.json").string();
   int run = 0;
-  for (const char* name : {"default", "splitwise-ha", "shared-cluster-synthetic"}) {
+  std::vector<std::string> names = {"default", "shared-cluster-synthetic"};
+  // splitwise-ha replays ../shared's trace on its profile: mutated too where they are (and
+  // under MESHSIM_REQUIRE_SHARED, where their absence fails it).
+  if (fs::exists(::meshsim::testing::shared_path("reference/splitwise_perf_model.csv")) ||
+      ::meshsim::testing::shared_required()) {
+    names.insert(names.begin() + 1, "splitwise-ha");
+  }
+  for (const std::string& name : names) {
     expect_only_exit_codes(
         std::string("replay ") + name, shipped_scenario(name), file, 500, {kExitOk, kExitBadInput},
         [&](std::ostream& out, std::ostream& err) {

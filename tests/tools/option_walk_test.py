@@ -159,7 +159,7 @@ catalog_refused = refused(["--catalog", broken_catalog], "hardware.json")
 # then a case per option.
 COMMANDS = {
     "replay": (["--until", "30", "--quiet"], True, {
-        "--config": changes(["--config", SCENARIOS / "splitwise-ha.json"], "requests.csv"),
+        "--config": changes(["--config", SCENARIOS / "shared-cluster-synthetic.json"], "requests.csv"),
         "--trace": changes(["--trace", trace], "requests.csv"),
         "--trace-format": refused(["--trace", trace, "--trace-format", "mooncake"], "trace.csv"),
         "--out": BASE,

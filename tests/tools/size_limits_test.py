@@ -19,10 +19,11 @@ import pathlib
 import re
 import sys
 
+from project_sources import project_sources
+
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 120
 MAX_CLASS_METHODS = 40
-CODE_ROOTS = ("sim", "traces", "scheduler", "configs", "rl", "tools")
 CONTROL = re.compile(r"\b(if|for|while|switch|catch)\s*\(")
 CLASS_HEAD = re.compile(r"\b(class|struct|union)\s+(\w+)[^;()]*$")
 AFTER_PARAMETERS = re.compile(
@@ -193,25 +194,21 @@ def member_function_name(declaration):
 def check(repo):
     problems = []
     files = 0
-    for root in CODE_ROOTS:
-        for source in sorted((repo / root).rglob("*")):
-            if source.suffix not in (".cpp", ".hpp", ".h") or "build" in source.parts:
-                continue
-            files += 1
-            relative = source.relative_to(repo).as_posix()
-            text = source.read_text()
-            lines = text.count("\n")
-            if lines > MAX_FILE_LINES:
-                problems.append(f"{relative}: {lines} lines, more than {MAX_FILE_LINES}")
-            functions, classes = scan(text)
-            for name, first, last in functions:
-                if last - first + 1 > MAX_FUNCTION_LINES:
-                    problems.append(f"{relative}:{first}: a function of {last - first + 1} lines, more than "
-                                    f"{MAX_FUNCTION_LINES}: {name}")
-            for name, first, methods in classes:
-                if methods > MAX_CLASS_METHODS:
-                    problems.append(f"{relative}:{first}: class {name} has {methods} member functions, more than "
-                                    f"{MAX_CLASS_METHODS}")
+    for source, relative in project_sources(repo):
+        files += 1
+        text = source.read_text()
+        lines = text.count("\n")
+        if lines > MAX_FILE_LINES:
+            problems.append(f"{relative}: {lines} lines, more than {MAX_FILE_LINES}")
+        functions, classes = scan(text)
+        for name, first, last in functions:
+            if last - first + 1 > MAX_FUNCTION_LINES:
+                problems.append(f"{relative}:{first}: a function of {last - first + 1} lines, more than "
+                                f"{MAX_FUNCTION_LINES}: {name}")
+        for name, first, methods in classes:
+            if methods > MAX_CLASS_METHODS:
+                problems.append(f"{relative}:{first}: class {name} has {methods} member functions, more than "
+                                f"{MAX_CLASS_METHODS}")
     for problem in problems:
         print(problem)
     if problems:

@@ -28,7 +28,7 @@
 #include "tools/runs/trace_events.hpp"
 #include "traces/trace_stats.hpp"
 #include "traces/workload_source.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 
 namespace meshsim::cli {
 

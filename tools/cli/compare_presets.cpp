@@ -22,7 +22,7 @@
 #include "tools/cli/presets_report.hpp"
 #include "tools/runs/replay_to_end.hpp"
 #include "tools/runs/run_outputs.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "tools/runs/scheduler_prometheus.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include "sim/engine/number_text.hpp"
 #include "tools/runs/class_summary.hpp"
 #include "tools/runs/run_columns.hpp"
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 
 namespace meshsim::cli {
 namespace {
@@ -382,7 +382,7 @@ json scaling_summary(const run::ScenarioRun& run, const replay::ReplayResult& re
 }
 
 json batch_summary(const run::ScenarioRun& run, const replay::ReplayResult& result) {
-  const cluster::SharedCluster* shared = run.shared();
+  const shared::SharedCluster* shared = run.shared();
   if (shared == nullptr) return nullptr;
   const auto& batch = shared->batch();
   const auto& c = batch.counts();

@@ -11,7 +11,7 @@
 #include "scheduler/preemption_policy.hpp"
 #include "scheduler/resources.hpp"
 
-namespace meshsim::cluster {
+namespace meshsim::shared {
 
 // What a class of batch jobs (a trace's qos, a generator's role) becomes in the core.
 struct BatchClass {
@@ -44,4 +44,4 @@ struct SharedClusterConfig {
   bool prune_refusals = true;  // see BatchRunner (false: the exhaustive twin, for tests)
 };
 
-}  // namespace meshsim::cluster
+}  // namespace meshsim::shared

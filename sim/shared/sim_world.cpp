@@ -1,8 +1,8 @@
-#include "scheduler/sim_world.hpp"
+#include "sim/shared/sim_world.hpp"
 
 #include "sim/engine/check.hpp"
 
-namespace meshsim::scheduler {
+namespace meshsim::shared {
 
 CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) {
   ++cancels_;
@@ -23,4 +23,4 @@ CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& t
   return reply;
 }
 
-}  // namespace meshsim::scheduler
+}  // namespace meshsim::shared

@@ -7,11 +7,17 @@
 #include <vector>
 
 #include "scheduler/scheduler.hpp"
-#include "scheduler/sim_world.hpp"
-#include "sim/cluster/batch_runner.hpp"
+#include "sim/shared/sim_world.hpp"
+#include "sim/shared/batch_runner.hpp"
 #include "sim/cluster/scaling_manager.hpp"
 
-namespace meshsim::cluster {
+namespace meshsim::shared {
+
+using cluster::InstanceGroup;
+using cluster::InstancePlacement;
+using cluster::InstanceTag;
+using cluster::LlmCluster;
+using cluster::PlacedInstance;
 
 // The world joined with the core: the cluster's servers are the core's nodes, each
 // serving instance is an agent of the serving pool with its own placement group (a
@@ -57,11 +63,11 @@ class SharedCluster final : public InstancePlacement {
   engine::Simulation& sim_;
   LlmCluster& serving_;
   SharedClusterConfig config_;
-  scheduler::SimWorld world_;
+  shared::SimWorld world_;
   scheduler::Scheduler core_;
   std::unique_ptr<BatchRunner> batch_;
   std::map<std::uint32_t, std::uint32_t> server_of_node_;
   std::map<std::uint32_t, std::uint32_t> node_of_server_;
 };
 
-}  // namespace meshsim::cluster
+}  // namespace meshsim::shared

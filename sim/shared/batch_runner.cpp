@@ -1,11 +1,11 @@
-#include "sim/cluster/batch_runner.hpp"
+#include "sim/shared/batch_runner.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "sim/engine/check.hpp"
 
-namespace meshsim::cluster {
+namespace meshsim::shared {
 
 BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
                          std::map<std::string, BatchClass> classes, bool prune_refusals)
@@ -335,4 +335,4 @@ std::vector<std::string> BatchRunner::check_invariants() const {
   return problems;
 }
 
-}  // namespace meshsim::cluster
+}  // namespace meshsim::shared

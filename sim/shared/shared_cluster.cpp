@@ -1,11 +1,13 @@
-#include "sim/cluster/shared_cluster.hpp"
+#include "sim/shared/shared_cluster.hpp"
 
 #include <algorithm>
 
 #include "sim/cluster/llm_cluster.hpp"
 #include "sim/engine/check.hpp"
 
-namespace meshsim::cluster {
+namespace meshsim::shared {
+
+using cluster::kInstanceTagNames;
 namespace {
 
 // The core's default strategy (binpack), except that a serving instance is never a
@@ -56,7 +58,7 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   MESHSIM_CHECK(updated.result.success, updated.result.error);
   core_.set_scheduling_strategy(std::make_unique<ServingStays>());
   batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
-  scheduler::SimWorld::Agents agents;
+  shared::SimWorld::Agents agents;
   agents.answer_in = [this](const std::string& /*agent*/, const std::string& task) { return batch_->cancel(task); };
   agents.stopped = [this](const std::string& /*agent*/, const std::string& task, bool answered) {
     batch_->stopped(task, answered);
@@ -159,4 +161,4 @@ std::vector<std::string> SharedCluster::check_invariants() const {
   return problems;
 }
 
-}  // namespace meshsim::cluster
+}  // namespace meshsim::shared

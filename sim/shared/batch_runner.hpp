@@ -11,13 +11,14 @@
 
 #include "scheduler/scheduler.hpp"
 #include "sim/cluster/serving_system.hpp"
-#include "sim/cluster/shared_cluster_config.hpp"
+#include "sim/shared/shared_cluster_config.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/level_integral.hpp"
 #include "traces/batch_jobs.hpp"
 
-namespace meshsim::cluster {
+namespace meshsim::shared {
 
+using cluster::ActivitySink;
 using engine::SimTime;
 
 // Where the batch jobs of a run are, at any moment: every arrived job is in exactly one
@@ -155,4 +156,4 @@ class BatchRunner final : private engine::EventHandler {
   ActivitySink* activity_ = nullptr;
 };
 
-}  // namespace meshsim::cluster
+}  // namespace meshsim::shared

@@ -1,6 +1,6 @@
 // SimWorld: the scheduling core on an engine::Simulation's clock, its timers as engine
 // events (a held preemptor's capacity is released at hold_timeout of simulated time).
-#include "scheduler/sim_world.hpp"
+#include "sim/shared/sim_world.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@ namespace meshsim::scheduler {
 namespace {
 
 using engine::SimTime;
+using shared::SimWorld;
 
 TEST(SimWorldTest, TimersAreEngineEventsThatNeverFireEarlyAndCanBeCancelled) {
   engine::Simulation sim(1);

@@ -8,7 +8,9 @@
 #include "scheduler/world.hpp"
 #include "sim/engine/simulation.hpp"
 
-namespace meshsim::scheduler {
+namespace meshsim::shared {
+
+using scheduler::TimerId;
 
 // The core's one-shot timers as a simulation's events, for the worlds that put the core
 // on a simulated clock (SimWorld; sim/script's ScriptClock). A timer fires at the first
@@ -45,4 +47,4 @@ class SimTimers final : private engine::EventHandler {
   TimerId next_timer_ = 1;
 };
 
-}  // namespace meshsim::scheduler
+}  // namespace meshsim::shared

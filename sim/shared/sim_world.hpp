@@ -5,11 +5,13 @@
 #include <optional>
 #include <string>
 
-#include "scheduler/sim_timers.hpp"
+#include "sim/shared/sim_timers.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/simulation.hpp"
 
-namespace meshsim::scheduler {
+namespace meshsim::shared {
+
+using scheduler::CancelReply;
 
 // The scheduling core on a simulation's clock: now() is the simulation's time in seconds,
 // timers are engine events (FIFO among equal times, so a hold expiring at the same
@@ -21,7 +23,7 @@ namespace meshsim::scheduler {
 // victim's room to its preemptor at once (nothing else can take it) and tells it when
 // the victim will have stopped (SubmitResult::ready_in); the agents' owner hears of the
 // stop then. Room the preemptor does not need is free from the ask, not from the stop.
-class SimWorld final : public Clock, public TimerService, public Actuator {
+class SimWorld final : public scheduler::Clock, public scheduler::TimerService, public scheduler::Actuator {
  public:
   explicit SimWorld(engine::Simulation& sim) : sim_(sim), timers_(sim) {}
 
@@ -55,4 +57,4 @@ class SimWorld final : public Clock, public TimerService, public Actuator {
   Agents agents_;
 };
 
-}  // namespace meshsim::scheduler
+}  // namespace meshsim::shared

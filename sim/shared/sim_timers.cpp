@@ -1,10 +1,10 @@
-#include "scheduler/sim_timers.hpp"
+#include "sim/shared/sim_timers.hpp"
 
 #include <utility>
 
 #include "sim/engine/check.hpp"
 
-namespace meshsim::scheduler {
+namespace meshsim::shared {
 
 TimerId SimTimers::call_after(double seconds, std::function<void()> callback) {
   MESHSIM_CHECK(seconds >= 0 && seconds <= engine::SimTime::kMaxSeconds, "call_after: a delay out of range");
@@ -35,4 +35,4 @@ void SimTimers::fire(TimerId id) {
   callback();
 }
 
-}  // namespace meshsim::scheduler
+}  // namespace meshsim::shared
