@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/cluster_state.hpp"
+#include "scheduler/core_time.hpp"
 
 namespace meshsim::scheduler {
 
@@ -47,9 +48,9 @@ struct Agent {
   // Run-time state the Scheduler keeps on the agent.
   std::optional<std::string> task;  // the task it runs
   bool dedicated = false;           // created for one task: removed when that task ends
-  double last_heartbeat = 0.0;      // seconds
+  SimTime last_heartbeat = SimTime::zero();  // the clock when it last reported
   std::string held_for;             // an idle agent kept for this preemptor
-  double hold_until = 0.0;          // when the hold lapses (seconds)
+  SimTime hold_until = SimTime::zero();      // when the hold lapses
   std::uint64_t hold_timer = 0;     // the timer that ends it (not saved: re-armed on load)
   std::uint64_t hold_serial = 0;    // tells this hold's timer from a stale one
 };

@@ -1,17 +1,17 @@
 #include "scheduler/capacity_holds.hpp"
 
-#include <algorithm>
-
 namespace meshsim::scheduler {
 
-void CapacityHolds::arm(Agent& agent, double until) {
+namespace {
+constexpr std::uint64_t kSerialBits = 0xffffffffu;
+}
+
+void CapacityHolds::arm(Agent& agent, SimTime until) {
   agent.hold_until = until;
   agent.hold_serial = ++serial_;
   if (timers_ == nullptr) return;
-  const std::string agent_name = agent.spec.name;
-  const std::uint64_t serial = agent.hold_serial;
-  agent.hold_timer = timers_->call_after(std::max(0.0, until - clock_.now()),
-                                         [this, agent_name, serial] { lapse(agent_name, serial); });
+  const std::uint64_t tag = (static_cast<std::uint64_t>(agent.id) << 32) | (agent.hold_serial & kSerialBits);
+  agent.hold_timer = timers_->call_at(until, *this, tag);
 }
 
 void CapacityHolds::end(Agent& agent) {
@@ -20,9 +20,9 @@ void CapacityHolds::end(Agent& agent) {
   agent.hold_timer = 0;
 }
 
-void CapacityHolds::lapse(const std::string& agent_name, std::uint64_t serial) {
-  Agent* agent = agents_.agent(agent_name);
-  if (agent == nullptr || agent->hold_serial != serial || agent->held_for.empty()) return;
+void CapacityHolds::on_timer(std::uint64_t tag) {
+  Agent* agent = agents_.agent(static_cast<AgentId>(tag >> 32));
+  if (agent == nullptr || (agent->hold_serial & kSerialBits) != (tag & kSerialBits) || agent->held_for.empty()) return;
   agent->held_for.clear();
   agent->hold_timer = 0;
   lapsed_(*agent);

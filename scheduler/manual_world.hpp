@@ -1,7 +1,6 @@
 #pragma once
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -18,50 +17,54 @@ namespace meshsim::scheduler {
 // out the timeout and the clock moves by it.
 class ManualWorld : public Clock, public TimerService, public Actuator {
  public:
-  double now() const override { return now_; }
-  void advance(double seconds) {
-    const double until = now_ + seconds;
+  SimTime now() const override { return now_; }
+  // now() in seconds, as the tests speak.
+  double now_s() const { return now_.seconds(); }
+  void advance(SimTime by) {
+    const SimTime until = now_ + by;
     while (!timers_.empty() && timers_.begin()->first.first <= until) {
       const auto it = timers_.begin();
       // A timer a timed-out cancel overtook (see cancel_task) fires late, now: the
       // clock never goes back.
       now_ = std::max(now_, it->first.first);
-      auto callback = std::move(it->second);
+      const auto [target, tag] = it->second;
       timers_.erase(it);
-      callback();
+      target->on_timer(tag);
     }
     now_ = until;
   }
+  // Seconds, rounded to the microsecond.
+  void advance(double seconds) { advance(SimTime::from_seconds(seconds)); }
   // Resuming from a state file: the clock goes back to when it was saved, and the timers
   // of the abandoned timeline are dropped (the core re-arms its own).
-  void rewind(double to) {
+  void rewind(SimTime to) {
     timers_.clear();
     now_ = to;
   }
 
-  TimerId call_after(double seconds, std::function<void()> callback) override {
+  TimerId call_at(SimTime at, TimerTarget& target, std::uint64_t tag) override {
     const TimerId id = next_timer_++;
-    timers_.emplace(std::make_pair(now_ + seconds, id), std::move(callback));
+    timers_.emplace(std::make_pair(std::max(at, now_), id), std::make_pair(&target, tag));
     return id;
   }
   void cancel(TimerId id) override {
     std::erase_if(timers_, [id](const auto& kv) { return kv.first.second == id; });
   }
 
-  CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override {
+  CancelReply cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) override {
     cancels.push_back(agent + "/" + task_id);
-    if (hanging.count(agent) == 0) return CancelReply{true, 0.0};
-    now_ += timeout_s;
-    return CancelReply{false, timeout_s};
+    if (hanging.count(agent) == 0) return CancelReply{true, SimTime::zero()};
+    now_ += timeout;
+    return CancelReply{false, timeout};
   }
 
   std::set<std::string> hanging;      // agents that never answer
   std::vector<std::string> cancels;   // "agent/task" of every cancel asked
 
  private:
-  double now_ = 0.0;
+  SimTime now_;
   TimerId next_timer_ = 1;
-  std::map<std::pair<double, TimerId>, std::function<void()>> timers_;
+  std::map<std::pair<SimTime, TimerId>, std::pair<TimerTarget*, std::uint64_t>> timers_;
 };
 
 }  // namespace meshsim::scheduler

@@ -5,17 +5,17 @@
 
 namespace meshsim::scheduler {
 
-double Task::work_since_checkpoint(double now) const {
-  const double elapsed = std::max(0.0, now - start_time);
-  if (checkpoint_interval <= 0.0) return elapsed;
-  return elapsed - std::floor(elapsed / checkpoint_interval) * checkpoint_interval;
+double Task::work_since_checkpoint(SimTime now) const {
+  const double run = elapsed(now);
+  if (checkpoint_interval <= 0.0) return run;
+  return run - std::floor(run / checkpoint_interval) * checkpoint_interval;
 }
 
 Scheduler::Scheduler(const Clock& clock, Actuator* actuator, TimerService* timers)
     : clock_(clock),
       actuator_(actuator),
       timers_(timers),
-      holds_(clock, timers, agents_, [this](Agent& agent) {
+      holds_(timers, agents_, [this](Agent& agent) {
         // A dedicated agent kept only for its preemptor goes when the hold lapses.
         if (agent.dedicated && !agent.task) remove_agent(agent, PgFate::kRelease);
       }) {
@@ -100,7 +100,7 @@ void Scheduler::record_heartbeat(const std::string& agent_name) {
   if (Agent* agent = agents_.agent(agent_name)) agent->last_heartbeat = clock_.now();
 }
 
-Scheduler::HealthReport Scheduler::ensure_agent_health(double timeout) {
+Scheduler::HealthReport Scheduler::ensure_agent_health(SimTime timeout) {
   HealthReport report;
   std::vector<AgentSpec> stale;
   for (const Agent* agent : agents_.list_agents()) {
@@ -133,7 +133,7 @@ void Scheduler::start_task(Task task, Agent& agent) {
   agents_.assign_task(agent, task.id);
   holds_.end(agent);
   const Task& started = tasks_.start(std::move(task), clock_.now());
-  index_.add(victim_info(started, agents_), clock_.now());
+  index_.add(victim_info(started, agents_), clock_.now().seconds());
 }
 
 OpResult Scheduler::register_running_task(const RunningTaskSpec& spec) {

@@ -47,10 +47,10 @@ struct PreemptionEvaluation {
 struct PreemptionOutcome {
   OpResult result;
   bool cancel_success = false;  // the agent answered the cancel within cancel_timeout
-  double cancel_wait = 0.0;     // seconds the agent took to stop
-  // Seconds from now until the agent stops: cancel_wait when that wait lies ahead on a
-  // simulated clock (two-phase preemption), 0 when it passed inside the call.
-  double stops_in = 0.0;
+  SimTime cancel_wait = SimTime::zero();  // how long the agent took to stop
+  // How long from now until the agent stops: cancel_wait when that wait lies ahead on a
+  // simulated clock (two-phase preemption), zero when it passed inside the call.
+  SimTime stops_in = SimTime::zero();
   std::optional<SavedState> saved_state;
   std::string state_error;  // the preserver failed: the task is lost, its work counted
 };
@@ -61,14 +61,14 @@ struct SubmitResult {
   std::vector<std::string> preempted;  // victims, in the order they were preempted
   std::optional<PgId> placement_group;
   bool pg_reused = false;  // the PG was one a victim or an earlier task had used
-  // Seconds from now until every victim's agent has stopped: the task holds its
-  // resources from now but can begin work only then (0 when no wait lies ahead).
-  double ready_in = 0.0;
+  // How long from now until every victim's agent has stopped: the task holds its
+  // resources from now but can begin work only then (zero when no wait lies ahead).
+  SimTime ready_in = SimTime::zero();
 };
 
 // One preemption, for recent_preemptions.
 struct PreemptionRecord {
-  double timestamp = 0.0;
+  SimTime timestamp = SimTime::zero();
   std::string task_id;
   std::string pool_name;
   double priority = 0.0;
@@ -105,7 +105,7 @@ struct SchedulerStats {
 // back to resume, checkpoint or fork a run. State handlers are functions and stay with
 // the Scheduler that loads it.
 struct SchedulerState {
-  double saved_at = 0.0;  // the clock when saved: a world resuming from it sets its clock here
+  SimTime saved_at = SimTime::zero();  // the clock when saved: a world resuming from it sets its clock here
   AgentManager::State agents;
   std::vector<PgPool::State> pg_pools;
   std::vector<Task> tasks;
@@ -150,7 +150,7 @@ class Scheduler {
   // its node resources until shutdown.
   OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
   void record_heartbeat(const std::string& agent_name);
-  // Agents whose last heartbeat is older than `timeout` seconds are removed and created
+  // Agents whose last heartbeat is older than `timeout` are removed and created
   // again (same spec, a new PG, idle); a task they ran is requeued, its work since the
   // last checkpoint counted as lost.
   struct HealthReport {
@@ -158,7 +158,7 @@ class Scheduler {
     std::vector<std::string> requeued_tasks;
     std::vector<std::string> errors;  // agents that could not be created again
   };
-  HealthReport ensure_agent_health(double timeout);
+  HealthReport ensure_agent_health(SimTime timeout);
 
   // Tasks.
   OpResult register_running_task(const RunningTaskSpec& spec);

@@ -17,7 +17,7 @@ PolicyUpdateResult Scheduler::update_preemption_policy(const PolicyUpdate& updat
 
 PreemptionEvaluation Scheduler::evaluate_preemption(const IncomingTask& incoming, std::size_t k) {
   PreemptionEvaluation out;
-  const auto evaluation = index_.evaluate(incoming, clock_.now(), k);
+  const auto evaluation = index_.evaluate(incoming, clock_.now().seconds(), k);
   out.eligible = evaluation.eligible;
   out.should_preempt = evaluation.eligible > 0;
   last_reasons_.clear();
@@ -36,7 +36,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   const std::string_view reason = why ? kPreemptReasonNames.name(*why) : "manual_preemption";
   metrics_.count_preemption(victim.pool, reason);
   PreemptionOutcome out;
-  const double at = clock_.now();
+  const SimTime at = clock_.now();
   // 1. Save the state: the pool's preserver, else the snapshot itself. It is kept on the
   //    task; execute_preemption hands a copy to its caller.
   SavedState snapshot;
@@ -44,7 +44,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   snapshot.task_id = victim.id;
   snapshot.pool_name = victim.pool;
   snapshot.agent_name = victim.agent;
-  snapshot.elapsed = std::max(0.0, at - victim.start_time);
+  snapshot.elapsed = victim.elapsed(at);
   bool saved = true;
   if (const auto h = handlers_.find(victim.pool); h != handlers_.end() && h->second.preserver) {
     auto preserved = h->second.preserver(snapshot);
@@ -59,15 +59,16 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   //    A wait ahead on a simulated clock does not keep the slot from the preemptor: it
   //    holds the freed room from now and starts when the agent stops (stops_in).
   CancelReply reply;
-  if (actuator_ != nullptr) reply = actuator_->cancel_task(victim.agent, victim.id, policy_.cancel_timeout);
+  const SimTime timeout = SimTime::from_seconds_up(policy_.cancel_timeout);
+  if (actuator_ != nullptr) reply = actuator_->cancel_task(victim.agent, victim.id, timeout);
   out.cancel_success = reply.answered;
-  out.cancel_wait = std::min(reply.waited_s, policy_.cancel_timeout);
+  out.cancel_wait = std::min(reply.waited, timeout);
   if (reply.wait_ahead) out.stops_in = out.cancel_wait;
   // 3. Free the slot (or hold it for the named preemptor).
   Agent* agent = agents_.agent(victim.agent_id);
   if (agent != nullptr && !hold_for.empty()) {
     agent->held_for = hold_for;
-    holds_.arm(*agent, at + policy_.hold_timeout);
+    holds_.arm(*agent, at + SimTime::from_seconds_up(policy_.hold_timeout));
   }
   end_task(victim, saved ? TaskState::kPreempted : TaskState::kLost);
   if (saved) {
@@ -195,7 +196,7 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   if (Agent* idle = agents_.find_idle(spec.pool, spec.resources, spec.task_id)) {
     return start_on_agent(spec, idle, std::nullopt);
   }
-  VictimSearch search(agents_, pg_pools_, index_, tasks_.running(), *strategy_, clock_.now());
+  VictimSearch search(agents_, pg_pools_, index_, tasks_.running(), *strategy_, clock_.now().seconds());
   if (search.fits_after(spec, {})) return start_on_agent(spec, nullptr, std::nullopt);
 
   std::size_t considered = 0;
@@ -209,7 +210,7 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   }
   std::optional<PgId> freed_pg;
   std::vector<std::string> preempted;
-  double ready_in = 0.0;
+  SimTime ready_in;
   for (const VictimSearch::Victim& victim : *victims) {
     Task& task = tasks_.running(victim.task->seq);
     if (const Agent* agent = agents_.agent(task.agent_id); agent != nullptr && search.frees_fitting_pg(task, spec)) {
@@ -242,7 +243,7 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   if (pool->can_acquire(cluster(), spec.resources, pool->is_high_priority(spec.priority))) {
     return start_on_agent(spec, nullptr, std::nullopt);
   }
-  const auto victims = VictimSearch(agents_, pg_pools_, index_, tasks_.running(), *strategy_, clock_.now())
+  const auto victims = VictimSearch(agents_, pg_pools_, index_, tasks_.running(), *strategy_, clock_.now().seconds())
                            .choose(spec, /*pg_reuse_only=*/true);
   if (!victims) {
     out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': no placement group of pool '" +
@@ -252,7 +253,7 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   }
   Task& victim = tasks_.running(victims->front().task->seq);
   const PgId freed_pg = agents_.agent(victim.agent_id)->placement_group;
-  const double ready_in = preempt(victim, victims->front().reason, spec.task_id, "").stops_in;
+  const SimTime ready_in = preempt(victim, victims->front().reason, spec.task_id, "").stops_in;
   out = start_on_agent(spec, nullptr, freed_pg);
   out.preempted = {victim.id};
   if (out.result.success) out.ready_in = ready_in;

@@ -82,9 +82,9 @@ OpResult Scheduler::check_state(const SchedulerState& state) const {
     // Loaded on a scratch core at the state's own time: its checker sees what the state
     // would become.
     struct SavedClock final : Clock {
-      double at;
-      explicit SavedClock(double t) : at(t) {}
-      double now() const override { return at; }
+      SimTime at;
+      explicit SavedClock(SimTime t) : at(t) {}
+      SimTime now() const override { return at; }
     } saved_clock(state.saved_at);
     Scheduler scratch(saved_clock);
     if (auto applied = scratch.apply_state(state); !applied) return applied;
@@ -131,7 +131,7 @@ OpResult Scheduler::apply_state(const SchedulerState& state) {
   std::sort(running.begin(), running.end(), [](const Task* a, const Task* b) { return a->seq < b->seq; });
   for (Task* task : running) {
     task->agent_id = agents_.agent(task->agent)->id;
-    index_.add(victim_info(*task, agents_), clock_.now());
+    index_.add(victim_info(*task, agents_), clock_.now().seconds());
   }
   return OpResult::ok();
 }

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "scheduler/cluster_state.hpp"
+#include "scheduler/core_time.hpp"
 #include "scheduler/preemption_rules.hpp"
 #include "scheduler/resources.hpp"
 
@@ -64,15 +66,19 @@ struct Task : TaskTraits {
   std::string pool;
   std::string agent;
   AgentId agent_id = kNoAgent;  // while running: its agent, as the core reaches it
-  double start_time = 0.0;
+  SimTime start_time = SimTime::zero();
   std::uint64_t seq = 0;  // registration order
   TaskState state = TaskState::kRunning;
   std::optional<SavedState> saved_state;
   double lost_work = 0.0;  // seconds of work lost to preemption or agent failure
 
-  // Work since the last checkpoint (all of it without checkpoints) at `now`.
-  double work_since_checkpoint(double now) const;
-  double deadline() const { return start_time + estimated_duration; }
+  // Seconds of work since the last checkpoint (all of it without checkpoints) at `now`.
+  double work_since_checkpoint(SimTime now) const;
+  // Seconds run by `now` (never negative).
+  double elapsed(SimTime now) const { return std::max(0.0, now.seconds() - start_time.seconds()); }
+  // When it should end, in seconds (its start when the duration is unknown): a score's
+  // term, not an instant the clock reaches.
+  double deadline() const { return start_time.seconds() + estimated_duration; }
 };
 
 }  // namespace meshsim::scheduler

@@ -12,7 +12,7 @@ Task* TaskTable::find(const std::string& id) {
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
-Task& TaskTable::start(Task task, double now) {
+Task& TaskTable::start(Task task, SimTime now) {
   task.seq = next_seq_++;
   task.start_time = now;
   task.state = TaskState::kRunning;

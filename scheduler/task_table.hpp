@@ -24,7 +24,7 @@ class TaskTable {
   std::uint64_t next_seq() const { return next_seq_; }
 
   // `task` runs from `now` under the next sequence number, replacing a task of its id.
-  Task& start(Task task, double now);
+  Task& start(Task task, SimTime now);
   // A running task stops; the caller sets the state it ends in.
   void stop(const Task& task) { running_.erase(task.seq); }
   // A task that completed leaves the table.

@@ -225,7 +225,7 @@ VictimIndex::TaskInfo victim_info(const Task& task, const AgentManager& agents) 
     }
   }
   return VictimIndex::TaskInfo{task.seq,     task.pool,       task.labels, dedicated ? agent->spec.resources : ResourceVector{},
-                               gpu_on_a_node, task.priority, task.start_time, task.deadline()};
+                               gpu_on_a_node, task.priority, task.start_time.seconds(), task.deadline()};
 }
 
 }  // namespace meshsim::scheduler

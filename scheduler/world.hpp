@@ -1,39 +1,52 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
+
+#include "scheduler/core_time.hpp"
 
 namespace meshsim::scheduler {
 
 // The scheduling core sees time and the outside world only through these interfaces, so
 // the same core runs against the simulator, a fake in unit tests, or (one day) a real
-// cluster. Times are seconds, as in the seeds' API.
+// cluster. Time is SimTime (core_time.hpp).
 
 class Clock {
  public:
   virtual ~Clock() = default;
-  // Seconds since an origin the owner chooses; never decreases while a run goes on.
-  virtual double now() const = 0;
+  // Time since an origin the owner chooses; never decreases while a run goes on.
+  virtual SimTime now() const = 0;
 };
 
 using TimerId = std::uint64_t;
+
+// What a timer calls when it fires: the object that armed it, told which of its timers
+// it is by the tag it chose. No callable is allocated per timer.
+class TimerTarget {
+ public:
+  virtual void on_timer(std::uint64_t tag) = 0;
+
+ protected:
+  ~TimerTarget() = default;
+};
 
 // One-shot timers (the core uses them for deadlines such as a preemptor's capacity hold).
 class TimerService {
  public:
   virtual ~TimerService() = default;
-  virtual TimerId call_after(double seconds, std::function<void()> callback) = 0;
+  // Calls target.on_timer(tag) at `at` (as soon as timers run again when `at` has
+  // passed). The target must outlive the timer or cancel it.
+  virtual TimerId call_at(SimTime at, TimerTarget& target, std::uint64_t tag) = 0;
   // Cancelling a timer that fired or was cancelled already does nothing.
   virtual void cancel(TimerId id) = 0;
 };
 
 // What an agent answered when asked to cancel a task.
 struct CancelReply {
-  bool answered = true;   // false: no answer within the timeout (the agent is force-killed)
-  double waited_s = 0.0;  // how long the agent took to stop, at most the timeout
+  bool answered = true;              // false: no answer within the timeout (the agent is force-killed)
+  SimTime waited = SimTime::zero();  // how long the agent took to stop, at most the timeout
   // Where that wait is: false, it passed inside the call (ManualWorld moves its clock);
-  // true, it lies ahead on a simulated clock (SimWorld: the agent stops waited_s from now).
+  // true, it lies ahead on a simulated clock (SimWorld: the agent stops `waited` from now).
   bool wait_ahead = false;
 };
 
@@ -41,9 +54,9 @@ struct CancelReply {
 class Actuator {
  public:
   virtual ~Actuator() = default;
-  // Asks `agent` to stop `task_id`, waiting at most `timeout_s` (in the call, or ahead
-  // on the clock: see CancelReply::wait_ahead).
-  virtual CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) = 0;
+  // Asks `agent` to stop `task_id`, waiting at most `timeout` (in the call, or ahead on
+  // the clock: see CancelReply::wait_ahead).
+  virtual CancelReply cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) = 0;
 };
 
 }  // namespace meshsim::scheduler

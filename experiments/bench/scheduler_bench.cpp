@@ -150,7 +150,7 @@ TaskSpec one_cpu_task(std::string id, double priority, double estimated_duration
 
 void BM_SubmitWithPreemptionCycle(benchmark::State& state) {
   struct FixedClock : Clock {
-    double now() const override { return 10.0; }
+    SimTime now() const override { return SimTime::from_seconds(10.0); }
   } clock;
   Scheduler scheduler(clock);
   const auto n = static_cast<std::size_t>(state.range(0));

@@ -13,8 +13,8 @@ namespace {
 using namespace meshsim::scheduler;
 
 struct DemoClock : Clock {
-  double now() const override { return t; }
-  double t = 0.0;
+  SimTime now() const override { return t; }
+  SimTime t = SimTime::zero();
 };
 
 TaskSpec role(const std::string& id, const std::string& name, double priority, double cpu, double memory) {
@@ -59,17 +59,17 @@ int main() {
 
   std::cout << "=== Scene 1: rollouts start (dynamic PGs) ===\n";
   report("rollout-00", scheduler.submit_with_pg_preemption(role("rollout-00", "rollout", 1.0, 1.5, 2048)));
-  clock.t += 1;
+  clock.t += SimTime::from_seconds(1);
   report("rollout-01", scheduler.submit_with_pg_preemption(role("rollout-01", "rollout", 1.0, 1.5, 2048)));
   stats_line(scheduler);
 
   std::cout << "=== Scene 2: reward arrives (reserved PG) ===\n";
-  clock.t += 1;
+  clock.t += SimTime::from_seconds(1);
   report("reward-00", scheduler.submit_with_pg_preemption(role("reward-00", "reward", 5.0, 2, 2048)));
   stats_line(scheduler);
 
   std::cout << "=== Scene 3: train, PG path first, then the preemption fallback ===\n";
-  clock.t += 1;
+  clock.t += SimTime::from_seconds(1);
   const TaskSpec train = role("train-00", "train", 9.0, 2, 2048);
   const auto pg_path = scheduler.submit_with_pg_preemption(train);
   report("train-00 (PG path)", pg_path);
@@ -80,7 +80,7 @@ int main() {
   stats_line(scheduler);
 
   std::cout << "=== Scene 4: rollout scale-out preempts a rollout ===\n";
-  clock.t += 1;
+  clock.t += SimTime::from_seconds(1);
   report("rollout-extra-00", scheduler.submit_task_with_preemption(role("rollout-extra-00", "rollout", 2.0, 1.5, 2048)));
   stats_line(scheduler);
 

@@ -9,6 +9,7 @@ namespace meshsim::script {
 namespace {
 
 using configs::ObjectReader;
+using engine::SimTime;
 using nlohmann::json;
 namespace sch = meshsim::scheduler;
 
@@ -184,7 +185,7 @@ std::vector<CallSpec> task_and_preemption_calls() {
            json out = to_json(outcome.result);
            if (!outcome.result.success) return out;
            out["cancel_success"] = outcome.cancel_success;
-           out["cancel_wait"] = outcome.cancel_wait;
+           out["cancel_wait"] = outcome.cancel_wait.seconds();
            out["saved_state"] = outcome.saved_state ? to_json(*outcome.saved_state) : json(nullptr);
            if (!outcome.state_error.empty()) out["state_error"] = outcome.state_error;
            return out;
@@ -242,7 +243,9 @@ std::vector<CallSpec> health_and_state_calls() {
          if (!a.has("timeout")) a.fail("timeout", "required (seconds)");
          a.read("timeout", timeout, "seconds >= 0", configs::kNonNegative);
          return [&w, timeout] {
-           const auto report = w.scheduler.ensure_agent_health(timeout);
+           // Nothing is older than the clock's limit: a longer timeout finds nobody stale.
+           const auto report =
+               w.scheduler.ensure_agent_health(SimTime::from_seconds(std::min(timeout, SimTime::kMaxSeconds)));
            for (const auto& name : report.recreated_agents) w.clock.hanging.erase(name);  // a fresh process
            return json{{"success", report.errors.empty()},
                        {"recreated_agents", report.recreated_agents},
@@ -273,8 +276,8 @@ std::vector<CallSpec> health_and_state_calls() {
            if (w.serving && state->saved_at != w.clock.now()) {
              return json{
                  {"success", false},
-                 {"error", "the state was saved at " + std::to_string(state->saved_at) + " s and the clock is at " +
-                               std::to_string(w.clock.now()) + " s: serving instances cannot follow the clock there"}};
+                 {"error", "the state was saved at " + std::to_string(state->saved_at.seconds()) + " s and the clock is at " +
+                               std::to_string(w.clock.now_s()) + " s: serving instances cannot follow the clock there"}};
            }
            w.clock.rewind(state->saved_at);
            return to_json(w.scheduler.load_state(*state));

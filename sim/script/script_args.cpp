@@ -119,7 +119,7 @@ json to_json(const sch::SavedState& state) {
 json to_json(const sch::PreemptionStats& s) {
   json recent = json::array();
   for (const auto& r : s.recent_preemptions) {
-    recent.push_back({{"timestamp", r.timestamp},
+    recent.push_back({{"timestamp", r.timestamp.seconds()},
                       {"task_id", r.task_id},
                       {"pool_name", r.pool_name},
                       {"priority", r.priority},

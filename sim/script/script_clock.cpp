@@ -10,16 +10,12 @@ namespace meshsim::script {
 
 using engine::SimTime;
 
-// Divided, not multiplied by 1e-6: the double nearest the microsecond count, so a script
-// that advances 9.999 s reads 9.999 (not 9.998999999999999).
-double ScriptClock::now() const { return static_cast<double>(sim_.now().us() + offset_us_) / 1e6; }
-
 Status ScriptClock::advance(double seconds) {
   const auto delay = SimTime::from_seconds_checked(seconds);
   // Both the visible clock and the simulation's stay within the limit (a rewind moves
   // one against the other).
-  if (!delay || *delay < SimTime::zero() || std::max(now(), sim_.now().seconds()) + seconds > SimTime::kMaxSeconds) {
-    return Error{"advance: " + std::to_string(seconds) + " s from " + std::to_string(now()) +
+  if (!delay || *delay < SimTime::zero() || std::max(now_s(), sim_.now().seconds()) + seconds > SimTime::kMaxSeconds) {
+    return Error{"advance: " + std::to_string(seconds) + " s from " + std::to_string(now_s()) +
                  " s passes the simulated clock's limit of " + std::to_string(SimTime::kMaxSeconds) + " s"};
   }
   // Timers a hung agent's wait overtook fire first, now: the clock never goes back.
@@ -28,19 +24,19 @@ Status ScriptClock::advance(double seconds) {
   return Ok();
 }
 
-void ScriptClock::rewind(double seconds) {
+void ScriptClock::rewind(SimTime to) {
   timers_.clear();
-  offset_us_ = SimTime::from_seconds(seconds).us() - sim_.now().us();
+  offset_us_ = to.us() - sim_.now().us();
 }
 
-scheduler::CancelReply ScriptClock::cancel_task(const std::string& agent, const std::string&, double timeout_s) {
-  if (hanging.count(agent) == 0) return scheduler::CancelReply{true, 0.0};
+scheduler::CancelReply ScriptClock::cancel_task(const std::string& agent, const std::string&, SimTime timeout) {
+  if (hanging.count(agent) == 0) return scheduler::CancelReply{true, SimTime::zero()};
   // The core's timers only release holds, which never cancel a task: a wait always starts
   // from a script's call, never from inside the simulation's run.
   MESHSIM_CHECK(sim_.state() != engine::RunState::kRunning, "a hung agent's wait from inside an event");
   timers_.hold();  // released by the next advance
-  sim_.run_until(sim_.now() + SimTime::from_seconds_up(timeout_s));
-  return scheduler::CancelReply{false, timeout_s};
+  sim_.run_until(sim_.now() + timeout);
+  return scheduler::CancelReply{false, timeout};
 }
 
 }  // namespace meshsim::script

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -28,21 +27,26 @@ class ScriptClock final : public scheduler::Clock, public scheduler::TimerServic
   ScriptClock(const ScriptClock&) = delete;
   ScriptClock& operator=(const ScriptClock&) = delete;
 
-  // Seconds, to the microsecond: the simulation's time, shifted by a state file's rewind.
-  double now() const override;
+  // The simulation's time, shifted by a state file's rewind.
+  engine::SimTime now() const override { return engine::SimTime::from_us(sim_.now().us() + offset_us_); }
+  // now() in seconds, for the script's edge. Divided, not multiplied by 1e-6: the double
+  // nearest the microsecond count, so a script that advances 9.999 s reads 9.999.
+  double now_s() const { return now().seconds(); }
   // Moves the clock `seconds` ahead, running what falls due on the way; refused, changing
   // nothing, when that passes the simulated clock's limit.
   Status advance(double seconds);
-  // Where load_state puts the clock: `seconds` (back or ahead), the core's timers of the
+  // Where load_state puts the clock: `to` (back or ahead), the core's timers of the
   // abandoned timeline dropped (it re-arms its own). Only when nothing else runs on the
   // simulation: serving instances cannot follow the clock back.
-  void rewind(double seconds);
+  void rewind(engine::SimTime to);
 
-  scheduler::TimerId call_after(double seconds, std::function<void()> callback) override {
-    return timers_.call_after(seconds, std::move(callback));
+  // `at` on this clock, which the rewind shifted from the simulation's.
+  scheduler::TimerId call_at(engine::SimTime at, scheduler::TimerTarget& target, std::uint64_t tag) override {
+    return timers_.call_at(at - engine::SimTime::from_us(offset_us_), target, tag);
   }
   void cancel(scheduler::TimerId id) override { timers_.cancel(id); }
-  scheduler::CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
+  scheduler::CancelReply cancel_task(const std::string& agent, const std::string& task_id,
+                                     engine::SimTime timeout) override;
 
   std::set<std::string> hanging;  // agents that never answer
 

@@ -68,7 +68,7 @@ Expected<ScriptSession::Step> ScriptSession::parse(std::size_t index, const json
   args.finish();
   if (!errors.empty()) return Error{errors.to_string()};
   return Step{[this, index, call, action = std::move(action), name = step.value("name", json())] {
-    json line{{"step", index}, {"call", call}, {"result", action()}, {"time", world_.clock.now()}};
+    json line{{"step", index}, {"call", call}, {"result", action()}, {"time", world_.clock.now_s()}};
     if (!name.is_null()) line["name"] = name;
     return line;
   }};

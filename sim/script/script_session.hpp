@@ -37,7 +37,7 @@ class ScriptSession {
   // refuses is a result with "success": false.
   Expected<nlohmann::json> call(const std::string& name, const nlohmann::json& args);
 
-  double now() const { return world_.clock.now(); }
+  double now() const { return world_.clock.now_s(); }
   std::vector<std::string> check_invariants() const { return world_.check_invariants(); }
   const scheduler::Scheduler& scheduler() const { return world_.scheduler; }
 

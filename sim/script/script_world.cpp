@@ -74,7 +74,7 @@ json ScriptWorld::advance(double seconds) {
   for (const sch::Agent* agent : scheduler.agents().list_agents()) {
     if (clock.hanging.count(agent->spec.name) == 0) scheduler.record_heartbeat(agent->spec.name);
   }
-  return json{{"success", true}, {"time", clock.now()}};
+  return json{{"success", true}, {"time", clock.now_s()}};
 }
 
 std::vector<std::string> ScriptWorld::check_invariants() const {

@@ -153,7 +153,7 @@ void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   resources_freed(job.node);
 }
 
-std::optional<double> BatchRunner::cancel(const std::string& task_id) {
+std::optional<engine::SimTime> BatchRunner::cancel(const std::string& task_id) {
   const auto it = by_task_.find(task_id);
   MESHSIM_CHECK(it != by_task_.end(), "the core preempted '" + task_id + "', which is not a batch job");
   Job& job = jobs_[it->second];
@@ -180,7 +180,7 @@ std::optional<double> BatchRunner::cancel(const std::string& task_id) {
   // Room the preemptor does not take is free now, before the agent stops.
   if (hangs || job.cls->cancel_answer_s > 0) resources_freed(job.node);
   if (hangs) return std::nullopt;
-  return job.cls->cancel_answer_s;
+  return engine::SimTime::from_seconds_up(job.cls->cancel_answer_s);
 }
 
 void BatchRunner::count_preemptions(const std::string& preemptor, const std::vector<std::string>& victims) {

@@ -57,7 +57,7 @@ class BatchRunner final : private engine::EventHandler {
   // now (the work since its last checkpoint is lost); it waits, stopping, until its agent
   // stops (stopped()). Returns when the agent answers (nullopt: never, it hangs), drawn
   // from the job's class. Called from inside a core call, so it only records and schedules.
-  std::optional<double> cancel(const std::string& task_id);
+  std::optional<engine::SimTime> cancel(const std::string& task_id);
   // The job's agent stopped (answered, or killed at cancel_timeout): the job goes back to
   // the queue. Called from inside a core call when the agent stops at once.
   void stopped(const std::string& task_id, bool answered);

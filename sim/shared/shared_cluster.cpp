@@ -113,7 +113,7 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
     it->second = serving_.fleet().servers().add(tag);
     node_of_server_[it->second] = node;
   }
-  return PlacedInstance{it->second, SimTime::from_seconds_up(submitted.ready_in)};
+  return PlacedInstance{it->second, submitted.ready_in};
 }
 
 bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {

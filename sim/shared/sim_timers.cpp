@@ -1,16 +1,17 @@
 #include "sim/shared/sim_timers.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/engine/check.hpp"
 
 namespace meshsim::shared {
 
-TimerId SimTimers::call_after(double seconds, std::function<void()> callback) {
-  MESHSIM_CHECK(seconds >= 0 && seconds <= engine::SimTime::kMaxSeconds, "call_after: a delay out of range");
+TimerId SimTimers::call_at(engine::SimTime at, TimerTarget& target, std::uint64_t tag) {
+  MESHSIM_CHECK(at <= engine::SimTime::max_representable(), "call_at: a time past the simulated clock's limit");
   const TimerId id = next_timer_++;
-  callbacks_.emplace(id, std::move(callback));
-  sim_.schedule_after(engine::SimTime::from_seconds_up(seconds), *this, engine::EventPayload{id, 0});
+  armed_.emplace(id, Armed{&target, tag});
+  sim_.schedule_at(std::max(at, sim_.now()), *this, engine::EventPayload{id, 0});
   return id;
 }
 
@@ -28,11 +29,11 @@ void SimTimers::on_event(const engine::EventPayload& payload) {
 }
 
 void SimTimers::fire(TimerId id) {
-  const auto it = callbacks_.find(id);
-  if (it == callbacks_.end()) return;  // cancelled
-  auto callback = std::move(it->second);
-  callbacks_.erase(it);
-  callback();
+  const auto it = armed_.find(id);
+  if (it == armed_.end()) return;  // cancelled
+  const Armed armed = it->second;
+  armed_.erase(it);
+  armed.target->on_timer(armed.tag);
 }
 
 }  // namespace meshsim::shared

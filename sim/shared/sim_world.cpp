@@ -1,26 +1,40 @@
 #include "sim/shared/sim_world.hpp"
 
+#include <utility>
+
 #include "sim/engine/check.hpp"
 
 namespace meshsim::shared {
 
-CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) {
+CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) {
   ++cancels_;
-  const std::optional<double> answer_in = agents_.answer_in ? agents_.answer_in(agent, task_id) : 0.0;
-  MESHSIM_CHECK(!answer_in || *answer_in >= 0, "an agent answers a cancel no earlier than it is asked");
+  const std::optional<SimTime> answer_in = agents_.answer_in ? agents_.answer_in(agent, task_id) : SimTime::zero();
+  MESHSIM_CHECK(!answer_in || *answer_in >= SimTime::zero(), "an agent answers a cancel no earlier than it is asked");
   CancelReply reply;
-  reply.answered = answer_in && *answer_in <= timeout_s;
-  reply.waited_s = reply.answered ? *answer_in : timeout_s;
+  reply.answered = answer_in && *answer_in <= timeout;
+  reply.waited = reply.answered ? *answer_in : timeout;
   reply.wait_ahead = true;
   if (!agents_.stopped) return reply;
-  if (reply.waited_s <= 0) {
+  if (reply.waited <= SimTime::zero()) {
     agents_.stopped(agent, task_id, reply.answered);
-  } else {
-    call_after(reply.waited_s, [this, agent, task_id, answered = reply.answered] {
-      agents_.stopped(agent, task_id, answered);
-    });
+    return reply;
   }
+  std::uint64_t slot = stops_.size();
+  if (free_stops_.empty()) {
+    stops_.emplace_back();
+  } else {
+    slot = free_stops_.back();
+    free_stops_.pop_back();
+  }
+  stops_[slot] = PendingStop{agent, task_id, reply.answered};
+  timers_.call_at(sim_.now() + reply.waited, *this, slot);
   return reply;
+}
+
+void SimWorld::on_timer(std::uint64_t slot) {
+  const PendingStop stop = std::exchange(stops_[slot], {});
+  free_stops_.push_back(slot);
+  agents_.stopped(stop.agent, stop.task_id, stop.answered);
 }
 
 }  // namespace meshsim::shared

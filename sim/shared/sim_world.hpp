@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/shared/sim_timers.hpp"
 #include "scheduler/world.hpp"
@@ -12,36 +13,41 @@
 namespace meshsim::shared {
 
 using scheduler::CancelReply;
+using engine::SimTime;
 
-// The scheduling core on a simulation's clock: now() is the simulation's time in seconds,
-// timers are engine events (FIFO among equal times, so a hold expiring at the same
-// microsecond as another event runs in the order it was armed), and agents are simulated
-// processes whose owner says how each answers a cancel.
+// The scheduling core on a simulation's clock: now() is the simulation's time, timers
+// are engine events (FIFO among equal times, so a hold expiring at the same microsecond
+// as another event runs in the order it was armed), and agents are simulated processes
+// whose owner says how each answers a cancel.
 //
 // A cancel is two-phase, on the simulated clock: asked now, it completes when the agent
 // answers or, for a hung agent, at cancel_timeout when it is killed. The core hands the
 // victim's room to its preemptor at once (nothing else can take it) and tells it when
 // the victim will have stopped (SubmitResult::ready_in); the agents' owner hears of the
 // stop then. Room the preemptor does not need is free from the ask, not from the stop.
-class SimWorld final : public scheduler::Clock, public scheduler::TimerService, public scheduler::Actuator {
+class SimWorld final : public scheduler::Clock,
+                       public scheduler::TimerService,
+                       public scheduler::Actuator,
+                       private scheduler::TimerTarget {
  public:
   explicit SimWorld(engine::Simulation& sim) : sim_(sim), timers_(sim) {}
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
 
-  double now() const override { return sim_.now().seconds(); }
-  // Fires at the first microsecond at or after now + seconds (never early).
-  TimerId call_after(double seconds, std::function<void()> callback) override {
-    return timers_.call_after(seconds, std::move(callback));
+  SimTime now() const override { return sim_.now(); }
+  TimerId call_at(SimTime at, scheduler::TimerTarget& target, std::uint64_t tag) override {
+    return timers_.call_at(at, target, tag);
   }
   void cancel(TimerId id) override { timers_.cancel(id); }
-  CancelReply cancel_task(const std::string& agent, const std::string& task_id, double timeout_s) override;
+  CancelReply cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) override;
 
   // Who runs the simulated agents. Both are called from inside a core call (stopped too,
   // when the agent stops at once), so they may only record and schedule, never call back
   // into the core.
   struct Agents {
-    // Seconds until `agent` answers a cancel of `task_id`; nullopt: never (it hangs).
+    // How long until `agent` answers a cancel of `task_id`; nullopt: never (it hangs).
     // Unset: every agent answers at once.
-    std::function<std::optional<double>(const std::string& agent, const std::string& task_id)> answer_in;
+    std::function<std::optional<SimTime>(const std::string& agent, const std::string& task_id)> answer_in;
     // The agent stopped: it answered (true), or was killed at cancel_timeout (false).
     std::function<void(const std::string& agent, const std::string& task_id, bool answered)> stopped;
   };
@@ -51,10 +57,19 @@ class SimWorld final : public scheduler::Clock, public scheduler::TimerService, 
   std::size_t armed_timers() const { return timers_.armed(); }
 
  private:
+  // A stop that lies ahead, in a slot reused once it has been told.
+  struct PendingStop {
+    std::string agent, task_id;
+    bool answered = false;
+  };
+  void on_timer(std::uint64_t slot) override;
+
   engine::Simulation& sim_;
   SimTimers timers_;
   std::uint64_t cancels_ = 0;
   Agents agents_;
+  std::vector<PendingStop> stops_;
+  std::vector<std::uint64_t> free_stops_;
 };
 
 }  // namespace meshsim::shared

@@ -150,16 +150,16 @@ TEST_F(AgentManagerTest, AnIdleAgentIsFoundHeldForTheTaskFirstThenUnheldByName) 
 TEST_F(AgentManagerTest, AHoldLapsesAtItsTimeUnlessEndedOrArmedAgain) {
   ManualWorld world;
   std::vector<std::string> lapsed;
-  CapacityHolds holds(world, &world, scheduler, [&](Agent& a) { lapsed.push_back(a.spec.name); });
+  CapacityHolds holds(&world, scheduler, [&](Agent& a) { lapsed.push_back(a.spec.name); });
   ASSERT_TRUE(scheduler.create_agent(agent("a", 1)));
   ASSERT_TRUE(scheduler.create_agent(agent("b", 1)));
   Agent& a = *scheduler.agent("a");
   Agent& b = *scheduler.agent("b");
   a.held_for = "p";
-  holds.arm(a, 10.0);
+  holds.arm(a, SimTime::from_seconds(10.0));
   b.held_for = "q";
-  holds.arm(b, 5.0);
-  holds.arm(b, 20.0);  // armed again: the first timer is stale
+  holds.arm(b, SimTime::from_seconds(5.0));
+  holds.arm(b, SimTime::from_seconds(20.0));  // armed again: the first timer is stale
   world.advance(9.0);
   EXPECT_TRUE(lapsed.empty());
   holds.end(a);  // its preemptor came: no lapse

@@ -5,19 +5,22 @@
 
 #include <vector>
 
+#include "tests/scheduler/timer_calls.hpp"
+
 namespace meshsim::scheduler {
 namespace {
 
 TEST(ManualWorldTest, TimersFireInTimeOrderAsTheClockAdvances) {
   ManualWorld world;
+  TimerCalls calls;
   std::vector<double> fired;
-  world.call_after(3.0, [&] { fired.push_back(world.now()); });
-  world.call_after(1.0, [&] { fired.push_back(world.now()); });
+  calls.after(world, world, 3.0, [&] { fired.push_back(world.now_s()); });
+  calls.after(world, world, 1.0, [&] { fired.push_back(world.now_s()); });
   world.advance(2.0);
   EXPECT_EQ(fired, (std::vector<double>{1.0}));
   world.advance(2.0);
   EXPECT_EQ(fired, (std::vector<double>{1.0, 3.0}));
-  EXPECT_EQ(world.now(), 4.0);
+  EXPECT_EQ(world.now_s(), 4.0);
 }
 
 // Issue 9: a timed-out cancel moved the clock to 5 s without firing the timer due at 2 s,
@@ -25,15 +28,16 @@ TEST(ManualWorldTest, TimersFireInTimeOrderAsTheClockAdvances) {
 // late, at the current time; the clock never goes back.
 TEST(ManualWorldTest, ATimerOvertakenByATimedOutCancelFiresLateNotInThePast) {
   ManualWorld world;
+  TimerCalls calls;
   std::vector<double> fired;
-  world.call_after(2.0, [&] { fired.push_back(world.now()); });
+  calls.after(world, world, 2.0, [&] { fired.push_back(world.now_s()); });
   world.hanging.insert("agent");
-  const auto reply = world.cancel_task("agent", "task", 5.0);
+  const auto reply = world.cancel_task("agent", "task", SimTime::from_seconds(5.0));
   EXPECT_FALSE(reply.answered);
-  EXPECT_EQ(world.now(), 5.0);
+  EXPECT_EQ(world.now_s(), 5.0);
   world.advance(1.0);
   EXPECT_EQ(fired, (std::vector<double>{5.0}));
-  EXPECT_EQ(world.now(), 6.0);
+  EXPECT_EQ(world.now_s(), 6.0);
 }
 
 }  // namespace

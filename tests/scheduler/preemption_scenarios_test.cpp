@@ -270,8 +270,8 @@ TEST_F(PreemptionScenarioTest, P12ACancelThatNeverAnswersTimesOutButStillFrees) 
   const auto outcome = scheduler.execute_preemption("stuck", "stuck");
   EXPECT_TRUE(outcome.result.success);
   EXPECT_FALSE(outcome.cancel_success);
-  EXPECT_DOUBLE_EQ(outcome.cancel_wait, 0.5);
-  EXPECT_DOUBLE_EQ(outcome.stops_in, 0.0);  // ManualWorld waited inside the call: nothing lies ahead
+  EXPECT_EQ(outcome.cancel_wait, SimTime::from_seconds(0.5));
+  EXPECT_EQ(outcome.stops_in, SimTime::zero());  // ManualWorld waited inside the call: nothing lies ahead
   ASSERT_TRUE(outcome.saved_state);
   EXPECT_EQ(outcome.saved_state->payload, "s");
   EXPECT_TRUE(scheduler.agents().pool("compute-pool")->ledger.used().is_zero());
@@ -343,7 +343,7 @@ TEST_F(PreemptionScenarioTest, P13StatsAgreeWithWhatHappened) {
   ASSERT_EQ(stats.recent_preemptions.size(), 3u);
   const auto& newest = stats.recent_preemptions[0];
   EXPECT_EQ(newest.task_id, "b");
-  EXPECT_DOUBLE_EQ(newest.timestamp, 7.0);
+  EXPECT_EQ(newest.timestamp, SimTime::from_seconds(7));
   EXPECT_EQ(newest.pool_name, "compute-pool");
   EXPECT_DOUBLE_EQ(newest.priority, 2.5);
   EXPECT_EQ(newest.reason, "label_based_preemption");
@@ -352,7 +352,7 @@ TEST_F(PreemptionScenarioTest, P13StatsAgreeWithWhatHappened) {
   EXPECT_EQ(stats.recent_preemptions[1].reason, "cross_pool_preemption");
   EXPECT_EQ(stats.recent_preemptions[2].task_id, "a");
   EXPECT_EQ(stats.recent_preemptions[2].reason, "same_pool_preemption");
-  EXPECT_DOUBLE_EQ(stats.recent_preemptions[2].timestamp, 5.0);
+  EXPECT_EQ(stats.recent_preemptions[2].timestamp, SimTime::from_seconds(5));
 }
 
 TEST_F(PreemptionScenarioTest, YoungVictimsAreProtectedByTheMinimumRuntime) {
@@ -404,7 +404,7 @@ TEST_F(PreemptionScenarioTest, AgentsWithoutARecentHeartbeatAreRecreatedAndTheir
   world.advance(100.0);
   scheduler.record_heartbeat("agent-alive");
   world.advance(30.0);
-  const auto report = scheduler.ensure_agent_health(120.0);
+  const auto report = scheduler.ensure_agent_health(SimTime::from_seconds(120));
   EXPECT_EQ(report.recreated_agents, std::vector<std::string>{"agent-silent"});
   EXPECT_EQ(report.requeued_tasks, std::vector<std::string>{"silent"});
   EXPECT_EQ(scheduler.tasks().find("silent")->state, TaskState::kRequeued);
@@ -413,7 +413,7 @@ TEST_F(PreemptionScenarioTest, AgentsWithoutARecentHeartbeatAreRecreatedAndTheir
   const Agent* fresh = scheduler.agents().agent("agent-silent");
   ASSERT_NE(fresh, nullptr);
   EXPECT_FALSE(fresh->task);
-  EXPECT_DOUBLE_EQ(fresh->last_heartbeat, 130.0);
+  EXPECT_EQ(fresh->last_heartbeat, SimTime::from_seconds(130));
   EXPECT_EQ(scheduler.get_preemption_stats().requeued_tasks, 1u);
   // The requeued task runs again on the fresh agent.
   TaskSpec again{{1.0, {}, 0.0, "", 0.0}, "silent", "compute-pool", "w", ResourceVector::of(1, 1024, 0), ""};

@@ -10,6 +10,7 @@
 
 #include "scheduler/manual_world.hpp"
 #include "sim/script/script_clock.hpp"
+#include "tests/scheduler/timer_calls.hpp"
 
 namespace meshsim::script {
 namespace {
@@ -35,6 +36,7 @@ TEST(ScriptClockTest, FiresTheTimersManualWorldFiresInItsOrderAndAtItsTimes) {
     scheduler::ManualWorld manual;
     clock.hanging.insert("hung");
     manual.hanging.insert("hung");
+    scheduler::TimerCalls calls;
     std::vector<std::string> fired_clock, fired_manual;
     std::vector<std::pair<scheduler::TimerId, scheduler::TimerId>> armed;
     const auto ticks = [&rng](int most) { return std::uniform_int_distribution<int>(0, most)(rng) / 64.0; };
@@ -43,8 +45,10 @@ TEST(ScriptClockTest, FiresTheTimersManualWorldFiresInItsOrderAndAtItsTimes) {
       if (what < 4) {
         const double after = ticks(200);
         const std::string name = std::to_string(op);
-        armed.emplace_back(clock.call_after(after, [&, name] { fired_clock.push_back(name + "@" + std::to_string(clock.now())); }),
-                           manual.call_after(after, [&, name] { fired_manual.push_back(name + "@" + std::to_string(manual.now())); }));
+        armed.emplace_back(
+            calls.after(clock, clock, after, [&, name] { fired_clock.push_back(name + "@" + std::to_string(clock.now_s())); }),
+            calls.after(manual, manual, after,
+                        [&, name] { fired_manual.push_back(name + "@" + std::to_string(manual.now_s())); }));
       } else if (what < 5 && !armed.empty()) {
         const auto pick = std::uniform_int_distribution<std::size_t>(0, armed.size() - 1)(rng);
         clock.cancel(armed[pick].first);
@@ -54,13 +58,13 @@ TEST(ScriptClockTest, FiresTheTimersManualWorldFiresInItsOrderAndAtItsTimes) {
         ASSERT_TRUE(clock.advance(seconds));
         manual.advance(seconds);
       } else {
-        const double timeout = ticks(100);
+        const auto timeout = SimTime::from_seconds(ticks(100));
         const auto a = clock.cancel_task(what == 8 ? "hung" : "fine", "t", timeout);
         const auto b = manual.cancel_task(what == 8 ? "hung" : "fine", "t", timeout);
         EXPECT_EQ(a.answered, b.answered);
-        EXPECT_EQ(a.waited_s, b.waited_s);
+        EXPECT_EQ(a.waited, b.waited);
       }
-      ASSERT_NEAR(clock.now(), manual.now(), 1e-9) << "seed " << seed << ", operation " << op;
+      ASSERT_EQ(clock.now(), manual.now()) << "seed " << seed << ", operation " << op;
       ASSERT_EQ(fired_clock, fired_manual) << "seed " << seed << ", operation " << op;
     }
   }
@@ -72,11 +76,12 @@ TEST(ScriptClockTest, AHungAgentsWaitRunsTheSimulationButHoldsTheCoresTimersToTh
   Recorder serving(sim);
   clock.hanging.insert("hung");
   bool core_timer = false;
-  clock.call_after(1.0, [&] { core_timer = true; });
+  scheduler::TimerCalls calls;
+  calls.after(clock, clock, 1.0, [&] { core_timer = true; });
   sim.schedule_at(SimTime::from_seconds(2.0), serving, {7, 0});
-  const auto reply = clock.cancel_task("hung", "t", 5.0);
+  const auto reply = clock.cancel_task("hung", "t", SimTime::from_seconds(5.0));
   EXPECT_FALSE(reply.answered);
-  EXPECT_DOUBLE_EQ(clock.now(), 5.0);
+  EXPECT_DOUBLE_EQ(clock.now_s(), 5.0);
   // The serving side ran through the wait, at its own times; the core, mid-call, did not.
   ASSERT_EQ(serving.fired.size(), 1u);
   EXPECT_DOUBLE_EQ(serving.fired[0].second, 2.0);
@@ -92,7 +97,7 @@ TEST(ScriptClockTest, AnAdvancePastTheClocksLimitIsRefusedAndChangesNothing) {
   const auto refused = clock.advance(SimTime::kMaxSeconds);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("limit"), std::string::npos) << refused.error().message;
-  EXPECT_DOUBLE_EQ(clock.now(), 10);
+  EXPECT_DOUBLE_EQ(clock.now_s(), 10);
   EXPECT_FALSE(clock.advance(1e13));
   EXPECT_FALSE(clock.advance(std::numeric_limits<double>::infinity()));
   EXPECT_TRUE(clock.advance(SimTime::kMaxSeconds - 10));
@@ -102,17 +107,18 @@ TEST(ScriptClockTest, ARewindMovesTheClockAndDropsTheAbandonedTimelinesTimers) {
   engine::Simulation sim(1);
   ScriptClock clock(sim);
   int old_fired = 0, new_fired = 0;
-  clock.call_after(5, [&] { ++old_fired; });
+  scheduler::TimerCalls calls;
+  calls.after(clock, clock, 5, [&] { ++old_fired; });
   ASSERT_TRUE(clock.advance(3));
-  clock.rewind(1);
-  EXPECT_DOUBLE_EQ(clock.now(), 1);
-  clock.call_after(2, [&] { new_fired = static_cast<int>(clock.now()); });
+  clock.rewind(SimTime::from_seconds(1));
+  EXPECT_DOUBLE_EQ(clock.now_s(), 1);
+  calls.after(clock, clock, 2, [&] { new_fired = static_cast<int>(clock.now_s()); });
   ASSERT_TRUE(clock.advance(10));
   EXPECT_EQ(old_fired, 0);
   EXPECT_EQ(new_fired, 3);
-  EXPECT_DOUBLE_EQ(clock.now(), 11);
-  clock.rewind(100);  // ahead, too
-  EXPECT_DOUBLE_EQ(clock.now(), 100);
+  EXPECT_DOUBLE_EQ(clock.now_s(), 11);
+  clock.rewind(SimTime::from_seconds(100));  // ahead, too
+  EXPECT_DOUBLE_EQ(clock.now_s(), 100);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/scheduler.hpp"
+#include "tests/scheduler/timer_calls.hpp"
 
 namespace meshsim::scheduler {
 namespace {
@@ -19,13 +20,15 @@ using shared::SimWorld;
 TEST(SimWorldTest, TimersAreEngineEventsThatNeverFireEarlyAndCanBeCancelled) {
   engine::Simulation sim(1);
   SimWorld world(sim);
+  TimerCalls calls;
   std::vector<double> fired;
-  world.call_after(2.5, [&] { fired.push_back(world.now()); });
-  const TimerId cancelled = world.call_after(1.0, [&] { fired.push_back(-1); });
-  world.call_after(1e-7, [&] { fired.push_back(world.now()); });  // rounds up to 1 us
+  calls.after(world, world, 2.5, [&] { fired.push_back(world.now().seconds()); });
+  const TimerId cancelled = calls.after(world, world, 1.0, [&] { fired.push_back(-1); });
+  calls.after(world, world, 1e-7, [&] { fired.push_back(world.now().seconds()); });  // rounds up to 1 us
+  calls.after(world, world, -5.0, [&] { fired.push_back(world.now().seconds()); });  // passed: fires now
   world.cancel(cancelled);
   sim.run_until(SimTime::from_seconds(10));
-  EXPECT_EQ(fired, (std::vector<double>{1e-6, 2.5}));
+  EXPECT_EQ(fired, (std::vector<double>{0.0, 1e-6, 2.5}));
   EXPECT_EQ(world.armed_timers(), 0u);
 }
 
@@ -38,7 +41,7 @@ TEST(SimWorldTest, TheCoreRunsOnSimulatedTimeAndItsHoldsExpireAsEvents) {
   sim.run_until(SimTime::from_seconds(100));
   TaskSpec low{{1.0, {}, 0.0, "", 0.0}, "low", "pool", "w", ResourceVector::of(1, 1024, 0), ""};
   ASSERT_TRUE(scheduler.submit_task_with_preemption(low).result.success);
-  EXPECT_EQ(scheduler.tasks().find("low")->start_time, 100.0);
+  EXPECT_EQ(scheduler.tasks().find("low")->start_time, SimTime::from_seconds(100));
   const auto outcome = scheduler.execute_preemption("low", scheduler.tasks().find("low")->agent, "never-comes");
   ASSERT_TRUE(outcome.result.success);
   EXPECT_TRUE(outcome.cancel_success);
@@ -64,12 +67,12 @@ TEST(SimWorldTest, ACancelCompletesWhenTheAgentAnswersOrAtCancelTimeout) {
   ASSERT_TRUE(scheduler.ensure_pool({"pool", {}, ResourceVector::of(64, 262'144, 8), 0, PlacementStrategy::kStrictPack}));
   std::vector<std::string> stops;
   SimWorld::Agents agents;
-  agents.answer_in = [](const std::string& agent, const std::string&) -> std::optional<double> {
+  agents.answer_in = [](const std::string& agent, const std::string&) -> std::optional<SimTime> {
     if (agent == "hung") return std::nullopt;
-    return agent == "slow" ? 45.0 : 2.0;
+    return SimTime::from_seconds(agent == "slow" ? 45.0 : 2.0);
   };
   agents.stopped = [&](const std::string& agent, const std::string& task, bool answered) {
-    stops.push_back(agent + "/" + task + (answered ? " answered at " : " killed at ") + std::to_string(world.now()));
+    stops.push_back(agent + "/" + task + (answered ? " answered at " : " killed at ") + std::to_string(world.now().seconds()));
   };
   world.set_agents(std::move(agents));
   PolicyUpdate timeout;
@@ -84,7 +87,7 @@ TEST(SimWorldTest, ACancelCompletesWhenTheAgentAnswersOrAtCancelTimeout) {
   const auto placed = scheduler.submit_task_with_preemption(high);
   ASSERT_TRUE(placed.result.success) << placed.result.error;
   EXPECT_EQ(placed.preempted.size(), 2u);
-  EXPECT_DOUBLE_EQ(placed.ready_in, 30.0);  // the hung agent, killed at the timeout
+  EXPECT_EQ(placed.ready_in, SimTime::from_seconds(30));  // the hung agent, killed at the timeout
   EXPECT_TRUE(stops.empty());               // nobody has stopped yet
   // The room is the preemptor's from now: nothing else takes it meanwhile.
   TaskSpec other{{1.0, {}, 0.0, "", 0.0}, "other", "pool", "w", ResourceVector::of(1, 1024, 1), ""};
@@ -99,8 +102,8 @@ TEST(SimWorldTest, ACancelCompletesWhenTheAgentAnswersOrAtCancelTimeout) {
   const auto outcome = scheduler.execute_preemption("slow-task", "slow");
   ASSERT_TRUE(outcome.result.success);
   EXPECT_FALSE(outcome.cancel_success);
-  EXPECT_DOUBLE_EQ(outcome.cancel_wait, 30.0);
-  EXPECT_DOUBLE_EQ(outcome.stops_in, 30.0);
+  EXPECT_EQ(outcome.cancel_wait, SimTime::from_seconds(30));
+  EXPECT_EQ(outcome.stops_in, SimTime::from_seconds(30));
   sim.run_until(SimTime::from_seconds(200));
   EXPECT_EQ(stops.back(), "slow/slow-task killed at 130.000000");
   EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});

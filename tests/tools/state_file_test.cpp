@@ -1,6 +1,6 @@
 // The scheduler's state file reader on hand-edited numbers: every number in a real state
 // file, replaced by values that do not fit some field (negative, past 32 or 64 bits,
-// fractional, huge), is read as written (saving again gives it back), refused with an
+// fractional, between two microseconds, huge), is read as written (saving again gives it back), refused with an
 // error naming its key, or, for a figure the file only reports (running_tasks, derived
 // from the tasks), ignored. Nothing wraps or rounds on the way in.
 #include "tools/runs/state_file.hpp"
@@ -86,7 +86,8 @@ TEST(StateFileTest, EveryNumberReadsAsWrittenOrIsRefusedNamingItsKey) {
 
   const std::string edited = (dir / "edited.json").string(), written = (dir / "written.json").string();
   const std::vector<json> unfit = {json(-1), json(4294967296), json(std::numeric_limits<std::uint64_t>::max()),
-                                   json(std::numeric_limits<std::int64_t>::min()), json(2.5), json(1e300)};
+                                   json(std::numeric_limits<std::int64_t>::min()), json(2.5), json(1e300),
+                                   json(2.0000005)};  // a duration, not an instant on the core's clock
   std::size_t read = 0, refused = 0, ignored = 0;
   for (const auto& [pointer, path] : leaves) {
     for (const json& value : unfit) {

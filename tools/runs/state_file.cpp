@@ -42,6 +42,13 @@ double amount_at(const StateJson& j) {
   }
   return static_cast<double>(milli) / 1000.0;
 }
+// An instant the core's clock saw, in seconds: a whole number of its microseconds, so
+// that it reads back as written.
+SimTime instant_at(const StateJson& j) {
+  const double seconds = j.get<double>();
+  if (const auto at = SimTime::from_seconds_checked(seconds); at && at->seconds() == seconds) return *at;
+  throw cli::UnfitValue(&j, "expected seconds to the microsecond in [-1e12, 1e12], got " + j.dump());
+}
 void from_json(const StateJson& j, ResourceVector& r) {
   r = ResourceVector::of(amount_at(field(j, "cpu_milli")), amount_at(field(j, "memory_milli")), amount_at(field(j, "gpu_milli")));
   for (const auto& entry : cli::list_field(j, "custom_milli")) {
@@ -94,8 +101,8 @@ void to_json(json& j, const Agent& a) {
        {"bundle_index", a.spec.bundle_index},
        {"placement_group", a.placement_group}, {"owns_placement_group", a.owns_placement_group},
        {"node", a.node},              {"task", a.task ? json(*a.task) : json(nullptr)},
-       {"dedicated", a.dedicated},    {"last_heartbeat", a.last_heartbeat},
-       {"held_for", a.held_for},      {"hold_until", a.hold_until}};
+       {"dedicated", a.dedicated},    {"last_heartbeat", a.last_heartbeat.seconds()},
+       {"held_for", a.held_for},      {"hold_until", a.hold_until.seconds()}};
 }
 void from_json(const StateJson& j, Agent& a) {
   a.spec.name = field(j, "name");
@@ -109,9 +116,9 @@ void from_json(const StateJson& j, Agent& a) {
   a.node = field(j, "node");
   if (!field(j, "task").is_null()) a.task = field(j, "task").get<std::string>();
   a.dedicated = field(j, "dedicated");
-  a.last_heartbeat = field(j, "last_heartbeat");
+  a.last_heartbeat = instant_at(field(j, "last_heartbeat"));
   a.held_for = field(j, "held_for");
-  a.hold_until = field(j, "hold_until");
+  a.hold_until = instant_at(field(j, "hold_until"));
 }
 
 void to_json(json& j, const PgPoolConfig& c) {
@@ -183,7 +190,7 @@ void to_json(json& j, const Task& t) {
   j["id"] = t.id;
   j["pool"] = t.pool;
   j["agent"] = t.agent;
-  j["start_time"] = t.start_time;
+  j["start_time"] = t.start_time.seconds();
   j["seq"] = t.seq;
   j["state"] = kTaskStateNames.name(t.state);
   j["saved_state"] = t.saved_state ? json(*t.saved_state) : json(nullptr);
@@ -194,7 +201,7 @@ void from_json(const StateJson& j, Task& t) {
   t.id = field(j, "id");
   t.pool = field(j, "pool");
   t.agent = field(j, "agent");
-  t.start_time = field(j, "start_time");
+  t.start_time = instant_at(field(j, "start_time"));
   t.seq = field(j, "seq");
   t.state = enum_from(field(j, "state"), kTaskStateNames);
   if (!field(j, "saved_state").is_null()) t.saved_state = field(j, "saved_state").get<SavedState>();
@@ -215,7 +222,7 @@ void from_json(const StateJson& j, PreemptionPolicy& p) {
 }
 
 void from_json(const StateJson& j, PreemptionRecord& r) {
-  r = {field(j, "timestamp"), field(j, "task_id"), field(j, "pool_name"), field(j, "priority"),
+  r = {instant_at(field(j, "timestamp")), field(j, "task_id"), field(j, "pool_name"), field(j, "priority"),
        field(j, "reason"),    field(j, "lost_work"), field(j, "preemptor")};
 }
 
@@ -254,7 +261,7 @@ std::string state_file_text(const sch::SchedulerState& state) {
   json reasons = json::object();
   for (const auto& [task, reason] : state.last_reasons) reasons[task] = sch::kPreemptReasonNames.name(reason);
   const json j = {{"format", kStateFormat},
-                  {"saved_at", state.saved_at},
+                  {"saved_at", state.saved_at.seconds()},
                   {"nodes", nodes},
                   {"placement_groups", state.agents.cluster.placement_groups},
                   {"pending_placement_groups", state.agents.cluster.pending},
@@ -301,7 +308,7 @@ Expected<sch::SchedulerState> parse_state_file(std::string_view text, const std:
         !(saved_at.get<double>() >= 0 && saved_at.get<double>() <= engine::SimTime::kMaxSeconds)) {
       return Error{path + ": saved_at: expected seconds in [0, 1e12], got " + saved_at.dump()};
     }
-    state.saved_at = saved_at;
+    state.saved_at = sch::instant_at(saved_at);
     for (const auto& node : cli::list_field(j, "nodes")) {
       state.agents.cluster.nodes.emplace_back(field(node, "spec").get<sch::NodeSpec>(),
                                               sch::enum_from(field(node, "state"), sch::kNodeStateNames));
