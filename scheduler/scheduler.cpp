@@ -79,10 +79,11 @@ void Scheduler::remove_agent(Agent& agent, PgFate fate) {
   if (pool != nullptr && !pool->holds(pg)) pool = nullptr;
   const bool keep = pool == nullptr && fate == PgFate::kKeep && cluster().placement_group(pg) != nullptr;
   if (keep) pg_pools_.keep(pg, agent.spec.pool);
-  // A pooled PG is the PG pool's to keep or destroy, not the agent's.
+  // A pooled PG is the PG pool's to keep or destroy, not the agent's: kept, it goes back
+  // to its PG pool, as when its task ends.
   (void)agents_.delete_agent(agent.id, /*force=*/true, pool == nullptr && fate != PgFate::kKeep);
   if (pool != nullptr && fate == PgFate::kDestroy) pool->destroy(cluster(), pg);
-  if (pool != nullptr && fate == PgFate::kRelease) pool->release(cluster(), pg);
+  if (pool != nullptr && fate != PgFate::kDestroy) pool->release(cluster(), pg);
 }
 
 OpResult Scheduler::delete_agent(const std::string& name, bool force, bool destroy_pg) {

@@ -147,7 +147,7 @@ class Scheduler {
   OpResult create_agent(AgentSpec spec);
   // With force, a running task on the agent is reported lost (its work counted).
   // Without destroy_pg the agent's placement group is kept (pg_pools().kept()): it holds
-  // its node resources until shutdown.
+  // its node resources until shutdown; a PG pool's PG goes back to its PG pool.
   OpResult delete_agent(const std::string& name, bool force = false, bool destroy_pg = true);
   void record_heartbeat(const std::string& agent_name);
   // Agents whose last heartbeat is older than `timeout` are removed and created

@@ -139,3 +139,25 @@ TEST_F(PgPoolRlhfTest, AnAgentCannotBeCreatedByHandInAPooledPlacementGroup) {
 
 }  // namespace
 }  // namespace meshsim::scheduler
+
+namespace meshsim::scheduler {
+namespace {
+
+// Found by the random scripts of tests/tools/script_digest_test.py: delete_agent without
+// destroy_pg, on an agent in a PG of a PG pool, left that PG marked in use with no agent in
+// it (an invariant broken), and the PG pool never handed it out again. Kept, a pooled PG
+// goes back to its PG pool, as when the agent's task ends.
+TEST_F(PgPoolRlhfTest, AnAgentDeletedWithoutDestroyingItsPooledPgGivesThePgBackToItsPool) {
+  ASSERT_TRUE(scheduler.submit_with_pg_preemption(role("rollout-00", "rollout", 1.0, 1.5, 2048)).result.success);
+  const PgId pooled = scheduler.agents().agent("rollout-00")->placement_group;
+  ASSERT_TRUE(scheduler.delete_agent("rollout-00", /*force=*/true, /*destroy_pg=*/false));
+  EXPECT_EQ(scheduler.check_invariants(), std::vector<std::string>{});
+  EXPECT_EQ(pg_stats().dynamic_in_use, 0u);
+  EXPECT_TRUE(scheduler.pg_pools().kept().empty()) << "the PG pool keeps its own PGs";
+  const auto again = scheduler.submit_with_pg_preemption(role("rollout-01", "rollout", 1.0, 1.5, 2048));
+  ASSERT_TRUE(again.result.success);
+  EXPECT_EQ(again.placement_group, std::optional<PgId>(pooled)) << "handed out again";
+}
+
+}  // namespace
+}  // namespace meshsim::scheduler
