@@ -74,7 +74,9 @@ struct Task : TaskTraits {
 
   // Seconds of work since the last checkpoint (all of it without checkpoints) at `now`.
   double work_since_checkpoint(SimTime now) const;
-  // Seconds run by `now` (never negative).
+  // Seconds run by `now` (never negative). The difference of the two instants in
+  // seconds, as the core computed it when it kept seconds, so scores and saved states
+  // read as they did.
   double elapsed(SimTime now) const { return std::max(0.0, now.seconds() - start_time.seconds()); }
   // When it should end, in seconds (its start when the duration is unknown): a score's
   // term, not an instant the clock reaches.

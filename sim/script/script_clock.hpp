@@ -29,8 +29,8 @@ class ScriptClock final : public scheduler::Clock, public scheduler::TimerServic
 
   // The simulation's time, shifted by a state file's rewind.
   engine::SimTime now() const override { return engine::SimTime::from_us(sim_.now().us() + offset_us_); }
-  // now() in seconds, for the script's edge. Divided, not multiplied by 1e-6: the double
-  // nearest the microsecond count, so a script that advances 9.999 s reads 9.999.
+  // now() in seconds, for the script's edge (SimTime::seconds: the double nearest the
+  // microsecond count, so a script that advances 9.999 s reads 9.999).
   double now_s() const { return now().seconds(); }
   // Moves the clock `seconds` ahead, running what falls due on the way; refused, changing
   // nothing, when that passes the simulated clock's limit.
