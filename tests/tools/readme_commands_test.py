@@ -19,6 +19,9 @@ import sys
 
 MAX_LINES = 300
 QUICK_START = ("./tools/run.sh", "./tools/test.sh")
+# A hang guard, not a speed check: `eval` takes about 5 minutes alone on 2 cores and twice
+# that in CI, where the suite's other long tests share the machine with it.
+COMMAND_TIMEOUT_S = 1800
 # What a fresh checkout holds (the project's top level), so nothing a user made in theirs
 # (a runs/ folder from the walkthroughs) leaks into the scratch one.
 TOP_LEVEL = ("CMakeLists.txt", "README.md", "sim", "scheduler", "rl", "traces", "configs", "experiments", "tests",
@@ -110,9 +113,9 @@ def main():
         env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"))
         argv = ["/bin/bash", "-euo", "pipefail", "-c", code] if kind == "sh" else [python, "-c", code]
         try:
-            result = subprocess.run(argv, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+            result = subprocess.run(argv, cwd=checkout, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            problems.append(f"{where}: did not finish in 600 s: {code.strip()[:120]}")
+            problems.append(f"{where}: did not finish in {COMMAND_TIMEOUT_S} s: {code.strip()[:120]}")
             continue
         ran += 1
         if result.returncode != 0:
