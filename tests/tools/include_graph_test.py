@@ -24,7 +24,9 @@ which folders' code alone may call an accessor, and on lines of the form
 
 which folders' headers a folder outside the rules (experiments) may not include. This test reads every rule, then every #include "..." of the project's sources (tests and
 experiments aside: they may use anything), and fails naming each file and line whose
-include runs against a rule, and each folder with code but no rule.
+include runs against a rule, and each folder with code but no rule. The rules themselves
+must be layers: no folder may include, directly or through others, a folder that may
+include it (the cycle is named), so no two folders' code ever includes each other.
 
 Usage: include_graph_test.py REPO
 """
@@ -87,6 +89,33 @@ def read_rules(repo):
     return rules
 
 
+def rule_cycle(rules):
+    """A cycle of folders the rules let include each other ([a, b, ..., a]), or None."""
+    state = {}  # folder -> "open" while on the path, "done" once every folder below it is
+    path = []
+
+    def visit(unit):
+        state[unit] = "open"
+        path.append(unit)
+        for other in sorted(rules.get(unit, ())):
+            if state.get(other) == "open":
+                return path[path.index(other):] + [other]
+            if other not in state:
+                found = visit(other)
+                if found:
+                    return found
+        path.pop()
+        state[unit] = "done"
+        return None
+
+    for unit in sorted(rules):
+        if unit not in state:
+            found = visit(unit)
+            if found:
+                return found
+    return None
+
+
 def unit_of(path, units):
     """The longest rule folder that holds `path` (a path relative to the repository)."""
     best = None
@@ -111,6 +140,10 @@ def main():
         for other in allowed - units:
             print(f"`{unit}` may include `{other}`, which has no rule of its own")
     problems = []
+    cycle = rule_cycle(rules)
+    if cycle:
+        problems.append("the folders' rules are not layers: " + " -> ".join(f"`{u}`" for u in cycle)
+                        + " may include each other")
     files = 0
     for source, relative in project_sources(repo):
         files += 1
