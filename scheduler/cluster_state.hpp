@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "scheduler/ids.hpp"
 #include "scheduler/op_result.hpp"
 #include "scheduler/placement.hpp"
 #include "scheduler/resources.hpp"
@@ -37,11 +38,6 @@ struct Node {
   ResourceLedger ledger;  // `used` = what ready placement groups hold here
 };
 
-
-using PgId = std::uint64_t;
-// An agent's dense id (the slot it occupies while it exists; names are for the API's edge).
-using AgentId = std::uint32_t;
-inline constexpr AgentId kNoAgent = 0xFFFFFFFFu;
 
 // Which fitting node a single-node placement takes (a scheduling strategy's choice):
 // the least free left (best fit, the default), the most (worst fit, to spread load), or

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "scheduler/task.hpp"
 #include "scheduler/world.hpp"
 
 namespace meshsim::scheduler {
@@ -51,9 +52,9 @@ class ManualWorld : public Clock, public TimerService, public Actuator {
     std::erase_if(timers_, [id](const auto& kv) { return kv.first.second == id; });
   }
 
-  CancelReply cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) override {
-    cancels.push_back(agent + "/" + task_id);
-    if (hanging.count(agent) == 0) return CancelReply{true, SimTime::zero()};
+  CancelReply cancel_task(const Task& task, SimTime timeout) override {
+    cancels.push_back(task.agent + "/" + task.id);
+    if (hanging.count(task.agent) == 0) return CancelReply{true, SimTime::zero()};
     now_ += timeout;
     return CancelReply{false, timeout};
   }

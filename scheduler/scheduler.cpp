@@ -128,13 +128,14 @@ Scheduler::HealthReport Scheduler::ensure_agent_health(SimTime timeout) {
 
 // ---- tasks ---------------------------------------------------------------------------
 
-void Scheduler::start_task(Task task, Agent& agent) {
+const Task& Scheduler::start_task(Task task, Agent& agent) {
   task.agent = agent.spec.name;
   task.agent_id = agent.id;
   agents_.assign_task(agent, task.id);
   holds_.end(agent);
   const Task& started = tasks_.start(std::move(task), clock_.now());
   index_.add(victim_info(started, agents_), clock_.now().seconds());
+  return started;
 }
 
 OpResult Scheduler::register_running_task(const RunningTaskSpec& spec) {
@@ -183,15 +184,24 @@ void Scheduler::end_task(Task& task, TaskState state, bool keep_agent) {
 OpResult Scheduler::complete(const std::string& task_id) {
   Task* found = tasks_.find(task_id);
   if (found == nullptr) return OpResult::fail("complete: no task '" + task_id + "'");
-  Task& task = *found;
+  return complete(*found);
+}
+
+OpResult Scheduler::complete(TaskId task) {
+  Task* found = tasks_.find(task);
+  if (found == nullptr) return OpResult::fail("complete: no task of id " + std::to_string(task));
+  return complete(*found);
+}
+
+OpResult Scheduler::complete(Task& task) {
   if (task.state != TaskState::kRunning) {
-    return OpResult::fail("complete: task '" + task_id + "' is " + std::string(kTaskStateNames.name(task.state)) +
+    return OpResult::fail("complete: task '" + task.id + "' is " + std::string(kTaskStateNames.name(task.state)) +
                           ", not running");
   }
   end_task(task, TaskState::kCompleted);
   ++stats_.completed_tasks;
-  last_reasons_.erase(task_id);
-  tasks_.erase(task_id);
+  last_reasons_.erase(task.id);
+  tasks_.erase(task);
   return OpResult::ok();
 }
 

@@ -57,8 +57,14 @@ struct PreemptionOutcome {
 
 struct SubmitResult {
   OpResult result;
+  // Where the task runs (when it does): its id, its agent and the agent's node.
+  TaskId task = kNoTask;
   std::string agent_name;
-  std::vector<std::string> preempted;  // victims, in the order they were preempted
+  AgentId agent = kNoAgent;
+  std::uint32_t node = 0;
+  // The victims' ids, in the order they were preempted (the core holds them, preempted
+  // or lost: tasks().find(id) names them).
+  std::vector<TaskId> preempted;
   std::optional<PgId> placement_group;
   bool pg_reused = false;  // the PG was one a victim or an earlier task had used
   // How long from now until every victim's agent has stopped: the task holds its
@@ -162,8 +168,10 @@ class Scheduler {
 
   // Tasks.
   OpResult register_running_task(const RunningTaskSpec& spec);
-  // The task finished: its dedicated agent goes (its PG back to the PG pool).
+  // The task finished: its dedicated agent goes (its PG back to the PG pool). By name
+  // (the API's edge) or by the id a submit returned.
   OpResult complete(const std::string& task_id);
+  OpResult complete(TaskId task);
   // Every task the core holds, by id (tasks().find(id)), and the running ones.
   const TaskTable& tasks() const { return tasks_; }
 
@@ -212,7 +220,7 @@ class Scheduler {
   };
 
   // `task` (its traits and id set) runs on `agent` from now.
-  void start_task(Task task, Agent& agent);
+  const Task& start_task(Task task, Agent& agent);
   // Runs the task on `idle`, or on a new dedicated agent (in a PG of the pool's PG pool,
   // `preferred_pg` first, when it has one).
   SubmitResult start_on_agent(const TaskSpec& spec, Agent* idle, std::optional<PgId> preferred_pg);
@@ -220,6 +228,7 @@ class Scheduler {
   // the last checkpoint is counted as lost. A dedicated agent goes too (its PG back to
   // the PG pool) unless held for a preemptor or `keep_agent` (the caller removes it).
   void end_task(Task& task, TaskState state, bool keep_agent = false);
+  OpResult complete(Task& task);
   // What happens to a removed agent's PG: destroyed, kept, or (when its task ended)
   // released: a pooled PG goes back to its PG pool, the agent's own PG is destroyed.
   enum class PgFate { kDestroy, kKeep, kRelease };

@@ -60,7 +60,7 @@ PreemptionOutcome Scheduler::preempt(Task& victim, std::optional<PreemptReason> 
   //    holds the freed room from now and starts when the agent stops (stops_in).
   CancelReply reply;
   const SimTime timeout = SimTime::from_seconds_up(policy_.cancel_timeout);
-  if (actuator_ != nullptr) reply = actuator_->cancel_task(victim.agent, victim.id, timeout);
+  if (actuator_ != nullptr) reply = actuator_->cancel_task(victim, timeout);
   out.cancel_success = reply.answered;
   out.cancel_wait = std::min(reply.waited, timeout);
   if (reply.wait_ahead) out.stops_in = out.cancel_wait;
@@ -165,8 +165,10 @@ SubmitResult Scheduler::start_on_agent(const TaskSpec& spec, Agent* idle, std::o
   static_cast<TaskTraits&>(task) = spec;
   task.id = spec.task_id;
   task.pool = spec.pool;
-  start_task(std::move(task), *idle);
+  out.task = start_task(std::move(task), *idle).handle;
   out.agent_name = idle->spec.name;
+  out.agent = idle->id;
+  out.node = idle->node;
   out.placement_group = idle->placement_group;
   return out;
 }
@@ -181,7 +183,11 @@ SubmitResult Scheduler::submit(const TaskSpec& submitted, SubmitResult (Schedule
     reprioritised->priority = priority;
   }
   const TaskSpec& spec = reprioritised ? *reprioritised : submitted;
-  if (auto checked = check_submission(spec, tasks_, agents_); !checked) return SubmitResult{checked, {}, {}, {}, false};
+  if (auto checked = check_submission(spec, tasks_, agents_); !checked) {
+    SubmitResult refused;
+    refused.result = checked;
+    return refused;
+  }
   return (this->*place)(spec);
 }
 
@@ -209,14 +215,14 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
     return out;
   }
   std::optional<PgId> freed_pg;
-  std::vector<std::string> preempted;
+  std::vector<TaskId> preempted;
   SimTime ready_in;
   for (const VictimSearch::Victim& victim : *victims) {
     Task& task = tasks_.running(victim.task->seq);
     if (const Agent* agent = agents_.agent(task.agent_id); agent != nullptr && search.frees_fitting_pg(task, spec)) {
       freed_pg = agent->placement_group;
     }
-    preempted.push_back(task.id);
+    preempted.push_back(task.handle);
     ready_in = std::max(ready_in, preempt(task, victim.reason, spec.task_id, "").stops_in);
   }
   out = start_on_agent(spec, nullptr, freed_pg);
@@ -255,7 +261,7 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
   const PgId freed_pg = agents_.agent(victim.agent_id)->placement_group;
   const SimTime ready_in = preempt(victim, victims->front().reason, spec.task_id, "").stops_in;
   out = start_on_agent(spec, nullptr, freed_pg);
-  out.preempted = {victim.id};
+  out.preempted = {victim.handle};
   if (out.result.success) out.ready_in = ready_in;
   return out;
 }

@@ -62,7 +62,8 @@ struct RunningTaskSpec : TaskTraits {
 };
 
 struct Task : TaskTraits {
-  std::string id;
+  std::string id;  // the task's name (the seeds' task_id)
+  TaskId handle = kNoTask;  // its dense id while the core holds it (TaskTable)
   std::string pool;
   std::string agent;
   AgentId agent_id = kNoAgent;  // while running: its agent, as the core reaches it

@@ -10,12 +10,18 @@
 
 namespace meshsim::scheduler {
 
-// The core's tasks by id (running, preempted, requeued or lost: a completed task leaves,
-// only counted), and the running ones by sequence number, the order they started in.
+// The core's tasks by name (running, preempted, requeued or lost: a completed task
+// leaves, only counted) and by dense id (TaskId: a name's id stays while the table holds
+// a task of that name, and is reused once it leaves), and the running ones by sequence
+// number, the order they started in.
 class TaskTable {
  public:
   const Task* find(const std::string& id) const;
   Task* find(const std::string& id);
+  const Task* find(TaskId id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
+  Task* find(TaskId id) { return id < by_id_.size() ? by_id_[id] : nullptr; }
+  // The names of tasks the table holds, for the API's edge (a submit's victims).
+  std::vector<std::string> names(const std::vector<TaskId>& ids) const;
   const std::map<std::string, Task>& all() const { return tasks_; }
   // Running tasks by sequence number (pointers into the table, a node map).
   const std::unordered_map<std::uint64_t, Task*>& running() const { return running_; }
@@ -23,22 +29,28 @@ class TaskTable {
   // The sequence number the next task to start gets.
   std::uint64_t next_seq() const { return next_seq_; }
 
-  // `task` runs from `now` under the next sequence number, replacing a task of its id.
+  // `task` runs from `now` under the next sequence number, replacing a task of its name
+  // (whose id it keeps).
   Task& start(Task task, SimTime now);
   // A running task stops; the caller sets the state it ends in.
   void stop(const Task& task) { running_.erase(task.seq); }
-  // A task that completed leaves the table.
-  void erase(const std::string& id) { tasks_.erase(id); }
+  // A task that completed leaves the table, its id free for the next new name.
+  void erase(const Task& task);
 
-  // Replaces the table with saved tasks; the running ones are listed by sequence number.
+  // Replaces the table with saved tasks (ids given in name order); the running ones are
+  // listed by sequence number.
   void restore(const std::vector<Task>& tasks, std::uint64_t next_seq);
 
-  // Running tasks are listed by their sequence number and no other is; empty when all is
-  // well.
+  // Running tasks are listed by their sequence number and no other is, and every task is
+  // found by its id; empty when all is well.
   std::vector<std::string> check_invariants() const;
 
  private:
+  TaskId new_id();
+
   std::map<std::string, Task> tasks_;
+  std::vector<Task*> by_id_;  // into tasks_ (a node map); nullptr: a free id
+  std::vector<TaskId> free_ids_;
   std::unordered_map<std::uint64_t, Task*> running_;
   std::uint64_t next_seq_ = 1;
 };

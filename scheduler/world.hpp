@@ -50,13 +50,17 @@ struct CancelReply {
   bool wait_ahead = false;
 };
 
+struct Task;  // task.hpp
+
 // Acts on the agents (the Ray actors of the seeds).
 class Actuator {
  public:
   virtual ~Actuator() = default;
-  // Asks `agent` to stop `task_id`, waiting at most `timeout` (in the call, or ahead on
-  // the clock: see CancelReply::wait_ahead).
-  virtual CancelReply cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) = 0;
+  // Asks the agent running `task` (task.agent, task.agent_id) to stop it, waiting at
+  // most `timeout` (in the call, or ahead on the clock: see CancelReply::wait_ahead).
+  // The task is still running when asked; its id (task.handle) stays its own while the
+  // core holds the preempted task.
+  virtual CancelReply cancel_task(const Task& task, SimTime timeout) = 0;
 };
 
 }  // namespace meshsim::scheduler

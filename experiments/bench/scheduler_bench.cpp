@@ -166,7 +166,7 @@ void BM_SubmitWithPreemptionCycle(benchmark::State& state) {
   timed_loop(state, [&](std::size_t) {
     const auto result = scheduler.submit_task_with_preemption(
         one_cpu_task("urgent-" + std::to_string(i++), 9.0, 0.0));
-    const std::string victim = result.preempted.at(0);
+    const std::string victim = scheduler.tasks().find(result.preempted.at(0))->id;
     (void)scheduler.complete("urgent-" + std::to_string(i - 1));
     const Task& task = *scheduler.tasks().find(victim);
     (void)scheduler.submit_task_with_preemption(

@@ -22,10 +22,10 @@ TaskSpec role(const std::string& id, const std::string& name, double priority, d
                   ResourceVector::of(cpu, memory, 0), ""};
 }
 
-void report(const std::string& what, const SubmitResult& result) {
+void report(const Scheduler& core, const std::string& what, const SubmitResult& result) {
   std::cout << "  submit " << what << ": success=" << (result.result.success ? "True" : "False");
   if (!result.result.success) std::cout << " (" << result.result.error << ")";
-  for (const auto& victim : result.preempted) std::cout << " preempted=" << victim;
+  for (const auto& victim : core.tasks().names(result.preempted)) std::cout << " preempted=" << victim;
   if (result.pg_reused) std::cout << " pg_reused";
   std::cout << "\n";
 }
@@ -58,30 +58,30 @@ int main() {
   (void)scheduler.update_preemption_policy(policy);
 
   std::cout << "=== Scene 1: rollouts start (dynamic PGs) ===\n";
-  report("rollout-00", scheduler.submit_with_pg_preemption(role("rollout-00", "rollout", 1.0, 1.5, 2048)));
+  report(scheduler, "rollout-00", scheduler.submit_with_pg_preemption(role("rollout-00", "rollout", 1.0, 1.5, 2048)));
   clock.t += SimTime::from_seconds(1);
-  report("rollout-01", scheduler.submit_with_pg_preemption(role("rollout-01", "rollout", 1.0, 1.5, 2048)));
+  report(scheduler, "rollout-01", scheduler.submit_with_pg_preemption(role("rollout-01", "rollout", 1.0, 1.5, 2048)));
   stats_line(scheduler);
 
   std::cout << "=== Scene 2: reward arrives (reserved PG) ===\n";
   clock.t += SimTime::from_seconds(1);
-  report("reward-00", scheduler.submit_with_pg_preemption(role("reward-00", "reward", 5.0, 2, 2048)));
+  report(scheduler, "reward-00", scheduler.submit_with_pg_preemption(role("reward-00", "reward", 5.0, 2, 2048)));
   stats_line(scheduler);
 
   std::cout << "=== Scene 3: train, PG path first, then the preemption fallback ===\n";
   clock.t += SimTime::from_seconds(1);
   const TaskSpec train = role("train-00", "train", 9.0, 2, 2048);
   const auto pg_path = scheduler.submit_with_pg_preemption(train);
-  report("train-00 (PG path)", pg_path);
+  report(scheduler, "train-00 (PG path)", pg_path);
   if (!pg_path.result.success) {
     std::cout << "  PG path failed; falling back to submit_task_with_preemption\n";
-    report("train-00 (fallback)", scheduler.submit_task_with_preemption(train));
+    report(scheduler, "train-00 (fallback)", scheduler.submit_task_with_preemption(train));
   }
   stats_line(scheduler);
 
   std::cout << "=== Scene 4: rollout scale-out preempts a rollout ===\n";
   clock.t += SimTime::from_seconds(1);
-  report("rollout-extra-00", scheduler.submit_task_with_preemption(role("rollout-extra-00", "rollout", 2.0, 1.5, 2048)));
+  report(scheduler, "rollout-extra-00", scheduler.submit_task_with_preemption(role("rollout-extra-00", "rollout", 2.0, 1.5, 2048)));
   stats_line(scheduler);
 
   std::cout << "=== Cleanup: complete, shutdown ===\n";

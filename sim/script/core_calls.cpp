@@ -41,14 +41,14 @@ sch::TaskSpec read_task(ObjectReader& args) {
   return spec;
 }
 
-json submit_json(const sch::SubmitResult& r) {
+json submit_json(const sch::Scheduler& core, const sch::SubmitResult& r) {
   json out = to_json(r.result);
   if (r.result.success) {
     out["agent_name"] = r.agent_name;
     out["placement_group"] = r.placement_group ? json(*r.placement_group) : json(nullptr);
     out["pg_reused"] = r.pg_reused;
   }
-  out["preempted"] = r.preempted;
+  out["preempted"] = core.tasks().names(r.preempted);
   return out;
 }
 
@@ -194,12 +194,12 @@ std::vector<CallSpec> task_and_preemption_calls() {
       {"submit_task_with_preemption", "Submits a task, preempting lower-priority ones if it must", false,
        [](ScriptWorld& w, ObjectReader& a) -> Action {
          const auto spec = read_task(a);
-         return [&w, spec] { return submit_json(w.scheduler.submit_task_with_preemption(spec)); };
+         return [&w, spec] { return submit_json(w.scheduler, w.scheduler.submit_task_with_preemption(spec)); };
        }},
       {"submit_with_pg_preemption", "Submits a task into a placement group, preempting for its room", false,
        [](ScriptWorld& w, ObjectReader& a) -> Action {
          const auto spec = read_task(a);
-         return [&w, spec] { return submit_json(w.scheduler.submit_with_pg_preemption(spec)); };
+         return [&w, spec] { return submit_json(w.scheduler, w.scheduler.submit_with_pg_preemption(spec)); };
        }},
       {"register_state_handlers", "Simulated state preserver and restorer for a pool", false,
        [](ScriptWorld& w, ObjectReader& a) -> Action {

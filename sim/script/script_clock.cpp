@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "scheduler/task.hpp"
 #include "sim/engine/check.hpp"
 
 namespace meshsim::script {
@@ -29,8 +30,8 @@ void ScriptClock::rewind(SimTime to) {
   offset_us_ = to.us() - sim_.now().us();
 }
 
-scheduler::CancelReply ScriptClock::cancel_task(const std::string& agent, const std::string&, SimTime timeout) {
-  if (hanging.count(agent) == 0) return scheduler::CancelReply{true, SimTime::zero()};
+scheduler::CancelReply ScriptClock::cancel_task(const scheduler::Task& task, SimTime timeout) {
+  if (hanging.count(task.agent) == 0) return scheduler::CancelReply{true, SimTime::zero()};
   // The core's timers only release holds, which never cancel a task: a wait always starts
   // from a script's call, never from inside the simulation's run.
   MESHSIM_CHECK(sim_.state() != engine::RunState::kRunning, "a hung agent's wait from inside an event");

@@ -45,8 +45,7 @@ class ScriptClock final : public scheduler::Clock, public scheduler::TimerServic
     return timers_.call_at(at - engine::SimTime::from_us(offset_us_), target, tag);
   }
   void cancel(scheduler::TimerId id) override { timers_.cancel(id); }
-  scheduler::CancelReply cancel_task(const std::string& agent, const std::string& task_id,
-                                     engine::SimTime timeout) override;
+  scheduler::CancelReply cancel_task(const scheduler::Task& task, engine::SimTime timeout) override;
 
   std::set<std::string> hanging;  // agents that never answer
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "sim/engine/check.hpp"
 
@@ -11,6 +12,7 @@ BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, st
                          std::map<std::string, BatchClass> classes, bool prune_refusals)
     : sim_(sim), core_(core), classes_(std::move(classes)), prune_refusals_(prune_refusals), held_(sim.now()) {
   jobs_.reserve(jobs.size());
+  std::unordered_set<std::string> names;
   for (auto& record : jobs) {
     const auto cls = classes_.find(record.job_class);
     MESHSIM_CHECK(cls != classes_.end(), "batch job '" + record.name + "' has class '" + record.job_class +
@@ -22,8 +24,8 @@ BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, st
     job.cls = &cls->second;
     job.need = scheduler::ResourceVector::of(record.cpu, record.memory_mb, record.gpu);
     job.record = std::move(record);
-    MESHSIM_CHECK(by_task_.emplace(task_id(job.record.name), jobs_.size()).second,
-                  "batch job name '" + job.record.name + "' appears twice");
+    job.task_name = task_id(job.record.name);
+    MESHSIM_CHECK(names.insert(job.record.name).second, "batch job name '" + job.record.name + "' appears twice");
     jobs_.push_back(std::move(job));
   }
   MESHSIM_CHECK(std::is_sorted(jobs_.begin(), jobs_.end(),
@@ -89,16 +91,15 @@ void BatchRunner::enqueue(std::size_t index) {
 
 bool BatchRunner::try_start(std::size_t index) {
   Job& job = jobs_[index];
-  const std::string id = task_id(job.record.name);
   // A preempted job goes back through the core's restore path (its saved state), then
-  // is submitted again under the same id.
-  if (const scheduler::Task* task = core_.tasks().find(id);
+  // is submitted again under the same name (and id).
+  if (const scheduler::Task* task = core_.tasks().find(job.task);
       task != nullptr && task->state == scheduler::TaskState::kPreempted && task->saved_state) {
     const auto restored = core_.restore_task(*task->saved_state);
     MESHSIM_CHECK(restored.success, restored.error);
   }
   scheduler::TaskSpec spec;
-  spec.task_id = id;
+  spec.task_id = job.task_name;
   spec.pool = job.cls->pool;
   spec.actor_class = "batch";
   spec.resources = job.need;
@@ -111,8 +112,11 @@ bool BatchRunner::try_start(std::size_t index) {
     if (prune_refusals_) add_refusal(Refusal{job.cls, job.need});
     return false;
   }
+  job.task = submitted.task;
+  if (job_of_task_.size() <= job.task) job_of_task_.resize(job.task + 1, kNoJob);
+  job_of_task_[job.task] = static_cast<std::uint32_t>(index);
   count_preemptions(job.record.job_class, submitted.preempted);
-  job.node = core_.agents().agent(submitted.agent_name)->node;
+  job.node = submitted.node;
   job.slot = running_on_[job.node].size();
   running_on_[job.node].push_back(index);
   job.state = State::kRunning;
@@ -139,8 +143,10 @@ void BatchRunner::leave_node(std::size_t index) {
 void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   Job& job = jobs_[index];
   if (job.state != State::kRunning || job.segment != segment) return;  // preempted since
-  const auto done = core_.complete(task_id(job.record.name));
+  const auto done = core_.complete(job.task);
   MESHSIM_CHECK(done.success, done.error);
+  job_of_task_[job.task] = kNoJob;  // the core reuses the id
+  job.task = scheduler::kNoTask;
   if (activity_ != nullptr) activity_->on_batch_run(job.record.name, job.node, job.segment_start, sim_.now(), false);
   leave_node(index);
   counts_.useful_gpu_s += (job.record.duration_s - job.done_s) * job.need.gpu();
@@ -153,10 +159,15 @@ void BatchRunner::complete(std::size_t index, std::uint32_t segment) {
   resources_freed(job.node);
 }
 
-std::optional<engine::SimTime> BatchRunner::cancel(const std::string& task_id) {
-  const auto it = by_task_.find(task_id);
-  MESHSIM_CHECK(it != by_task_.end(), "the core preempted '" + task_id + "', which is not a batch job");
-  Job& job = jobs_[it->second];
+std::size_t BatchRunner::job_of(scheduler::TaskId task) const {
+  MESHSIM_CHECK(task < job_of_task_.size() && job_of_task_[task] != kNoJob,
+                "the core preempted task " + std::to_string(task) + ", which is not a batch job's");
+  return job_of_task_[task];
+}
+
+std::optional<engine::SimTime> BatchRunner::answer_in(const scheduler::Task& task) {
+  const std::size_t index = job_of(task.handle);
+  Job& job = jobs_[index];
   MESHSIM_CHECK(job.state == State::kRunning, "the core cancelled batch job '" + job.record.name +
                                                   "', which is not running");
   // The same rule as the core's Task::work_since_checkpoint: checkpoints every interval
@@ -166,7 +177,7 @@ std::optional<engine::SimTime> BatchRunner::cancel(const std::string& task_id) {
   const double saved = interval > 0 ? std::floor(elapsed / interval) * interval : 0.0;
   job.done_s = std::min(job.record.duration_s, job.done_s + saved);
   if (activity_ != nullptr) activity_->on_batch_run(job.record.name, job.node, job.segment_start, sim_.now(), true);
-  leave_node(it->second);
+  leave_node(index);
   counts_.useful_gpu_s += saved * job.need.gpu();
   counts_.lost_gpu_s += (elapsed - saved) * job.need.gpu();
   job.state = State::kStopping;
@@ -183,16 +194,12 @@ std::optional<engine::SimTime> BatchRunner::cancel(const std::string& task_id) {
   return engine::SimTime::from_seconds_up(job.cls->cancel_answer_s);
 }
 
-void BatchRunner::count_preemptions(const std::string& preemptor, const std::vector<std::string>& victims) {
-  for (const auto& victim : victims) {
-    const auto it = by_task_.find(victim);
-    MESHSIM_CHECK(it != by_task_.end(), "'" + victim + "' was preempted, which is not a batch job");
-    ++by_class_[{preemptor, jobs_[it->second].record.job_class}];
-  }
+void BatchRunner::count_preemptions(const std::string& preemptor, const std::vector<scheduler::TaskId>& victims) {
+  for (const scheduler::TaskId victim : victims) ++by_class_[{preemptor, jobs_[job_of(victim)].record.job_class}];
 }
 
-void BatchRunner::stopped(const std::string& task_id, bool answered) {
-  const std::size_t index = by_task_.at(task_id);
+void BatchRunner::stopped(scheduler::TaskId task, bool answered) {
+  const std::size_t index = job_of(task);
   Job& job = jobs_[index];
   MESHSIM_CHECK(job.state == State::kStopping, "batch job '" + job.record.name + "' stopped twice");
   --counts_.stopping;
@@ -308,7 +315,12 @@ std::vector<std::string> BatchRunner::check_invariants() const {
   std::uint64_t by_state[6] = {};
   for (const Job& job : jobs_) {
     ++by_state[static_cast<int>(job.state)];
-    const scheduler::Task* task = core_.tasks().find(task_id(job.record.name));
+    // By name, so that the ids the runner keeps are checked against the core's too.
+    const scheduler::Task* task = core_.tasks().find(job.task_name);
+    if (task != nullptr && task->handle != job.task) {
+      problems.push_back("batch job '" + job.record.name + "' holds task id " + std::to_string(job.task) +
+                         ", the core " + std::to_string(task->handle));
+    }
     const bool core_running = task != nullptr && task->state == scheduler::TaskState::kRunning;
     if (core_running != (job.state == State::kRunning)) {
       problems.push_back("batch job '" + job.record.name + "' is " + (core_running ? "" : "not ") +

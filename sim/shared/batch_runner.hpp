@@ -5,13 +5,13 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "scheduler/scheduler.hpp"
 #include "sim/cluster/serving_system.hpp"
 #include "sim/shared/shared_cluster_config.hpp"
+#include "sim/shared/sim_world.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/level_integral.hpp"
 #include "traces/batch_jobs.hpp"
@@ -43,7 +43,7 @@ struct BatchCounts {
 // every interval of its run time; preempted, it loses the work since its last
 // checkpoint, goes back to the queue and later resumes from the checkpoint. A job too
 // big for every node fails at arrival (counted, never dropped silently).
-class BatchRunner final : private engine::EventHandler {
+class BatchRunner final : public SimWorld::Agents, private engine::EventHandler {
  public:
   // `classes` must name every job's class; job names must be unique. Without
   // `prune_refusals` every queued job is offered to the core on every pass (the slow twin
@@ -53,14 +53,15 @@ class BatchRunner final : private engine::EventHandler {
 
   // Arms the first arrival (at its time).
   void start();
-  // A preemption: the core asks the agent of job `task_id` to stop. The job's run ends
-  // now (the work since its last checkpoint is lost); it waits, stopping, until its agent
-  // stops (stopped()). Returns when the agent answers (nullopt: never, it hangs), drawn
-  // from the job's class. Called from inside a core call, so it only records and schedules.
-  std::optional<engine::SimTime> cancel(const std::string& task_id);
+  // A preemption (the world's agents, SimWorld::Agents): the core asks the agent of a
+  // job's task to stop. The job's run ends now (the work since its last checkpoint is
+  // lost); it waits, stopping, until its agent stops (stopped()). Returns when the agent
+  // answers (nullopt: never, it hangs), drawn from the job's class. Called from inside a
+  // core call, so it only records and schedules.
+  std::optional<engine::SimTime> answer_in(const scheduler::Task& task) override;
   // The job's agent stopped (answered, or killed at cancel_timeout): the job goes back to
   // the queue. Called from inside a core call when the agent stops at once.
-  void stopped(const std::string& task_id, bool answered);
+  void stopped(scheduler::TaskId task, bool answered) override;
   // Resources came free (on `node`; none: anywhere): queued jobs are tried (once per
   // instant, however many calls).
   void resources_freed(std::optional<std::uint32_t> node);
@@ -73,7 +74,7 @@ class BatchRunner final : private engine::EventHandler {
   // instances) reports its victims, naming itself.
   using PreemptionsByClass = std::map<std::pair<std::string, std::string>, std::uint64_t>;
   const PreemptionsByClass& preemptions_by_class() const { return by_class_; }
-  void count_preemptions(const std::string& preemptor, const std::vector<std::string>& victims);
+  void count_preemptions(const std::string& preemptor, const std::vector<scheduler::TaskId>& victims);
   // Reports each ended run of a job to `sink` from now on (nullptr: stop).
   void set_activity_sink(ActivitySink* sink) { activity_ = sink; }
   // GPU-seconds run by jobs still running at `now` since they (re)started.
@@ -94,6 +95,8 @@ class BatchRunner final : private engine::EventHandler {
     scheduler::ResourceVector need;
     State state = State::kPending;
     double done_s = 0.0;  // work saved (by checkpoints) or finished
+    std::string task_name;  // the core's name of its task (task_id())
+    scheduler::TaskId task = scheduler::kNoTask;  // its task's id while the core holds it
     SimTime segment_start;
     std::uint32_t segment = 0;  // tells a stale completion event from the current one
     std::uint32_t node = 0;     // while running
@@ -132,13 +135,17 @@ class BatchRunner final : private engine::EventHandler {
   scheduler::ResourceVector room_for(std::uint32_t node, double priority) const;
   bool priority_rules_only() const;
   void enqueue(std::size_t index);
+  // The job whose task the core holds under `task` (a batch job's: serving tasks are
+  // never preempted).
+  std::size_t job_of(scheduler::TaskId task) const;
   bool fits_some_node(const scheduler::ResourceVector& need) const;
 
   engine::Simulation& sim_;
   scheduler::Scheduler& core_;
   std::vector<Job> jobs_;
   std::map<std::string, BatchClass> classes_;
-  std::unordered_map<std::string, std::size_t> by_task_;
+  std::vector<std::uint32_t> job_of_task_;  // by TaskId: the job index, or kNoJob
+  static constexpr std::uint32_t kNoJob = 0xFFFFFFFFu;
   PreemptionsByClass by_class_;
   std::size_t next_arrival_ = 0;
   std::set<QueueKey> queue_;

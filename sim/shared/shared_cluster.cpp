@@ -58,12 +58,7 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   MESHSIM_CHECK(updated.result.success, updated.result.error);
   core_.set_scheduling_strategy(std::make_unique<ServingStays>());
   batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
-  shared::SimWorld::Agents agents;
-  agents.answer_in = [this](const std::string& /*agent*/, const std::string& task) { return batch_->cancel(task); };
-  agents.stopped = [this](const std::string& /*agent*/, const std::string& task, bool answered) {
-    batch_->stopped(task, answered);
-  };
-  world_.set_agents(std::move(agents));
+  world_.set_agents(batch_.get());
 }
 
 Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulation& sim, LlmCluster& serving,
@@ -107,7 +102,9 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
                  ") even after preemption: " + submitted.result.error};
   }
   batch_->count_preemptions(kServingClass, submitted.preempted);
-  const std::uint32_t node = core_.agents().agent(submitted.agent_name)->node;
+  if (task_of_instance_.size() <= instance) task_of_instance_.resize(instance + 1, scheduler::kNoTask);
+  task_of_instance_[instance] = submitted.task;
+  const std::uint32_t node = submitted.node;
   auto [it, fresh] = server_of_node_.try_emplace(node, 0);
   if (fresh) {
     it->second = serving_.fleet().servers().add(tag);
@@ -117,8 +114,9 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
 }
 
 bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
-  const auto done = core_.complete(task_id(instance));
+  const auto done = core_.complete(task_of_instance_.at(instance));
   MESHSIM_CHECK(done.success, done.error);
+  task_of_instance_[instance] = scheduler::kNoTask;
   const std::uint32_t node = node_of_server_.at(server);
   const bool emptied = serving_.fleet().servers().load(server) == 0;
   if (emptied) {
@@ -143,6 +141,10 @@ std::vector<std::string> SharedCluster::check_invariants() const {
       continue;
     }
     if (!placed) continue;
+    if (view.id >= task_of_instance_.size() || task_of_instance_[view.id] != task->handle) {
+      problems.push_back("serving instance " + std::to_string(view.id) + " holds another task id than the core's " +
+                         std::to_string(task->handle));
+    }
     gpu_milli += config_.instance_resources.gpu_milli();
     const auto* agent = core_.agents().agent(task->agent);
     const auto node = node_of_server_.find(*view.server);

@@ -45,7 +45,6 @@ class SharedCluster final : public InstancePlacement {
   const BatchRunner& batch() const { return *batch_; }
   void set_activity_sink(ActivitySink* sink) { batch_->set_activity_sink(sink); }
   const SharedClusterConfig& config() const { return config_; }
-  // Thousandths of GPUs held by serving instances (STARTING, ACTIVE, DRAINING).
   // The core's, the batch runner's and the serving map's invariants; empty when all is well.
   std::vector<std::string> check_invariants() const;
   static constexpr std::string_view kServingTaskPrefix = "serving/instance-";
@@ -68,6 +67,7 @@ class SharedCluster final : public InstancePlacement {
   std::unique_ptr<BatchRunner> batch_;
   std::map<std::uint32_t, std::uint32_t> server_of_node_;
   std::map<std::uint32_t, std::uint32_t> node_of_server_;
+  std::vector<scheduler::TaskId> task_of_instance_;  // by instance id, while placed
 };
 
 }  // namespace meshsim::shared

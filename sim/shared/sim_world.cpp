@@ -6,17 +6,17 @@
 
 namespace meshsim::shared {
 
-CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) {
+CancelReply SimWorld::cancel_task(const scheduler::Task& task, SimTime timeout) {
   ++cancels_;
-  const std::optional<SimTime> answer_in = agents_.answer_in ? agents_.answer_in(agent, task_id) : SimTime::zero();
-  MESHSIM_CHECK(!answer_in || *answer_in >= SimTime::zero(), "an agent answers a cancel no earlier than it is asked");
   CancelReply reply;
+  reply.wait_ahead = true;
+  if (agents_ == nullptr) return reply;  // answered at once
+  const std::optional<SimTime> answer_in = agents_->answer_in(task);
+  MESHSIM_CHECK(!answer_in || *answer_in >= SimTime::zero(), "an agent answers a cancel no earlier than it is asked");
   reply.answered = answer_in && *answer_in <= timeout;
   reply.waited = reply.answered ? *answer_in : timeout;
-  reply.wait_ahead = true;
-  if (!agents_.stopped) return reply;
   if (reply.waited <= SimTime::zero()) {
-    agents_.stopped(agent, task_id, reply.answered);
+    agents_->stopped(task.handle, reply.answered);
     return reply;
   }
   std::uint64_t slot = stops_.size();
@@ -26,7 +26,7 @@ CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& t
     slot = free_stops_.back();
     free_stops_.pop_back();
   }
-  stops_[slot] = PendingStop{agent, task_id, reply.answered};
+  stops_[slot] = PendingStop{task.handle, reply.answered};
   timers_.call_at(sim_.now() + reply.waited, *this, slot);
   return reply;
 }
@@ -34,7 +34,7 @@ CancelReply SimWorld::cancel_task(const std::string& agent, const std::string& t
 void SimWorld::on_timer(std::uint64_t slot) {
   const PendingStop stop = std::exchange(stops_[slot], {});
   free_stops_.push_back(slot);
-  agents_.stopped(stop.agent, stop.task_id, stop.answered);
+  agents_->stopped(stop.task, stop.answered);
 }
 
 }  // namespace meshsim::shared

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/shared/sim_timers.hpp"
+#include "scheduler/task.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -39,19 +39,25 @@ class SimWorld final : public scheduler::Clock,
     return timers_.call_at(at, target, tag);
   }
   void cancel(TimerId id) override { timers_.cancel(id); }
-  CancelReply cancel_task(const std::string& agent, const std::string& task_id, SimTime timeout) override;
+  CancelReply cancel_task(const scheduler::Task& task, SimTime timeout) override;
 
   // Who runs the simulated agents. Both are called from inside a core call (stopped too,
   // when the agent stops at once), so they may only record and schedule, never call back
-  // into the core.
-  struct Agents {
-    // How long until `agent` answers a cancel of `task_id`; nullopt: never (it hangs).
-    // Unset: every agent answers at once.
-    std::function<std::optional<SimTime>(const std::string& agent, const std::string& task_id)> answer_in;
-    // The agent stopped: it answered (true), or was killed at cancel_timeout (false).
-    std::function<void(const std::string& agent, const std::string& task_id, bool answered)> stopped;
+  // into the core. Tasks are the core's ids: a preempted task keeps its id while the core
+  // holds it, so `stopped` names the task `answer_in` was asked about.
+  class Agents {
+   public:
+    // How long until the agent running `task` answers its cancel; nullopt: never (it hangs).
+    virtual std::optional<SimTime> answer_in(const scheduler::Task& task) = 0;
+    // The agent stopped `task`: it answered (true), or was killed at cancel_timeout (false).
+    virtual void stopped(scheduler::TaskId task, bool answered) = 0;
+
+   protected:
+    ~Agents() = default;
   };
-  void set_agents(Agents agents) { agents_ = std::move(agents); }
+  // Without agents, every agent answers at once and nobody hears of the stop. `agents`
+  // must outlive the world or be replaced.
+  void set_agents(Agents* agents) { agents_ = agents; }
 
   std::uint64_t cancels_asked() const { return cancels_; }
   std::size_t armed_timers() const { return timers_.armed(); }
@@ -59,7 +65,7 @@ class SimWorld final : public scheduler::Clock,
  private:
   // A stop that lies ahead, in a slot reused once it has been told.
   struct PendingStop {
-    std::string agent, task_id;
+    scheduler::TaskId task = scheduler::kNoTask;
     bool answered = false;
   };
   void on_timer(std::uint64_t slot) override;
@@ -67,7 +73,7 @@ class SimWorld final : public scheduler::Clock,
   engine::Simulation& sim_;
   SimTimers timers_;
   std::uint64_t cancels_ = 0;
-  Agents agents_;
+  Agents* agents_ = nullptr;
   std::vector<PendingStop> stops_;
   std::vector<std::uint64_t> free_stops_;
 };

@@ -32,7 +32,10 @@ TEST(ManualWorldTest, ATimerOvertakenByATimedOutCancelFiresLateNotInThePast) {
   std::vector<double> fired;
   calls.after(world, world, 2.0, [&] { fired.push_back(world.now_s()); });
   world.hanging.insert("agent");
-  const auto reply = world.cancel_task("agent", "task", SimTime::from_seconds(5.0));
+  Task task;
+  task.id = "task";
+  task.agent = "agent";
+  const auto reply = world.cancel_task(task, SimTime::from_seconds(5.0));
   EXPECT_FALSE(reply.answered);
   EXPECT_EQ(world.now_s(), 5.0);
   world.advance(1.0);

@@ -69,7 +69,7 @@ TEST_F(PgPoolRlhfTest, R1ScenesPreemptOnceThenTwiceAndCleanUpToZero) {
   const PgId reward_pg = scheduler.agents().agent("reward-00")->placement_group;
   const auto fallback = scheduler.submit_task_with_preemption(train);
   ASSERT_TRUE(fallback.result.success) << fallback.result.error;
-  EXPECT_EQ(fallback.preempted, std::vector<std::string>{"reward-00"});
+  EXPECT_EQ(scheduler.tasks().names(fallback.preempted), std::vector<std::string>{"reward-00"});
   EXPECT_EQ(fallback.placement_group, reward_pg);
   EXPECT_TRUE(fallback.pg_reused);
   EXPECT_EQ(scheduler.get_preemption_stats().total_preemptions, 1u);
@@ -81,7 +81,7 @@ TEST_F(PgPoolRlhfTest, R1ScenesPreemptOnceThenTwiceAndCleanUpToZero) {
   const PgId rollout_pg = scheduler.agents().agent("rollout-01")->placement_group;
   const auto extra = scheduler.submit_task_with_preemption(role("rollout-extra-00", "rollout", 2.0, 1.5, 2048));
   ASSERT_TRUE(extra.result.success) << extra.result.error;
-  EXPECT_EQ(extra.preempted, std::vector<std::string>{"rollout-01"});
+  EXPECT_EQ(scheduler.tasks().names(extra.preempted), std::vector<std::string>{"rollout-01"});
   EXPECT_EQ(extra.placement_group, rollout_pg);
   const auto stats = scheduler.get_preemption_stats();
   EXPECT_EQ(stats.total_preemptions, 2u);
@@ -116,7 +116,7 @@ TEST_F(PgPoolRlhfTest, SimpleSchedulerFallsBackFromThePgPathOnItsOwn) {
   ASSERT_TRUE(simple.submit(role("reward-00", "reward", 5.0, 2, 2048)).result.success);
   const auto train = simple.submit(role("train-00", "train", 9.0, 2, 2048));
   ASSERT_TRUE(train.result.success) << train.result.error;
-  EXPECT_EQ(train.preempted, std::vector<std::string>{"reward-00"});
+  EXPECT_EQ(scheduler.tasks().names(train.preempted), std::vector<std::string>{"reward-00"});
   ASSERT_TRUE(simple.complete("train-00"));
   const auto stats = simple.stats();
   EXPECT_EQ(stats.pools.at("rlhf-pg-pool").running_tasks, 2u);

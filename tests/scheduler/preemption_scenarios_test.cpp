@@ -181,7 +181,7 @@ TEST_F(PreemptionScenarioTest, P9TrainingStagesSubmitPreemptsThePretrainingJob) 
   TaskSpec rlhf{{5.0, {{"training_stage", "rlhf"}}, 0.0, "", 0.0}, "llama-7b-rlhf", "pretrain-pool", "TrainingAgentActor", ResourceVector::of(1, 2048, 0), ""};
   const auto result = scheduler.submit_task_with_preemption(rlhf);
   ASSERT_TRUE(result.result.success) << result.result.error;
-  EXPECT_EQ(result.preempted, std::vector<std::string>{"llama-70b-pretrain"});
+  EXPECT_EQ(scheduler.tasks().names(result.preempted), std::vector<std::string>{"llama-70b-pretrain"});
   const Task* victim = scheduler.tasks().find("llama-70b-pretrain");
   EXPECT_EQ(victim->state, TaskState::kPreempted);
   ASSERT_TRUE(victim->saved_state);

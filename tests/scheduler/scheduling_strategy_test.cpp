@@ -80,7 +80,7 @@ TEST_F(SchedulingStrategyTest, APluginChoosesNodesSetsPrioritiesAndVetoesPreempt
   urgent.labels = {{"urgent", "1"}};
   const auto result = scheduler.submit_task_with_preemption(urgent);
   ASSERT_TRUE(result.result.success) << result.result.error;
-  EXPECT_EQ(result.preempted, std::vector<std::string>{"filler"});
+  EXPECT_EQ(scheduler.tasks().names(result.preempted), std::vector<std::string>{"filler"});
   EXPECT_EQ(scheduler.tasks().find("kept")->state, TaskState::kRunning);
   EXPECT_DOUBLE_EQ(scheduler.tasks().find("urgent")->priority, 11.0);
 }

@@ -93,7 +93,8 @@ TEST(VictimChoicePropertyTest, OneVictimExactlyWhenOneVictimIsEnough) {
     } else if (!enough_alone.empty()) {
       ASSERT_TRUE(result.result.success) << result.result.error;
       ASSERT_EQ(result.preempted.size(), 1u);
-      EXPECT_EQ(enough_alone.count(result.preempted[0]), 1u) << result.preempted[0];
+      const std::string victim = s.scheduler.tasks().find(result.preempted[0])->id;
+      EXPECT_EQ(enough_alone.count(victim), 1u) << victim;
       ++single;
     } else {
       EXPECT_NE(result.preempted.size(), 1u);

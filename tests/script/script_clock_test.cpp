@@ -59,8 +59,11 @@ TEST(ScriptClockTest, FiresTheTimersManualWorldFiresInItsOrderAndAtItsTimes) {
         manual.advance(seconds);
       } else {
         const auto timeout = SimTime::from_seconds(ticks(100));
-        const auto a = clock.cancel_task(what == 8 ? "hung" : "fine", "t", timeout);
-        const auto b = manual.cancel_task(what == 8 ? "hung" : "fine", "t", timeout);
+        scheduler::Task task;
+        task.id = "t";
+        task.agent = what == 8 ? "hung" : "fine";
+        const auto a = clock.cancel_task(task, timeout);
+        const auto b = manual.cancel_task(task, timeout);
         EXPECT_EQ(a.answered, b.answered);
         EXPECT_EQ(a.waited, b.waited);
       }
@@ -79,7 +82,10 @@ TEST(ScriptClockTest, AHungAgentsWaitRunsTheSimulationButHoldsTheCoresTimersToTh
   scheduler::TimerCalls calls;
   calls.after(clock, clock, 1.0, [&] { core_timer = true; });
   sim.schedule_at(SimTime::from_seconds(2.0), serving, {7, 0});
-  const auto reply = clock.cancel_task("hung", "t", SimTime::from_seconds(5.0));
+  scheduler::Task task;
+  task.id = "t";
+  task.agent = "hung";
+  const auto reply = clock.cancel_task(task, SimTime::from_seconds(5.0));
   EXPECT_FALSE(reply.answered);
   EXPECT_DOUBLE_EQ(clock.now_s(), 5.0);
   // The serving side ran through the wait, at its own times; the core, mid-call, did not.

@@ -65,16 +65,25 @@ TEST(SimWorldTest, ACancelCompletesWhenTheAgentAnswersOrAtCancelTimeout) {
   Scheduler scheduler(world, &world, &world);
   scheduler.cluster().add_node({"node-0", ResourceVector::of(64, 262'144, 8), {}, "h100-80gb"});
   ASSERT_TRUE(scheduler.ensure_pool({"pool", {}, ResourceVector::of(64, 262'144, 8), 0, PlacementStrategy::kStrictPack}));
-  std::vector<std::string> stops;
-  SimWorld::Agents agents;
-  agents.answer_in = [](const std::string& agent, const std::string&) -> std::optional<SimTime> {
-    if (agent == "hung") return std::nullopt;
-    return SimTime::from_seconds(agent == "slow" ? 45.0 : 2.0);
-  };
-  agents.stopped = [&](const std::string& agent, const std::string& task, bool answered) {
-    stops.push_back(agent + "/" + task + (answered ? " answered at " : " killed at ") + std::to_string(world.now().seconds()));
-  };
-  world.set_agents(std::move(agents));
+  // Agents named "hung" never answer, "slow" ones after 45 s, the others after 2 s; a stop
+  // is recorded by the names of the task the core holds under the id it was told.
+  struct Agents final : SimWorld::Agents {
+    SimWorld& world;
+    Scheduler& core;
+    std::vector<std::string> stops;
+    Agents(SimWorld& w, Scheduler& c) : world(w), core(c) {}
+    std::optional<SimTime> answer_in(const Task& task) override {
+      if (task.agent == "hung") return std::nullopt;
+      return SimTime::from_seconds(task.agent == "slow" ? 45.0 : 2.0);
+    }
+    void stopped(TaskId id, bool answered) override {
+      const Task& task = *core.tasks().find(id);
+      stops.push_back(task.agent + "/" + task.id + (answered ? " answered at " : " killed at ") +
+                      std::to_string(world.now().seconds()));
+    }
+  } agents(world, scheduler);
+  std::vector<std::string>& stops = agents.stops;
+  world.set_agents(&agents);
   PolicyUpdate timeout;
   timeout.cancel_timeout = 30.0;
   ASSERT_TRUE(scheduler.update_preemption_policy(timeout).result.success);
