@@ -75,7 +75,20 @@ void BucketTreap::erase(double priority) {
 }
 
 void BucketTreap::upsert(const Entry& entry) {
-  erase(entry.priority);
+  // A stored bucket changes in place, its ancestors' aggregates pulled again: every task
+  // that starts or stops updates its bucket, and cutting the tree apart and joining it
+  // again cost five walks down it.
+  path_.clear();
+  for (std::uint32_t n = root_; n != kNil;) {
+    path_.push_back(n);
+    const double priority = nodes_[n].entry.priority;
+    if (entry.priority == priority) {
+      nodes_[n].entry = entry;
+      for (auto it = path_.rbegin(); it != path_.rend(); ++it) pull(*it);
+      return;
+    }
+    n = entry.priority < priority ? nodes_[n].left : nodes_[n].right;
+  }
   std::uint32_t n;
   if (!free_.empty()) {
     n = free_.back();

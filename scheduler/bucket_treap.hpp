@@ -118,6 +118,7 @@ class BucketTreap {
 
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> path_;  // upsert's walk down, kept to spare an allocation per call
   std::uint32_t root_ = kNil;
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 };

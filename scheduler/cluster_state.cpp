@@ -84,7 +84,7 @@ void ClusterState::reindex(std::uint32_t node, bool was_indexed) {
   decltype(free_index_)::node_type entry;
   if (was_indexed) entry = free_index_.extract(indexed_as_[node]);
   if (nodes_[node].state != NodeState::kUp) return;
-  const ResourceVector free = nodes_[node].ledger.available();
+  const ResourceVector& free = nodes_[node].ledger.available();
   indexed_as_[node] = FreeKey{free.gpu_milli(), free.cpu_milli(), free.memory_milli(), node};
   if (entry.empty()) {
     free_index_.insert(indexed_as_[node]);

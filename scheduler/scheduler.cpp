@@ -238,9 +238,9 @@ PreemptionStats Scheduler::get_preemption_stats() const {
 
 SchedulerStats summarize(const Scheduler& core) {
   SchedulerStats out;
-  for (const auto& [id, task] : core.tasks().all()) {
-    ++out.tasks[std::string(kTaskStateNames.name(task.state))];
-    if (task.state == TaskState::kRunning) ++out.pools[task.pool].running_tasks;
+  for (const Task* task : core.tasks().by_name()) {
+    ++out.tasks[std::string(kTaskStateNames.name(task->state))];
+    if (task->state == TaskState::kRunning) ++out.pools[task->pool].running_tasks;
   }
   if (const auto completed = core.get_preemption_stats().completed_tasks; completed > 0) {
     out.tasks[std::string(kTaskStateNames.name(TaskState::kCompleted))] += completed;
@@ -276,7 +276,9 @@ std::vector<std::string> Scheduler::check_invariants() const {
   add(pg_pools_.check_invariants(agents_));
   add(index_.check_invariants());
   add(tasks_.check_invariants());
-  for (const auto& [id, task] : tasks_.all()) {
+  for (const Task* listed : tasks_.by_name()) {
+    const Task& task = *listed;
+    const std::string& id = task.id;
     if (task.state == TaskState::kRunning) {
       const Agent* agent = agents_.agent(task.agent);
       if (agent == nullptr || agent->task != id) problems.push_back("running task " + id + " is not on its agent");

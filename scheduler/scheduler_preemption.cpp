@@ -239,7 +239,7 @@ SubmitResult Scheduler::place_with_pg_pool(const TaskSpec& spec) {
                                 "' has no PG pool (pg_pool_config.enable)");
     return out;
   }
-  const ResourceVector available = agents_.pool(spec.pool)->ledger.available();
+  const ResourceVector& available = agents_.pool(spec.pool)->ledger.available();
   if (!spec.resources.fits_in(available)) {
     out.result = OpResult::fail("submit_with_pg_preemption '" + spec.task_id + "': pool '" + spec.pool +
                                 "' quota is short: needs " + spec.resources.to_string() + ", has " +

@@ -14,7 +14,7 @@ SchedulerState Scheduler::save_state() const {
   state.saved_at = clock_.now();
   state.agents = agents_.state();
   state.pg_pools = pg_pools_.state();
-  for (const auto& [id, task] : tasks_.all()) state.tasks.push_back(task);
+  for (const Task* task : tasks_.by_name()) state.tasks.push_back(*task);
   state.next_seq = tasks_.next_seq();
   state.policy = policy_;
   state.stats = stats_;

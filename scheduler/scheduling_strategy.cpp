@@ -6,7 +6,7 @@ namespace {
 // The built-ins' order as one number (free GPUs dominate, then CPUs, then memory), for
 // callers of score(); placement itself uses the free-capacity index.
 double free_score(const Node& node) {
-  const ResourceVector free = node.ledger.available();
+  const ResourceVector& free = node.ledger.available();
   return free.gpu() * 1e12 + free.cpu() * 1e6 + free.memory_mb() * 1e-3;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -10,20 +10,22 @@
 
 namespace meshsim::scheduler {
 
-// The core's tasks by name (running, preempted, requeued or lost: a completed task
-// leaves, only counted) and by dense id (TaskId: a name's id stays while the table holds
-// a task of that name, and is reused once it leaves), and the running ones by sequence
-// number, the order they started in.
+// The core's tasks (running, preempted, requeued or lost: a completed task leaves, only
+// counted), each in the slot of its dense id (TaskId: a name keeps its id while the table
+// holds a task of that name, and the id is reused once it leaves), found by name through
+// a hash; the running ones also by sequence number, the order they started in.
 class TaskTable {
  public:
   const Task* find(const std::string& id) const;
   Task* find(const std::string& id);
-  const Task* find(TaskId id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
-  Task* find(TaskId id) { return id < by_id_.size() ? by_id_[id] : nullptr; }
+  const Task* find(TaskId id) const { return id < slots_.size() && slots_[id].handle == id ? &slots_[id] : nullptr; }
+  Task* find(TaskId id) { return id < slots_.size() && slots_[id].handle == id ? &slots_[id] : nullptr; }
   // The names of tasks the table holds, for the API's edge (a submit's victims).
   std::vector<std::string> names(const std::vector<TaskId>& ids) const;
-  const std::map<std::string, Task>& all() const { return tasks_; }
-  // Running tasks by sequence number (pointers into the table, a node map).
+  // Every task the table holds, in name order (state files and listings show them so).
+  std::vector<const Task*> by_name() const;
+  std::size_t size() const { return ids_.size(); }
+  // Running tasks by sequence number (pointers into the table's slots).
   const std::unordered_map<std::uint64_t, Task*>& running() const { return running_; }
   Task& running(std::uint64_t seq) const { return *running_.at(seq); }
   // The sequence number the next task to start gets.
@@ -37,20 +39,22 @@ class TaskTable {
   // A task that completed leaves the table, its id free for the next new name.
   void erase(const Task& task);
 
-  // Replaces the table with saved tasks (ids given in name order); the running ones are
-  // listed by sequence number.
+  // Replaces the table with saved tasks (ids given in name order; of two of one name the
+  // first is kept); the running ones are listed by sequence number.
   void restore(const std::vector<Task>& tasks, std::uint64_t next_seq);
 
   // Running tasks are listed by their sequence number and no other is, and every task is
-  // found by its id; empty when all is well.
+  // found by its name and its id; empty when all is well.
   std::vector<std::string> check_invariants() const;
 
  private:
   TaskId new_id();
 
-  std::map<std::string, Task> tasks_;
-  std::vector<Task*> by_id_;  // into tasks_ (a node map); nullptr: a free id
+  // By id; a free slot holds an empty task (handle kNoTask). A deque, so references stay
+  // valid as it grows.
+  std::deque<Task> slots_;
   std::vector<TaskId> free_ids_;
+  std::unordered_map<std::string, TaskId> ids_;
   std::unordered_map<std::uint64_t, Task*> running_;
   std::uint64_t next_seq_ = 1;
 };

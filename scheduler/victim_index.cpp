@@ -61,26 +61,28 @@ std::uint32_t VictimIndex::class_for(const TaskInfo& info) {
 void VictimIndex::refresh_bucket(Class& c, double priority) {
   const auto it = c.buckets.find(priority);
   if (it == c.buckets.end()) return;
-  const Bucket& bucket = it->second;
-  if (bucket.seqs.empty()) {
+  Bucket& bucket = it->second;
+  if (bucket.size() == 0) {
     c.tree.erase(priority);
     c.buckets.erase(it);
     return;
   }
+  if (bucket.ahead.empty()) bucket.ahead_seq_floor = kNoSeq;
   const double latest = bucket.ahead.empty() ? BucketTreap::kNone : -bucket.ahead.begin()->first;
   c.tree.upsert({priority, latest,
                  bucket.ahead.empty() ? BucketTreap::kNone : policy_.remaining_time_weight * latest - priority,
-                 *bucket.seqs.begin(), static_cast<std::uint32_t>(bucket.seqs.size())});
+                 std::min(bucket.past.empty() ? kNoSeq : *bucket.past.begin(), bucket.ahead_seq_floor),
+                 static_cast<std::uint32_t>(bucket.size())});
 }
 
 void VictimIndex::insert_mature(Slot& slot, double now) {
   const TaskInfo& info = slot.info;
   Class& c = *classes_[slot.class_id];
   Bucket& bucket = c.buckets[info.priority];
-  bucket.seqs.insert(info.seq);
   slot.ahead = info.deadline > now && policy_.remaining_time_weight > 0;
   if (slot.ahead) {
     bucket.ahead.emplace(-info.deadline, info.seq);
+    bucket.ahead_seq_floor = std::min(bucket.ahead_seq_floor, info.seq);
     slot.deadline_at = deadlines_.emplace(info.deadline, info.seq);
   } else {
     bucket.past.insert(info.seq);
@@ -94,7 +96,6 @@ void VictimIndex::erase_mature(Slot& slot) {
   const TaskInfo& info = slot.info;
   Class& c = *classes_[slot.class_id];
   Bucket& bucket = c.buckets.at(info.priority);
-  bucket.seqs.erase(info.seq);
   if (slot.ahead) {
     bucket.ahead.erase({-info.deadline, info.seq});
     deadlines_.erase(slot.deadline_at);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,7 @@ namespace meshsim::scheduler {
 // Cost of a query: O(classes x log buckets + k log k); see experiments/bench/scheduler_bench.
 class VictimIndex {
  public:
+  static constexpr std::uint64_t kNoSeq = std::numeric_limits<std::uint64_t>::max();
   struct TaskInfo {
     std::uint64_t seq = 0;
     std::string pool;
@@ -49,7 +51,11 @@ class VictimIndex {
   struct Bucket {
     std::set<std::pair<double, std::uint64_t>> ahead;  // (-deadline, seq): latest deadline first
     std::set<std::uint64_t> past;                       // deadline passed: oldest first
-    std::set<std::uint64_t> seqs;                       // all of them, for the oldest
+    // At most the lowest seq in `ahead` (the lowest since it was last empty): the
+    // bucket's summary needs only a bound, as a cursor breaks ties by it to expand the
+    // bound first, which a lower seq still does.
+    std::uint64_t ahead_seq_floor = kNoSeq;
+    std::size_t size() const { return ahead.size() + past.size(); }
   };
   struct Class {
     std::string pool;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <unordered_set>
 
 #include "sim/engine/check.hpp"
@@ -11,6 +12,7 @@ namespace meshsim::shared {
 BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, std::vector<traces::BatchJobRecord> jobs,
                          std::map<std::string, BatchClass> classes, bool prune_refusals)
     : sim_(sim), core_(core), classes_(std::move(classes)), prune_refusals_(prune_refusals), held_(sim.now()) {
+  for (const auto& [name, cls] : classes_) preemptor_id(name);
   jobs_.reserve(jobs.size());
   std::unordered_set<std::string> names;
   for (auto& record : jobs) {
@@ -22,6 +24,7 @@ BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, st
                   "batch job '" + record.name + "': times out of range");
     Job job;
     job.cls = &cls->second;
+    job.class_id = static_cast<std::uint32_t>(std::distance(classes_.begin(), cls));
     job.need = scheduler::ResourceVector::of(record.cpu, record.memory_mb, record.gpu);
     job.record = std::move(record);
     job.task_name = task_id(job.record.name);
@@ -115,7 +118,7 @@ bool BatchRunner::try_start(std::size_t index) {
   job.task = submitted.task;
   if (job_of_task_.size() <= job.task) job_of_task_.resize(job.task + 1, kNoJob);
   job_of_task_[job.task] = static_cast<std::uint32_t>(index);
-  count_preemptions(job.record.job_class, submitted.preempted);
+  count_preemptions(job.class_id, submitted.preempted);
   job.node = submitted.node;
   job.slot = running_on_[job.node].size();
   running_on_[job.node].push_back(index);
@@ -194,8 +197,27 @@ std::optional<engine::SimTime> BatchRunner::answer_in(const scheduler::Task& tas
   return engine::SimTime::from_seconds_up(job.cls->cancel_answer_s);
 }
 
-void BatchRunner::count_preemptions(const std::string& preemptor, const std::vector<scheduler::TaskId>& victims) {
-  for (const scheduler::TaskId victim : victims) ++by_class_[{preemptor, jobs_[job_of(victim)].record.job_class}];
+std::uint32_t BatchRunner::preemptor_id(const std::string& name) {
+  const auto known = std::find(preemptor_names_.begin(), preemptor_names_.end(), name);
+  if (known != preemptor_names_.end()) return static_cast<std::uint32_t>(known - preemptor_names_.begin());
+  preemptor_names_.push_back(name);
+  preempted_by_.emplace_back(classes_.size(), 0);
+  return static_cast<std::uint32_t>(preemptor_names_.size() - 1);
+}
+
+void BatchRunner::count_preemptions(std::uint32_t preemptor, const std::vector<scheduler::TaskId>& victims) {
+  for (const scheduler::TaskId victim : victims) ++preempted_by_[preemptor][jobs_[job_of(victim)].class_id];
+}
+
+BatchRunner::PreemptionsByClass BatchRunner::preemptions_by_class() const {
+  PreemptionsByClass out;
+  for (std::size_t preemptor = 0; preemptor < preempted_by_.size(); ++preemptor) {
+    std::size_t victim = 0;
+    for (const auto& [name, cls] : classes_) {
+      if (const std::uint64_t n = preempted_by_[preemptor][victim++]; n > 0) out[{preemptor_names_[preemptor], name}] = n;
+    }
+  }
+  return out;
 }
 
 void BatchRunner::stopped(scheduler::TaskId task, bool answered) {
@@ -339,7 +361,9 @@ std::vector<std::string> BatchRunner::check_invariants() const {
   }
   if (!counts_.adds_up()) problems.push_back("batch jobs arrived != completed + running + stopping + queued + failed");
   std::uint64_t attributed = 0;
-  for (const auto& [pair, n] : by_class_) attributed += n;
+  for (const auto& row : preempted_by_) {
+    for (const std::uint64_t n : row) attributed += n;
+  }
   if (attributed != counts_.preemptions) {
     problems.push_back(std::to_string(counts_.preemptions) + " batch preemptions, " + std::to_string(attributed) +
                        " of them attributed to a preemptor's class");

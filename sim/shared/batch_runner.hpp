@@ -73,8 +73,10 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   // counts its own jobs' submissions; whoever else submits to the core (the serving
   // instances) reports its victims, naming itself.
   using PreemptionsByClass = std::map<std::pair<std::string, std::string>, std::uint64_t>;
-  const PreemptionsByClass& preemptions_by_class() const { return by_class_; }
-  void count_preemptions(const std::string& preemptor, const std::vector<scheduler::TaskId>& victims);
+  PreemptionsByClass preemptions_by_class() const;
+  // The preemptor id of `name`: a batch class's own, else one given for it now.
+  std::uint32_t preemptor_id(const std::string& name);
+  void count_preemptions(std::uint32_t preemptor, const std::vector<scheduler::TaskId>& victims);
   // Reports each ended run of a job to `sink` from now on (nullptr: stop).
   void set_activity_sink(ActivitySink* sink) { activity_ = sink; }
   // GPU-seconds run by jobs still running at `now` since they (re)started.
@@ -92,6 +94,7 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   struct Job {
     traces::BatchJobRecord record;
     const BatchClass* cls = nullptr;
+    std::uint32_t class_id = 0;  // its class's place in classes_ (and preemptor id)
     scheduler::ResourceVector need;
     State state = State::kPending;
     double done_s = 0.0;  // work saved (by checkpoints) or finished
@@ -146,7 +149,11 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   std::map<std::string, BatchClass> classes_;
   std::vector<std::uint32_t> job_of_task_;  // by TaskId: the job index, or kNoJob
   static constexpr std::uint32_t kNoJob = 0xFFFFFFFFu;
-  PreemptionsByClass by_class_;
+  // Preemptions by preemptor id, then the victim's class id: counted on every preemption,
+  // so no names are compared there. Preemptor ids are the batch classes' (in classes_'
+  // order), then other preemptors' (the serving instances), named in preemptor_names_.
+  std::vector<std::string> preemptor_names_;
+  std::vector<std::vector<std::uint64_t>> preempted_by_;
   std::size_t next_arrival_ = 0;
   std::set<QueueKey> queue_;
   std::vector<scheduler::ResourceVector> node_shapes_;  // distinct node capacities

@@ -59,6 +59,7 @@ SharedCluster::SharedCluster(engine::Simulation& sim, LlmCluster& serving, Share
   core_.set_scheduling_strategy(std::make_unique<ServingStays>());
   batch_ = std::make_unique<BatchRunner>(sim_, core_, std::move(jobs), config_.classes, config_.prune_refusals);
   world_.set_agents(batch_.get());
+  serving_preemptor_ = batch_->preemptor_id(kServingClass);
 }
 
 Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulation& sim, LlmCluster& serving,
@@ -101,7 +102,7 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
     return Error{"no node has room for a serving instance (" + config_.instance_resources.to_string() +
                  ") even after preemption: " + submitted.result.error};
   }
-  batch_->count_preemptions(kServingClass, submitted.preempted);
+  batch_->count_preemptions(serving_preemptor_, submitted.preempted);
   if (task_of_instance_.size() <= instance) task_of_instance_.resize(instance + 1, scheduler::kNoTask);
   task_of_instance_[instance] = submitted.task;
   const std::uint32_t node = submitted.node;

@@ -65,6 +65,7 @@ class SharedCluster final : public InstancePlacement {
   shared::SimWorld world_;
   scheduler::Scheduler core_;
   std::unique_ptr<BatchRunner> batch_;
+  std::uint32_t serving_preemptor_ = 0;  // the serving instances' id among the batch runner's preemptors
   std::map<std::uint32_t, std::uint32_t> server_of_node_;
   std::map<std::uint32_t, std::uint32_t> node_of_server_;
   std::vector<scheduler::TaskId> task_of_instance_;  // by instance id, while placed

@@ -63,7 +63,7 @@ TEST(TaskTableTest, IdsFindTheTaskOfTheirNameAndAreReusedOnlyOnceItLeaves) {
         default:
           if (draw(10) == 0) {  // a state loaded back: ids in name order
             std::vector<Task> saved;
-            for (const auto& [n, task] : table.all()) saved.push_back(task);
+            for (const Task* task : table.by_name()) saved.push_back(*task);
             table.restore(saved, table.next_seq());
             TaskId next = 0;
             for (auto& [n, id] : twin) id = next++;
@@ -71,7 +71,7 @@ TEST(TaskTableTest, IdsFindTheTaskOfTheirNameAndAreReusedOnlyOnceItLeaves) {
       }
       most = std::max(most, twin.size());
       ASSERT_EQ(table.check_invariants(), std::vector<std::string>{}) << "seed " << seed << " call " << call;
-      ASSERT_EQ(table.all().size(), twin.size());
+      ASSERT_EQ(table.size(), twin.size());
       for (const auto& [n, id] : twin) {
         ASSERT_NE(table.find(id), nullptr) << "seed " << seed << " call " << call << ": " << n;
         ASSERT_EQ(table.find(id), table.find(n)) << "seed " << seed << " call " << call << ": " << n;
