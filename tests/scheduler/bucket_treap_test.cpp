@@ -5,26 +5,24 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <vector>
 
 namespace meshsim::scheduler {
 namespace {
 
-// The prefix aggregate a sorted map of the same buckets gives.
+// The prefix aggregate a sorted map of the same buckets gives, field by field.
 BucketTreap::Aggregate reference_prefix(const std::map<double, BucketTreap::Entry>& buckets, double below) {
+  std::vector<BucketTreap::Entry> in;
+  for (auto it = buckets.begin(); it != buckets.lower_bound(below); ++it) in.push_back(it->second);
   BucketTreap::Aggregate agg;
-  for (const auto& [priority, entry] : buckets) {
-    if (priority >= below) break;
-    if (agg.tasks == 0) {
-      agg = BucketTreap::single(entry);
-      continue;
-    }
-    agg.min_priority = std::min(agg.min_priority, entry.priority);
-    agg.max_priority = std::max(agg.max_priority, entry.priority);
-    agg.latest_deadline = std::max(agg.latest_deadline, entry.latest_deadline);
-    agg.lead = std::max(agg.lead, entry.lead);
-    agg.min_seq = std::min(agg.min_seq, entry.min_seq);
-    agg.tasks += entry.tasks;
-  }
+  if (in.empty()) return agg;
+  const auto by = [](auto field) { return [field](const auto& a, const auto& b) { return a.*field < b.*field; }; };
+  agg.min_priority = in.front().priority;  // the map is sorted by priority
+  agg.max_priority = in.back().priority;
+  agg.latest_deadline = std::max_element(in.begin(), in.end(), by(&BucketTreap::Entry::latest_deadline))->latest_deadline;
+  agg.lead = std::max_element(in.begin(), in.end(), by(&BucketTreap::Entry::lead))->lead;
+  agg.min_seq = std::min_element(in.begin(), in.end(), by(&BucketTreap::Entry::min_seq))->min_seq;
+  for (const auto& entry : in) agg.tasks += entry.tasks;
   return agg;
 }
 
