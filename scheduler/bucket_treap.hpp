@@ -8,7 +8,7 @@ namespace meshsim::scheduler {
 
 // The priority buckets of one victim class, ordered by priority, each node carrying its
 // subtree's task count, lowest and highest priority, latest deadline still ahead and
-// lowest task sequence. Counting the tasks below a priority bound is O(log buckets), and
+// (a bound on) lowest task sequence. Counting the tasks below a priority bound is O(log buckets), and
 // a subtree's best possible preempt_score follows from its aggregates, so the victim
 // index walks buckets best-first without visiting the rest. Tasks usually share a few
 // priority tiers, so a class has few buckets and the tree is shallow; with distinct
@@ -26,6 +26,8 @@ class BucketTreap {
     // kappa * latest_deadline - priority: the bucket's best score less the incoming
     // priority and kappa * now, while a deadline is ahead (kNone otherwise).
     double lead = kNone;
+    // At most its lowest task sequence: a cursor breaks ties of a bound by it, to expand
+    // the bound first, and a lower value still does.
     std::uint64_t min_seq = 0;
     std::uint32_t tasks = 0;
   };
