@@ -131,6 +131,7 @@ Scheduler::HealthReport Scheduler::ensure_agent_health(SimTime timeout) {
 const Task& Scheduler::start_task(Task task, Agent& agent) {
   task.agent = agent.spec.name;
   task.agent_id = agent.id;
+  task.actor_class = agent.spec.kind;
   agents_.assign_task(agent, task.id);
   holds_.end(agent);
   const Task& started = tasks_.start(std::move(task), clock_.now());

@@ -130,7 +130,9 @@ OpResult Scheduler::apply_state(const SchedulerState& state) {
   for (const auto& [seq, task] : tasks_.running()) running.push_back(task);
   std::sort(running.begin(), running.end(), [](const Task* a, const Task* b) { return a->seq < b->seq; });
   for (Task* task : running) {
-    task->agent_id = agents_.agent(task->agent)->id;
+    const Agent& agent = *agents_.agent(task->agent);
+    task->agent_id = agent.id;
+    task->actor_class = agent.spec.kind;
     index_.add(victim_info(*task, agents_), clock_.now().seconds());
   }
   return OpResult::ok();

@@ -67,6 +67,10 @@ struct Task : TaskTraits {
   std::string pool;
   std::string agent;
   AgentId agent_id = kNoAgent;  // while running: its agent, as the core reaches it
+  // While running: its agent's kind (the seeds' actor_class), what a strategy tells kinds
+  // of work apart by (the shared cluster's serving instances from batch jobs). Taken
+  // from the agent, so a loaded state sets it again rather than saving it.
+  std::string actor_class;
   SimTime start_time = SimTime::zero();
   std::uint64_t seq = 0;  // registration order
   TaskState state = TaskState::kRunning;

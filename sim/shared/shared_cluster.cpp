@@ -23,7 +23,7 @@ class ServingStays final : public scheduler::SchedulingStrategy {
   }
   double priority(const scheduler::TaskSpec& task) const override { return inner_->priority(task); }
   bool should_preempt(const scheduler::IncomingTask& incoming, const scheduler::Task& victim) const override {
-    return !SharedCluster::is_serving_task(victim.id) && inner_->should_preempt(incoming, victim);
+    return victim.actor_class != SharedCluster::kServingActorClass && inner_->should_preempt(incoming, victim);
   }
 
  private:
@@ -93,7 +93,7 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
   scheduler::TaskSpec spec;
   spec.task_id = task_id(instance);
   spec.pool = config_.serving_pool;
-  spec.actor_class = "serving";
+  spec.actor_class = kServingActorClass;
   spec.resources = config_.instance_resources;
   spec.priority = config_.serving_priority;
   spec.labels = {{"role", "serving"}, {"tag", std::string(kInstanceTagNames.name(tag))}};

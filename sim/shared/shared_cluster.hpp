@@ -51,7 +51,9 @@ class SharedCluster final : public InstancePlacement {
   static std::string task_id(std::uint32_t instance) {
     return std::string(kServingTaskPrefix) + std::to_string(instance);
   }
-  static bool is_serving_task(const std::string& id) { return id.starts_with(kServingTaskPrefix); }
+  // The actor class of serving instances' core tasks: the kind by which the core's
+  // strategy here never picks one as a victim (they leave only by draining).
+  static constexpr std::string_view kServingActorClass = "serving";
   // The preemptor's class the batch runner counts for serving instances' preemptions.
   static inline const std::string kServingClass = "serving";
 

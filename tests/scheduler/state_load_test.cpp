@@ -56,6 +56,15 @@ class StateLoadTest : public ::testing::Test {
 
 TEST_F(StateLoadTest, TheSavedStateLoadsAsItIs) { EXPECT_TRUE(scheduler.load_state(saved).success); }
 
+// A running task carries its agent's actor class (what a strategy tells serving work from
+// batch work by), and a loaded state gives it again from the agent.
+TEST_F(StateLoadTest, ARunningTaskKnowsItsAgentsActorClassAfterALoadToo) {
+  ASSERT_EQ(scheduler.tasks().find(std::string("task-a"))->actor_class, "Worker");
+  ASSERT_TRUE(scheduler.load_state(saved).success);
+  EXPECT_EQ(scheduler.tasks().find(std::string("task-a"))->actor_class, "Worker");
+  EXPECT_EQ(scheduler.tasks().find(std::string("task-b"))->actor_class, "Worker");
+}
+
 TEST_F(StateLoadTest, DuplicateTasksAndSequenceNumbersAreRefused) {
   expect_refused([](SchedulerState& s) { s.tasks.push_back(s.tasks.front()); }, "task task-a appears twice");
   expect_refused([](SchedulerState& s) { s.tasks[1].seq = s.tasks[0].seq; }, "shares seq");
