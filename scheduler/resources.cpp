@@ -108,14 +108,23 @@ bool ResourceVector::fits_in_sum(const ResourceVector& a, const ResourceVector& 
       gpu_milli_ > a.gpu_milli_ + b.gpu_milli_) {
     return false;
   }
-  // As fits_in: every custom resource named on either side, absent ones zero. The lists
-  // are short (a SKU or two), so lookups beat a three-way merge in clarity at no cost.
-  const auto short_of = [&](const std::string& name) {
-    return custom_milli(name) > a.custom_milli(name) + b.custom_milli(name);
-  };
-  return std::none_of(custom_.begin(), custom_.end(), [&](const auto& entry) { return short_of(entry.first); }) &&
-         std::none_of(a.custom_.begin(), a.custom_.end(), [&](const auto& entry) { return short_of(entry.first); }) &&
-         std::none_of(b.custom_.begin(), b.custom_.end(), [&](const auto& entry) { return short_of(entry.first); });
+  // As fits_in, over every custom resource named on any side (absent ones zero): a merge
+  // walk of the three lists sorted by name, each name compared once per side (victim
+  // selection asks this of every node a candidate frees room on).
+  auto mine = custom_.begin();
+  auto in_a = a.custom_.begin();
+  auto in_b = b.custom_.begin();
+  while (mine != custom_.end() || in_a != a.custom_.end() || in_b != b.custom_.end()) {
+    const std::string* name = mine != custom_.end() ? &mine->first : nullptr;
+    if (in_a != a.custom_.end() && (name == nullptr || in_a->first < *name)) name = &in_a->first;
+    if (in_b != b.custom_.end() && (name == nullptr || in_b->first < *name)) name = &in_b->first;
+    std::int64_t need = 0, have = 0;
+    if (mine != custom_.end() && mine->first == *name) need = (mine++)->second;
+    if (in_a != a.custom_.end() && in_a->first == *name) have += (in_a++)->second;
+    if (in_b != b.custom_.end() && in_b->first == *name) have += (in_b++)->second;
+    if (need > have) return false;
+  }
+  return true;
 }
 
 bool ResourceVector::is_non_negative() const {
