@@ -52,6 +52,14 @@ LlmCluster::LlmCluster(engine::Simulation& sim, LlmClusterConfig config, Request
 
 LlmCluster::~LlmCluster() = default;
 
+Expected<std::uint32_t> LlmCluster::add_placed_instance(InstanceTag tag, InstancePlacement& placement) {
+  const std::uint32_t id = fleet_.size();  // the id add() gives next
+  auto where = placement.place(id, tag, fleet_.servers());
+  if (!where) return where.error();
+  fleet_.activate(fleet_.add(tag, where->server));
+  return id;
+}
+
 std::function<std::unique_ptr<ServingSystem>(engine::Simulation&, RequestSink&)> llm_cluster_factory(
     LlmClusterConfig config, LlmCluster** built) {
   return [config = std::move(config), built](engine::Simulation& sim, RequestSink& sink) {

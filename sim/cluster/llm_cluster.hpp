@@ -10,6 +10,7 @@
 #include "sim/batching/instance_engine.hpp"
 #include "sim/cluster/first_token_watch.hpp"
 #include "sim/cluster/instance_fleet.hpp"
+#include "sim/cluster/instance_placement.hpp"
 #include "sim/cluster/llm_cluster_config.hpp"
 #include "sim/cluster/serving_options.hpp"
 #include "sim/cluster/serving_system.hpp"
@@ -51,9 +52,15 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   const LlmClusterConfig& config() const { return config_; }
   SimTime now() const { return sim_.now(); }
   // The instances, their lifecycle, servers, hardware and pool books: the ScalingManager
-  // and the placements change them through it (instance_fleet.hpp).
+  // changes them through it (instance_fleet.hpp); outside sim/cluster, ScalingView reads.
   InstanceFleet& fleet() { return fleet_; }
   const InstanceFleet& fleet() const { return fleet_; }
+  // A start-state instance its owner places (a shared cluster, through the scheduling
+  // core, on a cluster resolved without its start state): `placement` is asked where the
+  // next instance goes, which is then ACTIVE at once. Its id, or why it has no room.
+  Expected<std::uint32_t> add_placed_instance(InstanceTag tag, InstancePlacement& placement);
+  // Every existing instance as the scaling side sees it, by id.
+  std::vector<InstanceView> instance_views() const { return fleet_.views(); }
   // Events handled so far by this cluster (iteration ends and KV transfers): shows folding.
   std::uint64_t events_handled() const { return events_handled_; }
 

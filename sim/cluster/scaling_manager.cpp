@@ -15,7 +15,7 @@ ScalingManager::ScalingManager(engine::Simulation& sim, LlmCluster& cluster, Sca
     : sim_(sim),
       cluster_(cluster),
       config_(config),
-      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(cluster.fleet().servers(), config.max_servers) : nullptr),
+      elastic_(placement == nullptr ? std::make_unique<ElasticServers>(config.max_servers) : nullptr),
       placement_(placement == nullptr ? elastic_.get() : placement),
       drain_check_(sim, *this, engine::EventPayload{kDrainCheck, 0}) {
   MESHSIM_CHECK(config_.drain_check_interval > SimTime::zero(), "drain_check_interval must be positive");
@@ -43,7 +43,7 @@ Error ScalingManager::blocked(std::string why) {
 }
 
 Expected<PlacedInstance> ScalingManager::take_server(std::uint32_t instance, InstanceTag tag) {
-  auto placed = placement_->place(instance, tag);
+  auto placed = placement_->place(instance, tag, cluster_.fleet().servers());
   if (!placed) return blocked(placed.error().message);
   return placed;
 }
@@ -65,7 +65,9 @@ Status ScalingManager::room_for_one_more(InstanceTag tag) {
   if (cluster_.fleet().counts().attached >= config_.max_total_instances) {
     return blocked("Max cluster size reached (" + std::to_string(config_.max_total_instances) + ")");
   }
-  if (auto room = placement_->room_for_one_more(tag); !room) return blocked(room.error().message);
+  if (auto room = placement_->room_for_one_more(tag, cluster_.fleet().servers()); !room) {
+    return blocked(room.error().message);
+  }
   return Ok{};
 }
 
@@ -215,7 +217,7 @@ void ScalingManager::on_event(const engine::EventPayload& payload) {
 }
 
 void ScalingManager::release(std::uint32_t instance, std::uint32_t server) {
-  if (!placement_->release(instance, server)) return;
+  if (!placement_->release(instance, server, cluster_.fleet().servers())) return;
   ++counts_.servers_removed;
   if (log_) log("[ScalingManager] Auto scale-down server " + std::to_string(server) + " after instance removal");
 }

@@ -76,20 +76,17 @@ Expected<std::unique_ptr<SharedCluster>> SharedCluster::create(engine::Simulatio
   std::uint32_t placed = 0;
   for (const auto& group : start_state) {
     for (std::uint32_t i = 0; i < group.count; ++i) {
-      const std::uint32_t instance = serving.fleet().size();
-      auto where = shared->place(instance, group.tag);
-      if (!where) {
+      if (auto added = serving.add_placed_instance(group.tag, *shared); !added) {
         return Error{"the serving start state does not fit the cluster's nodes: " + std::to_string(placed) +
-                     " instances placed, then " + where.error().message};
+                     " instances placed, then " + added.error().message};
       }
-      serving.fleet().activate(serving.fleet().add(group.tag, where->server));
       ++placed;
     }
   }
   return shared;
 }
 
-Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTag tag) {
+Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTag tag, ServerPool& servers) {
   scheduler::TaskSpec spec;
   spec.task_id = task_id(instance);
   spec.pool = config_.serving_pool;
@@ -108,20 +105,20 @@ Expected<PlacedInstance> SharedCluster::place(std::uint32_t instance, InstanceTa
   const std::uint32_t node = submitted.node;
   auto [it, fresh] = server_of_node_.try_emplace(node, 0);
   if (fresh) {
-    it->second = serving_.fleet().servers().add(tag);
+    it->second = servers.add(tag);
     node_of_server_[it->second] = node;
   }
   return PlacedInstance{it->second, submitted.ready_in};
 }
 
-bool SharedCluster::release(std::uint32_t instance, std::uint32_t server) {
+bool SharedCluster::release(std::uint32_t instance, std::uint32_t server, ServerPool& servers) {
   const auto done = core_.complete(task_of_instance_.at(instance));
   MESHSIM_CHECK(done.success, done.error);
   task_of_instance_[instance] = scheduler::kNoTask;
   const std::uint32_t node = node_of_server_.at(server);
-  const bool emptied = serving_.fleet().servers().load(server) == 0;
+  const bool emptied = servers.load(server) == 0;
   if (emptied) {
-    serving_.fleet().servers().remove(server);
+    servers.remove(server);
     server_of_node_.erase(node);
     node_of_server_.erase(server);
   }
@@ -133,7 +130,7 @@ std::vector<std::string> SharedCluster::check_invariants() const {
   std::vector<std::string> problems = core_.check_invariants();
   for (auto& problem : batch_->check_invariants()) problems.push_back(std::move(problem));
   std::int64_t gpu_milli = 0;
-  for (const auto& view : serving_.fleet().views()) {
+  for (const auto& view : serving_.instance_views()) {
     const scheduler::Task* task = core_.tasks().find(task_id(view.id));
     const bool placed = task != nullptr && task->state == scheduler::TaskState::kRunning;
     if (placed != view.server.has_value()) {

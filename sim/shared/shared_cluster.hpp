@@ -18,6 +18,7 @@ using cluster::InstancePlacement;
 using cluster::InstanceTag;
 using cluster::LlmCluster;
 using cluster::PlacedInstance;
+using cluster::ServerPool;
 
 // The world joined with the core: the cluster's servers are the core's nodes, each
 // serving instance is an agent of the serving pool with its own placement group (a
@@ -38,8 +39,8 @@ class SharedCluster final : public InstancePlacement {
   // Arms the batch arrivals.
   void start() { batch_->start(); }
 
-  Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag) override;
-  bool release(std::uint32_t instance, std::uint32_t server) override;
+  Expected<PlacedInstance> place(std::uint32_t instance, InstanceTag tag, ServerPool& servers) override;
+  bool release(std::uint32_t instance, std::uint32_t server, ServerPool& servers) override;
 
   const scheduler::Scheduler& core() const { return core_; }
   const BatchRunner& batch() const { return *batch_; }
