@@ -50,7 +50,6 @@ class LlmCluster final : public ServingSystem, private engine::EventHandler {
   std::string describe_waiting() const override;
 
   const LlmClusterConfig& config() const { return config_; }
-  SimTime now() const { return sim_.now(); }
   // The instances, their lifecycle, servers, hardware and pool books: the ScalingManager
   // changes them through it (instance_fleet.hpp); outside sim/cluster, ScalingView reads.
   InstanceFleet& fleet() { return fleet_; }

@@ -7,7 +7,7 @@ namespace meshsim::cluster {
 
 const InstanceFleet& ScalingView::fleet() const { return cluster_.fleet(); }
 
-engine::SimTime ScalingView::now() const { return cluster_.now(); }
+engine::SimTime ScalingView::now() const { return manager_.sim_.now(); }
 
 PoolSnapshot ScalingView::snapshot(InstanceTag tag) const {
   const auto& totals = fleet().pools().totals(tag);
