@@ -86,7 +86,7 @@ class ScalingManager final : private engine::EventHandler {
   ScalingView view() const { return ScalingView(cluster_, *this); }
 
  private:
-  friend class ScalingView;  // reads starting_ and counts_
+  friend class ScalingView;  // reads sim_'s clock, starting_ and counts_
 
   enum EventKind : std::uint64_t { kActivate, kDrainCheck, kEvacuate };
   // What becomes of a drained instance: removed (scale_down_full), kept INACTIVE
