@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -70,19 +71,37 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
   // A holder removes the file as it finishes: a lock taken on the file it removed would
   // lock nothing, so the lock counts only while the path still names the locked file.
   for (int attempt = 0; attempt < 100; ++attempt) {
-    // Never through a link: the holder's name is written into the file, and a link there
-    // would have it overwrite a file outside the folder.
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
-    if (fd < 0 && errno == ELOOP) {
+    // Created registered for removal, so that a signal at any moment leaves no lock file of
+    // ours; a file already there (another holder's, or one a killed holder left) is opened
+    // as it is. Never through a link: the holder's name is written into the file, and a
+    // link there would have it overwrite a file outside the folder (O_EXCL follows none).
+    constexpr int kFlags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+    int fd = -1;
+    int open_error = 0;
+    int slot = create_removed_on_signal(path, [&] {
+      fd = ::open(path.c_str(), kFlags | O_CREAT | O_EXCL, 0644);
+      open_error = fd < 0 ? errno : 0;
+      return fd >= 0;
+    });
+    if (fd < 0 && open_error == 0) return Error{folder + ": interrupted before the output folder was locked"};
+    if (fd < 0 && open_error == EEXIST) {
+      fd = ::open(path.c_str(), kFlags);
+      open_error = fd < 0 ? errno : 0;
+      if (fd < 0 && open_error == ENOENT) continue;  // its holder removed it meanwhile
+    }
+    if (fd < 0 && open_error == ELOOP) {
       return Error{path + ": the output folder's lock file is a symbolic link: remove it (meshsim writes through none)"};
     }
-    if (fd < 0) return Error{folder + ": cannot lock the output folder: " + std::strerror(errno)};
+    if (fd < 0) return Error{folder + ": cannot lock the output folder: " + std::strerror(open_error)};
+    // Not ours to remove until it is locked: another holder may take the file we created.
     if (struct stat file {}; ::fstat(fd, &file) != 0 || !S_ISREG(file.st_mode)) {
+      keep_on_signal(slot);
       ::close(fd);
       return Error{path + ": the output folder's lock file is not a regular file: remove it"};
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int why = errno;
+      keep_on_signal(slot);
       const std::string holder = why == EWOULDBLOCK ? holder_of(fd) : std::string();
       ::close(fd);
       if (why != EWOULDBLOCK) return Error{folder + ": cannot lock the output folder: " + std::strerror(why)};
@@ -92,13 +111,14 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
     struct stat locked {}, named {};
     if (::fstat(fd, &locked) == 0 && ::lstat(path.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
         locked.st_ino == named.st_ino) {
+      // A file that was there before is registered once it is ours.
+      if (slot < 0) slot = std::max(-1, create_removed_on_signal(path, [] { return true; }));
       const std::string holder = "pid " + std::to_string(::getpid()) + ", " + std::string(command) + "\n";
       if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.data(), holder.size(), 0) < 0) {
         // Only the holder's name is lost: the lock holds.
       }
       FolderLock lock(fd, path, created ? folder : std::string());
-      // Registered once the lock is ours (the file may be another holder's until then).
-      lock.signal_slot_ = create_removed_on_signal(path, [] { return true; });
+      lock.signal_slot_ = slot;
       // Checked under the lock, so no writer of another kind is half-way through.
       if (const std::string other = other_commands_outputs(folder, command); !other.empty()) {
         return Error{folder + ": holds the outputs of " + other + ": give " + std::string(command) +
@@ -106,7 +126,8 @@ Expected<FolderLock> FolderLock::acquire(const std::string& folder, std::string_
       }
       return lock;
     }
-    ::close(fd);  // removed (or replaced) while we waited for it: try the new one
+    keep_on_signal(slot);  // removed (or replaced) while we waited for it: try the new one
+    ::close(fd);
   }
   return Error{folder + ": cannot lock the output folder: its lock file keeps changing"};
 }
@@ -132,8 +153,10 @@ FolderLock::~FolderLock() { release(); }
 
 void FolderLock::release() {
   if (fd_ < 0) return;
+  // Removed while still locked (a waiter that opened it sees it gone), then unregistered:
+  // a signal in between finds the path gone, where the other order would leave the file.
+  ::unlink(path_.c_str());
   keep_on_signal(std::exchange(signal_slot_, -1));
-  ::unlink(path_.c_str());  // while still locked: a waiter that opened it sees it gone
   ::close(fd_);
   fd_ = -1;
   if (!created_.empty()) {
