@@ -35,7 +35,8 @@ class WorkMix {
   class Lengths {
    public:
     static constexpr std::size_t kBins = 80;
-    void add(engine::SimTime at, std::uint32_t tokens);
+    // `bin` is bin_of(tokens), worked out once for both windows.
+    void add(engine::SimTime at, std::uint32_t tokens, std::uint8_t bin);
     void forget_before(engine::SimTime at);
     double mean() const;
     double p90() const;
@@ -45,6 +46,7 @@ class WorkMix {
     struct Entry {
       engine::SimTime at;
       std::uint32_t tokens;
+      std::uint8_t bin;
     };
     std::deque<Entry> entries_;
     std::array<std::uint64_t, kBins> bins_{};
@@ -53,9 +55,13 @@ class WorkMix {
 
   std::array<Lengths, 2> prompts_, outputs_;
   // Arrivals per second over the longest window and the second under way, a ring indexed
-  // by the second.
+  // by the second; and per window, the sum of the whole seconds' counts and of their
+  // squares, kept as seconds end and leave it, so a decision costs the same whatever the
+  // window (integers: the figures are what summing the ring each time would give).
   std::vector<std::uint32_t> per_second_ = std::vector<std::uint32_t>(static_cast<std::size_t>(kWindowsS[1]) + 1, 0);
-  std::int64_t last_second_ = -1;  // the newest second counted (-1: none yet)
+  std::int64_t last_second_ = -1;  // the newest second counted (-1: none yet), still under way
+  std::array<std::uint64_t, 2> count_sum_{}, count_squares_{};
+  std::uint32_t& count_of(std::int64_t second);  // its slot in the ring
   void advance_to(std::int64_t second);
 };
 

@@ -75,7 +75,11 @@ TEST(WorkMixTest, FiguresMatchASlowTwinOverRandomStreams) {
     // Bursts and lulls: rates from 0 to 200/s, lengths over four orders of magnitude.
     const double rate = trial % 5 == 0 ? 0.02 : rng.uniform() * 200;
     for (int query = 0; query < 30; ++query) {
-      const SimTime until = now + SimTime::from_seconds(1 + rng.uniform() * 60);
+      // Mostly a minute or less between queries; some within the same second, some after
+      // a lull longer than the longest window (everything counted leaves it).
+      const double pick = rng.uniform();
+      const double gap_s = pick < 0.1 ? rng.uniform() * 0.9 : pick < 0.2 ? 250 + rng.uniform() * 500 : 1 + rng.uniform() * 60;
+      const SimTime until = now + SimTime::from_seconds(gap_s);
       SimTime t = now;
       while (rate > 0) {
         const double burst = rng.uniform() < 0.1 ? 20.0 : 1.0;
@@ -103,6 +107,39 @@ TEST(WorkMixTest, FiguresMatchASlowTwinOverRandomStreams) {
         EXPECT_NEAR(got[w].output_p90, want.output_p90, 0.13 * want.output_p90 + 1.2) << where;
         EXPECT_NEAR(got[w].burstiness, want.burstiness, 1e-9 * (1 + want.burstiness)) << where;
       }
+    }
+  }
+}
+
+// Arrivals handed in a little out of order (a second or a few late) still count in the
+// seconds they belong to, and those older than the longest window in none: the running
+// sums stay the ring's (they once were only added as seconds ended, so a late arrival
+// would have been subtracted without having been added).
+TEST(WorkMixTest, LateArrivalsCountInTheirOwnSeconds) {
+  engine::Rng rng(91);
+  for (int trial = 0; trial < 20; ++trial) {
+    WorkMix mix;
+    std::vector<Event> arrivals;
+    SimTime newest;
+    for (int query = 0; query < 30; ++query) {
+      for (int k = 0; k < 40; ++k) {
+        newest += SimTime::from_seconds(rng.uniform() * 2);
+        const double late_s = rng.uniform() < 0.2 ? rng.uniform() * (rng.uniform() < 0.1 ? 900 : 20) : 0;
+        const SimTime at = std::max(SimTime(), newest - SimTime::from_seconds(late_s));
+        mix.on_arrival(at, 100);
+        // The twin keeps what arrives while its second can still be in a window (the
+        // longest window, and the second under way).
+        const std::int64_t age_s = newest.us() / 1'000'000 - at.us() / 1'000'000;
+        if (age_s <= static_cast<std::int64_t>(WorkMix::kWindowsS[1])) arrivals.push_back({at, 100});
+      }
+      const SimTime now = newest + SimTime::from_seconds(rng.uniform() * 5);
+      const auto got = mix.figures(now);
+      for (std::size_t w = 0; w < WorkMix::kWindowsS.size(); ++w) {
+        const WorkMix::Figures want = slow_figures(arrivals, {}, now, WorkMix::kWindowsS[w]);
+        EXPECT_NEAR(got[w].burstiness, want.burstiness, 1e-9 * (1 + want.burstiness))
+            << "trial " << trial << ", query " << query << ", window " << w;
+      }
+      newest = now;
     }
   }
 }
