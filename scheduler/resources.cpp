@@ -135,6 +135,11 @@ bool ResourceVector::is_non_negative() const {
 std::string ResourceVector::to_string() const {
   std::string out;
   out.reserve(48);
+  append_to(out);
+  return out;
+}
+
+void ResourceVector::append_to(std::string& out) const {
   out += "cpu=";
   append_milli(out, cpu_milli_);
   out += " memory_mb=";
@@ -147,7 +152,6 @@ std::string ResourceVector::to_string() const {
     out += '=';
     append_milli(out, milli);
   }
-  return out;
 }
 
 Status ResourceLedger::reserve(const ResourceVector& amount) {

@@ -49,6 +49,8 @@ class ResourceVector {
   bool is_zero() const { return *this == ResourceVector(); }
   // "cpu=2 memory_mb=1024 gpu=0.5 accelerator=1": for messages and logs.
   std::string to_string() const;
+  // Appends what to_string() gives, for a message built in one string.
+  void append_to(std::string& out) const;
 
  private:
   void add_custom(const std::string& name, std::int64_t milli);

@@ -208,10 +208,16 @@ SubmitResult Scheduler::place_with_preemption(const TaskSpec& spec) {
   std::size_t considered = 0;
   const auto victims = search.choose(spec, /*pg_reuse_only=*/false, &considered);
   if (!victims) {
-    out.result = OpResult::fail("submit '" + spec.task_id + "': pool '" + spec.pool + "' has " +
-                                agents_.pool(spec.pool)->ledger.available().to_string() + " free for " +
-                                spec.resources.to_string() + ", and the " + std::to_string(considered) +
-                                " tasks the policy lets it preempt do not free enough");
+    // Built in one string: shared clusters are refused thousands of times a run.
+    std::string& message = out.result.error;
+    message.reserve(200 + spec.task_id.size() + spec.pool.size());
+    message.append("submit '").append(spec.task_id).append("': pool '").append(spec.pool).append("' has ");
+    agents_.pool(spec.pool)->ledger.available().append_to(message);
+    message += " free for ";
+    spec.resources.append_to(message);
+    message.append(", and the ").append(std::to_string(considered));
+    message += " tasks the policy lets it preempt do not free enough";
+    out.result.success = false;
     return out;
   }
   std::optional<PgId> freed_pg;

@@ -34,6 +34,12 @@ BatchRunner::BatchRunner(engine::Simulation& sim, scheduler::Scheduler& core, st
   MESHSIM_CHECK(std::is_sorted(jobs_.begin(), jobs_.end(),
                                [](const Job& a, const Job& b) { return a.record.arrival_s < b.record.arrival_s; }),
                 "batch jobs must be sorted by arrival");
+  covers_by_pool_.reserve(classes_.size() * classes_.size());
+  for (const auto& by : classes_) {
+    for (const auto& of : classes_) {
+      covers_by_pool_.push_back(by.second.pool == of.second.pool && by.second.priority >= of.second.priority);
+    }
+  }
   running_on_.resize(core_.cluster().nodes().size());
   for (const auto& node : core_.cluster().nodes()) {
     if (std::find(node_shapes_.begin(), node_shapes_.end(), node.spec.capacity) == node_shapes_.end()) {
@@ -112,7 +118,7 @@ bool BatchRunner::try_start(std::size_t index) {
   spec.checkpoint_interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const auto submitted = core_.submit_task_with_preemption(spec);
   if (!submitted.result.success) {
-    if (prune_refusals_) add_refusal(Refusal{job.cls, job.need});
+    if (prune_refusals_) add_refusal(Refusal{job.cls, job.class_id, job.need});
     return false;
   }
   job.task = submitted.task;
@@ -260,8 +266,7 @@ scheduler::ResourceVector BatchRunner::room_for(std::uint32_t node, double prior
   return room;
 }
 
-void BatchRunner::refresh_refusals() {
-  if (freed_nodes_.empty() && !freed_anywhere_) return;
+void BatchRunner::drop_stale_refusals() {
   const std::size_t before = refused_.size();
   if (freed_anywhere_ || !priority_rules_only()) {
     refused_.clear();
@@ -282,7 +287,9 @@ void BatchRunner::add_refusal(const Refusal& refusal) {
   // Kept minimal per class: a refusal of the same class needing no more already covers
   // every job this one would, and this one covers every job of a larger one (so dropping
   // it leaves coverage unchanged and refusals_kept_ need not move).
-  const auto covers = [](const Refusal& a, const Refusal& b) { return a.cls == b.cls && a.need.fits_in(b.need); };
+  const auto covers = [](const Refusal& a, const Refusal& b) {
+    return a.class_id == b.class_id && a.need.fits_in(b.need);
+  };
   if (std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) { return covers(r, refusal); })) return;
   std::erase_if(refused_, [&](const Refusal& r) { return covers(refusal, r); });
   refused_.push_back(refusal);
@@ -294,9 +301,10 @@ bool BatchRunner::hopeless(Job& job) {
   // Refusals are only added since (none dropped): what covered it still does.
   if (job.hopeless_as_of == refusals_kept_) return true;
   const bool by_pool = priority_rules_only();
+  const std::size_t classes = classes_.size();
   const bool covered = std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) {
     const bool as_able =
-        r.cls == job.cls || (by_pool && r.cls->pool == job.cls->pool && r.cls->priority >= job.cls->priority);
+        r.class_id == job.class_id || (by_pool && covers_by_pool_[r.class_id * classes + job.class_id] != 0);
     return as_able && r.need.fits_in(job.need);
   });
   if (covered) job.hopeless_as_of = refusals_kept_;

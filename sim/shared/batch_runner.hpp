@@ -110,6 +110,7 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   // A job the core refused, standing for every job it covers (see hopeless()).
   struct Refusal {
     const BatchClass* cls;
+    std::uint32_t class_id;
     scheduler::ResourceVector need;
   };
   using QueueKey = std::pair<double, std::size_t>;  // (-priority, job index)
@@ -131,8 +132,12 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   // victims ripen with time, so nothing is judged.
   bool hopeless(Job& job);
   void add_refusal(const Refusal& refusal);
-  // Drops the refusals that resources freed since the last call may have made stale.
-  void refresh_refusals();
+  // Drops the refusals that resources freed since the last call may have made stale
+  // (when resources were freed since: the check is inline, as hopeless() runs per job).
+  void refresh_refusals() {
+    if (!freed_nodes_.empty() || freed_anywhere_) drop_stale_refusals();
+  }
+  void drop_stale_refusals();
   // The most `priority` work could find on `node`: its free room plus the batch work
   // there the policy could let it preempt (serving instances are protected).
   scheduler::ResourceVector room_for(std::uint32_t node, double priority) const;
@@ -160,6 +165,10 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   bool prune_refusals_;
   bool dispatch_armed_ = false;
   std::vector<Refusal> refused_;
+  // By (refused class id, job class id): a refusal of the first covers a job of the second
+  // under priority rules alone (the same pool, at no higher priority). Worked out once,
+  // since dispatch() asks for every queued job.
+  std::vector<char> covers_by_pool_;
   std::vector<std::uint32_t> freed_nodes_;  // since the refusals were last refreshed
   bool freed_anywhere_ = false;
   // Grows whenever refusals are dropped: a job found covered since then still is.
