@@ -118,7 +118,7 @@ bool BatchRunner::try_start(std::size_t index) {
   spec.checkpoint_interval = job.record.checkpoint_interval_s.value_or(job.cls->checkpoint_interval_s);
   const auto submitted = core_.submit_task_with_preemption(spec);
   if (!submitted.result.success) {
-    if (prune_refusals_) add_refusal(Refusal{job.cls, job.class_id, job.need});
+    if (prune_refusals_) add_refusal(Refusal{job.cls, job.class_id, job.need, {}});
     return false;
   }
   job.task = submitted.task;
@@ -266,33 +266,57 @@ scheduler::ResourceVector BatchRunner::room_for(std::uint32_t node, double prior
   return room;
 }
 
-void BatchRunner::drop_stale_refusals() {
+void BatchRunner::lapse_stale_refusals() {
   const std::size_t before = refused_.size();
   if (freed_anywhere_ || !priority_rules_only()) {
     refused_.clear();
+    lapsed_.clear();
   } else {
     std::sort(freed_nodes_.begin(), freed_nodes_.end());
     freed_nodes_.erase(std::unique(freed_nodes_.begin(), freed_nodes_.end()), freed_nodes_.end());
-    std::erase_if(refused_, [&](const Refusal& r) {
-      return std::any_of(freed_nodes_.begin(), freed_nodes_.end(),
-                         [&](std::uint32_t node) { return r.need.fits_in(room_for(node, r.cls->priority)); });
-    });
+    const auto lapse = [&](Refusal& r) {
+      for (const std::uint32_t node : freed_nodes_) {
+        if (r.need.fits_in(room_for(node, r.cls->priority)) &&
+            std::find(r.lapsed_on.begin(), r.lapsed_on.end(), node) == r.lapsed_on.end()) {
+          r.lapsed_on.push_back(node);
+        }
+      }
+      return !r.lapsed_on.empty();
+    };
+    for (Refusal& r : lapsed_) lapse(r);
+    for (auto r = refused_.begin(); r != refused_.end();) {
+      if (!lapse(*r)) {
+        ++r;
+        continue;
+      }
+      lapsed_.push_back(std::move(*r));
+      r = refused_.erase(r);
+    }
+    if (lapsed_.size() > kLapsedKept) lapsed_.erase(lapsed_.begin(), lapsed_.end() - kLapsedKept);
   }
   freed_nodes_.clear();
   freed_anywhere_ = false;
   if (refused_.size() != before) ++refusals_kept_;
 }
 
-void BatchRunner::add_refusal(const Refusal& refusal) {
+void BatchRunner::add_refusal(Refusal refusal) {
   // Kept minimal per class: a refusal of the same class needing no more already covers
   // every job this one would, and this one covers every job of a larger one (so dropping
-  // it leaves coverage unchanged and refusals_kept_ need not move).
-  const auto covers = [](const Refusal& a, const Refusal& b) {
+  // it, or a lapsed one it covers, leaves coverage unchanged and refusals_kept_ need not move).
+  const auto stronger = [](const Refusal& a, const Refusal& b) {
     return a.class_id == b.class_id && a.need.fits_in(b.need);
   };
-  if (std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) { return covers(r, refusal); })) return;
-  std::erase_if(refused_, [&](const Refusal& r) { return covers(refusal, r); });
-  refused_.push_back(refusal);
+  if (std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) { return stronger(r, refusal); })) return;
+  std::erase_if(refused_, [&](const Refusal& r) { return stronger(refusal, r); });
+  std::erase_if(lapsed_, [&](const Refusal& r) { return stronger(refusal, r); });
+  refusal.lapsed_on.clear();
+  refused_.push_back(std::move(refusal));
+}
+
+bool BatchRunner::lapsed_refusal_holds(Refusal& r, const Job& job) const {
+  std::erase_if(r.lapsed_on, [&](std::uint32_t node) { return !r.need.fits_in(room_for(node, r.cls->priority)); });
+  return std::none_of(r.lapsed_on.begin(), r.lapsed_on.end(),
+                      [&](std::uint32_t node) { return job.need.fits_in(room_for(node, job.cls->priority)); });
 }
 
 bool BatchRunner::hopeless(Job& job) {
@@ -302,13 +326,21 @@ bool BatchRunner::hopeless(Job& job) {
   if (job.hopeless_as_of == refusals_kept_) return true;
   const bool by_pool = priority_rules_only();
   const std::size_t classes = classes_.size();
-  const bool covered = std::any_of(refused_.begin(), refused_.end(), [&](const Refusal& r) {
+  const auto covers = [&](const Refusal& r) {
     const bool as_able =
         r.class_id == job.class_id || (by_pool && covers_by_pool_[r.class_id * classes + job.class_id] != 0);
     return as_able && r.need.fits_in(job.need);
-  });
-  if (covered) job.hopeless_as_of = refusals_kept_;
-  return covered;
+  };
+  if (std::any_of(refused_.begin(), refused_.end(), covers)) {
+    job.hopeless_as_of = refusals_kept_;
+    return true;
+  }
+  const auto stands_for_it = [&](Refusal& r) { return covers(r) && lapsed_refusal_holds(r, job); };
+  if (!std::any_of(lapsed_.begin(), lapsed_.end(), stands_for_it)) return false;
+  // Refused as the core would have: the job's own refusal then covers it (and its like).
+  add_refusal(Refusal{job.cls, job.class_id, job.need, {}});
+  job.hopeless_as_of = refusals_kept_;
+  return true;
 }
 
 void BatchRunner::dispatch() {

@@ -107,11 +107,13 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
     // hopeless() found it covered while refusals_kept_ had this value (0: never).
     std::uint64_t hopeless_as_of = 0;
   };
-  // A job the core refused, standing for every job it covers (see hopeless()).
+  // A job the core refused, standing for every job it covers (see hopeless()); once
+  // lapsed, also the nodes where resources freed since may let those jobs in.
   struct Refusal {
     const BatchClass* cls;
     std::uint32_t class_id;
     scheduler::ResourceVector need;
+    std::vector<std::uint32_t> lapsed_on;
   };
   using QueueKey = std::pair<double, std::size_t>;  // (-priority, job index)
 
@@ -128,16 +130,24 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   // work never adds to any node's free plus preemptible room, so a refusal holds until
   // resources are freed; then only on the node that gained room can it lapse, and only
   // if that node's free room plus the work there it could preempt (at a priority at
-  // least the smallest threshold below its own) would hold it. Under a minimum runtime
-  // victims ripen with time, so nothing is judged.
+  // least the smallest threshold below its own) would hold it; even then it stands for
+  // the jobs that fit none of the nodes it lapsed on, as their room is now (and they get
+  // a refusal of their own, as from the core). Under a minimum runtime victims ripen with
+  // time, so nothing is judged.
   bool hopeless(Job& job);
-  void add_refusal(const Refusal& refusal);
-  // Drops the refusals that resources freed since the last call may have made stale
-  // (when resources were freed since: the check is inline, as hopeless() runs per job).
+  // A lapsed refusal still stands for `job` (one it covers) when none of the nodes it
+  // lapsed on has the room for the job now: judged only for jobs about to be tried, so
+  // the asking costs less than the core's refusal it saves. Forgets the nodes where the
+  // room shrank below the refusal's own need (until the next free there).
+  bool lapsed_refusal_holds(Refusal& r, const Job& job) const;
+  void add_refusal(Refusal refusal);
+  // Moves the refusals that resources freed since the last call may have made stale to
+  // lapsed_, noting the nodes where (when resources were freed since: the check is
+  // inline, as hopeless() runs per job).
   void refresh_refusals() {
-    if (!freed_nodes_.empty() || freed_anywhere_) drop_stale_refusals();
+    if (!freed_nodes_.empty() || freed_anywhere_) lapse_stale_refusals();
   }
-  void drop_stale_refusals();
+  void lapse_stale_refusals();
   // The most `priority` work could find on `node`: its free room plus the batch work
   // there the policy could let it preempt (serving instances are protected).
   scheduler::ResourceVector room_for(std::uint32_t node, double priority) const;
@@ -165,6 +175,10 @@ class BatchRunner final : public SimWorld::Agents, private engine::EventHandler 
   bool prune_refusals_;
   bool dispatch_armed_ = false;
   std::vector<Refusal> refused_;
+  // Refusals resources freed since may have made stale, with the nodes where: the most
+  // recent kLapsedKept (forgetting one only means asking the core).
+  std::vector<Refusal> lapsed_;
+  static constexpr std::size_t kLapsedKept = 8;
   // By (refused class id, job class id): a refusal of the first covers a job of the second
   // under priority rules alone (the same pool, at no higher priority). Worked out once,
   // since dispatch() asks for every queued job.
