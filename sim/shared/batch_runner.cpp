@@ -276,8 +276,8 @@ void BatchRunner::lapse_stale_refusals() {
     freed_nodes_.erase(std::unique(freed_nodes_.begin(), freed_nodes_.end()), freed_nodes_.end());
     const auto lapse = [&](Refusal& r) {
       for (const std::uint32_t node : freed_nodes_) {
-        if (r.need.fits_in(room_for(node, r.cls->priority)) &&
-            std::find(r.lapsed_on.begin(), r.lapsed_on.end(), node) == r.lapsed_on.end()) {
+        if (std::find(r.lapsed_on.begin(), r.lapsed_on.end(), node) == r.lapsed_on.end() &&
+            r.need.fits_in(room_for(node, r.cls->priority))) {
           r.lapsed_on.push_back(node);
         }
       }
@@ -314,9 +314,15 @@ void BatchRunner::add_refusal(Refusal refusal) {
 }
 
 bool BatchRunner::lapsed_refusal_holds(Refusal& r, const Job& job) const {
-  std::erase_if(r.lapsed_on, [&](std::uint32_t node) { return !r.need.fits_in(room_for(node, r.cls->priority)); });
-  return std::none_of(r.lapsed_on.begin(), r.lapsed_on.end(),
-                      [&](std::uint32_t node) { return job.need.fits_in(room_for(node, job.cls->priority)); });
+  bool holds = true;
+  std::erase_if(r.lapsed_on, [&](std::uint32_t node) {
+    if (!holds) return false;  // decided: the nodes left wait for the next judgement
+    const scheduler::ResourceVector room = room_for(node, r.cls->priority);
+    if (!r.need.fits_in(room)) return true;
+    holds = !job.need.fits_in(job.cls->priority == r.cls->priority ? room : room_for(node, job.cls->priority));
+    return false;
+  });
+  return holds;
 }
 
 bool BatchRunner::hopeless(Job& job) {
