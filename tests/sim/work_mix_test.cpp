@@ -78,7 +78,8 @@ TEST(WorkMixTest, FiguresMatchASlowTwinOverRandomStreams) {
       // Mostly a minute or less between queries; some within the same second, some after
       // a lull longer than the longest window (everything counted leaves it).
       const double pick = rng.uniform();
-      const double gap_s = pick < 0.1 ? rng.uniform() * 0.9 : pick < 0.2 ? 250 + rng.uniform() * 500 : 1 + rng.uniform() * 60;
+      const double gap_s =
+          pick < 0.1 ? rng.uniform() * 0.9 : pick < 0.2 ? 250 + rng.uniform() * 500 : 1 + rng.uniform() * 60;
       const SimTime until = now + SimTime::from_seconds(gap_s);
       SimTime t = now;
       while (rate > 0) {
@@ -111,10 +112,9 @@ TEST(WorkMixTest, FiguresMatchASlowTwinOverRandomStreams) {
   }
 }
 
-// Arrivals handed in a little out of order (a second or a few late) still count in the
-// seconds they belong to, and those older than the longest window in none: the running
-// sums stay the ring's (they once were only added as seconds ended, so a late arrival
-// would have been subtracted without having been added).
+// Arrivals handed in out of order (seconds or minutes late) still count in the seconds
+// they belong to, and those older than the ring in none (one once landed in the slot of a
+// newer second sharing its place in the ring); the running sums stay the ring's.
 TEST(WorkMixTest, LateArrivalsCountInTheirOwnSeconds) {
   engine::Rng rng(91);
   for (int trial = 0; trial < 20; ++trial) {
